@@ -1,0 +1,78 @@
+"""What every backend provides, and what wrapping produces."""
+
+from __future__ import annotations
+
+from corral.frozen import Frozen
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Sequence
+
+    from corral.policy import Policy
+
+
+class Wrapped(Frozen):
+    """A command ready to start: run `argv` with exactly `env`, nothing else inherited.
+
+    `status_fd`: bwrap reports the child's start and exit as JSON on this descriptor, which the
+    launcher must pass through (it tells a sandbox set-up failure from the command's own exit).
+    `fds`: further descriptors the launcher must pass through (the seccomp program).
+    """
+
+    __slots__ = ("argv", "backend", "env", "fds", "notes", "sandboxed", "status_fd")
+    argv: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    backend: str
+    sandboxed: bool
+    status_fd: int | None
+    fds: tuple[int, ...]
+    notes: tuple[str, ...]
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        env: Sequence[tuple[str, str]],
+        backend: str,
+        sandboxed: bool,
+        status_fd: int | None = None,
+        fds: Sequence[int] = (),
+        notes: Sequence[str] = (),
+    ) -> None:
+        self._set(
+            argv=tuple(argv),
+            env=tuple(env),
+            backend=backend,
+            sandboxed=sandboxed,
+            status_fd=status_fd,
+            fds=tuple(fds),
+            notes=tuple(notes),
+        )
+
+
+class Backend:
+    """A sandbox implementation. Subclasses set `name` and `priority` and override the methods.
+
+    `capabilities` is data, not behaviour: callers ask it (e.g. `can_auto_approve_if_sandboxed`)
+    instead of checking backend names.
+    """
+
+    name: str = ""
+    priority: int = 0
+    capabilities: frozenset[str] = frozenset({"can_auto_approve_if_sandboxed"})
+
+    def detection_key(self, policy: Policy) -> Hashable:
+        """What availability depends on; the registry re-detects when this changes."""
+        return ()
+
+    def available(self, policy: Policy) -> str | None:
+        """None when usable; otherwise the real reason it is not."""
+        raise NotImplementedError
+
+    def wrap(self, policy: Policy, argv: Sequence[str], *, launcher_fds: bool = False) -> Wrapped:
+        """The wrapped command. With `launcher_fds`, the caller can pass descriptors through
+        (`corral run` can; an argv handed to another program cannot)."""
+        raise NotImplementedError
+
+    def describe(self, policy: Policy) -> dict[str, str]:
+        """Facts for status (binary path, version)."""
+        return {}

@@ -1,0 +1,158 @@
+"""Does this bwrap really work here? Start a trivial hardened sandbox once and remember.
+
+The binary existing proves little: user namespaces can be disabled by sysctl, AppArmor or a
+container runtime. The answer is cached on disk (a `corral run` is a new process each time) and
+keyed on everything it depends on: the binary's identity, the boot, the user and the sysctls
+that gate user namespaces. A stale "available" only makes a run fail closed (exit 125).
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+
+from corral import dirs
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Hashable
+
+SYSCTLS = (
+    "/proc/sys/kernel/random/boot_id",
+    "/proc/sys/kernel/unprivileged_userns_clone",
+    "/proc/sys/user/max_user_namespaces",
+    "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+)
+CACHE_NAME = "bwrap-probe.marshal"
+CACHE_VERSION = 1
+MAX_ENTRIES = 16
+
+# The flags every wrapped command uses that older kernels or bwraps may refuse.
+PROBE_FLAGS = (
+    "--unshare-user",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-net",
+    "--unshare-cgroup-try",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+    "--disable-userns",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--tmpfs",
+    "/tmp",
+)
+
+_memory: dict[Hashable, tuple[str | None, str]] = {}
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def cache_key(binary: str) -> Hashable:
+    st = os.stat(binary)
+    return (
+        CACHE_VERSION,
+        os.path.realpath(binary),
+        st.st_ino,
+        st.st_size,
+        st.st_mtime_ns,
+        os.getuid(),
+        tuple(_read(p) for p in SYSCTLS),
+    )
+
+
+def _cache_path() -> str:
+    return os.path.join(dirs.user_cache_dir(), CACHE_NAME)
+
+
+def _load() -> dict[Hashable, tuple[str | None, str]]:
+    try:
+        with open(_cache_path(), "rb") as f:
+            data = marshal.load(f)
+    except (OSError, EOFError, ValueError, TypeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _store(entries: dict[Hashable, tuple[str | None, str]]) -> None:
+    path = _cache_path()
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            marshal.dump(entries, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache that cannot be written only costs a probe next time
+
+
+def _true_argv() -> list[str]:
+    for d in os.get_exec_path():
+        candidate = os.path.join(d, "true")
+        if os.access(candidate, os.X_OK):
+            return [candidate]
+    return ["/bin/sh", "-c", ":"]
+
+
+def run_probe(binary: str) -> tuple[str | None, str]:
+    """(None or the reason it fails, version string), by really starting a sandbox."""
+    import subprocess
+
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    try:
+        version = subprocess.run(
+            [binary, "--version"], capture_output=True, text=True, timeout=10, env=env
+        ).stdout.strip()
+        done = subprocess.run(
+            [binary, *PROBE_FLAGS, "--", *_true_argv()],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            env=env,
+        )
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"{binary} could not be started: {e}", ""
+    if done.returncode != 0:
+        message = done.stderr.strip().replace("\n", " ") or f"exit status {done.returncode}"
+        return f"{binary} cannot create a sandbox here: {message}", version
+    return None, version
+
+
+def probe(binary: str) -> tuple[str | None, str]:
+    """Cached `run_probe`: in memory for this process, on disk across processes."""
+    try:
+        key = cache_key(binary)
+    except OSError as e:
+        return f"{binary}: {e.strerror}", ""
+    if key in _memory:
+        return _memory[key]
+    entries = _load()
+    result = entries.get(key)
+    if not (isinstance(result, tuple) and len(result) == 2):
+        result = run_probe(binary)
+        entries[key] = result
+        while len(entries) > MAX_ENTRIES:
+            entries.pop(next(iter(entries)))
+        _store(entries)
+    _memory[key] = result
+    return result
+
+
+def forget() -> None:
+    """Drop the in-memory answers (tests; `:Sandbox enable` re-validating)."""
+    _memory.clear()

@@ -1,0 +1,85 @@
+"""`corral`: run commands in the sandbox from a terminal.
+
+Exit status of `run`: the command's own; 124 when --timeout killed it; 125 when corral itself
+failed (invalid configuration or usage, or the sandbox could not be set up), with a one-line
+`corral: ...` reason on stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from corral.errors import CorralError
+
+USAGE = """\
+usage: corral run    [OPTIONS] [--timeout SECONDS] -- COMMAND [ARG...]
+       corral wrap   [OPTIONS] -- COMMAND [ARG...]
+       corral status [OPTIONS] [--json]
+       corral --version
+
+Runs COMMAND confined by the sandbox: the workspace (--cwd, default: the current
+directory) writable, the rest of the system read-only, credentials hidden, no network.
+
+options:
+  --mode MODE          read-only | workspace-write | workspace-write-network | off
+  --cwd DIR            the workspace root (default: the current directory)
+  --allow-write PATH   also make PATH writable (repeatable)
+  --deny-read PATH     also hide PATH (repeatable)
+  --network            allow network access
+  --no-network         refuse network access
+  --backend NAME       auto | required | a backend name (bwrap)
+  --config FILE        read settings from FILE instead of {config}
+  --timeout SECONDS    kill COMMAND and everything it started after SECONDS (exit 124)
+  --json               (status) print one JSON object
+
+environment: CORRAL_MODE sets the mode (below flags, above the config file).
+exit status (run): COMMAND's own; 124 timeout; 125 corral or sandbox set-up failed.
+"""
+
+USAGE_FAILED = 125
+
+
+def _usage() -> str:
+    from corral.cli.layers import default_config_path
+
+    return USAGE.format(config=default_config_path())
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in ("-h", "--help", "help"):
+        sys.stdout.write(_usage())
+        return 0 if args else USAGE_FAILED
+    if args[0] == "--version":
+        from corral import __version__
+
+        print(f"corral {__version__}")
+        return 0
+    command, rest = args[0], args[1:]
+    try:
+        if command in ("run", "wrap"):
+            from corral.cli.run import run, wrap
+
+            return (run if command == "run" else wrap)(rest)
+        if command == "status":
+            from corral.cli.status import status
+
+            return status(rest)
+        sys.stderr.write(f"corral: unknown command {command!r}; see corral --help\n")
+        return USAGE_FAILED
+    except CorralError as e:
+        sys.stderr.write(f"corral: {e}\n")
+        return USAGE_FAILED
+    except KeyboardInterrupt:
+        return 130
+
+
+def warn(message: str) -> None:
+    sys.stderr.write(f"corral: warning: {message}\n")
+
+
+def wants_help(opts: dict[str, object]) -> bool:
+    if opts.get("help"):
+        sys.stdout.write(_usage())
+        return True
+    return False

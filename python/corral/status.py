@@ -1,0 +1,138 @@
+"""The effective state for a workspace, as data: what `corral status` and `:Sandbox status` show.
+
+Paths are shown relative to the workspace (`.`) or home (`~`) where they are inside them.
+"""
+
+from __future__ import annotations
+
+from corral.errors import BackendError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from corral.backends.registry import Registry
+    from corral.config import Config
+    from corral.policy import Policy
+
+
+def shorten(path: str, policy: Policy) -> str:
+    if path == policy.cwd:
+        return "."
+    if path.startswith(policy.cwd + "/"):
+        return "./" + path[len(policy.cwd) + 1 :]
+    if path == policy.home:
+        return "~"
+    if path.startswith(policy.home + "/"):
+        return "~/" + path[len(policy.home) + 1 :]
+    return path
+
+
+def report(config: Config, policy: Policy, registry: Registry) -> dict[str, Any]:
+    """Everything status shows, as plain data (JSON-ready)."""
+    warnings: list[str] = []
+    backends = []
+    for backend in registry.get_all():
+        reason = registry.availability(backend, policy) if policy.enabled else None
+        backends.append(
+            {
+                "name": backend.name,
+                "priority": backend.priority,
+                "available": reason is None,
+                "reason": reason,
+                **backend.describe(policy),
+            }
+        )
+    chosen: str | None
+    try:
+        selection = registry.select(policy)
+        chosen = selection.backend.name if selection.backend else None
+        unsandboxed_reason = selection.reason
+    except BackendError as e:
+        chosen, unsandboxed_reason = None, str(e)
+        warnings.append(f"commands are refused: {e}")
+    if policy.enabled and chosen is None and not warnings:
+        warnings.append(f"commands run UNSANDBOXED: {unsandboxed_reason}")
+
+    def short(path: str) -> str:
+        return shorten(path, policy)
+
+    return {
+        "workspace": policy.cwd,
+        "enabled": policy.enabled,
+        "sandboxed": chosen is not None,
+        "mode": policy.mode,
+        "backend": {"setting": policy.backend, "chosen": chosen, "candidates": backends},
+        "network": policy.network,
+        "allow_privileged": policy.allow_privileged,
+        "paths": {
+            "writable": [short(p) for p in policy.rw_roots] + ["/tmp (private)"],
+            "read_only_inside_writable": [short(p) for p in policy.read_only],
+            "pinned_git_dirs": [short(p) for p in policy.git_dirs],
+            "hidden_areas": [short(p) for p in policy.hidden],
+            "shown_in_hidden_areas": [short(p) for p in policy.visible],
+            "denied_read": [short(p) for p, _ in policy.deny_read],
+        },
+        "environment": sorted(name for name, _ in policy.env),
+        "settings": {
+            key: {"value": _plain(value), "layer": config.origins[key]}
+            for key, value in config.values.items()
+        },
+        "notes": list(policy.notes),
+        "warnings": warnings,
+    }
+
+
+def _value(value: object) -> str:
+    """A value as it would be written in the config file."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        if len(value) > 4:
+            return f"[{len(value)} entries]"
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
+def _plain(value: object) -> object:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def render(data: dict[str, Any]) -> str:
+    """Human-readable status."""
+    lines = [f"corral sandbox status for {data['workspace']}"]
+    for warning in data["warnings"]:
+        lines.append(f"WARNING: {warning}")
+    state = "enabled" if data["enabled"] else "disabled"
+    lines.append(f"  sandbox:   {state}, mode {data['mode']}")
+    b = data["backend"]
+    lines.append(f"  backend:   {b['chosen'] or 'none (unsandboxed)'}  [setting: {b['setting']}]")
+    for c in b["candidates"]:
+        detail = "available" if c["available"] else f"unavailable: {c['reason']}"
+        extra = ", ".join(f"{k} {c[k]}" for k in ("binary", "version") if c.get(k))
+        lines.append(
+            f"    {c['name']} (priority {c['priority']}): {detail}"
+            + (f"; {extra}" if extra else "")
+        )
+    lines.append(f"  network:   {'allowed' if data['network'] else 'off'}")
+    privileged = "yes (capabilities kept inside)" if data["allow_privileged"] else "no"
+    lines.append(f"  privileged: {privileged}")
+    for title, key in (
+        ("writable", "writable"),
+        ("read-only inside writable", "read_only_inside_writable"),
+        ("pinned .git", "pinned_git_dirs"),
+        ("emptied", "hidden_areas"),
+        ("shown again", "shown_in_hidden_areas"),
+        ("hidden", "denied_read"),
+    ):
+        items = data["paths"][key]
+        if items:
+            lines.append(f"  {title}: {'  '.join(items)}")
+    lines.append(f"  environment: {' '.join(data['environment'])}")
+    lines.append("  settings (layer):")
+    width = max(len(k) for k in data["settings"])
+    for key, item in data["settings"].items():
+        lines.append(f"    {key.ljust(width)}  {_value(item['value'])}  ({item['layer']})")
+    for note in data["notes"]:
+        lines.append(f"  note: {note}")
+    return "\n".join(lines) + "\n"

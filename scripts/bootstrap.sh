@@ -1,0 +1,41 @@
+# Sourced by scripts/demo and scripts/test: makes the project-local virtual environment
+# (.venv) and installs corral with its test extras into it. Idempotent: it reinstalls only when
+# pyproject.toml changed since the last successful install.
+set -eu
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+venv="$root/.venv"
+py="${PYTHON:-python3}"
+
+if ! command -v "$py" >/dev/null 2>&1; then
+    echo "corral bootstrap: $py not found; install Python 3.11 or newer" >&2
+    exit 1
+fi
+if ! "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    echo "corral bootstrap: $("$py" --version 2>&1) is too old; corral needs Python 3.11 or newer" >&2
+    exit 1
+fi
+
+if [ ! -x "$venv/bin/python" ]; then
+    # Debian and Ubuntu ship venv's pip bootstrap (ensurepip) in a separate package.
+    if ! "$py" -c 'import ensurepip' >/dev/null 2>&1; then
+        if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+            ver=$("$py" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
+            echo "corral bootstrap: installing python$ver-venv (ensurepip is missing)" >&2
+            apt-get update -qq && apt-get install -y -qq "python$ver-venv" >/dev/null
+        else
+            echo "corral bootstrap: this Python has no ensurepip; run: sudo apt-get install python3-venv" >&2
+            exit 1
+        fi
+    fi
+    rm -rf "$venv"
+    "$py" -m venv "$venv"
+fi
+
+stamp="$venv/.corral-installed"
+want=$(cksum <"$root/pyproject.toml")
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$root[test]"
+    printf '%s\n' "$want" >"$stamp"
+fi
