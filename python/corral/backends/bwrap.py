@@ -146,16 +146,28 @@ class BwrapBackend(Backend):
 
     def wrap(self, policy: Policy, argv: Sequence[str], *, launcher_fds: bool = False) -> Wrapped:
         if not launcher_fds:
-            return Wrapped(self.argv(policy, argv), policy.env, self.name, True)
+            # bwrap reads a seccomp program only from a descriptor, which an argv handed to
+            # another program cannot carry.
+            note = (
+                "the seccomp filter needs a launcher that passes descriptors (corral run); "
+                "this argv runs without it"
+                + (": abstract unix sockets of the host stay reachable" if policy.network else "")
+            )
+            return Wrapped(self.argv(policy, argv), policy.env, self.name, True, notes=[note])
+        from corral import seccomp
+
+        seccomp_fd = seccomp.program_fd(block_unix_sockets=policy.network)
         status_r, status_w = os.pipe()
         os.set_inheritable(status_w, True)
+        fds = (status_w,) if seccomp_fd is None else (status_w, seccomp_fd)
         return Wrapped(
-            self.argv(policy, argv, status_fd=status_w),
+            self.argv(policy, argv, status_fd=status_w, seccomp_fd=seccomp_fd),
             policy.env,
             self.name,
             True,
             status_fd=status_r,
-            fds=(status_w,),
+            fds=fds,
+            notes=() if seccomp_fd is not None else ("no seccomp filter for this architecture",),
         )
 
     def describe(self, policy: Policy) -> dict[str, str]:

@@ -13,34 +13,66 @@ from corral.runner import launch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from corral.backends.base import Wrapped
 
+NOT_FOUND = 127
 
-def _wrapped(command: str, args: list[str], launcher_fds: bool) -> tuple[Wrapped, float | None]:
+
+def _prepare(
+    command: str, args: list[str], launcher_fds: bool
+) -> tuple[Wrapped, list[str], dict[str, Any]] | None:
+    """(wrapped command, the command's words, options), or None when help was printed."""
     opts, words = parse(command, args)
     if wants_help(opts):
-        raise SystemExit(0)
+        return None
     if not words:
         raise UsageError(f"corral {command}: no command given (corral {command} -- COMMAND ...)")
     _, policy = resolve(opts)
     wrapped = default_registry().wrap(policy, words, launcher_fds=launcher_fds)
     if policy.enabled and not wrapped.sandboxed:
         warn("running UNSANDBOXED: " + "; ".join(wrapped.notes))
+    elif wrapped.sandboxed:
+        for note in wrapped.notes:
+            warn(note)
     for note in policy.notes:
         warn(note)
-    return wrapped, opts.get("timeout")
+    return wrapped, words, opts
+
+
+def _findable(name: str, path: str) -> bool:
+    """Whether `name` resolves on the sandbox's PATH (checked on the host: the same files).
+
+    bwrap reports a missing command as exit status 1, indistinguishable from the command's own
+    failure; a shell says 127, and so does corral."""
+    if "/" in name:
+        return True  # a path: the sandbox decides (it may be inside a writable root)
+    return any(os.access(os.path.join(d, name), os.X_OK) for d in path.split(os.pathsep) if d)
 
 
 def run(args: list[str]) -> int:
-    wrapped, timeout = _wrapped("run", args, launcher_fds=True)
+    prepared = _prepare("run", args, launcher_fds=True)
+    if prepared is None:
+        return 0
+    wrapped, words, opts = prepared
+    if wrapped.sandboxed and not _findable(words[0], dict(wrapped.env).get("PATH", "")):
+        for fd in (*wrapped.fds, wrapped.status_fd):
+            if fd is not None:
+                os.close(fd)
+        sys.stderr.write(f"corral: {words[0]}: command not found\n")
+        return NOT_FOUND
     sys.stdout.flush()
-    return launch(wrapped, timeout)
+    return launch(wrapped, opts.get("timeout"))
 
 
 def wrap(args: list[str]) -> int:
     import json
 
-    wrapped, _ = _wrapped("wrap", args, launcher_fds=False)
+    prepared = _prepare("wrap", args, launcher_fds=False)
+    if prepared is None:
+        return 0
+    wrapped = prepared[0]
     # A self-contained argv: `env -i` gives bwrap (and so the sandbox) only the scrubbed
     # environment, whoever starts it.
     env_bin = next(

@@ -1,0 +1,114 @@
+"""A small seccomp filter for bwrap's `--seccomp FD`, assembled as classic BPF.
+
+Refused with EPERM in every sandbox:
+- io_uring (its operations bypass syscall filtering and it is a frequent kernel-bug surface),
+- kernel keyrings (keyctl, add_key, request_key: shared state outside the sandbox's namespaces),
+- userfaultfd (an exploit primitive no build tool needs),
+- the x32 ABI and syscalls from a foreign architecture (ways around a filter keyed on numbers).
+And when the network namespace is shared with the host (network on): creating AF_UNIX sockets,
+because abstract unix sockets belong to the network namespace — without this, host services
+listening on one (X11, D-Bus, some agents) would be reachable. socketpair() stays allowed.
+
+No libseccomp: the program is a few instructions, and this keeps the dependency list short.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6]
+NR, ARCH, ARG0_LOW = 0, 4, 16  # ARG0_LOW: little-endian low half of args[0]
+
+LD_W_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
+JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
+JGE_K = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+RET_K = 0x06  # BPF_RET | BPF_K
+RET_ALLOW = 0x7FFF0000
+RET_EPERM = 0x00050000 | 1  # SECCOMP_RET_ERRNO | EPERM
+AF_UNIX = 1
+X32_BIT = 0x40000000
+
+# machine -> (AUDIT_ARCH_*, syscall numbers by name)
+ARCHES: dict[str, tuple[int, dict[str, int]]] = {
+    "x86_64": (
+        0xC000003E,
+        {
+            "socket": 41,
+            "add_key": 248,
+            "request_key": 249,
+            "keyctl": 250,
+            "userfaultfd": 323,
+            "io_uring_setup": 425,
+            "io_uring_enter": 426,
+            "io_uring_register": 427,
+        },
+    ),
+    "aarch64": (
+        0xC00000B7,
+        {
+            "socket": 198,
+            "add_key": 217,
+            "request_key": 218,
+            "keyctl": 219,
+            "userfaultfd": 282,
+            "io_uring_setup": 425,
+            "io_uring_enter": 426,
+            "io_uring_register": 427,
+        },
+    ),
+}
+ALWAYS_REFUSED = (
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "userfaultfd",
+)
+
+
+def _insn(code: int, jt: int, jf: int, k: int) -> bytes:
+    """struct sock_filter {u16 code; u8 jt; u8 jf; u32 k;} in native byte order."""
+    order = sys.byteorder
+    return code.to_bytes(2, order) + bytes((jt, jf)) + k.to_bytes(4, order)
+
+
+def program(machine: str, block_unix_sockets: bool) -> bytes | None:
+    """The filter for `machine` (as os.uname() names it), or None where it is not known."""
+    if machine not in ARCHES:
+        return None
+    audit_arch, numbers = ARCHES[machine]
+    refused = [numbers[name] for name in ALWAYS_REFUSED]
+    out = [
+        _insn(LD_W_ABS, 0, 0, ARCH),
+        _insn(JEQ_K, 1, 0, audit_arch),
+        _insn(RET_K, 0, 0, RET_EPERM),
+        _insn(LD_W_ABS, 0, 0, NR),
+    ]
+    if machine == "x86_64":
+        out += [_insn(JGE_K, 0, 1, X32_BIT), _insn(RET_K, 0, 0, RET_EPERM)]
+    for nr in refused:
+        out += [_insn(JEQ_K, 0, 1, nr), _insn(RET_K, 0, 0, RET_EPERM)]
+    if block_unix_sockets:
+        out += [
+            _insn(JEQ_K, 0, 3, numbers["socket"]),
+            _insn(LD_W_ABS, 0, 0, ARG0_LOW),
+            _insn(JEQ_K, 0, 1, AF_UNIX),
+            _insn(RET_K, 0, 0, RET_EPERM),
+        ]
+    out.append(_insn(RET_K, 0, 0, RET_ALLOW))
+    return b"".join(out)
+
+
+def program_fd(block_unix_sockets: bool) -> int | None:
+    """An inheritable descriptor holding the filter, positioned at its start (or None)."""
+    code = program(os.uname().machine, block_unix_sockets)
+    if code is None:
+        return None
+    fd = os.memfd_create("corral-seccomp")
+    os.write(fd, code)
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.set_inheritable(fd, True)
+    return fd
