@@ -3,7 +3,7 @@
 A benchmark, not a test: it prints numbers and ratios and always exits 0 once it could measure
 (2 when the set-up itself failed, e.g. no working bwrap). Run it as
 
-    .venv/bin/python bench/bench_run.py [--runs N] [--warmup N]
+    .venv/bin/python bench/bench_run.py [--runs N] [--warmup N] [--as-is]
 
 Measured side by side, round-robin (each round runs every measurement once, starting at a
 different one each round) so machine noise hits them all alike:
@@ -13,7 +13,13 @@ different one each round) so machine noise hits them all alike:
   bare bwrap           the same bwrap argv, its environment passed by the spawn call instead
   python -c pass       the interpreter's own start-up (context: corral's floor)
   resolve + argv       in-process: config.resolve + policy.resolve + BwrapBackend().argv
-  + select             the same plus a fresh registry's backend selection (probe cached)
+  resolve + wrap       what `corral run` does in-process: the same plus a fresh registry's
+                       backend selection (probe answer cached), status pipe, seccomp program
+
+The bwrap argv is the one `corral run` builds minus `--json-status-fd` and `--seccomp` (a printed
+argv cannot carry descriptors); both cost bwrap next to nothing. Config and cache dirs point at a
+temp dir (the first corral call probes bwrap once and caches it there; warm-up absorbs it), and
+bytecode is cached under a temp PYTHONPYCACHEPREFIX unless --as-is.
 
 Targets: resolve + argv <= 1 ms median; `corral run -- true` within 6x of bare bwrap.
 """
@@ -68,7 +74,7 @@ def split_env_prefix(argv: list[str]) -> tuple[dict[str, str], list[str]]:
 
 
 def resolver(cwd: str) -> tuple[Callable[[], float], Callable[[], float]]:
-    """In-process timers: resolve + argv (warmed backend), and the same + fresh selection."""
+    """In-process timers: resolve + argv (warmed backend), and resolve + wrap as `run` does."""
     from corral import config, policy
     from corral.backends import default_registry
     from corral.backends.bwrap import BwrapBackend
@@ -86,16 +92,21 @@ def resolver(cwd: str) -> tuple[Callable[[], float], Callable[[], float]]:
         backend.argv(pol, ["true"])
         return time.perf_counter() - t0
 
-    def resolve_select_argv() -> float:
-        # What `corral run` does per process past its imports: a new registry and backend, so
-        # candidate lookup and the probe's cache key are paid (the probe answer is in memory).
+    def resolve_wrap() -> float:
+        # What `corral run` does per process past its imports: a new registry and backend (so
+        # candidate lookup and the probe's cache key are paid; the probe answer is in memory),
+        # the status pipe and the seccomp program.
         t0 = time.perf_counter()
         resolved = config.resolve([])
         pol = policy.resolve(resolved, cwd, os.environ)
-        default_registry().wrap(pol, ["true"], launcher_fds=False)
-        return time.perf_counter() - t0
+        wrapped = default_registry().wrap(pol, ["true"], launcher_fds=True)
+        elapsed = time.perf_counter() - t0
+        for fd in (*wrapped.fds, wrapped.status_fd):
+            if fd is not None:
+                os.close(fd)
+        return elapsed
 
-    return resolve_argv, resolve_select_argv
+    return resolve_argv, resolve_wrap
 
 
 def p90(xs: list[float]) -> float:
@@ -106,6 +117,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=60, help="measured rounds (default 60)")
     ap.add_argument("--warmup", type=int, default=5, help="unmeasured rounds first (default 5)")
+    ap.add_argument(
+        "--as-is",
+        action="store_true",
+        help="keep the environment's bytecode settings (PYTHONDONTWRITEBYTECODE & co) instead "
+        "of caching bytecode in a temp PYTHONPYCACHEPREFIX",
+    )
     args = ap.parse_args()
     if args.runs < 2:
         ap.error("--runs must be at least 2")
@@ -128,6 +145,13 @@ def main() -> int:
         os.environ.update(xdg)  # the in-process resolution sees what the CLI sees
         os.environ.pop("CORRAL_MODE", None)
         env = dict(os.environ)
+        if not args.as_is:
+            # An installed corral runs from compiled bytecode; a dev shell with
+            # PYTHONDONTWRITEBYTECODE=1 and an editable install recompiles every corral module
+            # on each start (~20 ms). Cache bytecode under the temp dir (python/ stays
+            # untouched); the warm-up rounds fill it.
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = os.path.join(root, "pycache")
 
         done = subprocess.run(
             [corral, "wrap", "--", "true"], cwd=ws, env=env, capture_output=True, text=True
@@ -141,14 +165,14 @@ def main() -> int:
             print(f"bench: not a bwrap argv (sandbox off?): {bwrap_argv[:3]}", file=sys.stderr)
             return 2
 
-        resolve_argv, resolve_select_argv = resolver(ws)
+        resolve_argv, resolve_wrap = resolver(ws)
         measures: dict[str, Callable[[], float]] = {
             "corral run -- true": spawner([corral, "run", "--", "true"], ws, env),
             "env -i bwrap -- true": spawner(wrapped, ws, env),
             "bare bwrap -- true": spawner(bwrap_argv, ws, bwrap_env),
             "python -c pass": spawner([sys.executable, "-c", "pass"], ws, env),
             "resolve + argv": resolve_argv,
-            "resolve + select + argv": resolve_select_argv,
+            "resolve + wrap (as run)": resolve_wrap,
         }
         names = list(measures)
         samples: dict[str, list[float]] = {n: [] for n in names}
@@ -173,8 +197,10 @@ def report(samples: dict[str, list[float]], args: argparse.Namespace, bwrap: str
     med = {n: statistics.median(xs) for n, xs in ms.items()}
     print(
         f"corral bench: {args.runs} rounds (+{args.warmup} warm-up), "
-        f"{os.cpu_count()} CPUs, python {sys.version.split()[0]}, bwrap {bwrap}"
+        f"{os.cpu_count()} CPUs, python {sys.version.split()[0]}, "
+        f"bytecode {'as the environment has it' if args.as_is else 'cached (temp prefix)'}"
     )
+    print(f"bwrap {bwrap}")
     for name, xs in ms.items():
         if name.startswith("resolve"):
             print(f"{name:<24}median {med[name]:5.2f} ms  p90 {p90(xs):5.2f} ms")
