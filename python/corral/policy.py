@@ -77,10 +77,6 @@ class Policy(Frozen):
         return any(is_within(real, r) for r in (*self.rw_roots, PRIVATE_TMP))
 
 
-def _exists(path: str) -> bool:
-    return os.path.lexists(path)
-
-
 def _git_protection(root: str, protected: tuple[str, ...]) -> tuple[list[str], list[str]]:
     """(.git dirs to pin, git files to keep read-only) for a repository or worktree at `root`."""
     dot_git = os.path.join(root, ".git")
@@ -125,8 +121,8 @@ def resolve(
     problems: list[Problem] = []
     notes: list[str] = []
 
-    def paths_of(key: str) -> list[str]:
-        found, errors = expand_all(config[key], ctx)
+    def paths_of(key: str, existing_only: bool = False) -> list[str]:
+        found, errors = expand_all(config[key], ctx, existing_only)
         problems.extend(Problem(key, config.origins[key], e) for e in errors)
         return found
 
@@ -148,7 +144,7 @@ def resolve(
             notes.append(f"writable path {p} does not exist; skipped")
 
     deny_read = []
-    for p in outermost(q for q in paths_of("sandbox.policy.deny_read") if _exists(q)):
+    for p in outermost(paths_of("sandbox.policy.deny_read", existing_only=True)):
         deny_read.append((p, os.path.isdir(p)))
         if is_within(ctx.cwd, p):
             notes.append(f"the workspace is inside denied path {p}: it is hidden in the sandbox")
@@ -163,11 +159,13 @@ def resolve(
         git_dirs.extend(pinned)
         read_only.extend(files)
         read_only.extend(os.path.join(root, n) for n in protected if not n.startswith(".git/"))
-    read_only.extend(paths_of("sandbox.policy.deny_write"))
+    read_only.extend(paths_of("sandbox.policy.deny_write", existing_only=True))
     kept_ro = []
     for p in read_only:
+        if not os.path.lexists(p):
+            continue  # cheaper than resolving first: most protected names do not exist
         real = os.path.realpath(p)
-        if _exists(real) and any(is_within(real, r) for r in rw_roots):
+        if os.path.lexists(real) and any(is_within(real, r) for r in rw_roots):
             kept_ro.append(real)
 
     hidden = [PRIVATE_TMP]
@@ -179,8 +177,8 @@ def resolve(
         else:
             hidden.append(ctx.home)
             allowed_home = [
-                p for p in paths_of("sandbox.policy.home_allow")
-                if _exists(p) and is_within(p, ctx.home)
+                p for p in paths_of("sandbox.policy.home_allow", existing_only=True)
+                if is_within(p, ctx.home)
             ]  # fmt: skip
     visible = [
         p for p in (ctx.cwd, *allowed_home)

@@ -14,7 +14,7 @@ import sys
 
 from corral.backends import probe
 from corral.backends.base import Backend, Wrapped
-from corral.paths import is_within
+from corral.paths import is_within, which
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,11 +35,7 @@ def bundled_bwrap() -> str | None:
 
 
 def path_bwrap() -> str | None:
-    for d in os.get_exec_path():
-        candidate = os.path.join(d, "bwrap")
-        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
-            return candidate
-    return None
+    return which("bwrap")
 
 
 def namespace_args(policy: Policy) -> list[str]:

@@ -12,6 +12,7 @@ import marshal
 import os
 
 from corral import dirs
+from corral.paths import which
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -102,11 +103,8 @@ def _store(entries: dict[Hashable, tuple[str | None, str]]) -> None:
 
 
 def _true_argv() -> list[str]:
-    for d in os.get_exec_path():
-        candidate = os.path.join(d, "true")
-        if os.access(candidate, os.X_OK):
-            return [candidate]
-    return ["/bin/sh", "-c", ":"]
+    true = which("true")
+    return [true] if true else ["/bin/sh", "-c", ":"]
 
 
 def run_probe(binary: str) -> tuple[str | None, str]:

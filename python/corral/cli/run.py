@@ -9,6 +9,7 @@ from corral.backends import default_registry
 from corral.cli import USAGE_FAILED, wants_help, warn
 from corral.cli.layers import resolve
 from corral.cli.options import UsageError, parse
+from corral.paths import which
 from corral.runner import launch
 
 TYPE_CHECKING = False
@@ -48,7 +49,7 @@ def _findable(name: str, path: str) -> bool:
     failure; a shell says 127, and so does corral."""
     if "/" in name:
         return True  # a path: the sandbox decides (it may be inside a writable root)
-    return any(os.access(os.path.join(d, name), os.X_OK) for d in path.split(os.pathsep) if d)
+    return which(name, path) is not None
 
 
 def run(args: list[str]) -> int:
@@ -75,10 +76,7 @@ def wrap(args: list[str]) -> int:
     wrapped = prepared[0]
     # A self-contained argv: `env -i` gives bwrap (and so the sandbox) only the scrubbed
     # environment, whoever starts it.
-    env_bin = next(
-        (p for d in os.get_exec_path() if os.access(p := os.path.join(d, "env"), os.X_OK)),
-        None,
-    )
+    env_bin = which("env")
     if env_bin is None:
         sys.stderr.write("corral: env(1) not found on PATH; cannot print a self-contained argv\n")
         return USAGE_FAILED

@@ -1,0 +1,32 @@
+"""The options section of doc/corral.txt is generated from the schema and must match it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from corral import docs, schema
+
+DOC = Path(__file__).resolve().parents[2] / "doc" / "corral.txt"
+
+
+def test_options_section_matches_the_schema() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    assert docs.replace_section(text) == text, "run: .venv/bin/python -m corral.docs"
+
+
+def test_every_option_has_a_help_tag_and_its_doc() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    for field in schema.FIELDS:
+        assert f"*corral-{field.key}*" in text
+        assert field.doc.split()[0] in text
+
+
+def test_every_tag_referenced_exists() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    import re
+
+    tags = set(re.findall(r"\*([^*\s]+)\*", text))
+    links = set(re.findall(r"\|([^|\s]+)\|", text))
+    assert links <= tags, f"links without a tag: {sorted(links - tags)}"
+    lines = text.splitlines()
+    assert all(len(line) <= 78 for line in lines), [ln for ln in lines if len(ln) > 78]
