@@ -136,7 +136,8 @@ def _validate(field: schema.Field, layer: str, value: Any, problems: list[Proble
                 )
                 return None
             parts = {op: value.get(op, ()) for op in LIST_OPS}
-            if all(_check_strings(f"{key}.{op}", layer, v, problems) for op, v in parts.items()):
+            checks = [_check_strings(f"{key}.{op}", layer, v, problems) for op, v in parts.items()]
+            if all(checks):
                 base = tuple(parts["set"]) if "set" in value else None
                 return _Ops(base, tuple(parts["append"]), tuple(parts["remove"]))
             return None
@@ -150,7 +151,9 @@ def _validate(field: schema.Field, layer: str, value: Any, problems: list[Proble
 def _suggest(key: str) -> str:
     import difflib  # only on the error path
 
-    close = difflib.get_close_matches(key, schema.BY_KEY, n=1, cutoff=0.6)
+    # A misspelt section ("sandbox.polcy") should point at the section, not at some key.
+    names = [*schema.BY_KEY, *schema.SECTIONS]
+    close = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
     return f'; did you mean "{close[0]}"?' if close else ""
 
 
@@ -158,7 +161,7 @@ def validate_layer(layer: Layer, problems: list[Problem]) -> dict[str, Any]:
     """Flatten and check one layer; return its valid values, recording every problem."""
     out: dict[str, Any] = {}
     if not isinstance(layer.values, dict):
-        problems.append(Problem("(top)", layer.label, f"expected a table, got {_describe(layer)}"))
+        problems.append(Problem("(top)", layer.label, f"expected a table, got {_describe(layer.values)}"))
         return out
     for key, value in _walk(layer.values):
         field = schema.BY_KEY.get(key)

@@ -15,7 +15,7 @@ APP = "corral"
 
 def _xdg(var: str, fallback: str) -> str:
     value = os.environ.get(var, "")
-    if not value.strip():  # as platformdirs does
+    if not os.path.isabs(value.strip()):  # unset, empty or relative: ignored, as the spec says
         value = os.path.join(os.path.expanduser("~"), fallback)
     return os.path.join(value, APP)
 

@@ -111,6 +111,11 @@ def _children(directory: str) -> list[str]:
 
 def _expand_urn(entry: str, ctx: Context) -> list[str] | None:
     name, slash, rest = entry[len(URN_PREFIX) :].partition("/")
+    if rest:
+        expanded = _expand_vars(rest, ctx.env)
+        if expanded is None:
+            return None
+        rest = expanded
     if name == "cwd":
         base = ctx.cwd
     elif name == "buffer:path":
@@ -157,7 +162,10 @@ def expand(entry: str, ctx: Context, existing_only: bool = False) -> list[str]:
         return []
     absolute = (os.path.join(ctx.cwd, p) for p in paths)
     if existing_only:
-        return [os.path.realpath(p) for p in absolute if os.path.lexists(p)]
+        # lexists first: cheap, and most entries do not exist. Then the target must exist too:
+        # a dangling symlink hides nothing, and bwrap cannot mount onto a missing path.
+        found = (os.path.realpath(p) for p in absolute if os.path.lexists(p))
+        return [p for p in found if os.path.exists(p)]
     return [os.path.realpath(p) for p in absolute]
 
 

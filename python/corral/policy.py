@@ -66,7 +66,11 @@ class Policy(Frozen):
         self._set(**values)
 
     def is_writable(self, path: str) -> bool:
-        """Whether the sandbox lets a command write `path` (resolved like the policy's paths)."""
+        """Whether a sandboxed command can write `path` (resolved like the policy's paths).
+
+        Follows the mount order of the bwrap backend, last mount first. True for paths in the
+        sandbox's private /tmp: writable there, but that is not the host's /tmp, so host-side
+        file operations must not take this as leave to write the host's /tmp."""
         if not self.enabled:
             return True
         real = os.path.realpath(os.path.join(self.cwd, path))
@@ -74,7 +78,11 @@ class Policy(Frozen):
             return False
         if any(is_within(real, r) for r in self.read_only):
             return False
-        return any(is_within(real, r) for r in (*self.rw_roots, PRIVATE_TMP))
+        if any(is_within(real, r) for r in self.rw_roots):
+            return True
+        if any(is_within(real, v) for v in self.visible):
+            return False  # shown again read-only over a hidden area
+        return is_within(real, PRIVATE_TMP)
 
 
 def _git_protection(root: str, protected: tuple[str, ...]) -> tuple[list[str], list[str]]:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -11,12 +14,11 @@ from corral import config, policy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from pathlib import Path
+    from collections.abc import Callable, Iterator
     from typing import Any
 
 
-def git(*args: str, cwd: Path | str, home: Path | str) -> str:
+def _git(*args: str, cwd: Path | str, home: Path | str) -> str:
     """Run git with an isolated configuration (no user or system config leaks in)."""
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -34,15 +36,39 @@ def git(*args: str, cwd: Path | str, home: Path | str) -> str:
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    h = tmp_path / "home"
+def git() -> Callable[..., str]:
+    """`git(*args, cwd=..., home=...)`: real git, isolated from the user's configuration."""
+    return _git
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> Iterator[Path]:
+    """A scratch directory outside /tmp, laid out like a real user's files.
+
+    Inside the sandbox /tmp is a private tmpfs, so a path under pytest's tmp_path counts as
+    writable for a reason unrelated to the test; policy tests use this directory instead.
+    """
+    try:
+        made = tempfile.mkdtemp(prefix="corral-unit-", dir="/var/tmp")
+    except OSError:  # no /var/tmp: fall back, the /tmp-specific assertions are then moot
+        yield tmp_path
+        return
+    try:
+        yield Path(os.path.realpath(made))
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
+
+
+@pytest.fixture
+def home(base: Path) -> Path:
+    h = base / "home"
     h.mkdir()
     return h
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    w = tmp_path / "ws"
+def ws(base: Path) -> Path:
+    w = base / "ws"
     w.mkdir()
     return w
 

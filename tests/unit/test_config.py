@@ -83,7 +83,9 @@ def test_remove_from_defaults() -> None:
 
 
 def test_ops_apply_set_then_append_then_remove() -> None:
-    cfg = resolve([Layer("buffer", {RW: {"remove": ["b"], "append": ["c", "a"], "set": ["a", "b"]}})])
+    cfg = resolve(
+        [Layer("buffer", {RW: {"remove": ["b"], "append": ["c", "a"], "set": ["a", "b"]}})]
+    )
     assert cfg[RW] == ("a", "c")
     # `set` replaces: the layer alone made the value.
     assert cfg.origins[RW] == "buffer"
@@ -114,9 +116,7 @@ def test_plain_list_after_ops_replaces_everything() -> None:
 
 def test_ops_build_on_the_final_modes_preset() -> None:
     # The mode is decided by the last layer that sets it, before any layer's values apply.
-    cfg = resolve(
-        [Layer("global", {RW: {"append": ["/x"]}}), Layer("flags", {MODE: "read-only"})]
-    )
+    cfg = resolve([Layer("global", {RW: {"append": ["/x"]}}), Layer("flags", {MODE: "read-only"})])
     assert cfg[RW] == ("/x",)
     assert cfg.origins[RW] == "mode read-only+global"
 

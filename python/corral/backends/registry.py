@@ -99,7 +99,9 @@ class Registry:
             from corral.backends.none import NoneBackend
 
             wrapped = NoneBackend().wrap(policy, argv)
-            return Wrapped(wrapped.argv, wrapped.env, "none", False, notes=[selection.reason])
+            # Wanted a sandbox and got none ("auto"): at least the secrets stay out.
+            env = policy.env if policy.enabled else wrapped.env
+            return Wrapped(wrapped.argv, env, "none", False, notes=[selection.reason])
         return selection.backend.wrap(policy, argv, launcher_fds=launcher_fds)
 
 

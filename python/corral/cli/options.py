@@ -20,6 +20,8 @@ class UsageError(CorralError):
     pass
 
 
+MAX_TIMEOUT = 365 * 24 * 3600
+
 # option -> (destination, takes a value, repeatable)
 OPTIONS: dict[str, tuple[str, bool, bool]] = {
     "--mode": ("mode", True, False),
@@ -88,8 +90,11 @@ def parse(command: str, args: list[str]) -> tuple[dict[str, Any], list[str]]:
             opts["timeout"] = float(opts["timeout"])
         except ValueError:
             opts["timeout"] = -1.0
-        if not opts["timeout"] > 0:
-            raise UsageError(f"corral {command}: --timeout needs a positive number of seconds")
+        if not 0 < opts["timeout"] <= MAX_TIMEOUT:  # also refuses nan and inf
+            raise UsageError(
+                f"corral {command}: --timeout needs a number of seconds above 0 and at most "
+                f"{MAX_TIMEOUT} (a year)"
+            )
     # Paths on the command line are relative to where the user typed them.
     for key in ("allow_write", "deny_read"):
         opts[key] = [_absolute(p) for p in opts[key]]

