@@ -161,7 +161,9 @@ def validate_layer(layer: Layer, problems: list[Problem]) -> dict[str, Any]:
     """Flatten and check one layer; return its valid values, recording every problem."""
     out: dict[str, Any] = {}
     if not isinstance(layer.values, dict):
-        problems.append(Problem("(top)", layer.label, f"expected a table, got {_describe(layer.values)}"))
+        problems.append(
+            Problem("(top)", layer.label, f"expected a table, got {_describe(layer.values)}")
+        )
         return out
     for key, value in _walk(layer.values):
         field = schema.BY_KEY.get(key)
