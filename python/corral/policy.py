@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from corral import environment
+from corral import environment, gitguard
 from corral.errors import ConfigError, Problem
 from corral.frozen import Frozen
 from corral.paths import Context, expand_all, is_within, outermost
@@ -30,6 +30,7 @@ class Policy(Frozen):
         "backend",
         "bwrap_extra_args",
         "bwrap_path",
+        "create_dirs",
         "cwd",
         "deny_read",
         "enabled",
@@ -43,6 +44,7 @@ class Policy(Frozen):
         "read_only",
         "rw_roots",
         "visible",
+        "watch",
     )
     enabled: bool  # False: run the command as it is (disabled, or mode "off")
     mode: str
@@ -53,7 +55,9 @@ class Policy(Frozen):
     allow_privileged: bool
     rw_roots: tuple[str, ...]  # writable, outermost only
     git_dirs: tuple[str, ...]  # .git directories inside rw roots: pinned so they cannot be swapped
-    read_only: tuple[str, ...]  # existing paths inside rw roots kept read-only
+    read_only: tuple[str, ...]  # paths inside rw roots kept read-only (exist by run time)
+    create_dirs: tuple[str, ...]  # made empty just before a run, then kept read-only
+    watch: tuple[str, ...]  # git control files that must not appear: swept after a run
     hidden: tuple[str, ...]  # areas replaced by an empty tmpfs: /tmp, and $HOME when private
     visible: tuple[str, ...]  # read-only paths inside a hidden area shown again
     deny_read: tuple[tuple[str, bool], ...]  # (existing path, is a directory): masked last
@@ -85,36 +89,6 @@ class Policy(Frozen):
         return is_within(real, PRIVATE_TMP)
 
 
-def _git_protection(root: str, protected: tuple[str, ...]) -> tuple[list[str], list[str]]:
-    """(.git dirs to pin, git files to keep read-only) for a repository or worktree at `root`."""
-    dot_git = os.path.join(root, ".git")
-    git_names = [p[5:] for p in protected if p.startswith(".git/")]
-    if os.path.isdir(dot_git) and not os.path.islink(dot_git):
-        return [dot_git], [os.path.join(dot_git, n) for n in git_names]
-    if not os.path.isfile(dot_git):
-        return [], []
-    # A worktree: `.git` is a file naming the real git dir, whose `commondir` names the shared
-    # one holding hooks and config. The pointer file itself must not be re-pointed.
-    files = [dot_git]
-    try:
-        with open(dot_git, encoding="utf-8", errors="replace") as f:
-            first = f.readline().strip()
-    except OSError:
-        return [], files
-    if not first.startswith("gitdir:"):
-        return [], files
-    gitdir = os.path.realpath(os.path.join(root, first[7:].strip()))
-    common = gitdir
-    try:
-        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as f:
-            common = os.path.realpath(os.path.join(gitdir, f.readline().strip()))
-    except OSError:
-        pass
-    files.append(os.path.join(gitdir, "config.worktree"))
-    files.extend(os.path.join(common, n) for n in git_names)
-    return [], files
-
-
 def resolve(
     config: Config,
     cwd: str,
@@ -144,7 +118,11 @@ def resolve(
         problems.append(Problem("cwd", "call", f"workspace {cwd!r} is not a directory"))
 
     rw_wanted = outermost(paths_of("sandbox.policy.rw_paths"))
-    rw_roots = []
+    rw_roots: list[str] = []
+
+    def writable(path: str) -> bool:
+        return any(is_within(path, r) for r in rw_roots)
+
     for p in rw_wanted:
         if os.path.isdir(p) or os.path.isfile(p):
             rw_roots.append(p)
@@ -159,13 +137,18 @@ def resolve(
 
     git_dirs: list[str] = []
     read_only: list[str] = []
+    create_dirs: list[str] = []
+    watch: list[str] = []
     protected = config["sandbox.policy.protected"]
-    for root in rw_roots if os.path.isdir(ctx.cwd) else ():
+    git_names = [p[len(".git/") :] for p in protected if p.startswith(".git/")]
+    for root in rw_roots:
         if not os.path.isdir(root):
             continue
-        pinned, files = _git_protection(root, protected)
-        git_dirs.extend(pinned)
-        read_only.extend(files)
+        guard = gitguard.protect(root, git_names)
+        git_dirs.extend(guard.pinned)
+        read_only.extend(guard.read_only)
+        create_dirs.extend(d for d in guard.create_dirs if writable(d))
+        watch.extend(w for w in guard.watch if writable(w))
         read_only.extend(os.path.join(root, n) for n in protected if not n.startswith(".git/"))
     read_only.extend(paths_of("sandbox.policy.deny_write", existing_only=True))
     kept_ro = []
@@ -173,7 +156,7 @@ def resolve(
         if not os.path.lexists(p):
             continue  # cheaper than resolving first: most protected names do not exist
         real = os.path.realpath(p)
-        if os.path.lexists(real) and any(is_within(real, r) for r in rw_roots):
+        if os.path.lexists(real) and writable(real):
             kept_ro.append(real)
 
     hidden = [PRIVATE_TMP]
@@ -205,7 +188,9 @@ def resolve(
         allow_privileged=bool(config["sandbox.policy.allow_privileged"]),
         rw_roots=tuple(rw_roots),
         git_dirs=tuple(git_dirs),
-        read_only=outermost(kept_ro),
+        read_only=outermost([*kept_ro, *create_dirs]),
+        create_dirs=tuple(create_dirs),
+        watch=tuple(watch),
         hidden=tuple(hidden),
         visible=outermost(visible),
         deny_read=tuple(deny_read),

@@ -35,8 +35,7 @@ def _seal_descriptors(keep: tuple[int, ...]) -> None:
         fds = list(range(3, 1024))
     for fd in fds:
         if fd > 2 and fd not in keep:
-            # (contextlib would cost an import here) the listdir descriptor is closed meanwhile
-            try:  # noqa: SIM105
+            try:  # the listdir descriptor is closed meanwhile
                 os.set_inheritable(fd, False)
             except OSError:
                 pass
@@ -70,6 +69,56 @@ def _wait(pid: int, timeout: float | None) -> int | None:
             os.close(pidfd)
 
 
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _become_subreaper() -> None:
+    """Orphans of our descendants (`setsid cmd &`, double forks) are re-parented to us instead
+    of to init, so a timeout can still find and kill them. Only unsandboxed runs need this:
+    inside bwrap the pid namespace ends with its init."""
+    import ctypes  # only here: a few ms
+
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue  # gone meanwhile
+        ppid = int(stat.rsplit(b")", 1)[1].split()[1])  # the name may contain spaces and ")"
+        children.setdefault(ppid, []).append(int(name))
+    found, stack = [], [root]
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+def _kill_tree() -> None:
+    """Kill every descendant of this process, again until none is left (they may fork)."""
+    for _ in range(100):
+        pids = _descendants(os.getpid())
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            pass
+
+
 def _read_all(fd: int) -> bytes:
     chunks = []
     while True:
@@ -91,6 +140,8 @@ def launch(wrapped: Wrapped, timeout: float | None = None) -> int:
     # Unsandboxed commands get their own process group so a timeout can kill what they start;
     # bwrap's children die with it (--die-with-parent, and the pid namespace goes with its init).
     own_group = timeout is not None and not wrapped.sandboxed
+    if own_group:
+        _become_subreaper()
     spawn = os.posix_spawn if os.path.isabs(argv[0]) else os.posix_spawnp
     try:
         if own_group:  # noqa: SIM108 - posix_spawn rejects setpgroup=None
@@ -117,22 +168,29 @@ def launch(wrapped: Wrapped, timeout: float | None = None) -> int:
     except KeyboardInterrupt:
         kill()
         os.waitpid(pid, 0)
+        if own_group:
+            _kill_tree()
         return 130
     timed_out = status is None
     if status is None:
         kill()
         status = os.waitpid(pid, 0)[1]
-    elif own_group:
-        kill()  # whatever the command left running in its group
+    if own_group:
+        # After reaping the command itself: _kill_tree reaps whatever it finds. With a
+        # timeout, nothing the command started outlives it, even when it exits in time.
+        kill()
+        _kill_tree()
 
     if wrapped.status_fd is not None:
         report = _read_all(wrapped.status_fd)
         os.close(wrapped.status_fd)
-        if not timed_out and b'"child-pid"' not in report:
+        # bwrap reports "child-pid" before it sets up the mounts, and "exit-code" only once the
+        # command itself ran and exited: without it, the set-up (or the exec) failed.
+        if not timed_out and b'"exit-code"' not in report:
             code = os.waitstatus_to_exitcode(status)
             raise SetupFailed(
-                f"the sandbox could not be set up ({wrapped.backend} exited with status {code} "
-                "before starting the command; its message is above)"
+                f"the sandbox could not set up or start the command ({wrapped.backend} exited "
+                f"with status {code}; its message is above)"
             )
     if timed_out:
         return TIMED_OUT

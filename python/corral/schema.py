@@ -138,6 +138,8 @@ _DENY_WRITE = (
 _PROTECTED = (
     ".git/hooks",
     ".git/config",
+    ".git/commondir",
+    ".git/config.worktree",
     ".nvim.lua",
     ".nvimrc",
     ".exrc",

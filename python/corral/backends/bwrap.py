@@ -141,6 +141,10 @@ class BwrapBackend(Backend):
         return args
 
     def wrap(self, policy: Policy, argv: Sequence[str], *, launcher_fds: bool = False) -> Wrapped:
+        # Missing directories that must be read-only (a repository's hooks): made now, when a
+        # command is about to run, not while resolving (status must not change anything).
+        for directory in policy.create_dirs:
+            os.makedirs(directory, mode=0o755, exist_ok=True)
         if not launcher_fds:
             # bwrap reads a seccomp program only from a descriptor, which an argv handed to
             # another program cannot carry.

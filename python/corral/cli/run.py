@@ -9,6 +9,7 @@ from corral.backends import default_registry
 from corral.cli import USAGE_FAILED, wants_help, warn
 from corral.cli.layers import resolve
 from corral.cli.options import UsageError, parse
+from corral.gitguard import sweep
 from corral.paths import which
 from corral.runner import launch
 
@@ -17,14 +18,15 @@ if TYPE_CHECKING:
     from typing import Any
 
     from corral.backends.base import Wrapped
+    from corral.policy import Policy
 
 NOT_FOUND = 127
 
 
 def _prepare(
     command: str, args: list[str], launcher_fds: bool
-) -> tuple[Wrapped, list[str], dict[str, Any]] | None:
-    """(wrapped command, the command's words, options), or None when help was printed."""
+) -> tuple[Wrapped, list[str], dict[str, Any], Policy] | None:
+    """(wrapped command, the command's words, options, policy), or None when help was printed."""
     opts, words = parse(command, args)
     if wants_help(opts):
         return None
@@ -39,7 +41,7 @@ def _prepare(
             warn(note)
     for note in policy.notes:
         warn(note)
-    return wrapped, words, opts
+    return wrapped, words, opts, policy
 
 
 def _findable(name: str, path: str) -> bool:
@@ -56,7 +58,7 @@ def run(args: list[str]) -> int:
     prepared = _prepare("run", args, launcher_fds=True)
     if prepared is None:
         return 0
-    wrapped, words, opts = prepared
+    wrapped, words, opts, policy = prepared
     if wrapped.sandboxed and not _findable(words[0], dict(wrapped.env).get("PATH", "")):
         for fd in (*wrapped.fds, wrapped.status_fd):
             if fd is not None:
@@ -64,7 +66,11 @@ def run(args: list[str]) -> int:
         sys.stderr.write(f"corral: {words[0]}: command not found\n")
         return NOT_FOUND
     sys.stdout.flush()
-    return launch(wrapped, opts.get("timeout"))
+    try:
+        return launch(wrapped, opts.get("timeout"))
+    finally:
+        for path in sweep(policy.watch):
+            warn(f"removed {path}: created inside the sandbox, it would redirect git on the host")
 
 
 def wrap(args: list[str]) -> int:

@@ -1,0 +1,1 @@
+"""Real-sandbox tests: run real bwrap and check what the host sees afterwards."""

@@ -1,0 +1,134 @@
+"""Helpers shared by the real-sandbox tests: modes, host snapshots, process scans, shell quoting.
+
+Kept out of conftest.py so test modules can import the constants they parametrize over.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shlex
+import stat
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
+
+Snapshot = dict[str, tuple[object, ...]]
+
+SANDBOXED = ("read-only", "workspace-write", "workspace-write-network")
+WRITABLE = ("workspace-write", "workspace-write-network")
+NO_NETWORK = ("read-only", "workspace-write")
+ALL_MODES = (*SANDBOXED, "off")
+
+# Printed by every in-sandbox script as its last act: a test whose script never ran (setup
+# failure, missing tool) must fail instead of passing because nothing was written.
+DONE = "CORRAL-SCRIPT-DONE"
+
+# The shell prelude of escape scripts: `attempt NAME CMD...` runs CMD and reports the outcome.
+# The outcome is informative only; the tests decide on what the host sees afterwards.
+ATTEMPT = """
+attempt() {
+    name=$1; shift
+    if "$@" >/dev/null 2>&1; then echo "ALLOWED $name"; else echo "refused $name"; fi
+}
+"""
+
+
+def q(value: object) -> str:
+    return shlex.quote(str(value))
+
+
+def script(body: str) -> str:
+    """A shell script: the attempt helper, `body`, then the DONE marker."""
+    return f"{ATTEMPT}\n{body}\necho {DONE}\n"
+
+
+def allowed(stdout: str) -> list[str]:
+    return [line[len("ALLOWED ") :] for line in stdout.splitlines() if line.startswith("ALLOWED ")]
+
+
+def snapshot(root: Path | str, exclude: Iterable[Path | str] = ()) -> Snapshot:
+    """Every entry below `root` (symlinks not followed): type, mode, size, mtime and content hash.
+
+    Directory mtimes are left out: added or removed entries show up by name.
+    """
+    root = str(root)
+    skipped = {os.path.realpath(str(p)) for p in exclude}
+    found: Snapshot = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if os.path.join(dirpath, d) not in skipped]
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            if path in skipped:
+                continue
+            st = os.lstat(path)
+            rel = os.path.relpath(path, root)
+            if stat.S_ISLNK(st.st_mode):
+                found[rel] = ("link", os.readlink(path))
+            elif stat.S_ISDIR(st.st_mode):
+                found[rel] = ("dir", stat.S_IMODE(st.st_mode), st.st_ino)
+            elif stat.S_ISREG(st.st_mode):
+                with open(path, "rb") as f:
+                    digest = hashlib.sha256(f.read()).hexdigest()
+                found[rel] = (
+                    "file",
+                    stat.S_IMODE(st.st_mode),
+                    st.st_ino,
+                    st.st_nlink,
+                    st.st_size,
+                    st.st_mtime_ns,
+                    digest,
+                )
+            else:
+                found[rel] = ("other", stat.S_IFMT(st.st_mode))
+    return found
+
+
+def changes(before: Snapshot, after: Snapshot) -> list[str]:
+    """Human-readable differences between two snapshots (empty when identical)."""
+    out = []
+    for rel in sorted(before.keys() | after.keys()):
+        if rel not in after:
+            out.append(f"removed {rel}")
+        elif rel not in before:
+            out.append(f"created {rel} {after[rel][0]}")
+        elif before[rel] != after[rel]:
+            out.append(f"changed {rel}: {before[rel]} -> {after[rel]}")
+    return out
+
+
+def processes_with_argv(argv: Iterable[str]) -> list[int]:
+    """Host pids whose command line is exactly `argv`."""
+    want = ("\0".join(argv) + "\0").encode()
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if f.read() == want:
+                    pids.append(int(entry))
+        except OSError:
+            continue
+    return pids
+
+
+def survivors(argv: Iterable[str], grace: float = 2.0) -> list[int]:
+    """Processes still matching `argv` after `grace` seconds (SIGKILL delivery is async)."""
+    argv = tuple(argv)
+    deadline = time.monotonic() + grace
+    while True:
+        pids = processes_with_argv(argv)
+        if not pids or time.monotonic() >= deadline:
+            return pids
+        time.sleep(0.05)
+
+
+def kill_all(pids: Iterable[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, 9)

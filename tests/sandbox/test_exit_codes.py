@@ -1,0 +1,104 @@
+"""Exit status: the command's own, 125 with one `corral:` line when corral or the sandbox failed."""
+
+from __future__ import annotations
+
+import pytest
+
+from .sandbox_support import ALL_MODES, SANDBOXED
+
+pytestmark = pytest.mark.sandbox
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+@pytest.mark.parametrize("status", [0, 1, 7, 125])
+def test_command_status_passes_through(host, mode, status):
+    r = host.corral(
+        "run", "--mode", mode, "--", "sh", "-c", f"echo out; echo err >&2; exit {status}"
+    )
+    assert r.returncode == status, r.stderr
+    assert r.stdout == "out\n"
+    assert r.stderr == "err\n"  # nothing from corral: a command's own failure is not a set-up one
+
+
+@pytest.mark.parametrize("mode", SANDBOXED)
+def test_stdin_passes_through(host, mode):
+    r = host.corral("run", "--mode", mode, "--", "tr", "a-z", "A-Z", input="hello\n")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "HELLO\n"
+
+
+def _assert_refused(host, r, ran_marker) -> None:
+    assert r.returncode == 125, (r.returncode, r.stdout, r.stderr)
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("corral: "), r.stderr
+    assert r.stdout == ""
+    assert not ran_marker.exists(), "the command ran although corral refused"
+
+
+def _touch(marker) -> tuple[str, ...]:
+    return ("--", "touch", str(marker))
+
+
+def test_invalid_mode(host):
+    marker = host.ws / "ran"
+    r = host.corral("run", "--mode", "workspace-wirte", *_touch(marker))
+    _assert_refused(host, r, marker)
+    assert "workspace-wirte" in r.stderr
+
+
+def test_invalid_toml_config(host):
+    config = host.base / "broken.toml"
+    config.write_text('[sandbox\nmode = "read-only"\n')
+    marker = host.ws / "ran"
+    r = host.corral("run", "--config", str(config), *_touch(marker))
+    _assert_refused(host, r, marker)
+    assert str(config) in r.stderr
+
+
+def test_unknown_config_key(host):
+    config = host.base / "typo.toml"
+    config.write_text("[sandbox.policy]\nnetwrok = true\n")
+    marker = host.ws / "ran"
+    r = host.corral("run", "--config", str(config), *_touch(marker))
+    _assert_refused(host, r, marker)
+    assert "sandbox.policy.netwrok" in r.stderr
+
+
+def test_missing_config_file(host):
+    marker = host.ws / "ran"
+    r = host.corral("run", "--config", str(host.base / "nope.toml"), *_touch(marker))
+    _assert_refused(host, r, marker)
+
+
+def test_sandbox_setup_failure(host):
+    config = host.base / "bad-bind.toml"
+    config.write_text(
+        '[sandbox.backends.bwrap]\nextra_args = ["--bind", "/nonexistent-src", "/x"]\n'
+    )
+    marker = host.ws / "ran"
+    r = host.corral("run", "--config", str(config), *_touch(marker))
+    assert r.returncode == 125, (r.returncode, r.stdout, r.stderr)
+    assert not marker.exists()
+    # bwrap's own message is kept (it names the problem); corral adds exactly one line.
+    corral_lines = [line for line in r.stderr.splitlines() if line.startswith("corral: ")]
+    assert len(corral_lines) == 1, r.stderr
+    assert r.stderr.splitlines()[-1] == corral_lines[0]
+    assert "/nonexistent-src" in r.stderr
+
+
+def test_mode_off_runs_unsandboxed(host):
+    target = host.outside / "written-with-mode-off.txt"
+    r = host.corral("run", "--mode", "off", "--", "sh", "-c", f"printf off > '{target}'")
+    assert r.returncode == 0, r.stderr
+    assert target.read_text() == "off"
+
+
+def test_wrap_prints_the_sandboxed_argv(host):
+    import json
+
+    r = host.corral("wrap", "--mode", "workspace-write", "--", "echo", "hi")
+    assert r.returncode == 0, r.stderr
+    argv = json.loads(r.stdout)
+    assert argv[-3:] == ["--", "echo", "hi"]
+    assert any(a.endswith("bwrap") for a in argv)
+    assert host.SECRET_WORD not in r.stdout  # the printed environment is scrubbed too

@@ -1,0 +1,83 @@
+"""The seccomp filter of `corral run`: the same syscalls succeed on the host and fail inside.
+
+Each probe prints `name result errno` so the comparison is made on what the kernel answered.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from corral import seccomp
+
+pytestmark = pytest.mark.sandbox
+
+PROBE = r"""
+import ctypes, socket
+libc = ctypes.CDLL(None, use_errno=True)
+nr = {nr!r}
+def call(name, *args):
+    ctypes.set_errno(0)
+    print(name, libc.syscall(nr[name], *args), ctypes.get_errno())
+call("keyctl", 0, -3, 0)  # KEYCTL_GET_KEYRING_ID of the session keyring
+call("io_uring_setup", 1, ctypes.create_string_buffer(120))
+call("userfaultfd", 0)
+try:
+    socket.socket(socket.AF_UNIX).close()
+    print("af_unix 0 0")
+except OSError as e:
+    print("af_unix -1", e.errno)
+a, b = socket.socketpair()
+print("socketpair 0 0")
+"""
+EPERM = 1
+
+
+CORRAL = [sys.executable, "-m", "corral", "run", "--backend", "required"]
+
+
+def _results(argv: list[str], cwd: Path) -> dict[str, tuple[int, int]]:
+    machine = os.uname().machine
+    code = PROBE.format(nr=seccomp.ARCHES[machine][1])
+    env = {**os.environ, "XDG_CONFIG_HOME": str(cwd / "config")}  # not the user's config
+    done = subprocess.run(
+        [*argv, sys.executable, "-c", code],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    out = {}
+    for line in done.stdout.splitlines():
+        name, result, errno = line.split()
+        out[name] = (int(result), int(errno))
+    return out
+
+
+@pytest.mark.parametrize("mode", ["workspace-write", "workspace-write-network"])
+def test_filtered_syscalls_fail_inside_but_work_on_the_host(mode: str, tmp_path: Path) -> None:
+    host = _results([], tmp_path)
+    inside = _results([*CORRAL, "--mode", mode, "--"], tmp_path)
+    for name in ("keyctl", "io_uring_setup", "userfaultfd"):
+        assert host[name][0] >= 0, f"{name} must work on the host for this test to mean anything"
+        assert inside[name] == (-1, EPERM), f"{name} was not refused inside: {inside[name]}"
+    assert host["af_unix"] == (0, 0)
+    # AF_UNIX is refused only where the network namespace is shared with the host.
+    expected = (-1, EPERM) if mode == "workspace-write-network" else (0, 0)
+    assert inside["af_unix"] == expected
+    assert inside["socketpair"] == (0, 0)
+
+
+def test_program_refuses_foreign_architectures() -> None:
+    code = seccomp.program("x86_64", block_unix_sockets=False)
+    assert code is not None and len(code) % 8 == 0
+    # first: load arch, compare with AUDIT_ARCH_X86_64, else return EPERM
+    assert int.from_bytes(code[4:8], sys.byteorder) == seccomp.ARCH
+    assert int.from_bytes(code[12:16], sys.byteorder) == 0xC000003E
+    assert int.from_bytes(code[20:24], sys.byteorder) == seccomp.RET_EPERM
+    assert seccomp.program("sparc", block_unix_sockets=False) is None
