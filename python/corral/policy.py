@@ -169,7 +169,7 @@ def resolve(
             hidden.append(ctx.home)
             allowed_home = [
                 p for p in paths_of("sandbox.policy.home_allow", existing_only=True)
-                if is_within(p, ctx.home)
+                if is_within(p, ctx.home) and not any(is_within(p, d) for d, _ in deny_read)
             ]  # fmt: skip
     visible = [
         p for p in (ctx.cwd, *allowed_home)

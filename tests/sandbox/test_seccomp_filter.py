@@ -45,7 +45,9 @@ def _results(argv: list[str], cwd: Path) -> dict[str, tuple[int, int]]:
     code = PROBE.format(nr=seccomp.ARCHES[machine][1])
     env = {**os.environ, "XDG_CONFIG_HOME": str(cwd / "config")}  # not the user's config
     done = subprocess.run(
-        [*argv, sys.executable, "-c", code],
+        # python3 from PATH, not sys.executable: a checkout under /tmp (CI's, say) puts the
+        # test interpreter in the host's /tmp, which the sandbox replaces with a private one.
+        [*argv, "python3", "-c", code],
         cwd=cwd,
         env=env,
         capture_output=True,
