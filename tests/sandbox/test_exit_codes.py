@@ -46,22 +46,21 @@ def test_invalid_mode(host):
     assert "workspace-wirte" in r.stderr
 
 
-def test_invalid_toml_config(host):
-    config = host.base / "broken.toml"
-    config.write_text('[sandbox\nmode = "read-only"\n')
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ('[sandbox\nmode = "read-only"\n', "{path}"),  # not TOML
+        ("[sandbox.policy]\nnetwrok = true\n", "sandbox.policy.netwrok"),  # a typo
+    ],
+    ids=["invalid-toml", "unknown-key"],
+)
+def test_bad_config_file(host, text, named):
+    config = host.base / "config.toml"
+    config.write_text(text)
     marker = host.ws / "ran"
     r = host.corral("run", "--config", str(config), *_touch(marker))
     _assert_refused(host, r, marker)
-    assert str(config) in r.stderr
-
-
-def test_unknown_config_key(host):
-    config = host.base / "typo.toml"
-    config.write_text("[sandbox.policy]\nnetwrok = true\n")
-    marker = host.ws / "ran"
-    r = host.corral("run", "--config", str(config), *_touch(marker))
-    _assert_refused(host, r, marker)
-    assert "sandbox.policy.netwrok" in r.stderr
+    assert named.format(path=config) in r.stderr
 
 
 def test_missing_config_file(host):

@@ -23,7 +23,8 @@ def home_ws(host: Host) -> Host:
     ws = host.home / "projects" / "app"
     ws.mkdir(parents=True)
     host.git("init", "-q", "-b", "main", str(ws), cwd=host.base)
-    (host.home / ".gitconfig").write_text("[user]\n\tname = Home User\n\temail = h@example.invalid\n")
+    identity = "[user]\n\tname = Home User\n\temail = h@example.invalid\n"
+    (host.home / ".gitconfig").write_text(identity)
     diary = host.home / "Documents" / "diary.txt"
     diary.parent.mkdir()
     diary.write_text(f"{host.secrets['db']}-diary\n")
