@@ -94,7 +94,9 @@ def program(machine: str, block_unix_sockets: bool) -> bytes | None:
     for nr in refused:
         out += [_insn(JEQ_K, 0, 1, nr), _insn(RET_K, 0, 0, RET_EPERM)]
     families = [AF_VSOCK, AF_UNIX] if block_unix_sockets else [AF_VSOCK]
-    out += [_insn(JEQ_K, 0, 2 * len(families) + 1, numbers["socket"]), _insn(LD_W_ABS, 0, 0, ARG0_LOW)]
+    # not socket(): jump over the family checks to "allow"
+    skip = 2 * len(families) + 1
+    out += [_insn(JEQ_K, 0, skip, numbers["socket"]), _insn(LD_W_ABS, 0, 0, ARG0_LOW)]
     for family in families:
         out += [_insn(JEQ_K, 0, 1, family), _insn(RET_K, 0, 0, RET_EPERM)]
     out.append(_insn(RET_K, 0, 0, RET_ALLOW))
