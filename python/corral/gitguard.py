@@ -28,13 +28,14 @@ MAX_MODULE_DEPTH = 6  # submodule names may contain "/", and submodules nest
 class Protection:
     """What to do for one writable root: plain lists, merged into the Policy."""
 
-    __slots__ = ("create_dirs", "pinned", "read_only", "watch")
+    __slots__ = ("create_dirs", "links", "pinned", "read_only", "watch")
 
     def __init__(self) -> None:
         self.pinned: list[str] = []
         self.read_only: list[str] = []
         self.create_dirs: list[str] = []
         self.watch: list[str] = []
+        self.links: list[tuple[str, str]] = []  # symlinks that must still point there after
 
     def control_files(self, git_dir: str, names: Iterable[str]) -> None:
         for name in names:
@@ -84,9 +85,14 @@ def protect(root: str, names: Iterable[str]) -> Protection:
     names = tuple(names)
     result = Protection()
     dot_git = os.path.join(root, ".git")
-    if os.path.isdir(dot_git) and not os.path.islink(dot_git):
-        result.pinned.append(dot_git)
+    if os.path.islink(dot_git):
+        # (the layout of Android's repo tool) the link itself can be swapped for a directory
+        # of the sandbox's making: put back after the run; the real git dir is protected.
+        result.links.append((dot_git, os.readlink(dot_git)))
+        dot_git = os.path.realpath(dot_git)
+    if os.path.isdir(dot_git):
         for git_dir in (dot_git, *_submodule_git_dirs(dot_git)):
+            result.pinned.append(git_dir)
             result.control_files(git_dir, names)
         return result
     if not os.path.isfile(dot_git):
@@ -98,26 +104,43 @@ def protect(root: str, names: Iterable[str]) -> Protection:
     git_dir = os.path.realpath(os.path.join(root, target))
     common = _read_pointer(os.path.join(git_dir, "commondir"))
     common_dir = os.path.realpath(os.path.join(git_dir, common)) if common else git_dir
+    result.pinned.append(git_dir)  # a separate git dir or a worktree's: not to be swapped
     result.control_files(git_dir, (n for n in names if n != HOOKS))  # hooks live in common
     if common_dir != git_dir:
+        result.pinned.append(common_dir)
         result.control_files(common_dir, names)
     return result
 
 
-def sweep(watch: Iterable[str]) -> list[str]:
-    """Remove watched control files that appeared during the run; return what was removed."""
-    removed = []
+def _remove(path: str) -> None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        import shutil
+
+        shutil.rmtree(path)
+    else:
+        os.unlink(path)
+
+
+def sweep(watch: Iterable[str], links: Iterable[tuple[str, str]] = ()) -> list[str]:
+    """After a run: remove watched paths that appeared, put back protected symlinks that were
+    changed. Returns one line per repair, for the user to see."""
+    repaired = []
     for path in watch:
         if not os.path.lexists(path):
             continue
         try:
-            if os.path.isdir(path) and not os.path.islink(path):
-                import shutil
-
-                shutil.rmtree(path)
-            else:
-                os.unlink(path)
-            removed.append(path)
-        except OSError:
-            removed.append(f"{path} (could not be removed!)")
-    return removed
+            _remove(path)
+            repaired.append(f"removed {path}: created inside the sandbox")
+        except OSError as e:
+            repaired.append(f"could not remove {path}, created inside the sandbox: {e.strerror}")
+    for path, target in links:
+        if os.path.islink(path) and os.readlink(path) == target:
+            continue
+        try:
+            if os.path.lexists(path):
+                _remove(path)
+            os.symlink(target, path)
+            repaired.append(f"restored the symlink {path} -> {target}: changed inside the sandbox")
+        except OSError as e:
+            repaired.append(f"could not restore the symlink {path} -> {target}: {e.strerror}")
+    return repaired

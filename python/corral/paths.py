@@ -169,6 +169,26 @@ def expand(entry: str, ctx: Context, existing_only: bool = False) -> list[str]:
     return [os.path.realpath(p) for p in absolute]
 
 
+def expand_lexical(entries: Iterable[str], ctx: Context) -> tuple[list[str], list[str]]:
+    """Like expand_all, but absolute and normalised without resolving symlinks (cheap: no
+    system calls); callers resolve the few paths they keep."""
+    paths: list[str] = []
+    errors: list[str] = []
+    for entry in entries:
+        try:
+            if entry.startswith(URN_PREFIX):
+                found = _expand_urn(entry, ctx) or []
+            else:
+                text = _expand_vars(entry, ctx.env)
+                if text is not None and (text == "~" or text.startswith("~/")):
+                    text = ctx.home + text[1:]
+                found = [] if text is None else [text]
+            paths.extend(os.path.normpath(os.path.join(ctx.cwd, p)) for p in found)
+        except ExpandError as e:
+            errors.append(str(e))
+    return paths, errors
+
+
 def expand_all(
     entries: Iterable[str], ctx: Context, existing_only: bool = False
 ) -> tuple[list[str], list[str]]:

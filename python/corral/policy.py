@@ -13,7 +13,7 @@ import os
 from corral import environment, gitguard
 from corral.errors import ConfigError, Problem
 from corral.frozen import Frozen
-from corral.paths import Context, expand_all, is_within, outermost
+from corral.paths import Context, expand_all, expand_lexical, is_within, outermost
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from corral.config import Config
 
 PRIVATE_TMP = "/tmp"
+# Never inside a writable root: binding the host's copy writable would undo the sandbox's own
+# /proc, /dev, private /tmp, or expose host sockets under /run.
+SYSTEM_DIRS = ("/proc", "/dev", "/sys", "/run", PRIVATE_TMP)
 
 
 def own_paths() -> list[str]:
@@ -50,12 +53,13 @@ class Policy(Frozen):
         "deny_read",
         "enabled",
         "env",
-        "git_dirs",
         "hidden",
         "home",
+        "links",
         "mode",
         "network",
         "notes",
+        "pinned",
         "read_only",
         "rw_roots",
         "visible",
@@ -69,10 +73,11 @@ class Policy(Frozen):
     network: bool
     allow_privileged: bool
     rw_roots: tuple[str, ...]  # writable, outermost only
-    git_dirs: tuple[str, ...]  # .git directories inside rw roots: pinned so they cannot be swapped
+    pinned: tuple[str, ...]  # dirs inside rw roots bound onto themselves: cannot be renamed away
     read_only: tuple[str, ...]  # paths inside rw roots kept read-only (exist by run time)
     create_dirs: tuple[str, ...]  # made empty just before a run, then kept read-only
-    watch: tuple[str, ...]  # git control files that must not appear: swept after a run
+    watch: tuple[str, ...]  # protected paths that must not appear: swept after a run
+    links: tuple[tuple[str, str], ...]  # protected symlinks: put back after a run if changed
     hidden: tuple[str, ...]  # areas replaced by an empty tmpfs: /tmp, and $HOME when private
     visible: tuple[str, ...]  # read-only paths inside a hidden area shown again
     deny_read: tuple[tuple[str, bool], ...]  # (existing path, is a directory): masked last
@@ -152,6 +157,23 @@ def resolve(
         return any(is_within(path, r) for r in rw_roots)
 
     for p in rw_wanted:
+        system = next((s for s in SYSTEM_DIRS if is_within(s, p)), None)
+        if system is not None:
+            problems.append(
+                Problem(
+                    "sandbox.policy.rw_paths",
+                    config.origins["sandbox.policy.rw_paths"],
+                    f"{p} cannot be writable: it is or contains {system}; use a directory below it "
+                    "(or mode read-only for a workspace at /)",
+                )
+            )
+        elif is_within(ctx.home, p):
+            notes.append(
+                f"writable root {p} contains your home directory: files there that are not "
+                "protected (see :help corral-protected) can be changed"
+            )
+        if system is not None:
+            continue
         if os.path.isdir(p) or os.path.isfile(p):
             rw_roots.append(p)
         else:
@@ -163,30 +185,56 @@ def resolve(
         if is_within(ctx.cwd, p):
             notes.append(f"the workspace is inside denied path {p}: it is hidden in the sandbox")
 
-    git_dirs: list[str] = []
+    pinned: list[str] = []
     read_only: list[str] = []
     create_dirs: list[str] = []
     watch: list[str] = []
+    links: list[tuple[str, str]] = []
     protected = config["sandbox.policy.protected"]
     git_names = [p[len(".git/") :] for p in protected if p.startswith(".git/")]
     for root in rw_roots:
         if not os.path.isdir(root):
             continue
         guard = gitguard.protect(root, git_names)
-        git_dirs.extend(guard.pinned)
+        pinned.extend(d for d in guard.pinned if writable(d))
         read_only.extend(guard.read_only)
         create_dirs.extend(d for d in guard.create_dirs if writable(d))
         watch.extend(w for w in guard.watch if writable(w))
+        links.extend(link for link in guard.links if writable(os.path.dirname(link[0])))
         read_only.extend(os.path.join(root, n) for n in protected if not n.startswith(".git/"))
-    read_only.extend(paths_of("sandbox.policy.deny_write", existing_only=True))
-    read_only.extend(own_paths())
+    # Never-writable paths: read-only where they exist; where they do not exist yet but could
+    # be created inside a writable root (~/.bash_profile with $HOME writable), watched and
+    # removed after the run.
+    never, errors = expand_lexical(config["sandbox.policy.deny_write"], ctx)
+    problems.extend(
+        Problem("sandbox.policy.deny_write", config.origins["sandbox.policy.deny_write"], e)
+        for e in errors
+    )
+    for p in (*never, *own_paths()):
+        if not writable(p):
+            continue
+        if os.path.lexists(p):
+            read_only.append(p)
+        elif writable(os.path.realpath(p)):
+            watch.append(os.path.realpath(p))
     kept_ro = []
     for p in read_only:
         if not os.path.lexists(p):
             continue  # cheaper than resolving first: most protected names do not exist
+        if os.path.islink(p) and writable(os.path.dirname(p)):
+            links.append((p, os.readlink(p)))  # the target is kept read-only; the link is not
         real = os.path.realpath(p)
         if os.path.lexists(real) and writable(real):
             kept_ro.append(real)
+    # Only the protected path itself is mounted read-only: a directory above it could still be
+    # renamed away and rebuilt. Pin every directory between a writable root and it.
+    for p in (*kept_ro, *create_dirs, *watch, *(link for link, _ in links), *pinned):
+        owner = next((r for r in rw_roots if is_within(p, r)), None)
+        parent = os.path.dirname(p)
+        while owner is not None and parent != owner and is_within(parent, owner):
+            if os.path.isdir(parent) and not os.path.islink(parent):
+                pinned.append(parent)
+            parent = os.path.dirname(parent)
 
     hidden = [PRIVATE_TMP]
     home_private = config["sandbox.policy.home"] == "private"
@@ -216,10 +264,11 @@ def resolve(
         network=network,
         allow_privileged=bool(config["sandbox.policy.allow_privileged"]),
         rw_roots=tuple(rw_roots),
-        git_dirs=tuple(git_dirs),
+        pinned=tuple(sorted(set(pinned), key=lambda p: p.split("/"))),
         read_only=outermost([*kept_ro, *create_dirs]),
         create_dirs=tuple(create_dirs),
         watch=tuple(watch),
+        links=tuple(dict(links).items()),
         hidden=tuple(hidden),
         visible=outermost(visible),
         deny_read=tuple(deny_read),

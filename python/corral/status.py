@@ -68,7 +68,7 @@ def report(config: Config, policy: Policy, registry: Registry) -> dict[str, Any]
         "paths": {
             "writable": [short(p) for p in policy.rw_roots] + ["/tmp (private)"],
             "read_only_inside_writable": [short(p) for p in policy.read_only],
-            "pinned_git_dirs": [short(p) for p in policy.git_dirs],
+            "pinned": [short(p) for p in policy.pinned],
             "hidden_areas": [short(p) for p in policy.hidden],
             "shown_in_hidden_areas": [short(p) for p in policy.visible],
             "denied_read": [short(p) for p, _ in policy.deny_read],
@@ -120,7 +120,7 @@ def render(data: dict[str, Any]) -> str:
     for title, key in (
         ("writable", "writable"),
         ("read-only inside writable", "read_only_inside_writable"),
-        ("pinned .git", "pinned_git_dirs"),
+        ("pinned (cannot be renamed)", "pinned"),
         ("emptied", "hidden_areas"),
         ("shown again", "shown_in_hidden_areas"),
         ("hidden", "denied_read"),

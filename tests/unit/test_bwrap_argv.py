@@ -179,7 +179,7 @@ def test_mount_order_with_private_home(
 def test_deny_inside_a_reexposed_path_is_masked(ws: Path) -> None:
     p = Policy(
         enabled=True, mode="read-only", backend="auto", cwd=str(ws), home="/home/u",
-        network=False, allow_privileged=False, rw_roots=(), git_dirs=(), read_only=(),
+        network=False, allow_privileged=False, rw_roots=(), pinned=(), links=(), read_only=(),
         hidden=("/tmp", "/home/u"), visible=("/home/u/.config",),
         deny_read=(("/home/u/.config/gh", True), ("/home/u/.ssh", True), ("/etc/shadow", False)),
         env=(), bwrap_path="", bwrap_extra_args=(), notes=(),
@@ -195,7 +195,7 @@ def test_deny_inside_a_reexposed_path_is_masked(ws: Path) -> None:
 def test_namespace_args_pure() -> None:
     fields = dict(
         enabled=True, mode="workspace-write", backend="auto", cwd="/", home="/root",
-        network=True, allow_privileged=True, rw_roots=(), git_dirs=(), read_only=(),
+        network=True, allow_privileged=True, rw_roots=(), pinned=(), links=(), read_only=(),
         hidden=("/tmp",), visible=(), deny_read=(), env=(), bwrap_path="",
         bwrap_extra_args=(), notes=(),
     )  # fmt: skip

@@ -123,7 +123,7 @@ def test_protected_files_listed_only_when_they_exist(
         str(ws / ".envrc"),
         str(ws / ".nvim.lua"),
     }
-    assert p.git_dirs == (str(ws / ".git"),)
+    assert p.pinned == (str(ws / ".git"),)
     # No placeholders: resolving created nothing.
     assert entries(ws) == before
     assert not (ws / ".exrc").exists()
@@ -131,7 +131,7 @@ def test_protected_files_listed_only_when_they_exist(
 
 def test_no_git_no_pins(make_policy: Callable[..., Policy], ws: Path) -> None:
     p = make_policy(ws)
-    assert p.git_dirs == ()
+    assert p.pinned == ()
     assert p.read_only == ()
 
 
@@ -155,7 +155,7 @@ def test_protected_inside_every_writable_root(
     git("init", "-q", cwd=other, home=home)
     (other / ".exrc").write_text("")
     p = make_policy(ws, {RW: {"append": [str(other)]}})
-    assert str(other / ".git") in p.git_dirs
+    assert str(other / ".git") in p.pinned
     assert str(other / ".git" / "hooks") in p.read_only
     assert str(other / ".exrc") in p.read_only
 
@@ -186,7 +186,7 @@ def test_worktree_dot_git_file(
 
     only_wt = make_policy(wt)
     assert only_wt.rw_roots == (str(wt),)
-    assert only_wt.git_dirs == ()  # the pointer file is not a directory to pin
+    assert only_wt.pinned == ()  # the pointer file is not a directory to pin
     assert str(wt / ".git") in only_wt.read_only
     assert not only_wt.is_writable(str(wt / ".git"))
     assert only_wt.is_writable(str(wt / "file.txt"))
@@ -194,7 +194,7 @@ def test_worktree_dot_git_file(
     assert not only_wt.is_writable(str(repo / ".git" / "hooks" / "pre-commit"))
 
     both = make_policy(wt, {RW: {"append": [str(repo)]}})
-    assert str(repo / ".git") in both.git_dirs
+    assert str(repo / ".git") in both.pinned
     for path in (
         wt / ".git",
         repo / ".git" / "hooks",

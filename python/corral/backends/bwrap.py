@@ -65,9 +65,10 @@ def mount_args(policy: Policy) -> list[str]:
         args += ["--ro-bind", path, path]
     for root in policy.rw_roots:
         args += ["--bind", root, root]
-    # A mount point cannot be renamed or removed: .git stays the directory the host's git uses.
-    for git_dir in policy.git_dirs:
-        args += ["--bind", git_dir, git_dir]
+    # A mount point cannot be renamed or removed: .git, and every directory above a protected
+    # path, stays the directory the host's git, editor or shell will use.
+    for directory in policy.pinned:
+        args += ["--bind", directory, directory]
     for path in policy.read_only:
         args += ["--ro-bind", path, path]
     shown = (*policy.visible, *policy.rw_roots)

@@ -32,9 +32,16 @@ def _prepare(
         return None
     if not words:
         raise UsageError(f"corral {command}: no command given (corral {command} -- COMMAND ...)")
-    _, policy = resolve(opts)
+    config, policy = resolve(opts)
     wrapped = default_registry().wrap(policy, words, launcher_fds=launcher_fds)
-    if policy.enabled and not wrapped.sandboxed:
+    if not policy.enabled:
+        # Asked for, but still said every time: it should never go unnoticed.
+        if policy.mode == "off":
+            why = f'sandbox.mode is "off" ({config.origins["sandbox.mode"]})'
+        else:
+            why = f"sandbox.enabled is false ({config.origins['sandbox.enabled']})"
+        warn(f"running UNSANDBOXED: {why}")
+    elif not wrapped.sandboxed:
         warn("running UNSANDBOXED: " + "; ".join(wrapped.notes))
     elif wrapped.sandboxed:
         for note in wrapped.notes:
@@ -69,8 +76,8 @@ def run(args: list[str]) -> int:
     try:
         return launch(wrapped, opts.get("timeout"))
     finally:
-        for path in sweep(policy.watch):
-            warn(f"removed {path}: created inside the sandbox, it would redirect git on the host")
+        for repair in sweep(policy.watch, policy.links):
+            warn(repair)
 
 
 def wrap(args: list[str]) -> int:
