@@ -79,12 +79,84 @@ def _submodule_git_dirs(git_dir: str) -> list[str]:
     return found
 
 
-def protect(root: str, names: Iterable[str]) -> Protection:
-    """Protection for the repository or worktree at `root`; `names` are the `.git/…` entries
+def hooks_path(config_files: Iterable[str]) -> str | None:
+    """The last `core.hooksPath` set in these git config files (a small INI reading: enough
+    for the setting husky, lefthook and pre-commit write)."""
+    found = None
+    for path in config_files:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                lines = f.readlines()
+        except OSError:
+            continue
+        section = ""
+        for line in lines:
+            text = line.strip()
+            if text.startswith("["):
+                section = text[1 : text.find("]")].strip().lower()
+                continue
+            key, eq, value = text.partition("=")
+            if section == "core" and eq and key.strip().lower() == "hookspath":
+                found = value.strip().strip('"') or None
+    return found
+
+
+def repositories(root: str, depth: int = 2, limit: int = 256) -> list[str]:
+    """Work trees at or below `root`: `root` itself when it has a `.git`, else the
+    directories below it (to `depth` levels, at most `limit` looked at) that have one: a
+    workspace that is a folder of repositories. Nested repositories inside a repository are
+    its submodules, found through .git/modules."""
+    if os.path.lexists(os.path.join(root, ".git")):
+        return [root]
+    found: list[str] = []
+    level = [root]
+    seen = 0
+    for _ in range(depth):
+        below = []
+        for directory in level:
+            try:
+                entries = [e for e in os.scandir(directory) if e.is_dir(follow_symlinks=False)]
+            except OSError:
+                continue
+            for entry in entries:
+                seen += 1
+                if seen > limit:
+                    return found
+                if os.path.lexists(os.path.join(entry.path, ".git")):
+                    found.append(entry.path)
+                elif not entry.name.startswith("."):
+                    below.append(entry.path)
+        level = below
+    return found
+
+
+def inside_work_tree(root: str) -> bool:
+    """Whether a directory above `root` holds a `.git`: then a new `<root>/.git` would take
+    over git commands run in `root` on the host."""
+    parent = os.path.dirname(root)
+    while parent != os.path.dirname(parent):
+        if os.path.lexists(os.path.join(parent, ".git")):
+            return True
+        parent = os.path.dirname(parent)
+    return False
+
+
+def protect(root: str, names: Iterable[str], home: str = "") -> Protection:
+    """Protection for the work trees at or below `root`; `names` are the `.git/…` entries
     of `sandbox.policy.protected`, without the `.git/` prefix."""
     names = tuple(names)
+    trees = repositories(root)
     result = Protection()
+    if not trees and inside_work_tree(root):
+        result.watch.append(os.path.join(root, ".git"))
+    for tree in trees:
+        _protect_tree(tree, names, home, result)
+    return result
+
+
+def _protect_tree(root: str, names: tuple[str, ...], home: str, result: Protection) -> None:
     dot_git = os.path.join(root, ".git")
+    configs = [os.path.join(home, ".gitconfig"), os.path.join(home, ".config", "git", "config")]
     if os.path.islink(dot_git):
         # (the layout of Android's repo tool) the link itself can be swapped for a directory
         # of the sandbox's making: put back after the run; the real git dir is protected.
@@ -94,13 +166,14 @@ def protect(root: str, names: Iterable[str]) -> Protection:
         for git_dir in (dot_git, *_submodule_git_dirs(dot_git)):
             result.pinned.append(git_dir)
             result.control_files(git_dir, names)
-        return result
+        _protect_hooks_path(root, [*configs, os.path.join(dot_git, "config")], result)
+        return
     if not os.path.isfile(dot_git):
-        return result
+        return
     result.read_only.append(dot_git)  # the pointer must not be re-pointed
     target = _read_pointer(dot_git, "gitdir:")
     if target is None:
-        return result
+        return
     git_dir = os.path.realpath(os.path.join(root, target))
     common = _read_pointer(os.path.join(git_dir, "commondir"))
     common_dir = os.path.realpath(os.path.join(git_dir, common)) if common else git_dir
@@ -109,7 +182,19 @@ def protect(root: str, names: Iterable[str]) -> Protection:
     if common_dir != git_dir:
         result.pinned.append(common_dir)
         result.control_files(common_dir, names)
-    return result
+    _protect_hooks_path(root, [*configs, os.path.join(common_dir, "config")], result)
+
+
+def _protect_hooks_path(tree: str, config_files: list[str], result: Protection) -> None:
+    """core.hooksPath (husky's .husky, say) holds hooks as surely as .git/hooks does."""
+    configured = hooks_path(config_files)
+    if configured is None:
+        return
+    path = os.path.normpath(os.path.join(tree, os.path.expanduser(configured)))
+    if os.path.lexists(path):
+        result.read_only.append(path)
+    else:
+        result.watch.append(path)
 
 
 def _remove(path: str) -> None:

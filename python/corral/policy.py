@@ -195,7 +195,7 @@ def resolve(
     for root in rw_roots:
         if not os.path.isdir(root):
             continue
-        guard = gitguard.protect(root, git_names)
+        guard = gitguard.protect(root, git_names, ctx.home)
         pinned.extend(d for d in guard.pinned if writable(d))
         read_only.extend(guard.read_only)
         create_dirs.extend(d for d in guard.create_dirs if writable(d))

@@ -298,3 +298,19 @@ def test_auto_fallback_runs_unsandboxed_with_the_scrubbed_environment(
     assert "OPENAI_API_KEY" not in dict(wrapped.env)
     assert dict(wrapped.env) == dict(policy.env)
     assert "no sandbox backend is available" in wrapped.notes[0]
+
+
+class Configured(Fake):
+    def configured(self, policy: Policy) -> bool:
+        return True
+
+
+def test_auto_never_falls_back_past_an_explicitly_configured_backend(
+    policy_for: Callable[..., Policy],
+) -> None:
+    registry = registry_of(Configured("pinned", 10, reason="no such file: /opt/bwrap"))
+    with pytest.raises(BackendError, match="configured explicitly but not available"):
+        registry.select(policy_for("auto"))
+    # without explicit configuration, auto falls back (and says why)
+    fallback = registry_of(Fake("plain", 10, reason="missing")).select(policy_for("auto"))
+    assert fallback.backend is None and "missing" in fallback.reason

@@ -64,6 +64,11 @@ class Backend:
         """What availability depends on; the registry re-detects when this changes."""
         return ()
 
+    def configured(self, policy: Policy) -> bool:
+        """Whether the user configured this backend explicitly (its binary path, say): then
+        "auto" must not fall back to running unsandboxed when it does not work."""
+        return False
+
     def available(self, policy: Policy) -> str | None:
         """None when usable; otherwise the real reason it is not."""
         raise NotImplementedError

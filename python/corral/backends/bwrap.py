@@ -96,6 +96,9 @@ class BwrapBackend(Backend):
             return [os.path.expanduser(policy.bwrap_path)]
         return [b for b in (path_bwrap(), bundled_bwrap()) if b]
 
+    def configured(self, policy: Policy) -> bool:
+        return bool(policy.bwrap_path)
+
     def detection_key(self, policy: Policy) -> Hashable:
         return (policy.bwrap_path, os.environ.get("PATH", ""))
 

@@ -47,6 +47,10 @@ class Registry:
         self._detected.clear()
         return self._backends.pop(name, None) is not None
 
+    def forget(self) -> None:
+        """Drop detection results: the next selection checks every backend again."""
+        self._detected.clear()
+
     def get(self, name: str) -> Backend | None:
         return self._backends.get(name)
 
@@ -78,6 +82,11 @@ class Registry:
                 if reason is None:
                     return Selection(self._backends[name], "", tried)
             detail = "; ".join(f"{n}: {r}" for n, r in tried) or "no backend is registered"
+            explicit = [b.name for b in self.get_all() if b.configured(policy)]
+            if explicit:
+                raise BackendError(
+                    f"{', '.join(explicit)} is configured explicitly but not available ({detail})"
+                )
             if choice == "required":
                 raise BackendError(
                     f'sandbox.backend is "required" but no backend is available ({detail})'
