@@ -122,7 +122,9 @@ def _expand_urn(entry: str, ctx: Context) -> list[str] | None:
         if not ctx.buffer_path:
             return None
         base = os.path.dirname(os.path.abspath(ctx.buffer_path))
-    elif name == "other-homes" and not slash:
+    elif name == "other-homes":
+        if slash:
+            raise ExpandError(f"{URN_PREFIX}other-homes takes no path after it: {entry!r}")
         return _other_homes(ctx)
     else:
         raise ExpandError(

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 
 def shorten(path: str, policy: Policy) -> str:
+    if policy.cwd in ("/", policy.home):
+        return path  # "." would hide how much that is
     if path == policy.cwd:
         return "."
     if path.startswith(policy.cwd + "/"):

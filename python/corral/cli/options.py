@@ -1,4 +1,4 @@
-"""Command-line options shared by `corral run`, `wrap`, `status` and `explain`.
+"""Command-line options shared by `corral run`, `wrap` and `status`.
 
 A hand-written parser: argparse costs ~9 ms to import, a fifth of `corral run`'s budget, and the
 contract is small. Options end at `--` or at the first word that is not an option, so
