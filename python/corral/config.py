@@ -93,6 +93,11 @@ def _walk(values: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, An
             yield key, value
 
 
+def flatten(values: Mapping[str, Any]) -> dict[str, Any]:
+    """A layer table (nested or dotted) as {dotted key: value}, values as given."""
+    return dict(_walk(values))
+
+
 def _check_strings(key: str, layer: str, items: Any, problems: list[Problem]) -> bool:
     if not isinstance(items, list | tuple):
         problems.append(Problem(key, layer, f"expected a list of strings, got {_describe(items)}"))

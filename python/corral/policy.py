@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from corral import environment, gitguard
+from corral import dirs, environment, gitguard
 from corral.errors import ConfigError, Problem
 from corral.frozen import Frozen
 from corral.paths import Context, expand_all, expand_lexical, is_within, outermost
@@ -32,8 +32,6 @@ def own_paths() -> list[str]:
     the environment it runs in (with the bundled bwrap), its plugin files when run from a
     checkout, and its config and cache (a config there could turn the sandbox off)."""
     import sys
-
-    from corral import dirs
 
     package = os.path.dirname(os.path.abspath(__file__))
     found = [package, sys.prefix, dirs.user_config_dir(), dirs.user_cache_dir()]
@@ -58,6 +56,7 @@ class Policy(Frozen):
         "links",
         "mode",
         "network",
+        "never_writable",
         "notes",
         "pinned",
         "read_only",
@@ -78,6 +77,7 @@ class Policy(Frozen):
     create_dirs: tuple[str, ...]  # made empty just before a run, then kept read-only
     watch: tuple[str, ...]  # protected paths that must not appear: swept after a run
     links: tuple[tuple[str, str], ...]  # protected symlinks: put back after a run if changed
+    never_writable: tuple[str, ...]  # read-only in every run, whatever the mode (not resolved)
     hidden: tuple[str, ...]  # areas replaced by an empty tmpfs: /tmp, and $HOME when private
     visible: tuple[str, ...]  # read-only paths inside a hidden area shown again
     deny_read: tuple[tuple[str, bool], ...]  # (existing path, is a directory): masked last
@@ -101,6 +101,19 @@ class Policy(Frozen):
                 value = list(value)
             out[name] = value
         return out
+
+    def could_have_written(self, path: str) -> bool:
+        """Whether a sandboxed command, in this run or an earlier one, may have written `path`:
+        inside the workspace (writable in another mode) or a writable root, and not among the
+        paths that are read-only in every run. What such a command wrote must never be run on
+        the host, unsandboxed."""
+        real = os.path.realpath(path)
+        roots = [*self.rw_roots]
+        if not any(is_within(s, self.cwd) for s in SYSTEM_DIRS):
+            roots.append(self.cwd)  # a workspace at / or /tmp can never be a writable root
+        if not any(is_within(real, r) for r in roots):
+            return False
+        return not any(is_within(real, p) for p in self.never_writable)
 
     def is_writable(self, path: str) -> bool:
         """Whether a sandboxed command can write `path` (resolved like the policy's paths).
@@ -210,11 +223,14 @@ def resolve(
         Problem("sandbox.policy.deny_write", config.origins["sandbox.policy.deny_write"], e)
         for e in errors
     )
+    own_dirs = (dirs.user_config_dir(), dirs.user_cache_dir())
     for p in (*never, *own_paths()):
         if not writable(p):
             continue
         if os.path.lexists(p):
             read_only.append(p)
+        elif p in own_dirs:
+            create_dirs.append(p)  # corral's own: made empty now, read-only during the run
         elif writable(os.path.realpath(p)):
             watch.append(os.path.realpath(p))
     kept_ro = []
@@ -269,6 +285,7 @@ def resolve(
         create_dirs=tuple(create_dirs),
         watch=tuple(watch),
         links=tuple(dict(links).items()),
+        never_writable=tuple(never) + tuple(own_paths()),
         hidden=tuple(hidden),
         visible=outermost(visible),
         deny_read=tuple(deny_read),

@@ -150,6 +150,7 @@ _DENY_WRITE = (
     "~/.gitconfig",
     "~/.config/git",
     "~/.local/bin",
+    "~/bin",
     "~/.config/autostart",
     "~/.config/systemd",
 )
@@ -276,6 +277,19 @@ FIELDS: tuple[Field, ...] = (
         LIST,
         _HOME_ALLOW,
         'Entries of $HOME kept visible (read-only) when home = "private".',
+    ),
+    Field(
+        "chat.patterns",
+        LIST,
+        ("*.chat",),
+        "(Neovim) File patterns of chat buffers, whose frontmatter is read.",
+    ),
+    Field(
+        "frontmatter.allow_widening",
+        BOOL,
+        False,
+        "(Neovim) Let frontmatter of any chat file widen the sandbox, not only of files "
+        "trusted with :trust. Only your own configuration can set this.",
     ),
     Field(
         "sandbox.backends.bwrap.path",

@@ -59,9 +59,15 @@ def report(config: Config, policy: Policy, registry: Registry) -> dict[str, Any]
     def short(path: str) -> str:
         return shorten(path, policy)
 
+    if policy.mode == "off":
+        why = f'sandbox.mode is "off" (from {config.origins["sandbox.mode"]})'
+    else:
+        layer = config.origins["sandbox.enabled"]
+        why = f"sandbox.enabled is {str(policy.enabled).lower()} (from {layer})"
     return {
         "workspace": policy.cwd,
         "enabled": policy.enabled,
+        "why": why,
         "sandboxed": chosen is not None,
         "mode": policy.mode,
         "backend": {"setting": policy.backend, "chosen": chosen, "candidates": backends},
@@ -105,13 +111,13 @@ def render(data: dict[str, Any]) -> str:
     lines = [f"corral sandbox status for {data['workspace']}"]
     for warning in data["warnings"]:
         lines.append(f"WARNING: {warning}")
-    state = "enabled" if data["enabled"] else "disabled"
-    lines.append(f"  sandbox:   {state}, mode {data['mode']}")
+    state = "enabled" if data["enabled"] else "DISABLED"
+    lines.append(f"  sandbox:   {state}: {data['why']}; mode {data['mode']}")
     b = data["backend"]
     lines.append(f"  backend:   {b['chosen'] or 'none (unsandboxed)'}  [setting: {b['setting']}]")
     for c in b["candidates"]:
         detail = "available" if c["available"] else f"unavailable: {c['reason']}"
-        extra = ", ".join(f"{k} {c[k]}" for k in ("binary", "version") if c.get(k))
+        extra = ", ".join(f"{k} {c[k]}" for k in ("binary", "version", "not used") if c.get(k))
         lines.append(
             f"    {c['name']} (priority {c['priority']}): {detail}"
             + (f"; {extra}" if extra else "")

