@@ -1,0 +1,153 @@
+-- :Sandbox and its subcommands: one table, each with `impl` and `complete`.
+local M = {}
+
+---@param message string
+---@param level integer|nil
+local function say(message, level)
+  vim.notify(message, level or vim.log.levels.INFO)
+end
+
+---A scratch buffer in a split below, reused by name.
+---@param name string
+---@param lines string[]
+---@return integer bufnr
+function M.scratch(name, lines)
+  local bufnr = vim.fn.bufnr(name)
+  if bufnr == -1 or not vim.api.nvim_buf_is_valid(bufnr) then
+    bufnr = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_name(bufnr, name)
+    vim.bo[bufnr].bufhidden = "hide"
+    vim.bo[bufnr].swapfile = false
+  end
+  vim.bo[bufnr].modifiable = true
+  vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
+  vim.bo[bufnr].modifiable = false
+  local win = vim.fn.bufwinid(bufnr)
+  if win == -1 then
+    vim.cmd("botright split")
+    vim.api.nvim_win_set_buf(0, bufnr)
+  else
+    vim.api.nvim_set_current_win(win)
+  end
+  return bufnr
+end
+
+---@type table<string, {impl: fun(args: string[], cmd: table), complete: (fun(arglead: string): string[])|nil, desc: string}>
+M.subcommands = {
+  status = {
+    desc = "show the effective sandbox for this buffer",
+    impl = function()
+      local source = vim.api.nvim_get_current_buf()
+      local engine = require("corral.engine")
+      local text, err = engine.call("status_text", engine.request(source))
+      if not text then
+        say("corral: " .. err, vim.log.levels.ERROR)
+        return
+      end
+      local bufnr = M.scratch("corral://status", vim.split(text, "\n", { trimempty = true }))
+      vim.bo[bufnr].filetype = "corral-status"
+    end,
+  },
+  enable = {
+    desc = "turn the sandbox on for this session (refused when no backend works)",
+    impl = function()
+      local sandbox = require("corral.sandbox")
+      local previous = sandbox.get_override()
+      sandbox.set_enabled(true)
+      local ok, reason = sandbox.validate_backend(0)
+      if not ok then
+        if previous then
+          sandbox.set_enabled(previous["sandbox.enabled"])
+        else
+          sandbox.reset_enabled()
+        end
+        say("corral: not enabled: " .. tostring(reason), vim.log.levels.ERROR)
+        return
+      end
+      say("corral: sandbox enabled for this session")
+    end,
+  },
+  disable = {
+    desc = "turn the sandbox off for this session",
+    impl = function()
+      require("corral.sandbox").set_enabled(false)
+      say("corral: sandbox DISABLED for this session: commands run unsandboxed", vim.log.levels.WARN)
+    end,
+  },
+  reset = {
+    desc = "forget :Sandbox enable/disable",
+    impl = function()
+      require("corral.sandbox").reset_enabled()
+      say("corral: runtime override cleared")
+    end,
+  },
+  reload = {
+    desc = "read this buffer's frontmatter again (after :trust, say)",
+    impl = function()
+      local chat = require("corral.chat")
+      local bufnr = vim.api.nvim_get_current_buf()
+      if not chat.is_attached(bufnr) then
+        chat.attach(bufnr)
+      else
+        chat.refresh(bufnr, true)
+      end
+    end,
+  },
+  run = {
+    desc = "run a shell command in this buffer's sandbox",
+    impl = function(args)
+      if #args == 0 then
+        say("corral: :Sandbox run {cmd}", vim.log.levels.ERROR)
+        return
+      end
+      require("corral.runner").run_in_window(table.concat(args, " "), vim.api.nvim_get_current_buf())
+    end,
+    complete = function(arglead)
+      return vim.fn.getcompletion(arglead, "shellcmd")
+    end,
+  },
+}
+
+---@param cmd table the user command's table (fargs, ...)
+function M.run(cmd)
+  local args = vim.deepcopy(cmd.fargs)
+  local name = table.remove(args, 1) or "status"
+  local sub = M.subcommands[name]
+  if not sub then
+    say(
+      ("corral: unknown subcommand %q; one of: %s"):format(name, table.concat(vim.tbl_keys(M.subcommands), ", ")),
+      vim.log.levels.ERROR
+    )
+    return
+  end
+  if name == "run" then
+    -- keep the command as typed: fargs would split quoted words
+    args = { (cmd.args:gsub("^%s*run%s*", "")) }
+    if args[1] == "" then
+      args = {}
+    end
+  end
+  sub.impl(args, cmd)
+end
+
+---@param arglead string
+---@param cmdline string
+---@return string[]
+function M.complete(arglead, cmdline)
+  local words = vim.split(cmdline, "%s+", { trimempty = true })
+  local typing_first = #words == 1 or (#words == 2 and arglead ~= "")
+  if typing_first then
+    local names = vim.tbl_keys(M.subcommands)
+    table.sort(names)
+    return vim.tbl_filter(function(n)
+      return vim.startswith(n, arglead)
+    end, names)
+  end
+  local sub = M.subcommands[words[2]]
+  if sub and sub.complete then
+    return sub.complete(arglead)
+  end
+  return {}
+end
+
+return M

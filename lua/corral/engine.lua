@@ -1,0 +1,83 @@
+-- The bridge to the Python engine (the remote plugin's CorralCall function).
+local state = require("corral.state")
+
+local M = {}
+
+M.NOT_REGISTERED = "corral's remote plugin is not registered: run :UpdateRemotePlugins, "
+  .. "restart Neovim, and see :checkhealth corral"
+
+---@param method string
+---@param request table
+---@return any result, string? err
+local function raw_call(method, request)
+  if vim.fn.exists("*CorralCall") == 0 then
+    return nil, M.NOT_REGISTERED
+  end
+  local ok, result = pcall(vim.fn.CorralCall, method, request)
+  if not ok then
+    return nil, "corral engine failed: " .. tostring(result)
+  end
+  if type(result) == "table" and result.error then
+    return nil, result.error
+  end
+  return result
+end
+
+-- setup() options are checked by the engine's schema on first use, so that setup() itself
+-- never starts the Python host. Invalid options are reported once and dropped whole: the
+-- sandbox stays at its safe defaults rather than half-applied.
+local function check_global()
+  if state.global_checked or state.global == nil then
+    return
+  end
+  state.global_checked = true
+  local result, err = raw_call("validate", { layers = { global = state.global }, sources = { global = "setup()" } })
+  if err then
+    state.global_checked = false -- try again next time (e.g. after :UpdateRemotePlugins)
+    return
+  end
+  if result.problems and #result.problems > 0 then
+    state.global_problems = result.problems
+    state.global = nil
+    vim.notify(
+      "corral: setup() options are invalid; the sandbox keeps its safe defaults:\n  "
+        .. table.concat(result.problems, "\n  "),
+      vim.log.levels.ERROR
+    )
+  end
+end
+
+---@param bufnr integer|nil
+---@param extra table|nil
+---@return table
+function M.request(bufnr, extra)
+  if bufnr == nil or bufnr == 0 then
+    bufnr = vim.api.nvim_get_current_buf()
+  end
+  local name = vim.api.nvim_buf_is_valid(bufnr) and vim.api.nvim_buf_get_name(bufnr) or ""
+  local request = {
+    layers = {
+      global = state.global,
+      buffer = state.buffers[bufnr],
+      runtime = state.runtime,
+    },
+    sources = { global = "setup()", buffer = name, runtime = ":Sandbox" },
+    cwd = vim.fn.getcwd(),
+    buffer_path = name ~= "" and name or nil,
+  }
+  for k, v in pairs(extra or {}) do
+    request[k] = v
+  end
+  return request
+end
+
+---Call the engine: `result` or `nil, err`.
+---@param method string
+---@param request table|nil
+---@return any result, string? err
+function M.call(method, request)
+  check_global()
+  return raw_call(method, request or M.request())
+end
+
+return M

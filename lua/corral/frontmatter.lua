@@ -1,0 +1,209 @@
+-- Frontmatter of chat files: a fenced block opening on the first line, ```lua or ```json.
+--
+-- Lua frontmatter runs in a restricted environment: no io, os, require, load or editor API,
+-- only a few pure helpers and `corral.opt`, and a budget of instructions (a chat file may come
+-- from an untrusted repository). What it sets on `corral.opt` is recorded as a layer of dotted
+-- keys for the engine, which validates it.
+local M = {}
+
+M.MAX_LINES = 500
+M.INSTRUCTION_BUDGET = 1000000
+
+---@class corral.Block
+---@field lang string
+---@field code string
+---@field first integer line of the code's first line (1-based)
+---@field last integer line of the closing fence
+
+---The frontmatter block of `lines`, nil when there is none, or nil plus an error.
+---@param lines string[]
+---@return corral.Block|nil block, string? err
+function M.extract(lines)
+  local lang = lines[1] and lines[1]:match("^```(%w+)%s*$")
+  if not lang then
+    return nil
+  end
+  for i = 2, math.min(#lines, M.MAX_LINES) do
+    if lines[i]:match("^```%s*$") then
+      return { lang = lang, code = table.concat(lines, "\n", 2, i - 1), first = 2, last = i }
+    end
+  end
+  return nil, "line 1: the frontmatter block opened here is not closed with ``` (within "
+    .. M.MAX_LINES
+    .. " lines)"
+end
+
+local function is_list(t)
+  return type(t) == "table" and vim.islist(t)
+end
+
+local function copy_list(t)
+  local out = {}
+  for i, v in ipairs(t) do
+    out[i] = v
+  end
+  return out
+end
+
+---A recorder for `corral.opt`: assignments and :append/:remove calls become layer values.
+local function recorder()
+  local values = {} ---@type table<string, any>
+  local ops = {} ---@type table<string, boolean> keys holding {append=, remove=} tables
+
+  local function set(path, value)
+    if type(value) == "table" and not is_list(value) then
+      for k, v in pairs(value) do
+        set(path .. "." .. tostring(k), v)
+      end
+      return
+    end
+    values[path] = is_list(value) and copy_list(value) or value
+    ops[path] = nil
+  end
+
+  local function change(path, op, items)
+    if type(items[1]) == "table" and #items == 1 then
+      items = items[1]
+    end
+    local current = values[path]
+    if current == nil or ops[path] then
+      values[path] = current or { append = {}, remove = {} }
+      ops[path] = true
+      vim.list_extend(values[path][op], copy_list(items))
+    elseif op == "append" and is_list(current) then
+      vim.list_extend(current, copy_list(items))
+    elseif is_list(current) then
+      local drop = {}
+      for _, item in ipairs(items) do
+        drop[item] = true
+      end
+      values[path] = vim.tbl_filter(function(x)
+        return not drop[x]
+      end, current)
+    else
+      error(("%s is not a list: cannot %s to it"):format(path, op), 0)
+    end
+  end
+
+  local function node(path)
+    return setmetatable({}, {
+      __index = function(_, key)
+        if key == "append" or key == "remove" then
+          return function(self, ...)
+            if getmetatable(self) == nil then
+              error(("use %s:%s(...), with a colon"):format(path, key), 0)
+            end
+            change(path, key, { ... })
+          end
+        end
+        return node(path .. "." .. tostring(key))
+      end,
+      __newindex = function(_, key, value)
+        set(path .. "." .. tostring(key), value)
+      end,
+    })
+  end
+
+  local opt = setmetatable({}, {
+    __index = function(_, key)
+      return node(tostring(key))
+    end,
+    __newindex = function(_, key, value)
+      if key == "sandbox" and type(value) == "boolean" then
+        set("sandbox.enabled", value) -- `corral.opt.sandbox = false`
+      else
+        set(tostring(key), value)
+      end
+    end,
+  })
+  return opt, values
+end
+
+local function sandbox_env(opt)
+  local pure_string = {}
+  for _, name in ipairs({ "byte", "char", "find", "format", "gsub", "len", "lower", "match", "sub", "upper", "gmatch" }) do
+    pure_string[name] = string[name]
+  end
+  return {
+    corral = { opt = opt },
+    ipairs = ipairs,
+    pairs = pairs,
+    next = next,
+    select = select,
+    type = type,
+    tostring = tostring,
+    tonumber = tonumber,
+    error = error,
+    assert = assert,
+    string = pure_string,
+    table = { insert = table.insert, concat = table.concat, remove = table.remove, sort = table.sort },
+    math = { floor = math.floor, ceil = math.ceil, max = math.max, min = math.min, abs = math.abs },
+  }
+end
+
+---Evaluate Lua frontmatter: the layer values, or nil and "line N: reason".
+---@param block corral.Block
+---@return table|nil values, string? err
+local function eval_lua(block)
+  local opt, values = recorder()
+  local chunk, parse_err = load(block.code, "=frontmatter", "t", sandbox_env(opt))
+  if not chunk then
+    return nil, parse_err
+  end
+  -- Count hooks do not fire in JIT-compiled code: run the chunk interpreted so the budget holds.
+  if jit then
+    jit.off(chunk, true)
+  end
+  local budget_hit = false
+  debug.sethook(function()
+    budget_hit = true
+    error("frontmatter took too long (more than " .. M.INSTRUCTION_BUDGET .. " instructions)", 0)
+  end, "", M.INSTRUCTION_BUDGET)
+  local ok, run_err = pcall(chunk)
+  debug.sethook()
+  if not ok then
+    return nil, budget_hit and run_err or tostring(run_err)
+  end
+  return values
+end
+
+---Turn "frontmatter:3: msg" into "line 4: msg" (buffer lines: the code starts on line 2).
+---@param block corral.Block
+---@param err string
+---@return string
+local function locate(block, err)
+  local n, rest = err:match("^frontmatter:(%d+):%s*(.*)$")
+  if n then
+    return ("line %d: %s"):format(tonumber(n) + block.first - 1, rest)
+  end
+  return ("lines %d-%d: %s"):format(block.first, block.last, err)
+end
+
+---The layer a buffer's lines ask for: values, or nil (no frontmatter), or nil plus an error.
+---@param lines string[]
+---@return table|nil values, string? err, corral.Block? block
+function M.read(lines)
+  local block, err = M.extract(lines)
+  if not block then
+    return nil, err
+  end
+  if block.lang == "lua" then
+    local values, eval_err = eval_lua(block)
+    if not values then
+      return nil, locate(block, eval_err or "failed"), block
+    end
+    return values, nil, block
+  elseif block.lang == "json" then
+    local ok, decoded = pcall(vim.json.decode, block.code, { luanil = { object = true, array = true } })
+    if not ok then
+      return nil, locate(block, tostring(decoded)), block
+    end
+    if type(decoded) ~= "table" or (decoded.corral ~= nil and type(decoded.corral) ~= "table") then
+      return nil, ("lines %d-%d: expected a JSON object with a \"corral\" object"):format(block.first, block.last), block
+    end
+    return decoded.corral or {}, nil, block
+  end
+  return nil, ("line 1: frontmatter language %q is not supported (lua or json)"):format(block.lang), block
+end
+
+return M

@@ -1,0 +1,17 @@
+-- What the frontend holds between calls: the layers it sends to the engine with every request.
+-- The engine itself keeps no per-buffer state.
+local M = {}
+
+---@type table|nil options given to setup(), checked by the engine on first use
+M.global = nil
+M.global_checked = false
+---@type string[] problems the engine found in the setup() options
+M.global_problems = {}
+---@type table|nil `{["sandbox.enabled"] = bool}` from :Sandbox enable/disable
+M.runtime = nil
+---@type table<integer, table> accepted frontmatter layer per buffer
+M.buffers = {}
+---@type table<string, table> backends registered from Lua: name -> definition
+M.backends = {}
+
+return M

@@ -1,0 +1,26 @@
+-- corral: defines :Sandbox and watches chat buffers. Everything else loads on first use:
+-- no setup() call is needed, and the Python host starts only when corral is used.
+if vim.g.loaded_corral then
+  return
+end
+vim.g.loaded_corral = 1
+
+vim.api.nvim_create_user_command("Sandbox", function(cmd)
+  require("corral.commands").run(cmd)
+end, {
+  nargs = "*",
+  desc = "corral sandbox: status, enable, disable, reset, run {cmd}",
+  complete = function(arglead, cmdline, pos)
+    return require("corral.commands").complete(arglead, cmdline, pos)
+  end,
+})
+
+-- Chat buffers (*.chat unless setup() says otherwise) get their frontmatter read.
+vim.api.nvim_create_augroup("corral_chat", { clear = true })
+vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile" }, {
+  group = "corral_chat",
+  pattern = "*.chat",
+  callback = function(ev)
+    require("corral.chat").attach(ev.buf)
+  end,
+})

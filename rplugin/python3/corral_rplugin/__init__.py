@@ -1,0 +1,60 @@
+"""corral's remote plugin: RPC <-> engine calls, nothing else.
+
+Named corral_rplugin, not corral: pynvim puts rplugin/python3 on sys.path, and a package named
+like the engine would shadow it (and register nothing). Nothing heavy is imported at module
+level: this module is imported by :UpdateRemotePlugins.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import pynvim
+
+# <plugin root>/rplugin/python3/corral_rplugin/__init__.py -> <plugin root>/python
+ENGINE_DIR = os.path.normpath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "python")
+)
+BACKEND_CALL = "return require('corral.sandbox')._backend_call(...)"
+
+
+@pynvim.plugin
+class CorralPlugin:
+    def __init__(self, nvim: pynvim.Nvim) -> None:
+        self.nvim = nvim
+        self._service: Any = None
+
+    def service(self) -> Any:
+        if self._service is None:
+            # The plugin's own engine wins over any other installed copy: the Lua side and
+            # the engine must come from the same checkout.
+            if ENGINE_DIR not in sys.path:
+                sys.path.insert(0, ENGINE_DIR)
+            from corral.service import Service
+
+            self._service = Service()
+        return self._service
+
+    @pynvim.function("CorralCall", sync=True)
+    def call(self, args: list[Any]) -> Any:
+        method = args[0] if args else ""
+        request = args[1] if len(args) > 1 and isinstance(args[1], dict) else {}
+        if method == "register":
+            name = str(request.get("name", ""))
+
+            def call_lua(fn: str, *fn_args: Any) -> Any:
+                return self.nvim.exec_lua(BACKEND_CALL, name, fn, *fn_args)
+
+            return self.service().register_foreign(
+                name,
+                int(request.get("priority", 50)),
+                list(request.get("capabilities") or []),
+                call_lua,
+            )
+        if method == "engine_info":
+            import corral
+
+            return {"version": corral.__version__, "path": os.path.dirname(corral.__file__)}
+        return self.service().call(str(method), request)
