@@ -207,6 +207,9 @@ end
 ---@param bufnr integer
 ---@return boolean
 function M.is_attached(bufnr)
+  if bufnr == 0 then
+    bufnr = vim.api.nvim_get_current_buf()
+  end
   return attached[bufnr] ~= nil
 end
 

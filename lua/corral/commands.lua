@@ -7,11 +7,12 @@ local function say(message, level)
   vim.notify(message, level or vim.log.levels.INFO)
 end
 
----A scratch buffer in a split below, reused by name.
+---A scratch buffer in a split below, reused by name, acting for buffer `source`.
 ---@param name string
 ---@param lines string[]
+---@param source integer|nil
 ---@return integer bufnr
-function M.scratch(name, lines)
+function M.scratch(name, lines, source)
   local bufnr = vim.fn.bufnr(name)
   if bufnr == -1 or not vim.api.nvim_buf_is_valid(bufnr) then
     bufnr = vim.api.nvim_create_buf(false, true)
@@ -19,6 +20,8 @@ function M.scratch(name, lines)
     vim.bo[bufnr].bufhidden = "hide"
     vim.bo[bufnr].swapfile = false
   end
+  local engine_source = source and (vim.b[source].corral_source or source)
+  vim.b[bufnr].corral_source = engine_source
   vim.bo[bufnr].modifiable = true
   vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
   vim.bo[bufnr].modifiable = false
@@ -44,7 +47,7 @@ M.subcommands = {
         say("corral: " .. err, vim.log.levels.ERROR)
         return
       end
-      local bufnr = M.scratch("corral://status", vim.split(text, "\n", { trimempty = true }))
+      local bufnr = M.scratch("corral://status", vim.split(text, "\n", { trimempty = true }), source)
       vim.bo[bufnr].filetype = "corral-status"
     end,
   },

@@ -61,6 +61,12 @@ function M.request(bufnr, extra)
   if bufnr == nil or bufnr == 0 then
     bufnr = vim.api.nvim_get_current_buf()
   end
+  -- corral's own windows (status, run output) act for the buffer they were opened from:
+  -- `:Sandbox run` typed there must not get a looser sandbox than the chat's.
+  local source = vim.b[bufnr].corral_source
+  if source and vim.api.nvim_buf_is_valid(source) then
+    bufnr = source
+  end
   local name = vim.api.nvim_buf_is_valid(bufnr) and vim.api.nvim_buf_get_name(bufnr) or ""
   local request = {
     layers = {

@@ -34,7 +34,7 @@ end
 ---@param bufnr integer
 function M.run_in_window(command, bufnr)
   local commands = require("corral.commands")
-  local out = commands.scratch("corral://run", { "$ " .. command })
+  local out = commands.scratch("corral://run", { "$ " .. command }, bufnr)
   vim.bo[out].filetype = "corral-run"
   local function append(lines)
     if not vim.api.nvim_buf_is_valid(out) then
