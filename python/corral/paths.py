@@ -146,13 +146,10 @@ def which(name: str, path: str | None = None) -> str | None:
     return None
 
 
-def expand(entry: str, ctx: Context, existing_only: bool = False) -> list[str]:
-    """Expand one entry into absolute, symlink-resolved paths (none when it is dropped).
-
-    With `existing_only`, paths that do not exist are dropped before resolving them: most
-    deny-list entries do not exist, and realpath costs a system call per component."""
+def _unresolved(entry: str, ctx: Context) -> list[str]:
+    """One entry as absolute paths, symlinks not yet resolved (raises ExpandError)."""
     if entry.startswith(URN_PREFIX):
-        paths = _expand_urn(entry, ctx)
+        paths = _expand_urn(entry, ctx) or []
     else:
         text = _expand_vars(entry, ctx.env)
         if text is None:
@@ -160,49 +157,91 @@ def expand(entry: str, ctx: Context, existing_only: bool = False) -> list[str]:
         if text == "~" or text.startswith("~/"):
             text = ctx.home + text[1:]
         paths = [text]
-    if paths is None:
-        return []
-    absolute = (os.path.join(ctx.cwd, p) for p in paths)
-    if existing_only:
-        # lexists first: cheap, and most entries do not exist. Then the target must exist too:
-        # a dangling symlink hides nothing, and bwrap cannot mount onto a missing path.
-        found = (os.path.realpath(p) for p in absolute if os.path.lexists(p))
-        return [p for p in found if os.path.exists(p)]
-    return [os.path.realpath(p) for p in absolute]
+    return [os.path.join(ctx.cwd, p) for p in paths]
+
+
+def _var_names(entry: str) -> tuple[str, ...]:
+    names = []
+    for part in entry.split("$")[1:]:
+        part = part[1:] if part.startswith("{") else part
+        name = ""
+        for c in part:
+            if not (c.isalnum() or c == "_"):
+                break
+            name += c
+        names.append(name)
+    return tuple(names)
+
+
+# The string half of expansion is a pure function of the entries, the workspace, home, the
+# buffer and the variables the entries name: remembered, since every call expands ~100 entries.
+# What depends on the file system (existence, symlinks, the homes under /home) is never cached.
+_MEMO: dict[tuple[object, ...], tuple[list[str], list[str], bool]] = {}
+_NAMES: dict[tuple[str, ...], tuple[str, ...]] = {}
+MEMO_SIZE = 64
+OTHER_HOMES = URN_PREFIX + "other-homes"
+
+
+def _unresolved_all(entries: Iterable[str], ctx: Context) -> tuple[list[str], list[str]]:
+    entries = tuple(entries)
+    names = _NAMES.get(entries)
+    if names is None:
+        if len(_NAMES) >= MEMO_SIZE:
+            _NAMES.clear()
+        names = _NAMES[entries] = tuple(n for e in entries if "$" in e for n in _var_names(e))
+    env_key = tuple(ctx.env.get(n) for n in names)
+    key = (entries, ctx.cwd, ctx.home, ctx.buffer_path, env_key)
+    memo = _MEMO.get(key)
+    if memo is None:
+        paths: list[str] = []
+        errors: list[str] = []
+        for entry in entries:
+            if entry == OTHER_HOMES:
+                continue
+            try:
+                paths.extend(_unresolved(entry, ctx))
+            except ExpandError as e:
+                errors.append(str(e))
+        if len(_MEMO) >= MEMO_SIZE:
+            _MEMO.clear()
+        memo = _MEMO[key] = (paths, errors, OTHER_HOMES in entries)
+    paths, errors, other_homes = memo
+    if other_homes:
+        return [*paths, *_other_homes(ctx)], list(errors)
+    return list(paths), list(errors)
+
+
+def _resolve(paths: Iterable[str], existing_only: bool) -> list[str]:
+    if not existing_only:
+        return [os.path.realpath(p) for p in paths]
+    # lexists first: cheap, and most entries do not exist. Then the target must exist too:
+    # a dangling symlink hides nothing, and bwrap cannot mount onto a missing path.
+    found = (os.path.realpath(p) for p in paths if os.path.lexists(p))
+    return [p for p in found if os.path.exists(p)]
+
+
+def expand(entry: str, ctx: Context, existing_only: bool = False) -> list[str]:
+    """Expand one entry into absolute, symlink-resolved paths (none when it is dropped);
+    raises ExpandError for an entry that cannot be expanded.
+
+    With `existing_only`, paths that do not exist are dropped before resolving them: most
+    deny-list entries do not exist, and realpath costs a system call per component."""
+    return _resolve(_unresolved(entry, ctx), existing_only)
 
 
 def expand_lexical(entries: Iterable[str], ctx: Context) -> tuple[list[str], list[str]]:
-    """Like expand_all, but absolute and normalised without resolving symlinks (cheap: no
-    system calls); callers resolve the few paths they keep."""
-    paths: list[str] = []
-    errors: list[str] = []
-    for entry in entries:
-        try:
-            if entry.startswith(URN_PREFIX):
-                found = _expand_urn(entry, ctx) or []
-            else:
-                text = _expand_vars(entry, ctx.env)
-                if text is not None and (text == "~" or text.startswith("~/")):
-                    text = ctx.home + text[1:]
-                found = [] if text is None else [text]
-            paths.extend(os.path.normpath(os.path.join(ctx.cwd, p)) for p in found)
-        except ExpandError as e:
-            errors.append(str(e))
-    return paths, errors
+    """Like expand_all, but absolute and normalised without resolving symlinks (no system
+    calls); callers resolve the few paths they keep."""
+    paths, errors = _unresolved_all(entries, ctx)
+    return [os.path.normpath(p) for p in paths], errors
 
 
 def expand_all(
     entries: Iterable[str], ctx: Context, existing_only: bool = False
 ) -> tuple[list[str], list[str]]:
     """Expand every entry; return (paths, errors) so all bad entries are reported at once."""
-    paths: list[str] = []
-    errors: list[str] = []
-    for entry in entries:
-        try:
-            paths.extend(expand(entry, ctx, existing_only))
-        except ExpandError as e:
-            errors.append(str(e))
-    return paths, errors
+    paths, errors = _unresolved_all(entries, ctx)
+    return _resolve(paths, existing_only), errors
 
 
 def outermost(paths: Iterable[str]) -> tuple[str, ...]:

@@ -224,7 +224,8 @@ def resolve(
         for e in errors
     )
     own_dirs = (dirs.user_config_dir(), dirs.user_cache_dir())
-    for p in (*never, *own_paths()):
+    own = own_paths()
+    for p in (*never, *own):
         if not writable(p):
             continue
         if os.path.lexists(p):
@@ -285,7 +286,7 @@ def resolve(
         create_dirs=tuple(create_dirs),
         watch=tuple(watch),
         links=tuple(dict(links).items()),
-        never_writable=tuple(never) + tuple(own_paths()),
+        never_writable=(*never, *own),
         hidden=tuple(hidden),
         visible=outermost(visible),
         deny_read=tuple(deny_read),
