@@ -104,7 +104,9 @@ function M.refresh(bufnr, force)
     state.buffers[bufnr] = nil
     return
   end
-  local trusted = widening_allowed() or M.is_trusted(name)
+  -- Trust is of the file's contents on disk: an unsaved edit (by a chat plugin, say) is not
+  -- what was trusted.
+  local trusted = widening_allowed() or (not vim.bo[bufnr].modified and M.is_trusted(name))
   local request = engine.request(bufnr, { values = values, trusted = trusted })
   local result, call_err = engine.call("frontmatter", request)
   if not result then

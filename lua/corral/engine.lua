@@ -58,6 +58,7 @@ end
 ---@param extra table|nil
 ---@return table
 function M.request(bufnr, extra)
+  check_global() -- before reading state.global: invalid options are dropped, not sent
   if bufnr == nil or bufnr == 0 then
     bufnr = vim.api.nvim_get_current_buf()
   end

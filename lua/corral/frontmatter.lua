@@ -119,11 +119,13 @@ local function recorder()
   return opt, values
 end
 
+local PURE_STRING = {}
+for _, name in ipairs({ "byte", "char", "find", "format", "gsub", "len", "lower", "match", "sub", "upper", "gmatch" }) do
+  PURE_STRING[name] = string[name]
+end
+
 local function sandbox_env(opt)
-  local pure_string = {}
-  for _, name in ipairs({ "byte", "char", "find", "format", "gsub", "len", "lower", "match", "sub", "upper", "gmatch" }) do
-    pure_string[name] = string[name]
-  end
+  local pure_string = PURE_STRING
   return {
     corral = { opt = opt },
     ipairs = ipairs,
@@ -155,12 +157,18 @@ local function eval_lua(block)
     jit.off(chunk, true)
   end
   local budget_hit = false
+  -- Methods on strings ("x"):rep(n) go through the string metatable, not the environment:
+  -- trim it too while the chunk runs (rep and dump would reach memory and bytecode).
+  local string_mt = getmetatable("")
+  local full_string = string_mt.__index
+  string_mt.__index = PURE_STRING
   debug.sethook(function()
     budget_hit = true
     error("frontmatter took too long (more than " .. M.INSTRUCTION_BUDGET .. " instructions)", 0)
   end, "", M.INSTRUCTION_BUDGET)
   local ok, run_err = pcall(chunk)
   debug.sethook()
+  string_mt.__index = full_string
   if not ok then
     return nil, budget_hit and run_err or tostring(run_err)
   end

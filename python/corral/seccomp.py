@@ -103,6 +103,35 @@ def program(machine: str, block_unix_sockets: bool) -> bytes | None:
     return b"".join(out)
 
 
+def program_path(block_unix_sockets: bool) -> str | None:
+    """The filter in a file of corral's cache directory (read-only inside every sandbox),
+    for launchers that can open a file but not pass a descriptor; None where that fails."""
+    machine = os.uname().machine
+    code = program(machine, block_unix_sockets)
+    if code is None:
+        return None
+    from corral import dirs
+
+    kind = "no-unix" if block_unix_sockets else "base"
+    path = os.path.join(dirs.user_cache_dir(), f"seccomp-{machine}-{kind}.bpf")
+    try:
+        with open(path, "rb") as f:
+            if f.read() == code:
+                return path
+    except OSError:
+        pass
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(code)
+        os.replace(tmp, path)
+    except OSError:
+        return None
+    return path
+
+
 def program_fd(block_unix_sockets: bool) -> int | None:
     """An inheritable descriptor holding the filter, positioned at its start (or None)."""
     code = program(os.uname().machine, block_unix_sockets)

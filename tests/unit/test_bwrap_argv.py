@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from corral import seccomp
 from corral.backends.bwrap import BwrapBackend, bundled_bwrap, mount_args, namespace_args
 from corral.policy import Policy
 
@@ -222,7 +223,14 @@ def test_wrap_uses_the_policys_environment(setup: Callable[..., Policy]) -> None
     assert wrapped.sandboxed and wrapped.backend == "bwrap"
     assert wrapped.env == p.env
     assert wrapped.status_fd is None and wrapped.fds == ()
-    assert "--json-status-fd" not in wrapped.argv and "--seccomp" not in wrapped.argv
+    assert "--json-status-fd" not in wrapped.argv
+    # No descriptor can be handed over with a plain argv: a constant sh script opens the
+    # seccomp filter file on descriptor 3 and becomes bwrap.
+    sh, dash_c, script, filter_file = wrapped.argv[:4]
+    assert (sh, dash_c, script) == ("/bin/sh", "-c", 'exec "$@" 3<"$0"')
+    with open(filter_file, "rb") as f:
+        assert f.read() == seccomp.program(os.uname().machine, block_unix_sockets=False)
+    assert wrapped.argv[wrapped.argv.index("--seccomp") + 1] == "3"
     assert wrapped.argv[-2:] == ("--", "true")
 
 

