@@ -133,7 +133,7 @@ def main() -> int:
     print(f"wrap_command + jobstart  median {median(wrapped):6.2f} ms  p90 {p90(wrapped):6.2f} ms")
     print(f"jobstart, argv by hand   median {median(direct):6.2f} ms  p90 {p90(direct):6.2f} ms")
     verdict = "ok" if ratio <= 1.2 else "MISSED"
-    print(f"ratio                    {ratio:5.2f}x  (target <= 1.2x)  {verdict}")
+    print(f"ratio                    {ratio:6.3f}x  (target <= 1.2x)  {verdict}")
     verdict = "ok" if plugin_ms <= 1.0 else "MISSED"
     print(f"plugin/corral.lua start-up  {plugin_ms:.3f} ms  (target <= 1 ms)  {verdict}")
     return 0

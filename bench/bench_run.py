@@ -9,15 +9,17 @@ Measured side by side, round-robin (each round runs every measurement once, star
 different one each round) so machine noise hits them all alike:
 
   corral run -- true   the console script next to sys.executable, from a temp workspace
-  env -i bwrap         the exact argv `corral wrap -- true` prints (env -i K=V ... bwrap ...)
-  bare bwrap           the same bwrap argv, its environment passed by the spawn call instead
+  env -i bwrap         the exact argv `corral wrap -- true` prints (env -i K=V ... sh launcher
+                       ... bwrap ...)
+  bare bwrap           bwrap itself with the same arguments (without the launcher and its
+                       --seccomp), its environment passed by the spawn call instead
   python -c pass       the interpreter's own start-up (context: corral's floor)
   resolve + argv       in-process: config.resolve + policy.resolve + BwrapBackend().argv
   resolve + wrap       what `corral run` does in-process: the same plus a fresh registry's
                        backend selection (probe answer cached), status pipe, seccomp program
 
-The bwrap argv is the one `corral run` builds minus `--json-status-fd` and `--seccomp` (a printed
-argv cannot carry descriptors); both cost bwrap next to nothing. Config and cache dirs point at a
+The bare bwrap argv is the one `corral run` builds minus `--json-status-fd` and `--seccomp`
+(both cost bwrap next to nothing). Config and cache dirs point at a
 temp dir (the first corral call probes bwrap once and caches it there; warm-up absorbs it), and
 bytecode is cached under a temp PYTHONPYCACHEPREFIX unless --as-is.
 
@@ -161,6 +163,12 @@ def main() -> int:
             return 2
         wrapped = json.loads(done.stdout)
         bwrap_env, bwrap_argv = split_env_prefix(wrapped)
+        # `corral wrap` puts a small sh launcher before bwrap (it opens the seccomp filter on
+        # descriptor 3): bare bwrap is bwrap itself, without the launcher and its --seccomp.
+        if bwrap_argv[:2] == ["/bin/sh", "-c"]:
+            bwrap_argv = bwrap_argv[4:]
+            at = bwrap_argv.index("--seccomp")
+            del bwrap_argv[at : at + 2]
         if os.path.basename(bwrap_argv[0]) != "bwrap":
             print(f"bench: not a bwrap argv (sandbox off?): {bwrap_argv[:3]}", file=sys.stderr)
             return 2

@@ -34,8 +34,6 @@ function M.is_enabled(bufnr)
   return policy ~= nil and policy.enabled == true
 end
 
-local env_bin ---@type string|nil
-
 ---Wrap `argv` for the buffer's sandbox. The result starts with `env -i NAME=value ...`, so
 ---bwrap (and the sandbox) get only the scrubbed environment however it is started.
 ---Returns the original argv (env-scrubbed) only when the sandbox is disabled, or in "auto"
@@ -48,17 +46,7 @@ function M.wrap_command(argv, bufnr)
   if not result then
     return nil, err
   end
-  env_bin = env_bin or vim.fn.exepath("env")
-  if env_bin == "" then
-    env_bin = nil
-    return nil, "env(1) not found on PATH: cannot start a command with a clean environment"
-  end
-  local full = { env_bin, "-i" }
-  for name, value in pairs(result.env) do
-    full[#full + 1] = name .. "=" .. value
-  end
-  vim.list_extend(full, result.argv)
-  return full, nil, result
+  return result.argv, nil, result
 end
 
 ---After a wrapped command exited: remove what must not have appeared and put back protected

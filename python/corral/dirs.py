@@ -13,7 +13,17 @@ import sys
 APP = "corral"
 
 
+_memo: dict[tuple[str, str, str], str] = {}
+
+
 def _xdg(var: str, fallback: str) -> str:
+    key = (var, os.environ.get(var, ""), os.environ.get("HOME", ""))
+    if key not in _memo:
+        _memo[key] = _xdg_uncached(var, fallback)
+    return _memo[key]
+
+
+def _xdg_uncached(var: str, fallback: str) -> str:
     value = os.environ.get(var, "")
     if not os.path.isabs(value.strip()):  # unset, empty or relative: ignored, as the spec says
         value = os.path.join(os.path.expanduser("~"), fallback)

@@ -13,7 +13,14 @@ import os
 from corral import dirs, environment, gitguard
 from corral.errors import ConfigError, Problem
 from corral.frozen import Frozen
-from corral.paths import Context, expand_all, expand_lexical, is_within, outermost
+from corral.paths import (
+    Context,
+    expand_all,
+    expand_lexical,
+    is_within,
+    outermost,
+    real_existing,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -240,8 +247,8 @@ def resolve(
             continue  # cheaper than resolving first: most protected names do not exist
         if os.path.islink(p) and writable(os.path.dirname(p)):
             links.append((p, os.readlink(p)))  # the target is kept read-only; the link is not
-        real = os.path.realpath(p)
-        if os.path.lexists(real) and writable(real):
+        real = real_existing(p)
+        if real is not None and writable(real):
             kept_ro.append(real)
     # Only the protected path itself is mounted read-only: a directory above it could still be
     # renamed away and rebuilt. Pin every directory between a writable root and it.

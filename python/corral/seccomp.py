@@ -77,8 +77,19 @@ def _insn(code: int, jt: int, jf: int, k: int) -> bytes:
     return code.to_bytes(2, order) + bytes((jt, jf)) + k.to_bytes(4, order)
 
 
+_programs: dict[tuple[str, bool], bytes | None] = {}
+_verified: dict[str, tuple[int, int, int]] = {}  # filter file -> (inode, size, mtime) seen
+
+
 def program(machine: str, block_unix_sockets: bool) -> bytes | None:
     """The filter for `machine` (as os.uname() names it), or None where it is not known."""
+    key = (machine, block_unix_sockets)
+    if key not in _programs:
+        _programs[key] = _assemble(machine, block_unix_sockets)
+    return _programs[key]
+
+
+def _assemble(machine: str, block_unix_sockets: bool) -> bytes | None:
     if machine not in ARCHES:
         return None
     audit_arch, numbers = ARCHES[machine]
@@ -115,8 +126,12 @@ def program_path(block_unix_sockets: bool) -> str | None:
     kind = "no-unix" if block_unix_sockets else "base"
     path = os.path.join(dirs.user_cache_dir(), f"seccomp-{machine}-{kind}.bpf")
     try:
+        st = os.stat(path)
+        if _verified.get(path) == (st.st_ino, st.st_size, st.st_mtime_ns):
+            return path  # the very file read and checked before
         with open(path, "rb") as f:
             if f.read() == code:
+                _verified[path] = (st.st_ino, st.st_size, st.st_mtime_ns)
                 return path
     except OSError:
         pass

@@ -14,6 +14,7 @@ import os
 from corral import config, narrowing, policy, status
 from corral.backends import default_registry
 from corral.errors import ConfigError, CorralError
+from corral.paths import which
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,12 +38,15 @@ def _layers(request: Mapping[str, Any], skip: str = "") -> list[config.Layer]:
 class Service:
     def __init__(self, registry: Registry | None = None) -> None:
         self.registry = registry if registry is not None else default_registry()
+        # The host process's environment cannot change under it (Neovim's vim.env is another
+        # process's): one plain copy is read faster than os.environ on every call.
+        self.environ = dict(os.environ)
 
     # -- helpers -------------------------------------------------------------------------
     def _policy(self, request: Mapping[str, Any]) -> tuple[config.Config, policy.Policy]:
         resolved = config.resolve(_layers(request))
         cwd = request.get("cwd") or os.getcwd()
-        return resolved, policy.resolve(resolved, cwd, os.environ, request.get("buffer_path"))
+        return resolved, policy.resolve(resolved, cwd, self.environ, request.get("buffer_path"))
 
     def call(self, method: str, request: Mapping[str, Any]) -> Any:
         """Dispatch `method`; a CorralError becomes {"error": ...}."""
@@ -98,7 +102,7 @@ class Service:
             trial = {**accepted, key: flat[key]}
             layers = [*base_layers, config.Layer("buffer", trial)]
             layers.sort(key=lambda layer: LAYER_ORDER.index(layer.name))
-            reasons = narrowing.widenings(base, config.resolve(layers), cwd, os.environ, path)
+            reasons = narrowing.widenings(base, config.resolve(layers), cwd, self.environ, path)
             if reasons:
                 refused.extend(reasons)
             else:
@@ -118,8 +122,13 @@ class Service:
             return {"error": "wrap_command: argv must be a non-empty list of strings"}
         _, resolved = self._policy(request)
         wrapped = self.registry.wrap(resolved, argv)
+        env_bin = which("env", self.environ.get("PATH"))
+        if env_bin is None:
+            return {"error": "env(1) not found on PATH: cannot start a clean environment"}
         return {
-            "argv": list(wrapped.argv),
+            # Self-contained: `env -i` gives bwrap (and so the sandbox) only the scrubbed
+            # environment, whoever starts it.
+            "argv": [env_bin, "-i", *(f"{k}={v}" for k, v in wrapped.env), *wrapped.argv],
             "env": dict(wrapped.env),
             "sandboxed": wrapped.sandboxed,
             "backend": wrapped.backend,
