@@ -24,6 +24,13 @@ local function once(bufnr, message, level)
   vim.notify(message, level)
 end
 
+---@param header string
+---@param items string[]
+---@return string `header` and the items, one per indented line
+local function listed(header, items)
+  return header .. "\n  " .. table.concat(items, "\n  ")
+end
+
 ---Is this file trusted with :trust (vim.secure), directly or through a trusted directory?
 ---Trust follows the file's contents: after an edit it must be trusted again.
 ---@param path string
@@ -114,26 +121,13 @@ function M.refresh(bufnr, force)
     return
   end
   if result.problems and #result.problems > 0 then
-    once(
-      bufnr,
-      ("corral: frontmatter of %s is invalid (the last good settings stay in force):\n  %s"):format(
-        label,
-        table.concat(result.problems, "\n  ")
-      ),
-      vim.log.levels.ERROR
-    )
+    once(bufnr, listed(("corral: frontmatter of %s is invalid (the last good settings stay in force):"):format(label), result.problems), vim.log.levels.ERROR)
     return
   end
   state.buffers[bufnr] = result.accepted
   if result.refused and #result.refused > 0 then
-    once(
-      bufnr,
-      ("corral: frontmatter of %s may only narrow the sandbox; refused:\n  %s\nTrust the file with :trust (or allow widening in setup()) to apply these."):format(
-        label,
-        table.concat(result.refused, "\n  ")
-      ),
-      vim.log.levels.WARN
-    )
+    local message = listed(("corral: frontmatter of %s may only narrow the sandbox; refused:"):format(label), result.refused)
+    once(bufnr, message .. "\nTrust the file with :trust (or allow widening in setup()) to apply these.", vim.log.levels.WARN)
   end
 end
 

@@ -187,13 +187,12 @@ def resolve(
                     "(or mode read-only for a workspace at /)",
                 )
             )
-        elif is_within(ctx.home, p):
+            continue
+        if is_within(ctx.home, p):
             notes.append(
                 f"writable root {p} contains your home directory: files there that are not "
                 "protected (see :help corral-protected) can be changed"
             )
-        if system is not None:
-            continue
         if os.path.isdir(p) or os.path.isfile(p):
             rw_roots.append(p)
         else:
