@@ -35,6 +35,8 @@ def _default(field: schema.Field) -> list[str]:
         return ["true" if value else "false"]
     if isinstance(value, str):
         return [f'"{value}"']
+    if isinstance(value, int):
+        return [str(value)]
     if not value:
         return ["[]"]
     return ["["] + [f'  "{item}",' for item in value] + ["]"]

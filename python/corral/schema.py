@@ -18,6 +18,7 @@ STRING = "string"
 CHOICE = "one of"
 LIST = "list of strings"
 NAME = "backend name"
+INT = "positive integer"
 
 
 class Field(Frozen):
@@ -176,6 +177,12 @@ _PROTECTED = (
     ".zshenv",
 )
 
+TOOLS = ("bash", "read", "write", "edit", "delete", "ls", "fetch")
+APPROVAL_PRESETS = ("ask", "read-only", "auto", "full")
+
+# Files a chat's file tools must not read or change, wherever they are in the workspace.
+_PERMISSIONS_DENY = (".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", ".netrc")
+
 # What tools need from $HOME when `home = "private"`: git identity, toolchains, package caches.
 _HOME_ALLOW = (
     "~/.gitconfig",
@@ -281,6 +288,105 @@ FIELDS: tuple[Field, ...] = (
         _HOME_ALLOW,
         'Entries of $HOME kept visible (read-only) when home = "private".',
     ),
+    Field(
+        "tools.available",
+        LIST,
+        TOOLS,
+        "Tools a chat may call at all; frontmatter can remove some for its buffer.",
+    ),
+    Field(
+        "tools.approval",
+        CHOICE,
+        "ask",
+        'Approval preset. "ask": the approval chain decides, asking you when nothing '
+        'approves; "read-only": read-only operations run without asking, the rest is refused; '
+        '"auto": whatever the sandbox allows runs without asking (refused when no sandbox '
+        'works); "full": no approval step (the sandbox still applies).',
+        APPROVAL_PRESETS,
+    ),
+    Field(
+        "tools.auto_approve",
+        LIST,
+        (),
+        "Tools approved without asking (in Neovim also a Lua function(tool_call) -> boolean).",
+    ),
+    Field(
+        "tools.auto_approve_sandboxed",
+        BOOL,
+        True,
+        "Approve tools that declare can_auto_approve_if_sandboxed (bash) when a sandbox "
+        "really confines them; never in the unsandboxed fallback.",
+    ),
+    Field(
+        "tools.require_approval",
+        BOOL,
+        True,
+        "When false, whatever no rule decided is approved instead of asking you.",
+    ),
+    Field(
+        "tools.shell.allow",
+        LIST,
+        (),
+        "Commands approved without asking: case-insensitive substrings (deny is checked first).",
+    ),
+    Field(
+        "tools.shell.deny",
+        LIST,
+        (),
+        "Commands always refused: case-insensitive substrings of the command.",
+    ),
+    Field(
+        "tools.permissions.deny",
+        LIST,
+        _PERMISSIONS_DENY,
+        "Globs (relative to the workspace, like .gitignore) the file tools never read, list "
+        "or change.",
+    ),
+    Field(
+        "tools.permissions.write",
+        LIST,
+        (),
+        "When not empty, file tools write only paths matching one of these globs.",
+    ),
+    Field(
+        "tools.permissions.read",
+        LIST,
+        (),
+        "When not empty, file tools read contents only of paths matching one of these globs.",
+    ),
+    Field(
+        "tools.permissions.envelope",
+        LIST,
+        (),
+        "When not empty, every change must also match one of these globs (a change envelope).",
+    ),
+    Field("tools.read.max_bytes", INT, 262144, "Largest read returned in full; more is cut."),
+    Field(
+        "tools.delete.allow_sandboxed",
+        BOOL,
+        False,
+        "Let the delete tool work while the sandbox is enabled.",
+    ),
+    Field(
+        "tools.fetch.allow_hosts",
+        LIST,
+        (),
+        "Hosts the fetch tool may reach (*.example.com for subdomains, ${ENV} expanded); "
+        "empty: none.",
+    ),
+    Field(
+        "tools.fetch.allow_private",
+        LIST,
+        (),
+        "Hosts allowed to resolve to loopback, private, link-local or unique-local addresses.",
+    ),
+    Field(
+        "tools.bash.timeout",
+        INT,
+        120,
+        "Seconds before a bash tool call and all it started are killed.",
+    ),
+    Field("tools.bash.output_cap", INT, 102400, "Bytes of bash output kept; the rest is cut."),
     Field(
         "chat.patterns",
         LIST,

@@ -7,7 +7,7 @@ import pytest
 from corral import config, schema
 from corral.errors import Problem
 
-KINDS = {schema.BOOL, schema.STRING, schema.CHOICE, schema.LIST, schema.NAME}
+KINDS = {schema.BOOL, schema.STRING, schema.CHOICE, schema.LIST, schema.NAME, schema.INT}
 
 
 @pytest.mark.parametrize("field", schema.FIELDS, ids=lambda f: f.key)
@@ -105,3 +105,10 @@ def test_field_is_immutable() -> None:
     field = schema.FIELDS[0]
     with pytest.raises(AttributeError):
         field.doc = "changed"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("bad", [0, -5, True, 1.5, "10"])
+def test_integer_settings_refuse_what_is_not_a_positive_integer(bad: object) -> None:
+    problems: list[Problem] = []
+    assert config._validate(schema.BY_KEY["tools.bash.timeout"], "global", bad, problems) is None
+    assert "tools.bash.timeout" in str(problems[0]) and "positive integer" in str(problems[0])
