@@ -40,11 +40,36 @@ end
 function M.setup(opts)
   opts = opts or {}
   vim.validate("opts", opts, "table")
-  state.global = vim.deepcopy(opts)
+  opts = vim.deepcopy(opts)
+  -- A Lua function for tools.auto_approve stays on this side: the engine gets the rest.
+  state.auto_approve_fn = nil
+  if type(opts.tools) == "table" and type(opts.tools.auto_approve) == "function" then
+    state.auto_approve_fn = opts.tools.auto_approve
+    opts.tools.auto_approve = nil
+  end
+  state.global = opts
   state.global_checked = false
   state.global_problems = {}
   local chat = type(opts.chat) == "table" and opts.chat or {}
   watch_chat_files(string_list(chat.patterns or opts["chat.patterns"]) or M.DEFAULT_CHAT_PATTERNS)
+end
+
+---Run a chat's tool call through the guard, the sandbox and the guarded operations
+---(:help corral-execute).
+---@param tool_call {name: string, input: table}
+---@param opts {bufnr: integer|nil}|nil
+---@param on_done fun(result: table)
+function M.execute(tool_call, opts, on_done)
+  require("corral.execute").execute(tool_call, opts, on_done)
+end
+
+---Add an approval resolver written in Lua (:help corral-guard).
+---@param name string
+---@param fn fun(context: table): string|nil
+---@param priority integer|nil
+---@return string|nil urn, string? err
+function M.register_resolver(name, fn, priority)
+  return require("corral.execute").register_resolver(name, fn, priority)
 end
 
 return M

@@ -13,5 +13,7 @@ M.runtime = nil
 M.buffers = {}
 ---@type table<string, table> backends registered from Lua: name -> definition
 M.backends = {}
+---@type (fun(tool_call: table): boolean)|nil tools.auto_approve given as a Lua function
+M.auto_approve_fn = nil
 
 return M

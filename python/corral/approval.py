@@ -83,22 +83,28 @@ class Resolver(Frozen):
         self._set(name=name, priority=priority, resolve=resolve)
 
 
-def _config(ctx: Context) -> str | None:
+def _config(ctx: Context) -> tuple[str, str] | None:
     if ctx.lua_auto_approve is not None:
-        return APPROVE if ctx.lua_auto_approve else None
+        return (
+            (APPROVE, "tools.auto_approve (a Lua function) said yes")
+            if ctx.lua_auto_approve
+            else None
+        )
     if "tools.auto_approve" in ctx.buffer_values:
         return None  # the frontmatter's own list is the frontmatter resolver's to judge
-    return APPROVE if ctx.tool in ctx.config["tools.auto_approve"] else None
+    if ctx.tool in ctx.config["tools.auto_approve"]:
+        return APPROVE, f"tools.auto_approve lists {ctx.tool}"
+    return None
 
 
-def _frontmatter(ctx: Context) -> str | None:
+def _frontmatter(ctx: Context) -> tuple[str, str] | None:
     listed = ctx.buffer_values.get("tools.auto_approve")
-    if listed is None:
+    if listed is None or ctx.tool not in ctx.config["tools.auto_approve"]:
         return None
-    return APPROVE if ctx.tool in ctx.config["tools.auto_approve"] else None
+    return APPROVE, f"the frontmatter's tools.auto_approve lists {ctx.tool}"
 
 
-def _sandbox(ctx: Context) -> str | None:
+def _sandbox(ctx: Context) -> tuple[str, str] | None:
     if (
         "can_auto_approve_if_sandboxed" in ctx.capabilities
         and ctx.config["tools.auto_approve_sandboxed"]
@@ -106,12 +112,14 @@ def _sandbox(ctx: Context) -> str | None:
         and "tools.auto_approve" not in ctx.buffer_values  # nor taken over by it
         and ctx.sandboxed  # enabled, and a backend really available: never the fallback
     ):
-        return APPROVE
+        return APPROVE, "the sandbox confines it"
     return None
 
 
-def _catch_all(ctx: Context) -> str | None:
-    return None if ctx.config["tools.require_approval"] else APPROVE
+def _catch_all(ctx: Context) -> tuple[str, str] | None:
+    if ctx.config["tools.require_approval"]:
+        return None
+    return APPROVE, "tools.require_approval is off"
 
 
 BUILTIN = (

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from corral import config, narrowing, policy, status
+from corral import approval, config, guard, narrowing, policy, status
 from corral.backends import default_registry
 from corral.errors import ConfigError, CorralError
 from corral.paths import which
@@ -41,6 +41,9 @@ class Service:
         # The host process's environment cannot change under it (Neovim's vim.env is another
         # process's): one plain copy is read faster than os.environ on every call.
         self.environ = dict(os.environ)
+        self.problems: list[str] = []  # what faulty resolvers said, for :checkhealth
+        self.chain = approval.Chain(log=self.problems.append)
+        self._audit: Any = None
 
     # -- helpers -------------------------------------------------------------------------
     def _policy(self, request: Mapping[str, Any]) -> tuple[config.Config, policy.Policy]:
@@ -185,6 +188,12 @@ class Service:
             return {"error": str(e)}
         return {"ok": True}
 
+    def do_unregister_resolver(self, request: Mapping[str, Any]) -> bool:
+        return self.chain.unregister(str(request["name"]))
+
+    def do_resolvers(self, request: Mapping[str, Any]) -> list[dict[str, Any]]:
+        return [{"name": r.name, "priority": r.priority} for r in self.chain.resolvers()]
+
     def do_unregister(self, request: Mapping[str, Any]) -> bool:
         return self.registry.unregister(str(request["name"]))
 
@@ -193,3 +202,131 @@ class Service:
             {"name": b.name, "priority": b.priority, "capabilities": sorted(b.capabilities)}
             for b in self.registry.get_all()
         ]
+
+    # -- the tool guard --------------------------------------------------------------------
+    def _sandboxed(self, pol: policy.Policy) -> bool:
+        """Enabled, and a backend really available: never the unsandboxed fallback."""
+        try:
+            return pol.enabled and self.registry.select(pol).backend is not None
+        except CorralError:
+            return False
+
+    def do_guard(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """May this tool call run? {decision, source, reason, class, reasons, writes, ...}."""
+        resolved, pol = self._policy(request)
+        tool = str(request.get("tool", ""))
+        tool_input = request.get("input") or {}
+        buffer_values = config.flatten((request.get("layers") or {}).get("buffer") or {})
+        lua_answer = request.get("lua_auto_approve")
+        decision, classification = guard.decide(
+            tool,
+            tool_input,
+            resolved.values,
+            pol,
+            self._sandboxed(pol),
+            self.chain,
+            buffer_values,
+            lua_answer if isinstance(lua_answer, bool) else None,
+        )
+        result: dict[str, Any] = {
+            **decision.as_dict(),
+            "class": classification.kind if classification else None,
+            "reasons": list(classification.reasons) if classification else [],
+            "writes": list(classification.writes) if classification else [],
+            "limits": {
+                "timeout": resolved["tools.bash.timeout"],
+                "output_cap": resolved["tools.bash.output_cap"],
+            },
+        }
+        if tool == "edit" and decision.decision == approval.REQUIRE:
+            preview = self._op(resolved, pol, "edit", {**tool_input, "preview": True})
+            result["preview"] = preview.get("diff", "")
+        self.audit({"tool": tool, "decision": decision.decision, "source": decision.source,
+                    "command": tool_input.get("command"), "path": tool_input.get("path"),
+                    "url": tool_input.get("url"), "class": result["class"]})  # fmt: skip
+        return result
+
+    def _op(
+        self, resolved: config.Config, pol: policy.Policy, tool: str, args: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        from corral.ops import files
+        from corral.ops.globs import Permissions
+        from corral.ops.refusal import OpError
+
+        try:
+            perms = Permissions.from_config(resolved)
+            path = str(args.get("path", "."))
+            if tool == "read":
+                limit = int(args.get("max_bytes") or resolved["tools.read.max_bytes"])
+                return files.read(pol, perms, path, limit, int(args.get("offset") or 0))
+            if tool == "write":
+                content = str(args.get("content", ""))
+                return files.write(pol, perms, path, content, bool(args.get("create_dirs")))
+            if tool == "edit":
+                return files.edit(
+                    pol, perms, path, str(args.get("old", "")), str(args.get("new", "")),
+                    int(args.get("expected") or 1), bool(args.get("preview")),
+                )  # fmt: skip
+            if tool == "delete":
+                return files.delete(pol, perms, path, resolved["tools.delete.allow_sandboxed"])
+            if tool == "ls":
+                return files.ls(pol, perms, path)
+            if tool == "fetch":
+                return self._fetch(resolved, args)
+        except OpError as e:
+            return {"ok": False, "refused": e.refusal.as_dict()}
+        return {"ok": False, "error": f"no operation for tool {tool!r}"}
+
+    def _fetch(self, resolved: config.Config, args: Mapping[str, Any]) -> dict[str, Any]:
+        from corral.ops import http
+
+        hosts = http.expand_hosts(resolved["tools.fetch.allow_hosts"], self.environ)
+        private = http.expand_hosts(resolved["tools.fetch.allow_private"], self.environ)
+        result = http.fetch(
+            str(args.get("url", "")),
+            hosts,
+            private,
+            layer=resolved.origins["tools.fetch.allow_hosts"],
+        )
+        if not result.get("ok") and result.get("refusal"):
+            result["refused"] = result["refusal"]
+        return result
+
+    def do_op(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """Run a file or fetch tool call through the guarded operations."""
+        resolved, pol = self._policy(request)
+        tool = str(request.get("tool", ""))
+        result = self._op(resolved, pol, tool, request.get("input") or {})
+        self.audit({"tool": tool, "path": (request.get("input") or {}).get("path"),
+                    "url": (request.get("input") or {}).get("url"),
+                    "refusal": result.get("refused")})  # fmt: skip
+        return result
+
+    def do_bash_report(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        from corral.ops.bash_report import report
+
+        _, pol = self._policy(request)
+        return {"refusals": report(str(request.get("output", "")), pol)}
+
+    def audit(self, event: Mapping[str, Any]) -> None:
+        from corral.audit import AuditLog
+
+        if self._audit is None:
+            self._audit = AuditLog()
+        self._audit.log({k: v for k, v in event.items() if v is not None})
+
+    def do_audit(self, request: Mapping[str, Any]) -> bool:
+        self.audit(request.get("event") or {})
+        return True
+
+    def register_resolver(self, name: str, priority: int, call: Callable[..., Any]) -> str:
+        """A resolver implemented elsewhere (Lua): called with the context as plain data."""
+
+        def resolve(ctx: approval.Context) -> Any:
+            answer = call(
+                {"tool": ctx.tool, "input": dict(ctx.input), "sandboxed": ctx.sandboxed,
+                 "class": ctx.classification.kind if ctx.classification else None}
+            )  # fmt: skip
+            return answer  # garbage is the chain's to log and skip
+
+        return self.chain.register(name, resolve, priority)

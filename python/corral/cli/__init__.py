@@ -15,6 +15,7 @@ USAGE = """\
 usage: corral run    [OPTIONS] [--timeout SECONDS] -- COMMAND [ARG...]
        corral wrap   [OPTIONS] -- COMMAND [ARG...]
        corral status [OPTIONS] [--json]
+       corral explain [OPTIONS] [--approval PRESET] [--json] -- 'COMMAND STRING'
        corral --version
 
 Runs COMMAND confined by the sandbox: the workspace (--cwd, default: the current
@@ -30,7 +31,8 @@ options:
   --backend NAME       auto | required | a backend name (bwrap)
   --config FILE        read settings from FILE instead of {config}
   --timeout SECONDS    kill COMMAND and everything it started after SECONDS (exit 124)
-  --json               (status) print one JSON object
+  --approval PRESET    (explain) ask | read-only | auto | full
+  --json               (status, explain) print one JSON object
 
 environment: CORRAL_MODE sets the mode (below flags, above the config file).
 exit status (run): COMMAND's own; 124 timeout; 125 corral or sandbox set-up failed.
@@ -65,6 +67,10 @@ def main(argv: list[str] | None = None) -> int:
             from corral.cli.status import status
 
             return status(rest)
+        if command == "explain":
+            from corral.cli.explain import explain
+
+            return explain(rest)
         sys.stderr.write(f"corral: unknown command {command!r}; see corral --help\n")
         return USAGE_FAILED
     except CorralError as e:

@@ -53,6 +53,8 @@ def flags_layer(opts: dict[str, Any]) -> config.Layer | None:
         values["sandbox.mode"] = opts["mode"]
     if "backend" in opts:
         values["sandbox.backend"] = opts["backend"]
+    if "approval" in opts:
+        values["tools.approval"] = opts["approval"]
     if opts.get("network"):
         values["sandbox.policy.network"] = True
     if opts.get("no_network"):

@@ -1,4 +1,4 @@
-"""Command-line options shared by `corral run`, `wrap` and `status`.
+"""Command-line options shared by `corral run`, `wrap`, `status` and `explain`.
 
 A hand-written parser: argparse costs ~9 ms to import, a fifth of `corral run`'s budget, and the
 contract is small. Options end at `--` or at the first word that is not an option, so
@@ -33,6 +33,7 @@ OPTIONS: dict[str, tuple[str, bool, bool]] = {
     "--config": ("config", True, False),
     "--timeout": ("timeout", True, False),
     "--backend": ("backend", True, False),
+    "--approval": ("approval", True, False),
     "--json": ("json", False, False),
     "--help": ("help", False, False),
     "-h": ("help", False, False),
@@ -40,9 +41,10 @@ OPTIONS: dict[str, tuple[str, bool, bool]] = {
 
 # which options each subcommand takes
 ACCEPTS: dict[str, frozenset[str]] = {
-    "run": frozenset(OPTIONS) - {"--json"},
-    "wrap": frozenset(OPTIONS) - {"--json", "--timeout"},
+    "run": frozenset(OPTIONS) - {"--json", "--approval"},
+    "wrap": frozenset(OPTIONS) - {"--json", "--timeout", "--approval"},
     "status": frozenset(OPTIONS) - {"--timeout"},
+    "explain": frozenset(OPTIONS) - {"--timeout"},
 }
 
 

@@ -18,6 +18,8 @@ ENGINE_DIR = os.path.normpath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "python")
 )
 BACKEND_CALL = "return require('corral.sandbox')._backend_call(...)"
+RESOLVER_CALL = "return require('corral.execute')._resolver_call(...)"
+DELIVER = "require('corral.execute')._deliver(...)"
 
 
 @pynvim.plugin
@@ -53,8 +55,25 @@ class CorralPlugin:
                 list(request.get("capabilities") or []),
                 call_lua,
             )
+        if method == "register_resolver":
+            name = str(request.get("name", ""))
+
+            def ask_lua(context: Any) -> Any:
+                return self.nvim.exec_lua(RESOLVER_CALL, name, context)
+
+            return self.service().register_resolver(
+                name, int(request.get("priority", 50)), ask_lua
+            )
         if method == "engine_info":
             import corral
 
             return {"version": corral.__version__, "path": os.path.dirname(corral.__file__)}
         return self.service().call(str(method), request)
+
+    @pynvim.function("CorralCallAsync", sync=False)
+    def call_async(self, args: list[Any]) -> None:
+        """For operations that may take a while (a fetch): Neovim goes on; the answer comes
+        back to Lua with the caller's token."""
+        method, request, token = args[0], args[1], args[2]
+        result = self.service().call(str(method), request if isinstance(request, dict) else {})
+        self.nvim.exec_lua(DELIVER, token, result)

@@ -1,0 +1,150 @@
+-- The confirmation window for tool calls that need approval: the full command or change,
+-- nothing truncated, with control characters and invisible Unicode made visible, so what you
+-- approve is what runs.
+local M = {}
+
+-- Code points that render as nothing or move text around: zero-width, bidi controls, BOM.
+local INVISIBLE = {
+  [0x00AD] = true, [0x180E] = true, [0x200B] = true, [0x200C] = true, [0x200D] = true,
+  [0x200E] = true, [0x200F] = true, [0x202A] = true, [0x202B] = true, [0x202C] = true,
+  [0x202D] = true, [0x202E] = true, [0x2060] = true, [0x2061] = true, [0x2062] = true,
+  [0x2063] = true, [0x2064] = true, [0x2066] = true, [0x2067] = true, [0x2068] = true,
+  [0x2069] = true, [0xFEFF] = true,
+}
+
+---Make control characters and invisible code points visible: `^[`, `<U+202E>`.
+---@param text string
+---@return string
+function M.visible(text)
+  local out = {}
+  -- (LuaJIT has no utf8 library: Neovim splits the text into code points)
+  for _, cp in ipairs(vim.fn.str2list(text, true)) do
+    if cp == 10 then
+      out[#out + 1] = "\n"
+    elseif cp == 9 then
+      out[#out + 1] = "<Tab>"
+    elseif cp < 32 then
+      out[#out + 1] = "^" .. string.char(cp + 64)
+    elseif cp == 127 then
+      out[#out + 1] = "^?"
+    elseif INVISIBLE[cp] or (cp >= 0xE0000 and cp <= 0xE007F) then -- tag characters too
+      out[#out + 1] = ("<U+%04X>"):format(cp)
+    else
+      out[#out + 1] = vim.fn.nr2char(cp, true)
+    end
+  end
+  return table.concat(out)
+end
+
+---Lines describing a tool call for the window.
+---@param tool_call table {name, input}
+---@param decision table the guard's answer
+---@return string[]
+function M.describe(tool_call, decision)
+  local input = tool_call.input or {}
+  local lines = { ("corral: %s wants to run — approve?"):format(tool_call.name), "" }
+  local function add(label, text)
+    local shown = M.visible(tostring(text))
+    local parts = vim.split(shown, "\n", { plain = true })
+    lines[#lines + 1] = label .. (parts[1] or "")
+    for i = 2, #parts do
+      lines[#lines + 1] = (" "):rep(#label) .. parts[i]
+    end
+  end
+  if tool_call.name == "bash" then
+    add("command: ", input.command or "")
+  elseif tool_call.name == "edit" then
+    add("file:    ", input.path or "")
+    if decision.preview and decision.preview ~= "" then
+      add("change:  ", decision.preview)
+    else
+      add("replace: ", input.old or "")
+      add("with:    ", input.new or "")
+    end
+  elseif tool_call.name == "write" then
+    add("file:    ", input.path or "")
+    add("content: ", input.content or "")
+  elseif tool_call.name == "fetch" then
+    add("url:     ", input.url or "")
+  else
+    for key, value in pairs(input) do
+      add(key .. ": ", type(value) == "string" and value or vim.inspect(value))
+    end
+  end
+  lines[#lines + 1] = ""
+  if decision.class and decision.class ~= vim.NIL then
+    lines[#lines + 1] = "class: " .. decision.class
+    for _, reason in ipairs(decision.reasons or {}) do
+      lines[#lines + 1] = "  - " .. M.visible(reason)
+    end
+  end
+  lines[#lines + 1] = ("asked because: %s (%s)"):format(decision.reason or "", decision.source or "")
+  lines[#lines + 1] = ""
+  lines[#lines + 1] = "a / y: approve      d / n / q / <Esc>: deny"
+  return lines
+end
+
+---Show the window; `on_answer(true|false)` is called once.
+---@param tool_call table
+---@param decision table
+---@param on_answer fun(approved: boolean)
+---@return integer bufnr, integer win
+function M.ask(tool_call, decision, on_answer)
+  local lines = M.describe(tool_call, decision)
+  local bufnr = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
+  vim.bo[bufnr].modifiable = false
+  vim.bo[bufnr].bufhidden = "wipe"
+  vim.bo[bufnr].filetype = "corral-confirm"
+  local width = 20
+  for _, line in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(line))
+  end
+  width = math.min(width + 2, math.max(20, vim.o.columns - 4))
+  local height = math.min(#lines, math.max(3, vim.o.lines - 4))
+  local win = vim.api.nvim_open_win(bufnr, true, {
+    relative = "editor",
+    width = width,
+    height = height,
+    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
+    col = math.max(0, math.floor((vim.o.columns - width) / 2)),
+    style = "minimal",
+    border = "rounded",
+    title = " corral: approve this tool call? ",
+  })
+  vim.wo[win].wrap = true -- long lines wrap: nothing is cut off
+  local answered = false
+  local function answer(approved)
+    if answered then
+      return
+    end
+    answered = true
+    if vim.api.nvim_win_is_valid(win) then
+      vim.api.nvim_win_close(win, true)
+    end
+    on_answer(approved)
+  end
+  for _, key in ipairs({ "a", "y" }) do
+    vim.keymap.set("n", key, function()
+      answer(true)
+    end, { buffer = bufnr, nowait = true })
+  end
+  for _, key in ipairs({ "d", "n", "q", "<Esc>" }) do
+    vim.keymap.set("n", key, function()
+      answer(false)
+    end, { buffer = bufnr, nowait = true })
+  end
+  -- Closing the window any other way is a "no".
+  vim.api.nvim_create_autocmd("BufWipeout", {
+    buffer = bufnr,
+    once = true,
+    callback = function()
+      vim.schedule(function()
+        answer(false)
+      end)
+    end,
+  })
+  return bufnr, win
+end
+
+return M

@@ -1,0 +1,220 @@
+-- One entry point for chat plugins: require("corral").execute(tool_call, {bufnr = ...}, on_done).
+-- The guard decides (approve / require_approval / deny); a confirmation window asks you when
+-- needed; the call runs (bash through jobstart of the wrapped argv, never blocking the editor;
+-- the other tools in the engine, asynchronously); on_done gets a structured result.
+local engine = require("corral.engine")
+local state = require("corral.state")
+
+local M = {}
+
+local pending = {} ---@type table<integer, fun(result: table)>
+local next_token = 0
+
+local resolvers = {} ---@type table<string, fun(context: table): string|nil>
+
+---Add an approval resolver written in Lua: `fn(context)` gets `{tool, input, sandboxed, class}`
+---and answers "approve", "require_approval", "deny" or nil (pass). Default priority 50.
+---@param name string a name; `urn:corral:approval:` is put in front when missing
+---@param fn fun(context: table): string|nil
+---@param priority integer|nil
+---@return string|nil urn, string? err
+function M.register_resolver(name, fn, priority)
+  vim.validate("name", name, "string")
+  vim.validate("fn", fn, "function")
+  local urn, err = engine.call("register_resolver", { name = name, priority = priority or 50 })
+  if not urn then
+    return nil, err
+  end
+  resolvers[urn] = fn
+  resolvers[name] = fn
+  return urn
+end
+
+---@param name string
+---@return boolean
+function M.unregister_resolver(name)
+  resolvers[name] = nil
+  return engine.call("unregister_resolver", { name = name }) == true
+end
+
+---@private
+function M._resolver_call(name, context)
+  local fn = resolvers[name]
+  if not fn then
+    return nil
+  end
+  return fn(context) -- an error here reaches the engine, which logs and skips this resolver
+end
+
+---@private
+function M._deliver(token, result)
+  local callback = pending[token]
+  pending[token] = nil
+  if callback then
+    vim.schedule(function()
+      callback(result)
+    end)
+  end
+end
+
+local function call_async(method, request, callback)
+  if not engine.registered() then
+    callback({ error = engine.NOT_REGISTERED })
+    return
+  end
+  next_token = next_token + 1
+  pending[next_token] = callback
+  vim.fn.CorralCallAsync(method, request, next_token)
+end
+
+---A Lua `tools.auto_approve` function (from setup()) answers for the config resolver.
+---@param tool_call table
+---@return boolean|nil
+local function lua_auto_approve(tool_call)
+  local fn = state.auto_approve_fn
+  if not fn then
+    return nil
+  end
+  local ok, answer = pcall(fn, vim.deepcopy(tool_call))
+  return ok and answer == true
+end
+
+---@param request table
+---@param tool_call table
+---@param decision table
+---@param finish fun(result: table)
+local function run_bash(request, tool_call, decision, finish)
+  local config = decision.limits
+  local cap = config.output_cap
+  local chunks, size, truncated = {}, 0, false
+  local function collect(_, data)
+    if not data then
+      return
+    end
+    local text = table.concat(data, "\n")
+    if size + #text > cap then
+      text = text:sub(1, math.max(0, cap - size))
+      truncated = true
+    end
+    size = size + #text
+    if text ~= "" then
+      chunks[#chunks + 1] = text
+    end
+  end
+  local timer ---@type uv.uv_timer_t|nil
+  local timed_out = false
+  local job, err = require("corral.runner").start({ "/bin/sh", "-c", tool_call.input.command }, request.bufnr_for_run, {
+    on_stdout = collect,
+    on_stderr = collect,
+    on_exit = function(code, repairs)
+      if timer then
+        timer:stop()
+        timer:close()
+      end
+      local output = table.concat(chunks, "")
+      local report = engine.call(
+        "bash_report",
+        engine.request(request.bufnr_for_run, { output = output:sub(-65536) })
+      ) or {}
+      finish({
+        ok = code == 0 and not timed_out,
+        exit = code,
+        timed_out = timed_out,
+        output = output,
+        truncated = truncated,
+        sandbox_refusals = report.refusals or {},
+        repairs = repairs,
+      })
+    end,
+  })
+  if not job then
+    finish({ ok = false, error = err })
+    return
+  end
+  timer = vim.uv.new_timer()
+  timer:start(config.timeout * 1000, 0, vim.schedule_wrap(function()
+    timed_out = true
+    vim.fn.jobstop(job) -- bwrap goes, and its pid namespace with everything in it
+  end))
+end
+
+---Run a tool call through corral. `tool_call = {name = "bash", input = {command = "ls"}}`
+---(tools: bash, read, write, edit, delete, ls, fetch). `on_done(result)` gets
+---`{ok, decision = {decision, source, reason}, ...}` plus the tool's own fields, or
+---`{ok = false, refused = {code, path|host, rule, layer, hint}}`.
+---@param tool_call {name: string, input: table}
+---@param opts {bufnr: integer|nil}|nil
+---@param on_done fun(result: table)
+function M.execute(tool_call, opts, on_done)
+  vim.validate("tool_call", tool_call, "table")
+  vim.validate("on_done", on_done, "function")
+  opts = opts or {}
+  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
+  local request = engine.request(bufnr, {
+    tool = tool_call.name,
+    input = tool_call.input or {},
+    lua_auto_approve = lua_auto_approve(tool_call),
+  })
+  request.bufnr_for_run = bufnr
+  local decision, err = engine.call("guard", request)
+  local function finish(result)
+    result.decision = result.decision or (decision and {
+      decision = decision.decision,
+      source = decision.source,
+      reason = decision.reason,
+    })
+    result.tool = tool_call.name
+    engine.call("audit", {
+      event = {
+        tool = tool_call.name,
+        decision = decision and decision.decision,
+        source = decision and decision.source,
+        command = tool_call.input and tool_call.input.command,
+        path = tool_call.input and tool_call.input.path,
+        url = tool_call.input and tool_call.input.url,
+        exit = result.exit,
+        refusal = result.refused,
+        bufnr = bufnr,
+      },
+    })
+    on_done(result)
+  end
+  if not decision then
+    on_done({ ok = false, error = err, tool = tool_call.name })
+    return
+  end
+  local function run()
+    if tool_call.name == "bash" then
+      run_bash(request, tool_call, decision, finish)
+    else
+      call_async("op", request, function(result)
+        if result.error then
+          result.ok = false
+        end
+        finish(result)
+      end)
+    end
+  end
+  if decision.decision == "approve" then
+    run()
+  elseif decision.decision == "deny" then
+    finish({
+      ok = false,
+      refused = { code = "denied", rule = decision.source, reason = decision.reason, hint = decision.hint },
+    })
+  else
+    require("corral.confirm").ask(tool_call, decision, function(approved)
+      if approved then
+        decision.decision, decision.source = "approve", "user"
+        run()
+      else
+        finish({
+          ok = false,
+          refused = { code = "denied-by-user", rule = "confirmation window", reason = "you said no" },
+        })
+      end
+    end)
+  end
+end
+
+return M

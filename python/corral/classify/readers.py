@@ -1,0 +1,275 @@
+"""Tools that only read, and the options that make some of them write or run programs.
+
+A tool is in `INSENSITIVE` only when none of its options writes a file or runs a program, so
+nothing an argument expands to can change that. Every other tool here checks its options, and
+an argument that may expand into an option (`$X`, `*`, `"$X"` in option position) makes it
+dynamic: a file named `--pre=sh` in the directory turns `rg foo *` into a launcher.
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+from corral.classify.command import names
+from corral.classify.envvars import is_risky
+from corral.classify.options import parse
+from corral.classify.result import DYNAMIC, WRITES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from corral.classify.command import Command, Word
+    from corral.classify.options import Parsed
+
+INSENSITIVE = names(
+    """
+    ls dir vdir cat head tail wc grep egrep fgrep zgrep zegrep zfgrep stat du df pwd echo cut tr
+    basename dirname realpath readlink which whereis type diff cmp comm true false : nl tac rev
+    fold fmt column paste join od hexdump strings md5sum sha1sum sha224sum sha256sum sha384sum
+    sha512sum b2sum cksum sum base32 base64 basenc expand unexpand pr seq sleep id whoami groups
+    uname arch nproc printenv tty locale users who uptime free ps pgrep pidof cd pushd popd dirs
+    wait shift exit return break continue jq zcat bzcat xzcat zstdcat lzcat numfmt tsort getconf
+    logname shellcheck expr factor cal getent lscpu lsblk lsmem set shopt umask ulimit jobs
+    times help unalias yes clear lsof ss netstat
+    """
+)
+
+
+def read_only(cmd: Command) -> None:
+    """Nothing to add: the command reads (its redirections are checked by the walker)."""
+
+
+def opaque(cmd: Command, parsed: Parsed) -> bool:
+    """Flag arguments that may expand into options; True when there were any."""
+    for word in parsed.opaque:
+        cmd.found.flag(DYNAMIC, f"{cmd.name}: {word.raw} may expand to an option")
+    return bool(parsed.opaque)
+
+
+def checked(
+    short_values: str = "",
+    long_values: Sequence[str] = (),
+    writes: Sequence[str] = (),
+    runs: Sequence[str] = (),
+    optional_short: str = "",
+) -> Callable[[Command], None]:
+    """A rule for a tool whose options `writes` (named as `x` short, `--xyz` long) write the
+    file given as their value, and whose options `runs` run a program."""
+
+    def rule(cmd: Command) -> None:
+        parsed = parse(cmd.args, short_values, long_values, optional_short)
+        opaque(cmd, parsed)
+        for opt in parsed.opts:
+            shown = f"{'--' if opt.long else '-'}{opt.name}"
+            if any(opt.is_(*_names(name)) for name in runs):
+                cmd.found.flag(DYNAMIC, f"{cmd.name} {shown} runs a program")
+            elif any(opt.is_(*_names(name)) for name in writes):
+                path = opt.value or ""
+                cmd.found.write(path, f"{cmd.name} {shown} writes {path or 'a file'}".rstrip())
+
+    return rule
+
+
+def _names(name: str) -> tuple[str, str]:
+    """`"o"` is a short option, anything longer a long one: (long, short) for `Opt.is_`."""
+    return ("", name) if len(name) == 1 else (name, "")
+
+
+FIND_RUNS = names("-exec -execdir -ok -okdir")
+FIND_WRITES = names("-fprint -fprint0 -fprintf -fls")
+# Predicates whose next word is a value (a pattern, a name, a number), never an expression.
+FIND_VALUES = names(
+    """
+    -name -iname -path -ipath -wholename -iwholename -regex -iregex -lname -ilname -type -xtype
+    -user -group -uid -gid -perm -size -newer -anewer -cnewer -samefile -inum -links -mtime
+    -mmin -atime -amin -ctime -cmin -used -maxdepth -mindepth -fstype -context -regextype
+    -printf -files0-from
+    """
+)
+
+
+def find(cmd: Command) -> None:
+    args = cmd.args
+    i = 0
+    while i < len(args) and args[i].static and _find_global(args[i].text):
+        i += 2 if args[i].text == "-D" else 1
+    starts: list[str] = []
+    while i < len(args) and not (args[i].static and args[i].text[:1] in ("-", "(", "!", ")", ",")):
+        if args[i].may_be_option:
+            cmd.found.flag(DYNAMIC, f"find: {args[i].raw} may expand to an expression")
+        starts.append(args[i].text)
+        i += 1
+    while i < len(args):
+        word = args[i]
+        text = word.text
+        i += 1
+        if not word.static:
+            if word.may_be_option:
+                cmd.found.flag(DYNAMIC, f"find: {word.raw} may expand to an expression")
+            continue
+        if text in FIND_RUNS:
+            end = i
+            while end < len(args) and args[end].text not in (";", "+"):
+                end += 1
+            cmd.found.flag(DYNAMIC, f"find {text} runs a command for each file")
+            cmd.inner(args[i:end])
+            i = end + 1
+        elif text == "-delete":
+            for path in starts or ["."]:
+                cmd.found.write(path, f"find -delete removes files under {path}")
+        elif text in FIND_WRITES and i < len(args):
+            cmd.found.write(args[i].text, f"find {text} writes {args[i].text}")
+            i += 2 if text == "-fprintf" else 1
+        elif text in FIND_VALUES or text.startswith("-newer"):
+            i = _find_value(cmd, args, i)
+
+
+def _find_global(text: str) -> bool:
+    return text in ("-H", "-L", "-P", "-D") or (text.startswith("-O") and text[2:].isdigit())
+
+
+def _find_value(cmd: Command, args: Sequence[Word], i: int) -> int:
+    """Skip a predicate's value: quoted expansions are fine there, splitting ones are not."""
+    if i < len(args):
+        if args[i].spelling.splits:
+            cmd.found.flag(DYNAMIC, f"find: {args[i].raw} may expand to an expression")
+        return i + 1
+    return i
+
+
+def _positional_output(
+    index: int, short_values: str, long_values: Sequence[str] = ()
+) -> Callable[[Command], None]:
+    """Tools whose positional argument number `index` is an output file (`uniq in out`)."""
+
+    def rule(cmd: Command) -> None:
+        parsed = parse(cmd.args, short_values, long_values)
+        if opaque(cmd, parsed):
+            return
+        for word in parsed.positionals:
+            if word.spelling.splits:  # `uniq *` may name two files, the second one written
+                cmd.found.flag(DYNAMIC, f"{cmd.name}: {word.raw} may expand to several files")
+                return
+        if len(parsed.positionals) > index:
+            path = parsed.positionals[index].text
+            cmd.found.write(path, f"{cmd.name} writes {path}")
+
+    return rule
+
+
+def date(cmd: Command) -> None:
+    parsed = parse(cmd.args, "dfrs", ("date", "file", "reference", "set"), optional_short="I")
+    if opaque(cmd, parsed):
+        return
+    if parsed.has("set", "s") or any(not w.text.startswith("+") for w in parsed.positionals):
+        cmd.found.flag(WRITES, "date sets the system clock")
+
+
+def hostname(cmd: Command) -> None:
+    parsed = parse(cmd.args, "F", ("file",))
+    if not opaque(cmd, parsed) and (parsed.positionals or parsed.has("file", "F")):
+        cmd.found.flag(WRITES, "hostname sets the host name")
+
+
+def _names_subscript(word: Word) -> bool:
+    """Could this word name an array element (whose subscript bash evaluates as code)?"""
+    return not word.static or "[" in word.text
+
+
+def printf(cmd: Command) -> None:
+    args = cmd.args
+    if args and args[0].may_be_option:
+        cmd.found.flag(DYNAMIC, f"printf: {args[0].raw} may expand to -v NAME")
+    elif len(args) > 1 and args[0].text == "-v":
+        if _names_subscript(args[1]):
+            cmd.found.flag(DYNAMIC, f"printf -v {args[1].raw} evaluates a subscript as code")
+        elif is_risky(args[1].text):
+            cmd.found.flag(DYNAMIC, f"printf -v {args[1].text} changes what runs")
+
+
+def test(cmd: Command) -> None:
+    """`test -v 'a[$(id)]'` runs `id`; so does `[ $x ]` with x='-v a[$(id)]'."""
+    args = cmd.args
+    if any(w.spelling.splits for w in args):
+        cmd.found.flag(DYNAMIC, f"{cmd.name}: an argument may expand to -v NAME")
+        return
+    for word, nxt in pairwise(args):
+        if (word.text in ("-v", "-R") or not word.static) and _names_subscript(nxt):
+            cmd.found.flag(DYNAMIC, f"{cmd.name} -v {nxt.raw} may evaluate a subscript as code")
+            return
+
+
+def less(cmd: Command) -> None:
+    if cmd.env.get("LESSSECURE") == "1":
+        return
+    cmd.found.flag(DYNAMIC, "less can run shell commands (! and |) unless LESSSECURE=1")
+
+
+def rg(cmd: Command) -> None:
+    parsed = parse(cmd.args, "efgtTmABCjMrE", ("regexp", "file", "glob", "type", "replace"))
+    opaque(cmd, parsed)
+    for opt in parsed.opts:
+        if opt.long and any(opt.is_(n) for n in ("pre", "pre-glob", "hostname-bin")):
+            cmd.found.flag(DYNAMIC, f"rg --{opt.name} runs a program on each file")
+
+
+def fd(cmd: Command) -> None:
+    """fd -x/-X CMD...: the rest of the line (up to `;`) is a command run per file."""
+    args = cmd.args
+    for i, word in enumerate(args):
+        if word.may_be_option:
+            cmd.found.flag(DYNAMIC, f"{cmd.name}: {word.raw} may expand to an option")
+            return
+        if word.text in ("-x", "-X", "--exec", "--exec-batch"):
+            cmd.found.flag(DYNAMIC, f"{cmd.name} {word.raw} runs a command for each file")
+            end = next((j for j in range(i + 1, len(args)) if args[j].text == ";"), len(args))
+            cmd.inner(args[i + 1 : end])
+            return
+
+
+def yq(cmd: Command) -> None:
+    parsed = parse(cmd.args, "", ("expression", "front-matter", "output-format", "input-format"))
+    if opaque(cmd, parsed):
+        return
+    if parsed.has("inplace", "i"):
+        for word in parsed.positionals[1:]:
+            cmd.found.write(word.text, f"yq -i writes {word.text}")
+
+
+RULES: dict[str, Callable[[Command], None]] = {name: read_only for name in INSENSITIVE}
+RULES.update(
+    {
+        "find": find,
+        "sort": checked(
+            "kotST",
+            ("key", "output", "field-separator", "buffer-size", "temporary-directory",
+             "compress-program"),
+            writes=("o", "output"),
+            runs=("compress-program",),
+        ),
+        "uniq": _positional_output(1, "fsw", ("skip-fields", "skip-chars", "check-chars")),
+        "xxd": _positional_output(1, "cglos"),
+        "tree": checked("LPIHTo", ("charset", "filelimit", "timefmt", "sort"), writes=("o",)),
+        "file": checked(
+            "emFfP",
+            ("magic-file", "separator", "files-from", "parameter"),
+            writes=("C", "compile"),
+        ),
+        "shuf": checked(
+            "ino",
+            ("input-range", "head-count", "output", "random-source"),
+            writes=("o", "output"),
+        ),
+        "date": date,
+        "hostname": hostname,
+        "printf": printf,
+        "test": test,
+        "[": test,
+        "less": less,
+        "rg": rg,
+        "fd": fd,
+        "fdfind": fd,
+        "yq": yq,
+    }
+)  # fmt: skip

@@ -1,0 +1,84 @@
+"""Risk kinds, the immutable `Classification`, and the mutable `Findings` built while walking."""
+
+from __future__ import annotations
+
+from corral.frozen import Frozen
+
+READ_ONLY, WRITES, NETWORK, DYNAMIC, PRIVILEGED = (
+    "read-only",
+    "writes",
+    "network",
+    "dynamic",
+    "privileged",
+)
+RISK = (READ_ONLY, WRITES, NETWORK, DYNAMIC, PRIVILEGED)  # least to most risky
+_RANK = {kind: i for i, kind in enumerate(RISK)}
+
+# Writing to these is not writing a file.
+SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/1", "/dev/fd/2"})
+# Inline scripts (`bash -c '...'`, `eval`, heredocs fed to a shell) are classified by parsing
+# them again; a bound keeps a crafted nesting from costing unbounded time.
+MAX_DEPTH = 8
+
+
+class Classification(Frozen):
+    """What a bash command may do: the riskiest `kind` found, and why."""
+
+    __slots__ = ("commands", "kind", "reasons", "writes")
+    kind: str  # one of RISK
+    reasons: tuple[str, ...]  # one per finding, in the order found
+    writes: tuple[str, ...]  # paths written, as spelled in the command
+    commands: tuple[str, ...]  # command names seen, in order
+
+    def __init__(
+        self,
+        kind: str,
+        reasons: tuple[str, ...] = (),
+        writes: tuple[str, ...] = (),
+        commands: tuple[str, ...] = (),
+    ) -> None:
+        self._set(kind=kind, reasons=reasons, writes=writes, commands=commands)
+
+
+class Findings:
+    """Accumulates what one classification finds; the riskiest finding sets `kind`."""
+
+    __slots__ = ("commands", "depth", "kind", "reasons", "writes")
+
+    def __init__(self) -> None:
+        self.kind = READ_ONLY
+        # dicts as ordered sets: a command of thousands of parts must not cost n² to record
+        self.reasons: dict[str, None] = {}
+        self.writes: dict[str, None] = {}
+        self.commands: list[str] = []
+        self.depth = 0
+
+    def flag(self, kind: str, reason: str) -> None:
+        if _RANK[kind] > _RANK[self.kind]:
+            self.kind = kind
+        self.reasons[reason] = None
+
+    def write(self, path: str, reason: str) -> None:
+        if path in SINKS:
+            return
+        self.flag(WRITES, reason)
+        if path:
+            self.writes[path] = None
+
+    def seen(self, name: str) -> None:
+        self.commands.append(name)
+
+    def script(self, text: str) -> None:
+        """Classify shell code that the command will run (`bash -c`, `eval`, a heredoc)."""
+        from corral.classify.walk import walk_text  # walk imports the rules that call this
+
+        self.depth += 1
+        try:
+            walk_text(text, self)
+        finally:
+            self.depth -= 1
+
+    def result(self) -> Classification:
+        return Classification(
+            self.kind, tuple(self.reasons), tuple(self.writes), tuple(self.commands)
+        )

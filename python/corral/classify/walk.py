@@ -1,0 +1,184 @@
+"""Walk bashlex's tree: lists, pipelines, compounds, functions, redirections, substitutions.
+
+Every construct is visited and the riskiest part decides; a node kind this walker does not know
+is a finding of its own (dynamic), never skipped.
+"""
+
+from __future__ import annotations
+
+from corral.classify import commands
+from corral.classify.command import Command, Word
+from corral.classify.envvars import assignments_env, is_risky
+from corral.classify.parse import heredoc_is_literal, parse
+from corral.classify.result import DYNAMIC, MAX_DEPTH, NETWORK, PRIVILEGED
+from corral.classify.spelling import scan
+from corral.classify.wrappers import PRIVILEGED_NAMES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from corral.classify.result import Findings
+
+_WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
+_STRUCTURE = frozenset({"reservedword", "operator", "pipe"})
+
+
+def walk_text(text: str, found: Findings) -> None:
+    if found.depth > MAX_DEPTH:
+        found.flag(DYNAMIC, "shell code nested too deeply to analyse")
+        return
+    if all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()):
+        return  # nothing runs
+    try:
+        trees = parse(text)
+    except Exception as e:  # bashlex raises ParsingError, NotImplementedError, IndexError...
+        found.flag(DYNAMIC, f"cannot parse: {_short(e)}")
+        _privileged_words(text, found)
+        return
+    walker = _Walker(text, found)
+    for tree in trees:
+        walker.node(tree)
+
+
+_SEPARATORS = str.maketrans({c: " " for c in ";&|(){}`'\"\n\t<>!"})
+
+
+def _privileged_words(text: str, found: Findings) -> None:
+    """Text bashlex cannot parse may still be valid bash (`[[ ... ]] && sudo x`): any word
+    that names a privilege tool makes it privileged, even where it might only be an argument."""
+    for token in text.translate(_SEPARATORS).split():
+        name = token.rpartition("/")[2].lstrip("\\")
+        if name in PRIVILEGED_NAMES:
+            found.seen(name)
+            found.flag(PRIVILEGED, f"mentions {name} in text that cannot be parsed")
+            return
+
+
+def _short(e: Exception) -> str:
+    message = str(e).splitlines()[0] if str(e) else type(e).__name__
+    return message if len(message) <= 120 else message[:117] + "..."
+
+
+class _Walker:
+    __slots__ = ("found", "text")
+
+    def __init__(self, text: str, found: Findings) -> None:
+        self.text = text
+        self.found = found
+
+    def raw(self, node: Any) -> str:
+        start, end = node.pos
+        return self.text[start:end]
+
+    def node(self, node: Any) -> None:
+        kind = node.kind
+        if kind in _STRUCTURE:
+            return
+        if kind == "command":
+            self.command(node)
+        elif kind in ("list", "pipeline", "if", "while", "until", "function"):
+            for part in node.parts:
+                self.node(part)
+        elif kind == "for":
+            self.for_loop(node)
+        elif kind == "compound":
+            if self.raw(node).startswith("(("):
+                # bashlex reads ((i=x)) as subshells; bash evaluates it, and x='a[$(id)]' runs id
+                self.found.flag(DYNAMIC, "arithmetic command evaluates values as code")
+            for part in node.list:
+                self.node(part)
+            for redirect in getattr(node, "redirects", ()):
+                self.redirect(redirect)
+        elif kind in ("word", "assignment"):
+            self.substitutions(node)
+        elif kind == "redirect":
+            self.redirect(node)
+        else:
+            self.found.flag(DYNAMIC, f"unsupported shell construct: {kind}")
+
+    def for_loop(self, node: Any) -> None:
+        after_in = False
+        for i, part in enumerate(node.parts):
+            if part.kind == "word" and i == 1 and is_risky(part.word):
+                self.found.flag(DYNAMIC, f"loop variable {part.word} changes what runs")
+            if part.kind == "reservedword" and part.word == "in":
+                after_in = True
+            elif part.kind == "word" and after_in:
+                self.word(part)
+            else:
+                self.node(part)
+
+    def substitutions(self, node: Any) -> bool:
+        """Command and process substitutions anywhere under `node`: dynamic, and walked."""
+        seen = False
+        for part in getattr(node, "parts", ()):
+            if part.kind in ("commandsubstitution", "processsubstitution"):
+                what = "command" if part.kind == "commandsubstitution" else "process"
+                self.found.flag(
+                    DYNAMIC, f"{what} substitution: {self.raw(part)} cannot be analysed"
+                )
+                self.node(part.command)
+                seen = True
+            else:
+                seen = self.substitutions(part) or seen
+        return seen
+
+    def word(self, node: Any) -> Word:
+        walked = self.substitutions(node)
+        word = Word(node.word, self.raw(node))
+        spelling = word.spelling
+        if spelling.substitutes and not walked:
+            self.found.flag(DYNAMIC, f"substitution in {word.raw} cannot be analysed")
+        if spelling.evaluates:
+            self.found.flag(DYNAMIC, f"{word.raw} evaluates a value as code")
+        return word
+
+    def command(self, node: Any) -> None:
+        words: list[Word] = []
+        assignments: list[str] = []
+        stdin: str | None = None
+        for part in node.parts:
+            if part.kind == "redirect":
+                stdin = self.redirect(part) or stdin
+            elif part.kind == "assignment" and not words:
+                self.word(part)
+                assignments.append(part.word)
+            elif part.kind in ("word", "assignment"):
+                words.append(self.word(part))
+            else:
+                self.node(part)
+        env = assignments_env(assignments, self.found, "for the command" if words else "")
+        if words:
+            commands.run(Command(words, self.found, commands.run, env, stdin))
+
+    def redirect(self, node: Any) -> str | None:
+        """Record what a redirection writes; return a here-document's or here-string's text."""
+        kind = node.type
+        target = node.output
+        if kind in ("<<", "<<-"):
+            return self.heredoc(node)
+        if not hasattr(target, "kind"):
+            return None  # a file descriptor: 2>&1, >&-, <&3
+        word = self.word(target)
+        if kind == "<<<":
+            return word.text if word.static else None
+        path = word.text
+        if path.startswith(("/dev/tcp/", "/dev/udp/")):
+            self.found.flag(NETWORK, f"redirection opens a network connection: {path}")
+        elif kind in _WRITE_REDIRECTS:
+            self.found.write(path, f"redirection writes {path}")
+        return None
+
+    def heredoc(self, node: Any) -> str | None:
+        body: str = node.heredoc.value
+        lines = body.split("\n")
+        if lines and lines[-1].strip() == node.output.word:
+            body = "\n".join(lines[:-1])
+        if heredoc_is_literal(self.text, node):
+            return body
+        spelling = scan(body, heredoc=True)
+        if spelling.substitutes or spelling.evaluates:
+            self.found.flag(DYNAMIC, "here-document expands a substitution that cannot be analysed")
+            return None
+        return None if spelling.expands else body

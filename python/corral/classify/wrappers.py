@@ -1,0 +1,149 @@
+"""Commands that run another command: the inner one is classified as well, so `sudo` is
+found after `env`, `nice`, `timeout`, `xargs`... and `timeout 5 rm x` writes.
+"""
+
+from __future__ import annotations
+
+from corral.classify.command import Word, names
+from corral.classify.envvars import assignments_env, split_assignment
+from corral.classify.options import parse
+from corral.classify.result import DYNAMIC, PRIVILEGED, WRITES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from corral.classify.command import Command
+
+
+def wrapper(
+    short_values: str = "",
+    long_values: Sequence[str] = (),
+    skip: int = 0,
+    optional_short: str = "",
+    reason: str = "",
+    kind: str = DYNAMIC,
+) -> Callable[[Command], None]:
+    """A rule for `NAME [options] [skip positionals] COMMAND...`; `reason` flags `kind`."""
+
+    def rule(cmd: Command) -> None:
+        parsed = parse(cmd.args, short_values, long_values, optional_short, stop_at_positional=True)
+        if reason:
+            cmd.found.flag(kind, reason.format(name=cmd.name))
+        if parsed.opaque:
+            cmd.found.flag(DYNAMIC, f"{cmd.name}: {parsed.opaque[0].raw} may expand to an option")
+        cmd.inner(parsed.rest[skip:])
+
+    return rule
+
+
+def env(cmd: Command) -> None:
+    parsed = parse(cmd.args, "uCS", ("unset", "chdir", "split-string"), stop_at_positional=True)
+    if parsed.opaque:
+        cmd.found.flag(DYNAMIC, f"env: {parsed.opaque[0].raw} may expand to an option")
+    for text in parsed.values("split-string", "S"):
+        cmd.found.flag(DYNAMIC, "env -S splits a string into a command")
+        cmd.script(Word(text), "env -S")
+    rest = parsed.rest
+    assignments: list[str] = []
+    while rest and rest[0].static and split_assignment(rest[0].text) is not None:
+        assignments.append(rest[0].text)
+        rest = rest[1:]
+    if rest and not rest[0].static and "=" in rest[0].raw:
+        cmd.found.flag(DYNAMIC, f"env: {rest[0].raw} may set a variable that changes what runs")
+    env_vars = assignments_env(assignments, cmd.found, "for the command")
+    cmd.inner(rest, env_vars)
+
+
+_XARGS_VALUES = tuple(
+    [
+        "arg-file",
+        "delimiter",
+        "max-lines",
+        "max-args",
+        "max-procs",
+        "max-chars",
+        "process-slot-var",
+        "replace",
+        "eof",
+    ]
+)
+
+
+def xargs(cmd: Command) -> None:
+    parsed = parse(cmd.args, "adEILnPs", _XARGS_VALUES, "eil", stop_at_positional=True)
+    cmd.found.flag(DYNAMIC, "xargs runs a command with arguments read from its input")
+    cmd.inner(parsed.rest)
+
+
+def watch(cmd: Command) -> None:
+    parsed = parse(cmd.args, "dnq", ("differences", "interval", "equexit"), stop_at_positional=True)
+    cmd.found.flag(DYNAMIC, "watch runs its command repeatedly through a shell")
+    if parsed.has("exec", "x"):
+        cmd.inner(parsed.rest)
+    elif parsed.rest and all(w.static for w in parsed.rest):
+        cmd.found.script(" ".join(w.text for w in parsed.rest))
+
+
+def privileged(cmd: Command) -> None:
+    """sudo, su, doas...: always refused by the callers; the inner command is still read so
+    that `commands` tells the whole story."""
+    cmd.found.flag(PRIVILEGED, f"{cmd.name} runs a command with elevated privileges")
+    if cmd.name in ("sudo", "doas", "run0", "pkexec"):
+        values = {"sudo": "CDghpRrTtUu", "doas": "Cu", "run0": "uDg", "pkexec": ""}[cmd.name]
+        parsed = parse(
+            cmd.args, values, ("user", "group", "chdir", "prompt"), stop_at_positional=True
+        )
+        rest = parsed.rest
+        while rest and rest[0].static and split_assignment(rest[0].text) is not None:
+            rest = rest[1:]
+        cmd.inner(rest)
+
+
+def kill(cmd: Command) -> None:
+    if any(w.text in ("-l", "-L", "--list", "--table") for w in cmd.args[:1]):
+        return
+    cmd.found.flag(WRITES, f"{cmd.name} sends signals to processes")
+
+
+PRIVILEGED_NAMES = names("sudo sudoedit su doas pkexec run0 runuser ksu pfexec dzdo calife")
+
+RULES: dict[str, Callable[[Command], None]] = {name: privileged for name in PRIVILEGED_NAMES}
+RULES.update(
+    {
+        "env": env,
+        "xargs": xargs,
+        "watch": watch,
+        "nice": wrapper("n", ("adjustment",)),
+        "nohup": wrapper(),
+        "setsid": wrapper(),
+        "timeout": wrapper("sk", ("signal", "kill-after"), skip=1),
+        "stdbuf": wrapper("ioe", ("input", "output", "error")),
+        "ionice": wrapper("cnpPu", ("class", "classdata", "pid", "pgid", "uid")),
+        "chrt": wrapper("TPD", ("sched-runtime", "sched-period", "sched-deadline"), skip=1),
+        "taskset": wrapper("", (), skip=1),
+        "time": wrapper("fo", ("format", "output")),
+        "busybox": wrapper(),
+        "command": lambda cmd: _command(cmd),
+        "builtin": wrapper(reason="builtin runs a shell builtin named at run time"),
+        "exec": lambda cmd: _exec(cmd),
+        "kill": kill,
+        "pkill": kill,
+        "killall": kill,
+    }
+)
+
+
+def _command(cmd: Command) -> None:
+    parsed = parse(cmd.args, stop_at_positional=True)
+    if parsed.has(short="v") or parsed.has(short="V"):
+        return  # a lookup: prints where a name comes from
+    cmd.found.flag(DYNAMIC, "command runs a command bypassing shell functions")
+    cmd.inner(parsed.rest)
+
+
+def _exec(cmd: Command) -> None:
+    parsed = parse(cmd.args, "a", stop_at_positional=True)
+    if parsed.rest:
+        cmd.found.flag(DYNAMIC, "exec replaces the shell with another program")
+        cmd.inner(parsed.rest)

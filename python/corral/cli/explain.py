@@ -1,0 +1,85 @@
+"""`corral explain`: what the guard would decide for a bash command, without running it."""
+
+from __future__ import annotations
+
+import sys
+
+from corral import approval, guard
+from corral.backends import default_registry
+from corral.cli import wants_help
+from corral.cli.layers import resolve
+from corral.cli.options import UsageError, parse
+from corral.errors import BackendError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def explanation(args: list[str]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(the parsed options, what the guard decides), or None when help was printed."""
+    opts, words = parse("explain", args)
+    if wants_help(opts):
+        return None
+    if not words:
+        raise UsageError("corral explain: no command given (corral explain -- 'COMMAND')")
+    command = " ".join(words)
+    config, policy = resolve(opts)
+    registry = default_registry()
+    try:
+        selection = registry.select(policy)
+        backend = selection.backend.name if selection.backend else None
+        backend_note = selection.reason
+    except BackendError as e:
+        backend, backend_note = None, str(e)
+    decision, classification = guard.decide(
+        "bash", {"command": command}, config.values, policy, backend is not None, approval.Chain()
+    )
+    return opts, {
+        "command": command,
+        "decision": decision.decision,
+        "source": decision.source,
+        "reason": decision.reason,
+        "class": classification.kind if classification else None,
+        "reasons": list(classification.reasons) if classification else [],
+        "writes": list(classification.writes) if classification else [],
+        "approval": config["tools.approval"],
+        "sandbox": {
+            "enabled": policy.enabled,
+            "mode": policy.mode,
+            "backend": backend,
+            "backend_note": backend_note,
+            "network": policy.network,
+            "writable": [*policy.rw_roots, "/tmp (private)"],
+            "read_only_inside_writable": list(policy.read_only),
+        },
+    }
+
+
+def explain(args: list[str]) -> int:
+    explained = explanation(args)
+    if explained is None:
+        return 0
+    opts, data = explained
+    if opts.get("json"):
+        import json
+
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return 0
+    box = data["sandbox"]
+    lines = [
+        f"decision: {data['decision']}  (by {data['source']}: {data['reason']})",
+        f"class:    {data['class']}",
+        *(f"  - {r}" for r in data["reasons"]),
+    ]
+    if data["writes"]:
+        lines.append(f"writes:   {', '.join(data['writes'])}")
+    lines += [
+        f"approval: {data['approval']}",
+        f"sandbox:  {'enabled' if box['enabled'] else 'DISABLED'}, mode {box['mode']}, "
+        f"backend {box['backend'] or 'none: ' + box['backend_note']}, "
+        f"network {'allowed' if box['network'] else 'off'}",
+        f"  writable: {'  '.join(box['writable'])}",
+    ]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0

@@ -1,0 +1,127 @@
+"""The guard: every tool call is decided here before anything runs.
+
+In order, the first rule that speaks decides:
+1. unknown tools, and tools not in `tools.available` (frontmatter may remove some): refused;
+2. bash: privileged commands (sudo, su, doas, pkexec) always refused; `tools.shell.deny`;
+3. the sandbox mode itself: in mode read-only, write tools and bash commands the classifier
+   does not find read-only are refused; without network, fetch is refused;
+4. the approval preset (`tools.approval`): full, auto, read-only, or ask;
+5. with "ask": `tools.shell.allow`, then the approval chain (corral.approval).
+A call must pass both the sandbox and the approval layer.
+"""
+
+from __future__ import annotations
+
+from corral import approval
+from corral.approval import APPROVE, DENY, Decision
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from corral.policy import Policy
+
+GUARD = "urn:corral:guard:"
+# Capabilities are data: the approval chain asks them, never a tool's name.
+CAPABILITIES: dict[str, frozenset[str]] = {
+    "bash": frozenset({"can_auto_approve_if_sandboxed", "shell"}),
+    "read": frozenset({"read-only"}),
+    "ls": frozenset({"read-only"}),
+    "write": frozenset({"writes"}),
+    "edit": frozenset({"writes"}),
+    "delete": frozenset({"writes"}),
+    "fetch": frozenset({"network"}),
+}
+
+
+def _is_read_only(tool: str, classification: Any) -> bool:
+    if tool == "bash":
+        from corral.classify import READ_ONLY
+
+        return bool(classification is not None and classification.kind == READ_ONLY)
+    return "read-only" in CAPABILITIES.get(tool, frozenset())
+
+
+def decide(
+    tool: str,
+    tool_input: Mapping[str, Any],
+    config: Mapping[str, Any],
+    policy: Policy,
+    sandboxed: bool,
+    chain: approval.Chain,
+    buffer_values: Mapping[str, Any] | None = None,
+    lua_auto_approve: bool | None = None,
+) -> tuple[Decision, Any]:
+    """(the decision, the bash classification or None)."""
+    if tool not in CAPABILITIES:
+        return Decision(DENY, GUARD + "unknown-tool", f"corral knows no tool {tool!r}"), None
+    if tool not in config["tools.available"]:
+        return (
+            Decision(DENY, "tools.available", f"{tool} is not in tools.available here"),
+            None,
+        )
+    classification = None
+    if tool == "bash":
+        from corral.classify import PRIVILEGED, classify, shell_policy
+
+        command = str(tool_input.get("command", ""))
+        classification = classify(command)
+        if classification.kind == PRIVILEGED:
+            reason = "; ".join(classification.reasons) or "a privileged command"
+            return Decision(DENY, GUARD + "privileged", reason), classification
+        verdict = shell_policy(
+            command, config["tools.shell.allow"], config["tools.shell.deny"], policy.cwd
+        )
+        if verdict.decision == "deny":
+            return Decision(DENY, verdict.rule, "denied by the shell policy"), classification
+    else:
+        verdict = None
+
+    read_only = _is_read_only(tool, classification)
+    if policy.enabled and policy.mode == "read-only" and not read_only:
+        what = "this command is not read-only" if tool == "bash" else f"{tool} changes files"
+        return (
+            Decision(DENY, "sandbox.mode", f"the sandbox is read-only and {what}"),
+            classification,
+        )
+    if tool == "fetch" and policy.enabled and not policy.network:
+        return (
+            Decision(DENY, "sandbox.policy.network", "the sandbox allows no network here"),
+            classification,
+        )
+
+    preset = config["tools.approval"]
+    if preset == "full":
+        return Decision(APPROVE, "tools.approval", "full: no approval step"), classification
+    if preset == "read-only":
+        if read_only:
+            return Decision(APPROVE, "tools.approval", "read-only: a read"), classification
+        return (
+            Decision(DENY, "tools.approval", "read-only: only read-only operations run"),
+            classification,
+        )
+    if preset == "auto":
+        if sandboxed or read_only:
+            return (
+                Decision(APPROVE, "tools.approval", "auto: the sandbox confines it"),
+                classification,
+            )
+        return (
+            Decision(DENY, "tools.approval", "auto: no working sandbox, so nothing runs unasked"),
+            classification,
+        )
+
+    if verdict is not None and verdict.decision == "allow":
+        return Decision(APPROVE, verdict.rule, "allowed by the shell policy"), classification
+    ctx = approval.Context(
+        tool=tool,
+        input=tool_input,
+        capabilities=CAPABILITIES[tool],
+        config=config,
+        buffer_values=buffer_values or {},
+        sandboxed=sandboxed,
+        classification=classification,
+        lua_auto_approve=lua_auto_approve,
+    )
+    return chain.decide(ctx), classification

@@ -1,0 +1,1 @@
+"""Guarded operations for the chat's tools: files (files.py, globs.py, refusal.py) and HTTP."""

@@ -1,0 +1,131 @@
+"""require("corral").execute: guard, confirmation window, run, structured result."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .conftest import Editor
+
+EXECUTE = """
+local call, bufnr = ...
+_G.corral_test_result = vim.NIL
+require("corral").execute(call, { bufnr = bufnr }, function(result)
+  _G.corral_test_result = result
+end)
+"""
+
+
+def execute(ed: Editor, name: str, **tool_input: Any) -> None:
+    ed.lua(EXECUTE, {"name": name, "input": tool_input}, 0)
+
+
+RESULT = "local r = _G.corral_test_result if r == vim.NIL then return false end return r"
+
+
+def result(ed: Editor, timeout: float = 20) -> dict[str, Any]:
+    return ed.wait_for(
+        lambda: ed.lua(RESULT),
+        timeout=timeout,
+        what="the tool call's result",
+    )
+
+
+def confirm_window(ed: Editor) -> list[str] | None:
+    return ed.lua(
+        "for _, w in ipairs(vim.api.nvim_list_wins()) do"
+        "  local b = vim.api.nvim_win_get_buf(w)"
+        "  if vim.bo[b].filetype == 'corral-confirm' then"
+        "    return vim.api.nvim_buf_get_lines(b, 0, -1, false) end end return nil"
+    )
+
+
+def test_sandboxed_bash_runs_without_asking(fresh: Editor, workspace: Path) -> None:
+    execute(fresh, "bash", command="echo hi > made.txt; echo done; echo x > /etc/corral-x")
+    r = result(fresh)
+    assert r["decision"]["source"] == "urn:corral:approval:sandbox"
+    assert (workspace / "made.txt").read_text() == "hi\n"
+    assert "done" in r["output"]
+    assert r["exit"] != 0  # the write to /etc failed inside the sandbox
+    codes = {x["code"] for x in r["sandbox_refusals"]}
+    assert "read-only-file-system" in codes
+    assert all(x["hint"] for x in r["sandbox_refusals"])
+
+
+def test_a_write_asks_and_approve_runs_it(fresh: Editor, workspace: Path) -> None:
+    execute(fresh, "write", path="notes.txt", content="hello\n")
+    lines = fresh.wait_for(lambda: confirm_window(fresh), what="the confirmation window")
+    assert any("notes.txt" in line for line in lines)
+    assert any("hello" in line for line in lines)
+    fresh.nvim.input("a")
+    r = result(fresh)
+    assert r["ok"] is True and r["decision"]["source"] == "user"
+    assert (workspace / "notes.txt").read_text() == "hello\n"
+
+
+def test_deny_in_the_window_runs_nothing(fresh: Editor, workspace: Path) -> None:
+    execute(fresh, "write", path="nope.txt", content="x")
+    fresh.wait_for(lambda: confirm_window(fresh), what="the confirmation window")
+    fresh.nvim.input("d")
+    r = result(fresh)
+    assert r["ok"] is False and r["refused"]["code"] == "denied-by-user"
+    assert not (workspace / "nope.txt").exists()
+
+
+def test_the_window_shows_control_characters_and_invisible_unicode(fresh: Editor) -> None:
+    fresh.lua("require('corral').setup({ sandbox = { mode = 'off' } })")  # so bash must ask
+    execute(fresh, "bash", command="echo \x1b[31mred\x1b[0m # \u202eevil\u200b")
+    lines = fresh.wait_for(lambda: confirm_window(fresh), what="the confirmation window")
+    text = "\n".join(lines)
+    assert "^[[31mred^[[0m" in text
+    assert "<U+202E>" in text and "<U+200B>" in text
+    assert "\x1b" not in text and "\u202e" not in text
+    fresh.nvim.input("q")
+    assert result(fresh)["refused"]["code"] == "denied-by-user"
+
+
+def test_file_tools_refuse_with_a_structured_refusal(fresh: Editor, workspace: Path) -> None:
+    (workspace / ".env").write_text("SECRET=1\n")
+    fresh.lua("require('corral').setup({ tools = { auto_approve = { 'read' } } })")
+    execute(fresh, "read", path=".env")
+    r = result(fresh)
+    assert r["ok"] is False
+    refused = r["refused"]
+    assert refused["rule"].startswith("tools.permissions.deny")
+    assert refused["hint"] and refused["path"].endswith(".env")
+    assert "SECRET" not in str(r)
+
+
+def test_read_only_chat_refuses_writes_before_asking(fresh: Editor, workspace: Path) -> None:
+    fresh.lua("require('corral').setup({ sandbox = { mode = 'read-only' } })")
+    execute(fresh, "bash", command="touch x")
+    r = result(fresh)
+    assert r["refused"]["rule"] == "sandbox.mode"
+    assert confirm_window(fresh) is None
+    assert not (workspace / "x").exists()
+
+
+def test_timeout_kills_the_command(fresh: Editor) -> None:
+    fresh.lua("require('corral').setup({ tools = { bash = { timeout = 1 } } })")
+    execute(fresh, "bash", command="sleep 30; echo never")
+    r = result(fresh, timeout=15)
+    assert r["timed_out"] is True and r["ok"] is False
+    assert "never" not in r["output"]
+
+
+def test_lua_resolver_and_function_auto_approve(fresh: Editor, workspace: Path) -> None:
+    fresh.lua(
+        "require('corral').setup({ tools = { auto_approve = function(call)"
+        " return call.name == 'write' end } })"
+        " require('corral').register_resolver('no-rm', function(ctx)"
+        " if ctx.input.command and ctx.input.command:find('rm ') then return 'deny' end end, 95)"
+    )
+    execute(fresh, "bash", command="rm -f something")
+    r = result(fresh)
+    assert r["decision"]["source"] == "urn:corral:approval:no-rm"
+    execute(fresh, "write", path="auto.txt", content="ok")
+    r = result(fresh)
+    assert r["ok"] is True and r["decision"]["source"] == "urn:corral:approval:config"
+    assert (workspace / "auto.txt").read_text() == "ok"

@@ -1,0 +1,132 @@
+"""The guard's table: approval presets x sandbox modes x kinds of call, as a user expects it.
+
+A call must pass both the sandbox and the approval layer: the mode refuses what it would never
+allow (writes in read-only, fetch without network) before any preset or resolver speaks.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from corral import approval, config, guard, policy
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+A, R, D = approval.APPROVE, approval.REQUIRE, approval.DENY
+
+CALLS = {
+    "bash-read": ("bash", {"command": "ls -la"}),
+    "bash-write": ("bash", {"command": "echo hi > out.txt"}),
+    "read": ("read", {"path": "README.md"}),
+    "write": ("write", {"path": "out.txt", "content": "x"}),
+    "fetch": ("fetch", {"url": "https://example.com/"}),
+}
+
+# preset -> mode -> call -> decision, with a working sandbox
+TABLE: dict[str, dict[str, dict[str, str]]] = {
+    "ask": {
+        "read-only": {"bash-read": A, "bash-write": D, "read": R, "write": D, "fetch": D},
+        "workspace-write": {"bash-read": A, "bash-write": A, "read": R, "write": R, "fetch": D},
+        "workspace-write-network": {
+            "bash-read": A, "bash-write": A, "read": R, "write": R, "fetch": R,
+        },
+        # mode off: no sandbox, so the sandbox resolver never approves
+        "off": {"bash-read": R, "bash-write": R, "read": R, "write": R, "fetch": R},
+    },
+    "read-only": {
+        "read-only": {"bash-read": A, "bash-write": D, "read": A, "write": D, "fetch": D},
+        "workspace-write": {"bash-read": A, "bash-write": D, "read": A, "write": D, "fetch": D},
+        "workspace-write-network": {
+            "bash-read": A, "bash-write": D, "read": A, "write": D, "fetch": D,
+        },
+        "off": {"bash-read": A, "bash-write": D, "read": A, "write": D, "fetch": D},
+    },
+    "auto": {
+        "read-only": {"bash-read": A, "bash-write": D, "read": A, "write": D, "fetch": D},
+        "workspace-write": {"bash-read": A, "bash-write": A, "read": A, "write": A, "fetch": D},
+        "workspace-write-network": {
+            "bash-read": A, "bash-write": A, "read": A, "write": A, "fetch": A,
+        },
+        # no sandbox: nothing but reads runs unasked, and nothing is asked either
+        "off": {"bash-read": A, "bash-write": D, "read": A, "write": D, "fetch": D},
+    },
+    "full": {
+        "read-only": {"bash-read": A, "bash-write": D, "read": A, "write": D, "fetch": D},
+        "workspace-write": {"bash-read": A, "bash-write": A, "read": A, "write": A, "fetch": D},
+        "workspace-write-network": {
+            "bash-read": A, "bash-write": A, "read": A, "write": A, "fetch": A,
+        },
+        "off": {"bash-read": A, "bash-write": A, "read": A, "write": A, "fetch": A},
+    },
+}  # fmt: skip
+
+CASES = [
+    (preset, mode, call, expected)
+    for preset, modes in TABLE.items()
+    for mode, calls in modes.items()
+    for call, expected in calls.items()
+]
+
+
+def decide(ws: Path, tool: str, tool_input: dict[str, Any], **layer: Any) -> approval.Decision:
+    resolved = config.resolve([config.Layer("global", layer)])
+    env = {"HOME": str(ws.parent / "home"), "PATH": os.environ.get("PATH", "")}
+    pol = policy.resolve(resolved, str(ws), env)
+    sandboxed = pol.enabled  # a working backend, as on this machine
+    decision, _ = guard.decide(tool, tool_input, resolved.values, pol, sandboxed, approval.Chain())
+    return decision
+
+
+@pytest.mark.parametrize(("preset", "mode", "call", "expected"), CASES)
+def test_preset_and_mode_table(
+    tmp_path: Path, preset: str, mode: str, call: str, expected: str
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    tool, tool_input = CALLS[call]
+    d = decide(ws, tool, tool_input, **{"sandbox.mode": mode, "tools.approval": preset})
+    assert d.decision == expected, d
+
+
+def test_privileged_is_refused_even_with_full(tmp_path: Path) -> None:
+    d = decide(tmp_path, "bash", {"command": "sudo ls"}, **{"tools.approval": "full"})
+    assert (d.decision, d.source) == (D, "urn:corral:guard:privileged")
+
+
+def test_shell_deny_beats_allow_and_presets(tmp_path: Path) -> None:
+    d = decide(
+        tmp_path,
+        "bash",
+        {"command": "git push --force"},
+        **{"tools.shell.deny": ["PUSH --FORCE"], "tools.shell.allow": ["git"]},
+    )
+    assert d.decision == D and "tools.shell.deny" in d.source
+
+
+def test_shell_allow_approves_in_ask(tmp_path: Path) -> None:
+    d = decide(
+        tmp_path,
+        "bash",
+        {"command": "make test"},
+        **{"tools.shell.allow": ["make test"], "sandbox.mode": "off"},
+    )
+    assert d.decision == A and "tools.shell.allow" in d.source
+
+
+def test_unknown_and_removed_tools_are_refused(tmp_path: Path) -> None:
+    assert decide(tmp_path, "teleport", {}).source == "urn:corral:guard:unknown-tool"
+    d = decide(tmp_path, "bash", {"command": "ls"}, **{"tools.available": ["read"]})
+    assert (d.decision, d.source) == (D, "tools.available")
+
+
+def test_unsandboxed_fallback_never_auto_approves_bash(tmp_path: Path) -> None:
+    resolved = config.resolve([])
+    pol = policy.resolve(resolved, str(tmp_path), {"HOME": str(tmp_path), "PATH": "/usr/bin"})
+    decision, _ = guard.decide(
+        "bash", {"command": "ls"}, resolved.values, pol, False, approval.Chain()
+    )
+    assert decision.decision == R
