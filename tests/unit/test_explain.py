@@ -1,0 +1,64 @@
+"""`corral explain`: the decision for a command string, nothing run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def explain(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    env.pop("CORRAL_MODE", None)
+    return subprocess.run(
+        [sys.executable, "-m", "corral", "explain", "--cwd", str(tmp_path), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "decision", "source", "kind"),
+    [
+        (["--", "ls -la"], "approve", "urn:corral:approval:sandbox", "read-only"),
+        (["--", "sudo rm -rf /"], "deny", "urn:corral:guard:privileged", "privileged"),
+        (["--mode", "read-only", "--", "echo x > f"], "deny", "sandbox.mode", "writes"),
+        (["--approval", "read-only", "--", "touch f"], "deny", "tools.approval", "writes"),
+        (["--mode", "off", "--", "touch f"], "require_approval", "urn:corral:approval:default",
+         "writes"),
+    ],
+)  # fmt: skip
+def test_json_decision(
+    tmp_path: Path, args: list[str], decision: str, source: str, kind: str
+) -> None:
+    done = explain(tmp_path, "--json", *args)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert {"decision", "source", "class", "reasons"} <= set(data)
+    assert (data["decision"], data["source"], data["class"]) == (decision, source, kind)
+    assert isinstance(data["reasons"], list)
+    assert not (tmp_path / "f").exists()  # explained, never run
+
+
+def test_text_output_names_the_rule_and_the_sandbox(tmp_path: Path) -> None:
+    done = explain(tmp_path, "--", "echo hi > out.txt")
+    assert done.returncode == 0, done.stderr
+    assert "decision: approve" in done.stdout
+    assert "writes:   out.txt" in done.stdout
+    assert "mode workspace-write" in done.stdout
+    assert not (tmp_path / "out.txt").exists()
+
+
+def test_no_command_is_a_usage_error(tmp_path: Path) -> None:
+    done = explain(tmp_path, "--json")
+    assert done.returncode == 125
+    assert done.stderr.startswith("corral: corral explain: no command given")
