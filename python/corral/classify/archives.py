@@ -14,16 +14,14 @@ if TYPE_CHECKING:
 
     from corral.classify.command import Command
 
-_TAR_RUNS = tuple(
-    [
-        "to-command",
-        "checkpoint-action",
-        "use-compress-program",
-        "info-script",
-        "new-volume-script",
-        "rsh-command",
-        "rmt-command",
-    ]
+_TAR_RUNS = (
+    "to-command",
+    "checkpoint-action",
+    "use-compress-program",
+    "info-script",
+    "new-volume-script",
+    "rsh-command",
+    "rmt-command",
 )
 _TAR_VALUES = "bCfFgHIKLNTVX"  # short options whose value is the next word
 _TAR_LONG_VALUES = (*_TAR_RUNS, "file", "directory", "files-from", "exclude-from", "index-file")

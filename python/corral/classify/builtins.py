@@ -22,7 +22,7 @@ _NAMING = {
 
 def naming(cmd: Command) -> None:
     values = _NAMING[cmd.name]
-    names: list[str] = []
+    targets: list[str] = []  # NAME or NAME=value
     skip = False
     for word in cmd.args:
         if skip:
@@ -43,13 +43,13 @@ def naming(cmd: Command) -> None:
         if "[" in text.partition("=")[0]:
             cmd.found.flag(DYNAMIC, f"{cmd.name} {text}: the subscript is evaluated as code")
             return
-        names.append(text)
+        targets.append(text)
     if cmd.name == "read":
-        for name in names:
+        for name in targets:
             if is_risky(name):
                 cmd.found.flag(DYNAMIC, f"read {name} changes what runs")
     else:
-        assignments_env(names, cmd.found)
+        assignments_env(targets, cmd.found)
 
 
 def hash_(cmd: Command) -> None:

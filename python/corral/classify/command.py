@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from corral.classify.result import DYNAMIC
 from corral.classify.spelling import Spelling, scan
 
 TYPE_CHECKING = False
@@ -73,4 +74,4 @@ class Command:
         if word.static:
             self.found.script(word.text)
         else:
-            self.found.flag("dynamic", f"{what}: the script is built at run time")
+            self.found.flag(DYNAMIC, f"{what}: the script is built at run time")

@@ -40,12 +40,17 @@ RULES.update(
 
 
 def program_name(text: str) -> str | None:
-    """The name a rule is filed under, or None for a program run by an unknown path."""
+    """The name a rule is filed under, or None for a program run by an unknown path.
+
+    `..` is not resolved (with /bin a symlink, `/bin/../usr/bin/x` is not `/usr/bin/x`), but a
+    privilege tool is one wherever it lives: `/tmp/sudo` is refused like `sudo`."""
     if "/" not in text:
         return text
     directory, _, base = text.rpartition("/")
     directory = "/" + "/".join(p for p in directory.split("/") if p and p != ".")
-    return base if directory in SYSTEM_BIN_DIRS and base else None
+    if directory in SYSTEM_BIN_DIRS or base in wrappers.PRIVILEGED_NAMES:
+        return base or None
+    return None
 
 
 def run(cmd: Command) -> None:

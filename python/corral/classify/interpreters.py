@@ -70,8 +70,9 @@ def interpreter(cmd: Command) -> None:
         return
     inline = INTERPRETERS.get(family, ())
     for word in args:
-        if word.text in inline or any(word.text.startswith(o) for o in inline if len(o) == 2):
-            cmd.found.flag(DYNAMIC, f"{cmd.name} {word.text[:2]} runs inline code")
+        option = next((o for o in inline if word.text == o or _attached(word.text, o)), None)
+        if option is not None:
+            cmd.found.flag(DYNAMIC, f"{cmd.name} {option} runs inline code")
             return
     if any(not w.text.startswith("-") for w in args):
         cmd.found.flag(DYNAMIC, f"{cmd.name} runs a program (a script or module)")
@@ -102,6 +103,11 @@ def _eval_or_trap(cmd: Command) -> None:
     cmd.found.flag(DYNAMIC, "eval runs its arguments as shell code")
     if args:
         cmd.script(Word(" ".join(w.text for w in args), " ".join(w.raw for w in args)), "eval")
+
+
+def _attached(text: str, option: str) -> bool:
+    """`-cprint(1)`: a short option with its value attached."""
+    return len(option) == 2 and option.startswith("-") and text.startswith(option)
 
 
 def _family(name: str) -> str:

@@ -39,23 +39,21 @@ def curl(cmd: Command) -> None:
         cmd.found.write("", f"{cmd.name} -O writes a file named after the URL")
 
 
-_CURL_VALUES = tuple(
-    [
-        "output",
-        "dump-header",
-        "cookie-jar",
-        "config",
-        "trace",
-        "trace-ascii",
-        "stderr",
-        "libcurl",
-        "output-dir",
-        "etag-save",
-        "header",
-        "request",
-        "data",
-        "user-agent",
-    ]
+_CURL_VALUES = (
+    "output",
+    "dump-header",
+    "cookie-jar",
+    "config",
+    "trace",
+    "trace-ascii",
+    "stderr",
+    "libcurl",
+    "output-dir",
+    "etag-save",
+    "header",
+    "request",
+    "data",
+    "user-agent",
 )
 _CURL_WRITES = (
     ("output", "o"),
@@ -107,26 +105,24 @@ def rsync(cmd: Command) -> None:
         cmd.found.write(places[-1].text, f"rsync writes {places[-1].text}")
 
 
-_RSYNC_VALUES = tuple(
-    [
-        "rsh",
-        "rsync-path",
-        "filter",
-        "exclude",
-        "include",
-        "files-from",
-        "log-file",
-        "password-file",
-        "temp-dir",
-        "partial-dir",
-        "backup-dir",
-        "suffix",
-        "chmod",
-        "chown",
-        "compare-dest",
-        "copy-dest",
-        "link-dest",
-    ]
+_RSYNC_VALUES = (
+    "rsh",
+    "rsync-path",
+    "filter",
+    "exclude",
+    "include",
+    "files-from",
+    "log-file",
+    "password-file",
+    "temp-dir",
+    "partial-dir",
+    "backup-dir",
+    "suffix",
+    "chmod",
+    "chown",
+    "compare-dest",
+    "copy-dest",
+    "link-dest",
 )
 
 

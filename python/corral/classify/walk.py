@@ -55,6 +55,19 @@ def _privileged_words(text: str, found: Findings) -> None:
             return
 
 
+_NETWORK_FILES = ("/dev/tcp/", "/dev/udp/")
+
+
+def _may_be_network(spelled: str) -> bool:
+    """Can a redirection target built at run time turn out to be bash's /dev/tcp/HOST/PORT?
+    Only if the text before its first expansion could start that path (`~` is a home)."""
+    if spelled.startswith("~"):
+        return False
+    end = next((i for i, c in enumerate(spelled) if c in "$`*?[{~\\"), len(spelled))
+    prefix = spelled[:end]
+    return any(p.startswith(prefix) or prefix.startswith(p) for p in _NETWORK_FILES)
+
+
 def _short(e: Exception) -> str:
     message = str(e).splitlines()[0] if str(e) else type(e).__name__
     return message if len(message) <= 120 else message[:117] + "..."
@@ -164,9 +177,11 @@ class _Walker:
         if kind == "<<<":
             return word.text if word.static else None
         path = word.text
-        if path.startswith(("/dev/tcp/", "/dev/udp/")):
+        if path.startswith(_NETWORK_FILES):
             self.found.flag(NETWORK, f"redirection opens a network connection: {path}")
-        elif kind in _WRITE_REDIRECTS:
+        elif not word.static and _may_be_network(path):
+            self.found.flag(DYNAMIC, f"redirection {word.raw} may turn out to be /dev/tcp/...")
+        if kind in _WRITE_REDIRECTS and not path.startswith(_NETWORK_FILES):
             self.found.write(path, f"redirection writes {path}")
         return None
 

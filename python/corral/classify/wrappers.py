@@ -38,9 +38,11 @@ def wrapper(
 
 
 def env(cmd: Command) -> None:
-    parsed = parse(cmd.args, "uCS", ("unset", "chdir", "split-string"), stop_at_positional=True)
+    parsed = parse(cmd.args, "uCSP", ("unset", "chdir", "split-string"), stop_at_positional=True)
     if parsed.opaque:
         cmd.found.flag(DYNAMIC, f"env: {parsed.opaque[0].raw} may expand to an option")
+    if parsed.has(short="P"):
+        cmd.found.flag(DYNAMIC, "env -P looks the program up in another path")  # BSD env
     for text in parsed.values("split-string", "S"):
         cmd.found.flag(DYNAMIC, "env -S splits a string into a command")
         cmd.script(Word(text), "env -S")
@@ -55,18 +57,16 @@ def env(cmd: Command) -> None:
     cmd.inner(rest, env_vars)
 
 
-_XARGS_VALUES = tuple(
-    [
-        "arg-file",
-        "delimiter",
-        "max-lines",
-        "max-args",
-        "max-procs",
-        "max-chars",
-        "process-slot-var",
-        "replace",
-        "eof",
-    ]
+_XARGS_VALUES = (
+    "arg-file",
+    "delimiter",
+    "max-lines",
+    "max-args",
+    "max-procs",
+    "max-chars",
+    "process-slot-var",
+    "replace",
+    "eof",
 )
 
 
@@ -122,7 +122,7 @@ RULES.update(
         "ionice": wrapper("cnpPu", ("class", "classdata", "pid", "pgid", "uid")),
         "chrt": wrapper("TPD", ("sched-runtime", "sched-period", "sched-deadline"), skip=1),
         "taskset": wrapper("", (), skip=1),
-        "time": wrapper("fo", ("format", "output")),
+        "time": lambda cmd: _time(cmd),
         "busybox": wrapper(),
         "command": lambda cmd: _command(cmd),
         "builtin": wrapper(reason="builtin runs a shell builtin named at run time"),
@@ -132,6 +132,14 @@ RULES.update(
         "killall": kill,
     }
 )
+
+
+def _time(cmd: Command) -> None:
+    """/usr/bin/time (the keyword `time` is not parsed by bashlex, hence dynamic)."""
+    parsed = parse(cmd.args, "fo", ("format", "output"), stop_at_positional=True)
+    for path in parsed.values("output", "o"):
+        cmd.found.write(path, f"time -o writes {path}")
+    cmd.inner(parsed.rest)
 
 
 def _command(cmd: Command) -> None:

@@ -73,18 +73,16 @@ def tee(cmd: Command) -> None:
         _record(cmd, [w.text for w in parsed.positionals])
 
 
-_SPLIT_VALUES = tuple(
-    [
-        "bytes",
-        "line-bytes",
-        "lines",
-        "number",
-        "separator",
-        "suffix-length",
-        "filter",
-        "additional-suffix",
-        "numeric-suffixes",
-    ]
+_SPLIT_VALUES = (
+    "bytes",
+    "line-bytes",
+    "lines",
+    "number",
+    "separator",
+    "suffix-length",
+    "filter",
+    "additional-suffix",
+    "numeric-suffixes",
 )
 
 
@@ -94,6 +92,10 @@ def split(cmd: Command) -> None:
         cmd.found.flag(DYNAMIC, f"{cmd.name} --filter runs a shell command")
     prefix = parsed.positionals[1].text if len(parsed.positionals) > 1 else "x"
     cmd.found.write(prefix, f"{cmd.name} writes files named {prefix}*")
+
+
+def mktemp(cmd: Command) -> None:
+    cmd.found.flag(WRITES, "mktemp creates a temporary file")
 
 
 RULES: dict[str, Callable[[Command], None]] = {
@@ -124,5 +126,5 @@ RULES: dict[str, Callable[[Command], None]] = {
         ("strip", "input", "output", "directory", "reject-file", "prefix", "suffix"),
     ),
     "sponge": each_operand(),
-    "mktemp": lambda cmd: cmd.found.flag(WRITES, "mktemp creates a temporary file"),
+    "mktemp": mktemp,
 }
