@@ -206,10 +206,7 @@ class Service:
     # -- the tool guard --------------------------------------------------------------------
     def _sandboxed(self, pol: policy.Policy) -> bool:
         """Enabled, and a backend really available: never the unsandboxed fallback."""
-        try:
-            return pol.enabled and self.registry.select(pol).backend is not None
-        except CorralError:
-            return False
+        return pol.enabled and self.registry.outcome(pol)[0] is not None
 
     def do_guard(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """May this tool call run? {decision, source, reason, class, reasons, writes, ...}."""

@@ -5,8 +5,6 @@ Paths are shown relative to the workspace (`.`) or home (`~`) where they are ins
 
 from __future__ import annotations
 
-from corral.errors import BackendError
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -45,16 +43,11 @@ def report(config: Config, policy: Policy, registry: Registry) -> dict[str, Any]
                 **backend.describe(policy),
             }
         )
-    chosen: str | None
-    try:
-        selection = registry.select(policy)
-        chosen = selection.backend.name if selection.backend else None
-        unsandboxed_reason = selection.reason
-    except BackendError as e:
-        chosen, unsandboxed_reason = None, str(e)
-        warnings.append(f"commands are refused: {e}")
-    if policy.enabled and chosen is None and not warnings:
-        warnings.append(f"commands run UNSANDBOXED: {unsandboxed_reason}")
+    chosen, why_none, refused = registry.outcome(policy)
+    if refused:
+        warnings.append(f"commands are refused: {why_none}")
+    elif policy.enabled and chosen is None:
+        warnings.append(f"commands run UNSANDBOXED: {why_none}")
 
     def short(path: str) -> str:
         return shorten(path, policy)

@@ -314,3 +314,13 @@ def test_auto_never_falls_back_past_an_explicitly_configured_backend(
     # without explicit configuration, auto falls back (and says why)
     fallback = registry_of(Fake("plain", 10, reason="missing")).select(policy_for("auto"))
     assert fallback.backend is None and "missing" in fallback.reason
+
+
+def test_outcome_never_raises_and_says_which_case(policy_for: Callable[..., Policy]) -> None:
+    working = registry_of(Fake("good", 10))
+    assert working.outcome(policy_for("auto")) == ("good", "", False)
+    broken = registry_of(Fake("bad", 10, reason="no namespaces"))
+    name, why, refused = broken.outcome(policy_for("auto"))
+    assert (name, refused) == (None, False) and "no namespaces" in why  # runs unsandboxed
+    name, why, refused = broken.outcome(policy_for("required"))
+    assert (name, refused) == (None, True) and "required" in why  # refused instead

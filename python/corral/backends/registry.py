@@ -101,6 +101,15 @@ class Registry:
             raise BackendError(f"sandbox.backend {choice!r} is not available: {reason}")
         return Selection(backend, "", [(choice, None)])
 
+    def outcome(self, policy: Policy) -> tuple[str | None, str, bool]:
+        """(the chosen backend's name, or None and why not; whether commands are refused
+        rather than run unsandboxed). Never raises: for reports and decisions."""
+        try:
+            selection = self.select(policy)
+        except BackendError as e:
+            return None, str(e), True
+        return (selection.backend.name if selection.backend else None), selection.reason, False
+
     def wrap(self, policy: Policy, argv: Sequence[str], *, launcher_fds: bool = False) -> Wrapped:
         """Wrap `argv` for `policy`; unsandboxed only when disabled or auto found nothing."""
         selection = self.select(policy)

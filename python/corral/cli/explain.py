@@ -9,7 +9,6 @@ from corral.backends import default_registry
 from corral.cli import wants_help
 from corral.cli.layers import resolve
 from corral.cli.options import UsageError, parse
-from corral.errors import BackendError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,13 +24,7 @@ def explanation(args: list[str]) -> tuple[dict[str, Any], dict[str, Any]] | None
         raise UsageError("corral explain: no command given (corral explain -- 'COMMAND')")
     command = " ".join(words)
     config, policy = resolve(opts)
-    registry = default_registry()
-    try:
-        selection = registry.select(policy)
-        backend = selection.backend.name if selection.backend else None
-        backend_note = selection.reason
-    except BackendError as e:
-        backend, backend_note = None, str(e)
+    backend, backend_note, _ = default_registry().outcome(policy)
     decision, classification = guard.decide(
         "bash", {"command": command}, config.values, policy, backend is not None, approval.Chain()
     )
