@@ -148,11 +148,14 @@ class Service:
 
     def do_status(self, request: Mapping[str, Any]) -> dict[str, Any]:
         resolved, pol = self._policy(request)
-        return status.report(resolved, pol, self.registry)
+        return status.report(resolved, pol, self.registry, self._resolvers())
+
+    def _resolvers(self) -> list[tuple[str, int]]:
+        return [(r.name, r.priority) for r in self.chain.resolvers()]
 
     def do_status_text(self, request: Mapping[str, Any]) -> str:
         resolved, pol = self._policy(request)
-        return status.render(status.report(resolved, pol, self.registry))
+        return status.render(status.report(resolved, pol, self.registry, self._resolvers()))
 
     def do_validate_backend(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """{"ok": True, "backend": name} or {"ok": False, "reason": why}."""

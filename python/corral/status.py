@@ -7,6 +7,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from corral.backends.registry import Registry
@@ -28,8 +29,14 @@ def shorten(path: str, policy: Policy) -> str:
     return path
 
 
-def report(config: Config, policy: Policy, registry: Registry) -> dict[str, Any]:
-    """Everything status shows, as plain data (JSON-ready)."""
+def report(
+    config: Config,
+    policy: Policy,
+    registry: Registry,
+    resolvers: Sequence[tuple[str, int]] = (),
+) -> dict[str, Any]:
+    """Everything status shows, as plain data (JSON-ready). `resolvers`: the approval chain's
+    (name, priority), highest first, where there is one (Neovim)."""
     warnings: list[str] = []
     backends = []
     for backend in registry.get_all():
@@ -78,6 +85,12 @@ def report(config: Config, policy: Policy, registry: Registry) -> dict[str, Any]
         "settings": {
             key: {"value": _plain(value), "layer": config.origins[key]}
             for key, value in config.values.items()
+        },
+        "approval": {
+            "preset": config["tools.approval"],
+            "auto_approve": list(config["tools.auto_approve"]),
+            "auto_approve_sandboxed": config["tools.auto_approve_sandboxed"],
+            "resolvers": [{"name": n, "priority": p} for n, p in resolvers],
         },
         "notes": list(policy.notes),
         "warnings": warnings,
@@ -130,6 +143,17 @@ def render(data: dict[str, Any]) -> str:
         if items:
             lines.append(f"  {title}: {'  '.join(items)}")
     lines.append(f"  environment: {' '.join(data['environment'])}")
+    approval = data["approval"]
+    lines.append(
+        f"  approval:  preset {approval['preset']}; auto-approved: "
+        f"{', '.join(approval['auto_approve']) or 'none listed'}"
+        + ("; sandboxed bash" if approval["auto_approve_sandboxed"] and data["sandboxed"] else "")
+    )
+    if approval["resolvers"]:
+        chain = ", ".join(
+            f"{r['name'].rsplit(':', 1)[-1]} ({r['priority']})" for r in approval["resolvers"]
+        )
+        lines.append(f"  approval chain: {chain}")
     lines.append("  settings (layer):")
     width = max(len(k) for k in data["settings"])
     for key, item in data["settings"].items():

@@ -129,3 +129,11 @@ def test_lua_resolver_and_function_auto_approve(fresh: Editor, workspace: Path) 
     r = result(fresh)
     assert r["ok"] is True and r["decision"]["source"] == "urn:corral:approval:config"
     assert (workspace / "auto.txt").read_text() == "ok"
+
+
+def test_status_shows_the_approval_chain(fresh: Editor) -> None:
+    fresh.lua("require('corral').register_resolver('team-policy', function() end, 70)")
+    fresh.cmd("Sandbox", "status")
+    lines = "\n".join(fresh.buffer_lines("corral://status") or [])
+    assert "approval:  preset ask" in lines
+    assert "config (100), frontmatter (90), team-policy (70), sandbox (25), catch-all (0)" in lines
