@@ -19,12 +19,43 @@ if TYPE_CHECKING:
 MODE_ORDER = ("read-only", "workspace-write", "workspace-write-network", "off")
 HOME_ORDER = ("private", "visible")
 BACKEND_ORDER = ("required", "auto")
+APPROVAL_ORDER = ("read-only", "ask", "auto", "full")
 # Lists where removing entries loosens the sandbox (adding tightens it).
 PROTECTIVE_LISTS = frozenset(
-    {"sandbox.policy.deny_read", "sandbox.policy.deny_write", "sandbox.policy.protected"}
+    {
+        "sandbox.policy.deny_read",
+        "sandbox.policy.deny_write",
+        "sandbox.policy.protected",
+        "tools.shell.deny",
+        "tools.permissions.deny",
+    }
 )
 # Lists where adding entries loosens it.
-PERMISSIVE_LISTS = frozenset({"sandbox.policy.env", "sandbox.policy.home_allow"})
+PERMISSIVE_LISTS = frozenset(
+    {
+        "sandbox.policy.env",
+        "sandbox.policy.home_allow",
+        "tools.available",
+        "tools.auto_approve",
+        "tools.shell.allow",
+        "tools.fetch.allow_hosts",
+        "tools.fetch.allow_private",
+    }
+)
+# Allow-lists where empty means "no restriction": a first entry tightens, emptying loosens.
+RESTRICTING_LISTS = frozenset(
+    {"tools.permissions.write", "tools.permissions.read", "tools.permissions.envelope"}
+)
+# Booleans where true loosens, and limits where more loosens.
+LOOSENING_WHEN_TRUE = frozenset(
+    {
+        "sandbox.policy.network",
+        "sandbox.policy.allow_privileged",
+        "tools.auto_approve_sandboxed",
+        "tools.delete.allow_sandboxed",
+    }
+)
+LIMITS = frozenset({"tools.read.max_bytes", "tools.bash.timeout", "tools.bash.output_cap"})
 
 
 def _looser_in(order: tuple[str, ...], before: Any, after: Any) -> bool:
@@ -64,9 +95,21 @@ def widenings(
         elif key == "sandbox.backend":
             if _looser_in(BACKEND_ORDER, before, after):
                 reasons.append(f'{key}: "{before}" -> "{after}" may select a weaker sandbox')
-        elif key in ("sandbox.policy.network", "sandbox.policy.allow_privileged"):
+        elif key in LOOSENING_WHEN_TRUE:
             if after is True:
                 reasons.append(f"{key}: turns it on")
+        elif key == "tools.require_approval":
+            if after is False:
+                reasons.append(f"{key}: turns it off")
+        elif key == "tools.approval":
+            if _looser_in(APPROVAL_ORDER, before, after):
+                reasons.append(f'{key}: "{before}" -> "{after}" asks less')
+        elif key in LIMITS:
+            if after > before:
+                reasons.append(f"{key}: {before} -> {after} raises a limit")
+        elif key in RESTRICTING_LISTS:
+            if before and (not after or any(item not in before for item in after)):
+                reasons.append(f"{key}: allows more than {list(before)}")
         elif key == "sandbox.policy.rw_paths":
             for path in _paths_widen(before, after, ctx):
                 reasons.append(f"{key}: makes {path} writable")

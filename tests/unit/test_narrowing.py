@@ -1,0 +1,52 @@
+"""Frontmatter narrowing: which changes to each setting count as widening."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from corral import config, narrowing
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def widens(tmp_path: Path, buffer: dict[str, Any], base: dict[str, Any] | None = None) -> bool:
+    layers = [config.Layer("global", base or {})]
+    before = config.resolve(layers)
+    after = config.resolve([*layers, config.Layer("buffer", buffer)])
+    env = {"HOME": str(tmp_path / "home")}
+    return bool(narrowing.widenings(before, after, str(tmp_path), env))
+
+
+@pytest.mark.parametrize(
+    ("buffer", "base", "expected"),
+    [
+        ({"tools.available": {"remove": ["bash"]}}, None, False),  # a chat may drop tools
+        ({"tools.available": ["read", "teleport"]}, {"tools.available": ["read"]}, True),
+        ({"tools.auto_approve": ["bash"]}, None, True),
+        ({"tools.approval": "read-only"}, None, False),
+        ({"tools.approval": "full"}, None, True),
+        ({"tools.require_approval": False}, None, True),
+        ({"tools.shell.deny": {"append": ["curl"]}}, None, False),
+        ({"tools.shell.deny": []}, {"tools.shell.deny": ["curl"]}, True),
+        ({"tools.shell.allow": ["make"]}, None, True),
+        ({"tools.permissions.write": ["src/**"]}, None, False),  # a first restriction
+        ({"tools.permissions.write": []}, {"tools.permissions.write": ["src/**"]}, True),
+        ({"tools.permissions.write": ["src/**", "**"]}, {"tools.permissions.write": ["src/**"]},
+         True),
+        ({"tools.permissions.deny": {"remove": [".env"]}}, None, True),
+        ({"tools.bash.timeout": 10}, None, False),
+        ({"tools.bash.timeout": 10000}, None, True),
+        ({"tools.delete.allow_sandboxed": True}, None, True),
+        ({"tools.fetch.allow_hosts": ["example.com"]}, None, True),
+        ({"frontmatter.allow_widening": True}, None, True),
+        ({"sandbox.mode": "read-only"}, None, False),
+        ({"sandbox.enabled": False}, None, True),
+    ],
+)  # fmt: skip
+def test_direction_of_each_change(
+    tmp_path: Path, buffer: dict[str, Any], base: dict[str, Any] | None, expected: bool
+) -> None:
+    assert widens(tmp_path, buffer, base) is expected
