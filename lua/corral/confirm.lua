@@ -42,7 +42,16 @@ end
 ---@return string[]
 function M.describe(tool_call, decision)
   local input = tool_call.input or {}
-  local lines = { ("corral: %s wants to run — approve?"):format(tool_call.name), "" }
+  local lines = { ("corral: %s wants to run — approve?"):format(tool_call.name) }
+  lines[#lines + 1] = ("asked because: %s (%s)"):format(decision.reason or "", decision.source or "")
+  if decision.class and decision.class ~= vim.NIL then
+    lines[#lines + 1] = "class: " .. decision.class
+    for _, reason in ipairs(decision.reasons or {}) do
+      lines[#lines + 1] = "  - " .. M.visible(reason)
+    end
+  end
+  lines[#lines + 1] = "a / y: approve      d / n / q / <Esc>: deny"
+  lines[#lines + 1] = ""
   local function add(label, text)
     local shown = M.visible(tostring(text))
     local parts = vim.split(shown, "\n", { plain = true })
@@ -71,16 +80,6 @@ function M.describe(tool_call, decision)
       add(key .. ": ", type(value) == "string" and value or vim.inspect(value))
     end
   end
-  lines[#lines + 1] = ""
-  if decision.class and decision.class ~= vim.NIL then
-    lines[#lines + 1] = "class: " .. decision.class
-    for _, reason in ipairs(decision.reasons or {}) do
-      lines[#lines + 1] = "  - " .. M.visible(reason)
-    end
-  end
-  lines[#lines + 1] = ("asked because: %s (%s)"):format(decision.reason or "", decision.source or "")
-  lines[#lines + 1] = ""
-  lines[#lines + 1] = "a / y: approve      d / n / q / <Esc>: deny"
   return lines
 end
 
@@ -113,6 +112,14 @@ function M.ask(tool_call, decision, on_answer)
     title = " corral: approve this tool call? ",
   })
   vim.wo[win].wrap = true -- long lines wrap: nothing is cut off
+  -- Size by the wrapped text; what does not fit is scrolled to, and the title says so.
+  local needed = vim.api.nvim_win_text_height(win, {}).all
+  local room = math.max(3, vim.o.lines - 4)
+  vim.api.nvim_win_set_config(win, {
+    height = math.min(needed, room),
+    title = needed > room and " corral: approve? (more below: scroll with j / <C-d>) "
+      or " corral: approve this tool call? ",
+  })
   local answered = false
   local function answer(approved)
     if answered then

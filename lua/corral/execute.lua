@@ -103,7 +103,14 @@ local function run_bash(request, tool_call, decision, finish)
   end
   local timer ---@type uv.uv_timer_t|nil
   local timed_out = false
-  local job, err = require("corral.runner").start({ "/bin/sh", "-c", tool_call.input.command }, request.bufnr_for_run, {
+  -- bash, not /bin/sh: the classifier reads the command as bash does, and dash reads some
+  -- commands differently (`echo &>/dev/null touch x` runs touch in dash).
+  local bash = vim.fn.exepath("bash")
+  if bash == "" then
+    finish({ ok = false, error = "bash not found on PATH: bash tool calls need it" })
+    return
+  end
+  local job, err = require("corral.runner").start({ bash, "-c", tool_call.input.command }, request.bufnr_for_run, {
     on_stdout = collect,
     on_stderr = collect,
     on_exit = function(code, repairs)

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 MODE_ORDER = ("read-only", "workspace-write", "workspace-write-network", "off")
 HOME_ORDER = ("private", "visible")
 BACKEND_ORDER = ("required", "auto")
-APPROVAL_ORDER = ("read-only", "ask", "auto", "full")
 # Lists where removing entries loosens the sandbox (adding tightens it).
 PROTECTIVE_LISTS = frozenset(
     {
@@ -102,8 +101,9 @@ def widenings(
             if after is False:
                 reasons.append(f"{key}: turns it off")
         elif key == "tools.approval":
-            if _looser_in(APPROVAL_ORDER, before, after):
-                reasons.append(f'{key}: "{before}" -> "{after}" asks less')
+            # No preset is strictly narrower than another: "read-only" refuses writes but also
+            # approves reads that "ask" would ask about. Only your configuration chooses.
+            reasons.append(f'{key}: "{before}" -> "{after}" changes what runs without asking')
         elif key in LIMITS:
             if after > before:
                 reasons.append(f"{key}: {before} -> {after} raises a limit")

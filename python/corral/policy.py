@@ -220,7 +220,11 @@ def resolve(
         create_dirs.extend(d for d in guard.create_dirs if writable(d))
         watch.extend(w for w in guard.watch if writable(w))
         links.extend(link for link in guard.links if writable(os.path.dirname(link[0])))
-        read_only.extend(os.path.join(root, n) for n in protected if not n.startswith(".git/"))
+        for name in protected:
+            if not name.startswith(".git/"):
+                path = os.path.join(root, name)
+                # missing ones (a new .nvim.lua, .envrc) are watched: removed if created
+                (read_only if os.path.lexists(path) else watch).append(path)
     # Never-writable paths: read-only where they exist; where they do not exist yet but could
     # be created inside a writable root (~/.bash_profile with $HOME writable), watched and
     # removed after the run.
@@ -229,6 +233,11 @@ def resolve(
         Problem("sandbox.policy.deny_write", config.origins["sandbox.policy.deny_write"], e)
         for e in errors
     )
+    # A hidden path that does not exist yet, inside a writable root (~/.ssh with $HOME as the
+    # workspace): nothing to mask, but it must not be created either (authorized_keys).
+    for p in expand_lexical(config["sandbox.policy.deny_read"], ctx)[0]:
+        if writable(p) and not os.path.lexists(p):
+            watch.append(p)
     own_dirs = (dirs.user_config_dir(), dirs.user_cache_dir())
     own = own_paths()
     for p in (*never, *own):

@@ -26,8 +26,12 @@ MARK = "[REDACTED]"
 # The end of a name that holds a secret; whatever comes before stays (GITHUB_TOKEN,
 # aws_secret_access_key, DB_PASSWORD all end in one). A name that goes on (max_tokens,
 # tokenizer, secretary) does not match: the separator must follow the keyword directly.
-_KEYWORD = r"(?:api[_-]?key|token|secret|passw(?:or)?d|access[_-]?key|private[_-]?key|credentials?)"
-_NOT_DONE = r"(?!\[REDACTED\])"  # so that redacting twice changes nothing
+_KEYWORD = (
+    r"(?:api[_-]?key|token|secret(?:[_-]?key)?|pass(?:w(?:or)?d)?|access[_-]?key"
+    r"|private[_-]?key|credentials?)"
+)
+# So that redacting twice changes nothing: a value that holds a redaction already is left.
+_NOT_DONE = r"(?![^\s&;,]*\[REDACTED\])"
 # A value: a double-quoted string (escapes allowed), a single-quoted one, or a bare word; an
 # unclosed quote still redacts the word after it.
 _VALUE = r"""(?P<v>"(?:\\.|[^"\\\n])*"|'[^'\n]*'|["']?[^\s&;,"'}\]]+)"""
@@ -54,6 +58,17 @@ def _rules() -> list[Rule]:
             r"(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY( BLOCK)?-----|\Z)",
             MARK,
         ),
+        # Tool-specific forms come before the generic ones below. Passwords given to common
+        # tools: mysql -pX, sshpass -p X, docker login -p X.
+        (
+            r"(?i)\b(sshpass|mysql|mysqldump|mariadb|mysqladmin|docker\s+login|podman\s+login)"
+            r"\b([^\n]{0,200}?\s)-p\s?(?!\[REDACTED\])\S+",
+            rf"\1\2-p{MARK}",
+        ),
+        # openssl -pass pass:X (and -passin/-passout)
+        (r"(?i)(-pass(?:in|out)?\s{1,20}pass:)(?!\[REDACTED\])\S+", rf"\1{MARK}"),
+        # aws configure set aws_secret_access_key X
+        (r"(?i)(\baws\s+configure\s+set\s+\S+\s+)(?!\[REDACTED\])\S+", rf"\1{MARK}"),
         # Userinfo in any URL: the user part alone is often a token (https://TOKEN@github.com).
         (r"(?i)(\b[a-z][a-z0-9+.-]{0,30}://)[^/\s@]{1,1000}@", rf"\1{MARK}@"),
         # Authorization headers keep their scheme word, so the log still says what was sent;
@@ -97,6 +112,24 @@ def _rules() -> list[Rule]:
         (r"\bhooks\.slack\.com/services/[A-Za-z0-9/]{1,400}", f"hooks.slack.com/services/{MARK}"),
         (r"\bAIza[0-9A-Za-z_-]{35}", MARK),
         (r"\beyJ[A-Za-z0-9_-]{8,1000}+\.eyJ[A-Za-z0-9_-]{8,8000}+\.[A-Za-z0-9_-]{0,4000}", MARK),
+        (r"\bglpat-[A-Za-z0-9_-]{16,400}", MARK),
+        (r"\b(?:hf|npm)_[A-Za-z0-9]{20,400}", MARK),
+        (r"\bpypi-[A-Za-z0-9_-]{20,400}", MARK),
+        (r"\bya29\.[A-Za-z0-9_-]{20,4000}", MARK),
+        (r"\bSG\.[A-Za-z0-9_-]{16,400}\.[A-Za-z0-9_-]{16,400}", MARK),
+        # netrc: machine h login u password X
+        (r"(?i)(\blogin\s{1,20}\S+\s{1,20}password\s{1,20})(?!\[REDACTED\])\S+", rf"\1{MARK}"),
+        # Secrets in URL queries: ?key=X&token=X&sig=X
+        (
+            r"(?i)([?&](?:key|api_?key|token|access_token|auth|sig|signature|password|secret)=)"
+            r"(?!\[REDACTED\])[^&\s#]+",
+            rf"\1{MARK}",
+        ),
+        # Cookie headers carry sessions: the whole value goes.
+        (
+            r"(?i)(\b(?:set-)?cookie[\"']?\s{0,20}[:=]\s{0,20})(?!\s*\[REDACTED\])[^\n]+",
+            rf"\1{MARK}",
+        ),
     ]
     _compiled.extend((re.compile(p, re.DOTALL), r) for p, r in rules)
     return _compiled

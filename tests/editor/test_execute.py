@@ -137,3 +137,40 @@ def test_status_shows_the_approval_chain(fresh: Editor) -> None:
     lines = "\n".join(fresh.buffer_lines("corral://status") or [])
     assert "approval:  preset ask" in lines
     assert "config (100), frontmatter (90), team-policy (70), sandbox (25), catch-all (0)" in lines
+
+
+def test_a_long_command_is_shown_whole_with_the_decision_on_top(fresh: Editor) -> None:
+    fresh.lua("require('corral').setup({ sandbox = { mode = 'off' } })")  # so bash must ask
+    execute(fresh, "bash", command="echo " + "A" * 4000 + " ; touch HIDDEN_TAIL")
+    lines = fresh.wait_for(lambda: confirm_window(fresh), what="the confirmation window")
+    assert lines[1].startswith("asked because:")
+    assert any(line.startswith("a / y: approve") for line in lines[:6])
+    assert "HIDDEN_TAIL" in "\n".join(lines)
+    shown = fresh.lua(
+        "for _, w in ipairs(vim.api.nvim_list_wins()) do"
+        "  local b = vim.api.nvim_win_get_buf(w)"
+        "  if vim.bo[b].filetype == 'corral-confirm' then"
+        "    local c = vim.api.nvim_win_get_config(w)"
+        "    return { c.height, vim.api.nvim_win_text_height(w, {}).all,"
+        "             vim.fn.join(vim.tbl_map(function(t) return t[1] end, c.title), '') }"
+        "  end end"
+    )
+    height, needed, title = shown
+    assert height == needed or "more below" in title, shown
+    fresh.nvim.input("q")
+    assert result(fresh)["refused"]["code"] == "denied-by-user"
+
+
+def test_bash_calls_run_in_bash_the_shell_the_classifier_reads(
+    fresh: Editor, workspace: Path
+) -> None:
+    """dash reads `echo &>/dev/null touch X` as `echo &` then `touch X`; bash as an echo."""
+    fresh.lua(
+        "require('corral').setup({ sandbox = { mode = 'off' },"
+        " tools = { approval = 'read-only' } })"
+    )
+    execute(fresh, "bash", command="echo &>/dev/null touch PWNED")
+    r = result(fresh)
+    assert r["decision"]["decision"] == "approve"  # read-only, as bash reads it
+    assert r["exit"] == 0
+    assert not (workspace / "PWNED").exists()

@@ -26,7 +26,7 @@ def widens(tmp_path: Path, buffer: dict[str, Any], base: dict[str, Any] | None =
         ({"tools.available": {"remove": ["bash"]}}, None, False),  # a chat may drop tools
         ({"tools.available": ["read", "teleport"]}, {"tools.available": ["read"]}, True),
         ({"tools.auto_approve": ["bash"]}, None, True),
-        ({"tools.approval": "read-only"}, None, False),
+        ({"tools.approval": "read-only"}, None, True),  # approves reads "ask" would ask about
         ({"tools.approval": "full"}, None, True),
         ({"tools.require_approval": False}, None, True),
         ({"tools.shell.deny": {"append": ["curl"]}}, None, False),

@@ -563,3 +563,15 @@ def test_every_refusal_names_code_path_rule_layer_and_hint(
         files.read(*g, ".env")
     assert str(e.value).startswith(f"{ws}/.env: .env matches the deny pattern '.env'")
     assert "[tools.permissions.deny: '.env', from default]" in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["é" * 127, "😀" * 63])
+def test_write_a_long_multibyte_name(tmp_path: Path, name: str) -> None:
+    """254 and 252 bytes: valid names, and the temporary file beside them must be too."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    pol = policy.resolve(config.resolve([]), str(ws), {"HOME": str(tmp_path / "home")})
+    result = files.write(pol, Permissions(), name, "hi\n")
+    assert result["ok"] is True
+    assert (ws / name).read_text() == "hi\n"
+    assert sorted(p.name for p in ws.iterdir()) == [name]  # no temp file left

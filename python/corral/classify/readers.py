@@ -29,8 +29,8 @@ INSENSITIVE = names(
     fold fmt column paste join od hexdump strings md5sum sha1sum sha224sum sha256sum sha384sum
     sha512sum b2sum cksum sum base32 base64 basenc expand unexpand pr seq sleep id whoami groups
     uname arch nproc printenv tty locale users who uptime free ps pgrep pidof cd pushd popd dirs
-    wait shift exit return break continue jq zcat bzcat xzcat zstdcat lzcat numfmt tsort getconf
-    logname shellcheck expr factor cal getent lscpu lsblk lsmem set shopt umask ulimit jobs
+    shift exit return break continue jq zcat bzcat xzcat zstdcat lzcat numfmt tsort getconf
+    logname shellcheck expr factor cal getent lscpu lsblk lsmem set shopt umask ulimit
     times help unalias yes clear lsof ss netstat
     """
 )
@@ -181,6 +181,8 @@ def printf(cmd: Command) -> None:
     args = cmd.args
     if args and args[0].may_be_option:
         cmd.found.flag(DYNAMIC, f"printf: {args[0].raw} may expand to -v NAME")
+    elif args and args[0].text.startswith("-v") and len(args[0].text) > 2:
+        cmd.found.flag(DYNAMIC, f"printf {args[0].raw}: -vNAME assigns (and may evaluate) NAME")
     elif len(args) > 1 and args[0].text == "-v":
         if _names_subscript(args[1]):
             cmd.found.flag(DYNAMIC, f"printf -v {args[1].raw} evaluates a subscript as code")
@@ -200,6 +202,22 @@ def test(cmd: Command) -> None:
             return
 
 
+def jobs_wait(cmd: Command) -> None:
+    """`jobs -x CMD` runs CMD; `wait -p 'a[$(id)]'` evaluates a subscript: with options, neither
+    is a plain read."""
+    if any(w.text.startswith("-") or w.may_be_option for w in cmd.args):
+        cmd.found.flag(DYNAMIC, f"{cmd.name} with options may run or evaluate code")
+
+
+def tree(cmd: Command) -> None:
+    """tree -R (with -H) writes 00Tree.html into every directory; -o writes its output."""
+    if any(w.text.startswith("-") and not w.text.startswith("--") and "R" in w.text
+           for w in cmd.args):  # fmt: skip
+        cmd.found.flag(DYNAMIC, "tree -R writes an index file into each directory")
+        return
+    _tree_options(cmd)
+
+
 def less(cmd: Command) -> None:
     if cmd.env.get("LESSSECURE") == "1":
         return
@@ -214,12 +232,22 @@ def rg(cmd: Command) -> None:
             cmd.found.flag(DYNAMIC, f"rg --{opt.name} runs a program on each file")
 
 
+def _fd_runs(text: str) -> bool:
+    """-x/-X alone, in a cluster of short options (-Hx, -tfx), or --exec[-batch][=CMD]."""
+    if text.startswith("--"):
+        return text.split("=", 1)[0] in ("--exec", "--exec-batch")
+    return text.startswith("-") and any(c in "xX" for c in text[1:])
+
+
 def fd(cmd: Command) -> None:
     """fd -x/-X CMD...: the rest of the line (up to `;`) is a command run per file."""
     args = cmd.args
     for i, word in enumerate(args):
         if word.may_be_option:
             cmd.found.flag(DYNAMIC, f"{cmd.name}: {word.raw} may expand to an option")
+            return
+        if word.text not in ("-x", "-X", "--exec", "--exec-batch") and _fd_runs(word.text):
+            cmd.found.flag(DYNAMIC, f"{cmd.name} {word.raw} runs a command for each file")
             return
         if word.text in ("-x", "-X", "--exec", "--exec-batch"):
             cmd.found.flag(DYNAMIC, f"{cmd.name} {word.raw} runs a command for each file")
@@ -237,6 +265,8 @@ def yq(cmd: Command) -> None:
             cmd.found.write(word.text, f"yq -i writes {word.text}")
 
 
+_tree_options = checked("LPIHTo", ("charset", "filelimit", "timefmt", "sort"), writes=("o",))
+
 RULES: dict[str, Callable[[Command], None]] = {name: read_only for name in INSENSITIVE}
 RULES.update(
     {
@@ -250,7 +280,9 @@ RULES.update(
         ),
         "uniq": _positional_output(1, "fsw", ("skip-fields", "skip-chars", "check-chars")),
         "xxd": _positional_output(1, "cglos"),
-        "tree": checked("LPIHTo", ("charset", "filelimit", "timefmt", "sort"), writes=("o",)),
+        "tree": tree,
+        "jobs": jobs_wait,
+        "wait": jobs_wait,
         "file": checked(
             "emFfP",
             ("magic-file", "separator", "files-from", "parameter"),

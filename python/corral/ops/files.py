@@ -210,7 +210,9 @@ def _atomic_write(
         if old is not None:
             # setuid/setgid are dropped: new content is a new program.
             mode = stat.S_IMODE(old.st_mode) & 0o777
-        temp = f".{name[:200]}.corral-{os.urandom(4).hex()}.tmp"
+        # A name may be 255 bytes: the temp name keeps at most 200 of them (whole characters).
+        stem = os.fsencode(name)[:200].decode("utf-8", "ignore")
+        temp = f".{stem}.corral-{os.urandom(4).hex()}.tmp"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(temp, flags, 0o600 if mode is not None else 0o666, dir_fd=dir_fd)
         try:
