@@ -10,6 +10,9 @@ local INVISIBLE = {
   [0x202D] = true, [0x202E] = true, [0x2060] = true, [0x2061] = true, [0x2062] = true,
   [0x2063] = true, [0x2064] = true, [0x2066] = true, [0x2067] = true, [0x2068] = true,
   [0x2069] = true, [0xFEFF] = true,
+  -- blank-looking letters and separators that hide text or break lines unseen
+  [0x034F] = true, [0x061C] = true, [0x115F] = true, [0x1160] = true, [0x17B4] = true,
+  [0x17B5] = true, [0x2028] = true, [0x2029] = true, [0x3164] = true, [0xFFA0] = true,
 }
 
 ---Make control characters and invisible code points visible: `^[`, `<U+202E>`.
@@ -27,7 +30,12 @@ function M.visible(text)
       out[#out + 1] = "^" .. string.char(cp + 64)
     elseif cp == 127 then
       out[#out + 1] = "^?"
-    elseif INVISIBLE[cp] or (cp >= 0xE0000 and cp <= 0xE007F) then -- tag characters too
+    elseif
+      INVISIBLE[cp]
+      or (cp >= 0x80 and cp <= 0x9F) -- C1 controls
+      or (cp >= 0xFE00 and cp <= 0xFE0F) -- variation selectors
+      or (cp >= 0xE0000 and cp <= 0xE007F) -- tag characters
+    then
       out[#out + 1] = ("<U+%04X>"):format(cp)
     else
       out[#out + 1] = vim.fn.nr2char(cp, true)
