@@ -14,7 +14,6 @@ import os
 from corral import approval, config, guard, narrowing, policy, status
 from corral.backends import default_registry
 from corral.errors import ConfigError, CorralError
-from corral.paths import which
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -125,13 +124,11 @@ class Service:
             return {"error": "wrap_command: argv must be a non-empty list of strings"}
         _, resolved = self._policy(request)
         wrapped = self.registry.wrap(resolved, argv)
-        env_bin = which("env", self.environ.get("PATH"))
-        if env_bin is None:
+        full = wrapped.self_contained(self.environ.get("PATH"))
+        if full is None:
             return {"error": "env(1) not found on PATH: cannot start a clean environment"}
         return {
-            # Self-contained: `env -i` gives bwrap (and so the sandbox) only the scrubbed
-            # environment, whoever starts it.
-            "argv": [env_bin, "-i", *(f"{k}={v}" for k, v in wrapped.env), *wrapped.argv],
+            "argv": full,
             "env": dict(wrapped.env),
             "sandboxed": wrapped.sandboxed,
             "backend": wrapped.backend,

@@ -48,6 +48,17 @@ class Wrapped(Frozen):
             notes=tuple(notes),
         )
 
+    def self_contained(self, path: str | None = None) -> list[str] | None:
+        """The argv for a program that starts it without our launcher (jobstart, a script):
+        `env -i NAME=value ...` first, so bwrap (and so the sandbox) gets only the scrubbed
+        environment whoever starts it. None when env(1) is not on `path` (default: $PATH)."""
+        from corral.paths import which
+
+        env_bin = which("env", path)
+        if env_bin is None:
+            return None
+        return [env_bin, "-i", *(f"{k}={v}" for k, v in self.env), *self.argv]
+
 
 class Backend:
     """A sandbox implementation. Subclasses set `name` and `priority` and override the methods.

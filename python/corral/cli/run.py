@@ -86,13 +86,9 @@ def wrap(args: list[str]) -> int:
     prepared = _prepare("wrap", args, launcher_fds=False)
     if prepared is None:
         return 0
-    wrapped = prepared[0]
-    # A self-contained argv: `env -i` gives bwrap (and so the sandbox) only the scrubbed
-    # environment, whoever starts it.
-    env_bin = which("env")
-    if env_bin is None:
+    argv = prepared[0].self_contained()
+    if argv is None:
         sys.stderr.write("corral: env(1) not found on PATH; cannot print a self-contained argv\n")
         return USAGE_FAILED
-    argv = [env_bin, "-i", *(f"{k}={v}" for k, v in wrapped.env), *wrapped.argv]
     print(json.dumps(argv))
     return 0
