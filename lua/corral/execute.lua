@@ -105,11 +105,14 @@ local function run_bash(request, tool_call, decision, finish)
   local timed_out = false
   -- bash, not /bin/sh: the classifier reads the command as bash does, and dash reads some
   -- commands differently (`echo &>/dev/null touch x` runs touch in dash).
-  local bash = vim.fn.exepath("bash")
-  if bash == "" then
-    finish({ ok = false, error = "bash not found on PATH: bash tool calls need it" })
+  -- From a system directory, never from PATH: a workspace .venv/bin on PATH could hold a
+  -- bash the sandbox planted, and with the sandbox off it would run on the host.
+  local found, bash_err = engine.call("host_program", engine.request(request.bufnr_for_run, { name = "bash" }))
+  if not found then
+    finish({ ok = false, error = "bash tool calls need bash: " .. tostring(bash_err) })
     return
   end
+  local bash = found.path
   local job, err = require("corral.runner").start({ bash, "-c", tool_call.input.command }, request.bufnr_for_run, {
     on_stdout = collect,
     on_stderr = collect,

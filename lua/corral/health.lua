@@ -28,17 +28,19 @@ function M.check()
     python = vim.fn.expand(python)
     health.ok("Python host (g:python3_host_prog): " .. python)
   else
-    python = vim.fn.exepath("python3")
-    if python == "" then
-      health.error("no Python 3 found", {
-        "set vim.g.python3_host_prog to a Python 3.11+ with corral's dependencies",
-        "see :help provider-python",
-      })
-      return
-    end
-    health.warn("g:python3_host_prog is not set; Neovim will use " .. python, {
-      "set vim.g.python3_host_prog to the Python you installed corral's dependencies into",
-    })
+    -- corral never starts a program found on PATH: a workspace .venv/bin on PATH could hold
+    -- a python3 a sandboxed command planted. Neovim's own provider does look there.
+    local found = vim.fn.exepath("python3")
+    health.error(
+      "g:python3_host_prog is not set: Neovim starts the python3 it finds on PATH"
+        .. (found ~= "" and (" (now " .. found .. ")") or "")
+        .. ", where an activated project venv could hold one a sandboxed command wrote",
+      {
+        "set vim.g.python3_host_prog to the Python you installed corral's dependencies into",
+        "see :help corral-install",
+      }
+    )
+    return
   end
   local missing = false
   for _, module in ipairs(DEPENDENCIES) do

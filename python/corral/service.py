@@ -124,9 +124,7 @@ class Service:
             return {"error": "wrap_command: argv must be a non-empty list of strings"}
         _, resolved = self._policy(request)
         wrapped = self.registry.wrap(resolved, argv)
-        full = wrapped.self_contained(self.environ.get("PATH"))
-        if full is None:
-            return {"error": "env(1) not found on PATH: cannot start a clean environment"}
+        full = wrapped.self_contained()
         return {
             "argv": full,
             "env": dict(wrapped.env),
@@ -136,6 +134,16 @@ class Service:
             "watch": list(resolved.watch),
             "links": [list(link) for link in resolved.links],
         }
+
+    def do_host_program(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """{"path": ...} of a program the frontend starts itself (the bash of bash tool
+        calls): from a system directory, never from PATH (see hostbin)."""
+        from corral import hostbin
+
+        name = request.get("name")
+        if name not in ("bash", "sh"):
+            return {"error": f"host_program: {name!r} is not a program corral starts"}
+        return {"path": hostbin.require(name, self._policy(request)[1])}
 
     def do_sweep(self, request: Mapping[str, Any]) -> list[str]:
         from corral.gitguard import sweep

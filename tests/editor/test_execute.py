@@ -174,3 +174,23 @@ def test_bash_calls_run_in_bash_the_shell_the_classifier_reads(
     assert r["decision"]["decision"] == "approve"  # read-only, as bash reads it
     assert r["exit"] == 0
     assert not (workspace / "PWNED").exists()
+
+
+def test_bash_tool_calls_never_use_a_bash_found_on_path(spawn: Any, workspace: Path) -> None:
+    """A workspace .venv/bin first on PATH (an activated venv) may hold a bash a sandboxed
+    command wrote: bash tool calls use the system's bash (issue 7, item 1)."""
+    import os
+
+    bindir = workspace / ".venv" / "bin"
+    bindir.mkdir(parents=True)
+    planted = bindir / "bash"
+    planted.write_text("#!/bin/sh\necho PLANTED-BASH-RAN\n")
+    planted.chmod(0o755)
+    ed = spawn(cwd=workspace, env={"PATH": f"{bindir}:{os.environ['PATH']}"})
+    assert ed.lua("return vim.fn.exepath('bash')") == str(planted)
+    execute(ed, "bash", command="echo from-the-real-bash")
+    r = result(ed)
+    # (The user's ~/.bashrc may itself start `bash` from PATH inside the sandbox: that is not
+    # the tool call's shell, and it prints the marker inside a longer line.)
+    assert "PLANTED-BASH-RAN" not in r["output"].splitlines(), r["output"]
+    assert "from-the-real-bash" in r["output"].splitlines()

