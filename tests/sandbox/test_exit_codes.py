@@ -75,7 +75,7 @@ def test_missing_config_file(host):
 def test_sandbox_setup_failure(host):
     config = host.base / "bad-bind.toml"
     config.write_text(
-        '[sandbox.backends.bwrap]\nextra_args = ["--bind", "/nonexistent-src", "/x"]\n'
+        '[sandbox.backends.bwrap]\nextra_args = ["--remount-ro", "/nonexistent-src"]\n'
     )
     marker = host.ws / "ran"
     r = host.corral("run", "--config", str(config), *_touch(marker))
