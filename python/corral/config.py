@@ -124,6 +124,9 @@ def _validate(field: schema.Field, layer: str, value: Any, problems: list[Proble
     elif kind == schema.INT:
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
+    elif kind == schema.COUNT:
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
     elif kind == schema.CHOICE:
         if isinstance(value, str) and value in field.choices:
             return value

@@ -54,7 +54,20 @@ LOOSENING_WHEN_TRUE = frozenset(
         "tools.delete.allow_sandboxed",
     }
 )
-LIMITS = frozenset({"tools.read.max_bytes", "tools.bash.timeout", "tools.bash.output_cap"})
+LIMITS = frozenset(
+    {
+        "tools.read.max_bytes",
+        "tools.bash.timeout",
+        "tools.bash.output_cap",
+        *(f.key for f in schema.FIELDS if f.kind == schema.COUNT),
+    }
+)
+
+
+def _raises(before: int, after: int, unlimited_at_zero: bool) -> bool:
+    if unlimited_at_zero:
+        return before != 0 and (after == 0 or after > before)
+    return after > before
 
 
 def _looser_in(order: tuple[str, ...], before: Any, after: Any) -> bool:
@@ -105,7 +118,7 @@ def widenings(
             # approves reads that "ask" would ask about. Only your configuration chooses.
             reasons.append(f'{key}: "{before}" -> "{after}" changes what runs without asking')
         elif key in LIMITS:
-            if after > before:
+            if _raises(before, after, schema.BY_KEY[key].kind == schema.COUNT):
                 reasons.append(f"{key}: {before} -> {after} raises a limit")
         elif key in RESTRICTING_LISTS:
             if before and (not after or any(item not in before for item in after)):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from corral import dirs, environment, gitguard
+from corral import dirs, environment, gitguard, limits
 from corral.backends import bwrap_args
 from corral.errors import ConfigError, Problem
 from corral.frozen import Frozen
@@ -68,7 +68,10 @@ class Policy(Frozen):
         "notes",
         "pinned",
         "read_only",
+        "rlimits",
         "rw_roots",
+        "timeout",
+        "tmp_size",
         "visible",
         "watch",
     )
@@ -92,6 +95,9 @@ class Policy(Frozen):
     env: tuple[tuple[str, str], ...]
     bwrap_path: str
     bwrap_extra_args: tuple[str, ...]
+    rlimits: tuple[tuple[str, int], ...]  # (prlimit option, value): nproc, fsize, data
+    tmp_size: int  # bytes of each tmpfs the sandbox writes to (/tmp, a private $HOME); 0: any
+    timeout: int  # seconds for `corral run` without --timeout; 0: none
     notes: tuple[str, ...]  # what the user should know: skipped paths, unsandboxed reasons
 
     def __init__(self, **values: object) -> None:
@@ -173,6 +179,7 @@ def resolve(
         Problem(extra_key, config.origins[extra_key], why)
         for why in bwrap_args.refused(config[extra_key])
     )
+    rlimits, tmp_size = limits.resolve(config, problems)
     if not os.path.isdir(ctx.cwd):
         problems.append(Problem("cwd", "call", f"workspace {cwd!r} is not a directory"))
 
@@ -320,5 +327,8 @@ def resolve(
         env=tuple(sorted(environment.scrub(env, config["sandbox.policy.env"], network).items())),
         bwrap_path=config["sandbox.backends.bwrap.path"],
         bwrap_extra_args=tuple(config["sandbox.backends.bwrap.extra_args"]),
+        rlimits=rlimits,
+        tmp_size=tmp_size,
+        timeout=int(config["sandbox.limits.timeout"]),
         notes=tuple(notes),
     )

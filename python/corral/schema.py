@@ -19,6 +19,7 @@ CHOICE = "one of"
 LIST = "list of strings"
 NAME = "backend name"
 INT = "positive integer"
+COUNT = "non-negative integer (0: no limit)"
 
 
 class Field(Frozen):
@@ -399,6 +400,42 @@ FIELDS: tuple[Field, ...] = (
         False,
         "(Neovim) Let frontmatter of any chat file widen the sandbox, not only of files "
         "trusted with :trust. Only your own configuration can set this.",
+    ),
+    Field(
+        "sandbox.limits.processes",
+        COUNT,
+        1024,
+        "Processes and threads a sandboxed command may have at once (RLIMIT_NPROC, counted in "
+        "the sandbox's own user namespace). The kernel does not apply it to root.",
+    ),
+    Field(
+        "sandbox.limits.file_size_mb",
+        COUNT,
+        8192,
+        "Largest file a sandboxed command may write, in MiB (RLIMIT_FSIZE); a larger write "
+        "fails with EFBIG.",
+    ),
+    Field(
+        "sandbox.limits.memory_percent",
+        COUNT,
+        75,
+        "Memory each sandboxed process may allocate, as a percentage (1-100) of physical "
+        "memory (RLIMIT_DATA: heap and private mappings; address space only reserved, as V8 and "
+        "WebAssembly do, is not counted).",
+    ),
+    Field(
+        "sandbox.limits.tmp_percent",
+        COUNT,
+        25,
+        "Size of each memory-backed directory of the sandbox (its private /tmp, and $HOME "
+        'with home = "private"), as a percentage (1-100) of physical memory.',
+    ),
+    Field(
+        "sandbox.limits.timeout",
+        COUNT,
+        0,
+        "Seconds before `corral run` kills the command and all it started, when no --timeout "
+        "is given (0: none, for interactive use; tool calls use tools.bash.timeout).",
     ),
     Field(
         "sandbox.backends.bwrap.path",

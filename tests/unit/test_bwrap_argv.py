@@ -86,7 +86,12 @@ def test_argv_shape(setup: Callable[..., Policy], ws: Path, bwrap_bin: str) -> N
     argv = BwrapBackend().argv(p, ["true", "--flag"])
     assert argv[0] == bwrap_bin
     assert argv[-3:] == ["--", "true", "--flag"]
-    assert argv.index("--") == len(argv) - 3  # the first `--` is the one before the command
+    # bwrap's `--` ends its options; then prlimit (inside the sandbox) and its own `--`.
+    end = argv.index("--")
+    prlimit = argv[end + 1 : len(argv) - 3]
+    assert prlimit[0] in ("/usr/bin/prlimit", "/bin/prlimit")
+    assert prlimit[1:] == ["--nproc=1024", f"--fsize={8192 * 1024 * 1024}", prlimit[3]]
+    assert prlimit[3].startswith("--data=") and int(prlimit[3].split("=")[1]) > 0
     found = ops(argv)
     assert ("--chdir", str(ws)) in found
     for flag in ("--die-with-parent", "--new-session", "--unshare-user", "--unshare-pid"):
@@ -183,7 +188,7 @@ def test_deny_inside_a_reexposed_path_is_masked(ws: Path) -> None:
         network=False, allow_privileged=False, rw_roots=(), pinned=(), links=(), read_only=(),
         hidden=("/tmp", "/home/u"), visible=("/home/u/.config",),
         deny_read=(("/home/u/.config/gh", True), ("/home/u/.ssh", True), ("/etc/shadow", False)),
-        env=(), bwrap_path="", bwrap_extra_args=(), notes=(),
+        env=(), bwrap_path="", bwrap_extra_args=(), notes=(), rlimits=(), tmp_size=0, timeout=0,
     )  # fmt: skip
     args = mount_args(p)
     text = " ".join(args)

@@ -38,6 +38,12 @@ def widens(tmp_path: Path, buffer: dict[str, Any], base: dict[str, Any] | None =
          True),
         ({"tools.permissions.deny": {"remove": [".env"]}}, None, True),
         ({"tools.bash.timeout": 10}, None, False),
+        ({"sandbox.limits.processes": 64}, None, False),  # a chat may lower a limit
+        ({"sandbox.limits.processes": 4096}, None, True),
+        ({"sandbox.limits.processes": 0}, None, True),  # 0 lifts it: the widest of all
+        ({"sandbox.limits.processes": 64}, {"sandbox.limits.processes": 0}, False),
+        ({"sandbox.limits.timeout": 30}, None, False),  # from none to a bound narrows
+        ({"sandbox.limits.timeout": 0}, {"sandbox.limits.timeout": 30}, True),
         ({"tools.bash.timeout": 10000}, None, True),
         ({"tools.delete.allow_sandboxed": True}, None, True),
         ({"tools.fetch.allow_hosts": ["example.com"]}, None, True),

@@ -7,7 +7,9 @@ import pytest
 from corral import config, schema
 from corral.errors import Problem
 
-KINDS = {schema.BOOL, schema.STRING, schema.CHOICE, schema.LIST, schema.NAME, schema.INT}
+KINDS = {
+    schema.BOOL, schema.STRING, schema.CHOICE, schema.LIST, schema.NAME, schema.INT, schema.COUNT
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("field", schema.FIELDS, ids=lambda f: f.key)

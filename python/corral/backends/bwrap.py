@@ -65,8 +65,9 @@ def namespace_args(policy: Policy) -> list[str]:
 
 def mount_args(policy: Policy) -> list[str]:
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    size = ["--size", str(policy.tmp_size)] if policy.tmp_size else []
     for area in policy.hidden:
-        args += ["--tmpfs", area]
+        args += [*size, "--tmpfs", area]
     for path in policy.visible:
         args += ["--ro-bind", path, path]
     for root in policy.rw_roots:
@@ -88,6 +89,15 @@ def mount_args(policy: Policy) -> list[str]:
         else:
             args += ["--ro-bind", "/dev/null", path]
     return args
+
+
+def limited(policy: Policy) -> list[str]:
+    """prlimit and its options, run inside the sandbox before the command (see limits.py);
+    empty when no limit is set or no prlimit is installed (the note says so)."""
+    prlimit = hostbin.find("prlimit") if policy.rlimits else None
+    if prlimit is None:
+        return []
+    return [prlimit, *(f"--{name}={value}" for name, value in policy.rlimits), "--"]
 
 
 class BwrapBackend(Backend):
@@ -160,6 +170,7 @@ class BwrapBackend(Backend):
             args += ["--seccomp", str(seccomp_fd)]
         args += policy.bwrap_extra_args
         args.append("--")
+        args += limited(policy)
         args += argv
         return args
 
@@ -170,6 +181,11 @@ class BwrapBackend(Backend):
             os.makedirs(directory, mode=0o755, exist_ok=True)
         from corral import seccomp
 
+        unlimited = (
+            ["no process, file-size or memory limits: prlimit (util-linux) is not installed"]
+            if policy.rlimits and hostbin.find("prlimit") is None
+            else []
+        )
         if not launcher_fds:
             # bwrap reads a seccomp program only from a descriptor, which an argv started by
             # another program (jobstart) cannot carry: a constant sh script opens the filter
@@ -182,9 +198,13 @@ class BwrapBackend(Backend):
                     if path is None
                     else "no seccomp filter: no /bin/sh owned by root to pass it to bwrap"
                 )
-                return Wrapped(self.argv(policy, argv), policy.env, self.name, True, notes=[note])
+                return Wrapped(
+                    self.argv(policy, argv), policy.env, self.name, True, notes=[note, *unlimited]
+                )
             wrapped = self.argv(policy, argv, seccomp_fd=LAUNCH_FD)
-            return Wrapped([shell, "-c", LAUNCH, path, *wrapped], policy.env, self.name, True)
+            return Wrapped(
+                [shell, "-c", LAUNCH, path, *wrapped], policy.env, self.name, True, notes=unlimited
+            )
 
         seccomp_fd = seccomp.program_fd(block_unix_sockets=policy.network)
         status_r, status_w = os.pipe()
@@ -197,7 +217,10 @@ class BwrapBackend(Backend):
             True,
             status_fd=status_r,
             fds=fds,
-            notes=() if seccomp_fd is not None else ("no seccomp filter for this architecture",),
+            notes=[
+                *([] if seccomp_fd is not None else ["no seccomp filter for this architecture"]),
+                *unlimited,
+            ],
         )
 
     def describe(self, policy: Policy) -> dict[str, str]:

@@ -30,7 +30,8 @@ options:
   --no-network         refuse network access
   --backend NAME       auto | required | a backend name (bwrap)
   --config FILE        read settings from FILE instead of {config}
-  --timeout SECONDS    kill COMMAND and everything it started after SECONDS (exit 124)
+  --timeout SECONDS    kill COMMAND and everything it started after SECONDS (exit 124;
+                       default: sandbox.limits.timeout, 0 = none)
   --approval PRESET    (explain) ask | read-only | auto | full
   --json               (status, explain) print one JSON object
 

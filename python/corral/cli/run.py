@@ -74,7 +74,7 @@ def run(args: list[str]) -> int:
         return NOT_FOUND
     sys.stdout.flush()
     try:
-        return launch(wrapped, opts.get("timeout"))
+        return launch(wrapped, opts.get("timeout") or policy.timeout or None)
     finally:
         for repair in sweep(policy.watch, policy.links):
             warn(repair)
