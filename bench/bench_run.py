@@ -165,10 +165,15 @@ def main() -> int:
         bwrap_env, bwrap_argv = split_env_prefix(wrapped)
         # `corral wrap` puts a small sh launcher before bwrap (it opens the seccomp filter on
         # descriptor 3): bare bwrap is bwrap itself, without the launcher and its --seccomp.
-        if bwrap_argv[:2] == ["/bin/sh", "-c"]:
+        if os.path.basename(bwrap_argv[0]) == "sh" and bwrap_argv[1] == "-c":
             bwrap_argv = bwrap_argv[4:]
             at = bwrap_argv.index("--seccomp")
             del bwrap_argv[at : at + 2]
+        # ... and without the prlimit that sets the resource limits inside the sandbox: its
+        # cost is corral's, and shows in the ratio.
+        end = bwrap_argv.index("--")
+        if os.path.basename(bwrap_argv[end + 1]) == "prlimit":
+            del bwrap_argv[end + 1 : bwrap_argv.index("--", end + 1) + 1]
         if os.path.basename(bwrap_argv[0]) != "bwrap":
             print(f"bench: not a bwrap argv (sandbox off?): {bwrap_argv[:3]}", file=sys.stderr)
             return 2
