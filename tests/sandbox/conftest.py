@@ -14,6 +14,7 @@ is seen by the sandbox as the host has it (read-only), which is the situation of
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -30,6 +31,30 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 HOST_SCRATCH = "/var/tmp"
+# CORRAL_TEST_USER=nobody (scripts/test sets it for its second pass when run as root): corral
+# and host git run as that user, in a layout it owns. Root is exempt from some kernel checks
+# (RLIMIT_NPROC, file permissions), and most users are not root.
+TEST_USER = os.environ.get("CORRAL_TEST_USER", "")
+NOBODY = 65534 if TEST_USER != "nobody" else pwd.getpwnam("nobody").pw_uid
+
+
+def user_prefix() -> list[str]:
+    """The argv prefix that runs a host program as the test user (empty: as this process)."""
+    if not TEST_USER or os.getuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv", path="/usr/bin:/bin")
+    if setpriv is None:
+        raise RuntimeError("CORRAL_TEST_USER needs setpriv (util-linux)")
+    return [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--"]
+
+
+def give_to_test_user(base: Path) -> None:
+    if not user_prefix():
+        return
+    os.chown(base, NOBODY, NOBODY)
+    for root, dirs, files in os.walk(base):
+        for name in (*dirs, *files):
+            os.lchown(os.path.join(root, name), NOBODY, NOBODY)
 
 
 class Host:
@@ -102,8 +127,9 @@ class Host:
         pass_fds: tuple[int, ...] = (),
     ) -> subprocess.CompletedProcess[str]:
         """`python -m corral ARGS` with the isolated environment; never raises on exit status."""
+        give_to_test_user(self.base)  # what the test made as root since the last call
         return subprocess.run(
-            [sys.executable, "-m", "corral", *args],
+            [*user_prefix(), sys.executable, "-m", "corral", *args],
             cwd=str(cwd or self.ws),
             env=self.env,
             input=input,
@@ -127,8 +153,9 @@ class Host:
 
     def git(self, *args: str, cwd: Path | str | None = None, check: bool = True) -> str:
         """git on the host, with the same isolated environment."""
+        give_to_test_user(self.base)
         done = subprocess.run(
-            ["git", *args],
+            [*user_prefix(), "git", *args],
             cwd=str(cwd or self.ws),
             env=self.env,
             capture_output=True,
@@ -200,7 +227,7 @@ def _populate_home(host: Host) -> None:
 
 def _make_repo(host: Host) -> None:
     ws = host.ws
-    ws.mkdir(parents=True)
+    ws.mkdir(parents=True, exist_ok=True)
     host.git("init", "-q", "-b", "main", str(ws), cwd=host.base)
     # Identity in the repository's own config, written before any sandbox runs: .git/config is
     # read-only inside.
@@ -222,12 +249,15 @@ def host() -> Iterator[Host]:
     h = Host(base)
     try:
         _populate_home(h)
+        h.ws.mkdir(parents=True)
+        give_to_test_user(base)  # before host git, run as the test user, makes the repository
         _make_repo(h)
         for sibling in ("app2", "ap"):
             _write(h.work / sibling / "keep.txt", f"{sibling} must not change\n")
         _write(h.work / "app.txt", "a sibling file\n")
         _write(h.outside / "victim.txt", "original\n")
         _write(h.outside / "hard.txt", "original\n")
+        give_to_test_user(base)
         yield h
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -247,3 +277,13 @@ def workspace(host: Host) -> Path:
 def corral(host: Host) -> Callable[..., subprocess.CompletedProcess[str]]:
     """`corral(*args, cwd=..., input=..., timeout=...) -> CompletedProcess`."""
     return host.corral
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In the second pass as another user, tests built on pytest's own (root-only) tmp_path, or
+    on keys that bind the uid of the test process itself, do not apply."""
+    if not user_prefix():
+        return
+    for item in items:
+        if "tmp_path" in getattr(item, "fixturenames", ()) or item.get_closest_marker("as_root"):
+            item.add_marker(pytest.mark.skip(reason="runs only as the test process's own user"))

@@ -15,6 +15,7 @@ import pytest
 
 from corral import hostbin
 
+from .conftest import user_prefix
 from .sandbox_support import DONE, q
 
 RUN_UNSANDBOXED = "running UNSANDBOXED"
@@ -45,7 +46,9 @@ def test_self_contained_argv_starts_with_a_system_env(host) -> None:
     assert argv[0] in {f"{d}/env" for d in hostbin.SYSTEM_BIN_DIRS}, argv[0]
     assert str(host.ws) not in argv[0]
     # Start it the way a jobstart would, with the poisoned PATH: nothing planted runs.
-    done = subprocess.run(argv, env=host.env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [*user_prefix(), *argv], env=host.env, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     assert not (host.base / "PWNED").exists(), f"a planted program ran on the host: {pwned}"
 

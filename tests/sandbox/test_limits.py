@@ -17,6 +17,7 @@ import pytest
 
 from corral import limits
 
+from .conftest import TEST_USER
 from .sandbox_support import q
 
 SETPRIV = shutil.which("setpriv")
@@ -33,8 +34,9 @@ def _config(host, **values: int) -> str:
 
 
 def _as_user(host, unprivileged: bool) -> list[str]:
-    """The argv prefix that runs corral as the test user, or as nobody with the layout its own."""
-    if not unprivileged or os.getuid() != 0:
+    """The argv prefix that runs corral as the test user, or as nobody with the layout its own
+    (also in the suite's second pass, CORRAL_TEST_USER=nobody, where the layout is nobody's)."""
+    if (not unprivileged and not TEST_USER) or os.getuid() != 0:
         return []
     if SETPRIV is None:
         pytest.skip("setpriv is needed to run as an unprivileged user")
@@ -72,7 +74,7 @@ def test_process_limit(host, unprivileged: bool) -> None:
     limit_line = r.stdout.splitlines()[0].split()
     assert limit_line[2:4] == ["30", "30"], r.stdout  # soft and hard: the command cannot raise it
     started = int(r.stdout.rsplit("started=", 1)[1].split()[0])
-    if os.getuid() == 0 and not unprivileged:
+    if os.getuid() == 0 and not unprivileged and not TEST_USER:
         assert started == 60  # root is exempt: documented, and why the nobody run exists
     else:
         # Counted inside the sandbox only: the test user's other processes do not count.
@@ -121,7 +123,7 @@ def test_private_tmp_is_size_capped(host, unprivileged: bool) -> None:
 def test_default_timeout_kills_the_command(host) -> None:
     config = _config(host, timeout=1)
     started = time.monotonic()
-    r = _run(host, [], config, "sleep 30; echo survived")
+    r = _run(host, _as_user(host, False), config, "sleep 30; echo survived")
     assert r.returncode == 124, (r.returncode, r.stderr)
     assert "survived" not in r.stdout
     assert time.monotonic() - started < 25
@@ -129,6 +131,6 @@ def test_default_timeout_kills_the_command(host) -> None:
 
 def test_limits_are_settings_with_validation(host) -> None:
     config = _config(host, memory_percent=150)
-    r = _run(host, [], config, "true")
+    r = _run(host, _as_user(host, False), config, "true")
     assert r.returncode == 125
     assert "sandbox.limits.memory_percent (global): 150 is not a percentage" in r.stderr

@@ -403,6 +403,7 @@ attempt write sh -c 'echo planted > "$C/bwrap-probe.marshal"'
 
 
 @pytest.mark.sandbox
+@pytest.mark.as_root  # the cache key binds the uid: this process's, not the test user's
 def test_negative_probe_cache_entry_does_not_turn_the_sandbox_off(host):
     binaries = [b for b in (which("bwrap", host.env["PATH"]), bundled_bwrap()) if b]
     assert binaries
