@@ -24,11 +24,35 @@ _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _STRUCTURE = frozenset({"reservedword", "operator", "pipe"})
 
 
+# Bash splits words at space and tab only, and lines at "\n" only. Python's str.split(),
+# strip() and splitlines() also take these for blanks or line ends: "\f# ; touch X" is a comment
+# to Python and a command named "\f#" followed by `touch X` to bash. The classifier uses bash's
+# notion everywhere, and text holding any of these is never read-only.
+BASH_BLANKS = " \t"
+NOT_BASH_BLANKS = frozenset(
+    c for c in map(chr, range(0x3001)) if (c.isspace() or c == "\u200b") and c not in " \t\n"
+) | frozenset("\u200b\u200c\u200d\u2060\ufeff")
+
+
+def _only_comments(text: str) -> bool:
+    return all(
+        not line.strip(BASH_BLANKS) or line.lstrip(BASH_BLANKS).startswith("#")
+        for line in text.split("\n")
+    )
+
+
 def walk_text(text: str, found: Findings) -> None:
     if found.depth > MAX_DEPTH:
         found.flag(DYNAMIC, "shell code nested too deeply to analyse")
         return
-    if all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()):
+    odd = next((c for c in text if c in NOT_BASH_BLANKS), None)
+    if odd is not None:
+        found.flag(
+            DYNAMIC,
+            f"contains U+{ord(odd):04X}, a blank or line end to some tools and part of a word "
+            "to bash",
+        )
+    if _only_comments(text):
         return  # nothing runs
     try:
         trees = parse(text)
