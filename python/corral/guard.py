@@ -43,6 +43,25 @@ def _is_read_only(tool: str, classification: Any) -> bool:
     return "read-only" in CAPABILITIES.get(tool, frozenset())
 
 
+def _git_elsewhere(classification: Any, policy: Policy) -> Any:
+    """A read-only git command is read-only only when the repository it works on keeps its
+    config out of a sandboxed command's reach (see gitrepo)."""
+    from corral import gitrepo
+    from corral.classify import DYNAMIC
+    from corral.classify.result import Classification
+
+    if gitrepo.config_is_safe(policy.cwd, policy):
+        return classification
+    reason = (
+        "git here works on a repository whose config a sandboxed command can write "
+        "(or a bare repository inside the workspace): its config can run programs"
+    )
+    return Classification(
+        DYNAMIC, (*classification.reasons, reason), classification.writes,
+        classification.commands,
+    )  # fmt: skip
+
+
 def decide(
     tool: str,
     tool_input: Mapping[str, Any],
@@ -63,10 +82,12 @@ def decide(
         )
     classification = None
     if tool == "bash":
-        from corral.classify import PRIVILEGED, classify, shell_policy
+        from corral.classify import PRIVILEGED, READ_ONLY, classify, shell_policy
 
         command = str(tool_input.get("command", ""))
         classification = classify(command)
+        if classification.kind == READ_ONLY and "git" in classification.commands:
+            classification = _git_elsewhere(classification, policy)
         if classification.kind == PRIVILEGED:
             reason = "; ".join(classification.reasons) or "a privileged command"
             return Decision(DENY, GUARD + "privileged", reason), classification

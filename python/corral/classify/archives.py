@@ -23,8 +23,11 @@ _TAR_RUNS = (
     "rsh-command",
     "rmt-command",
 )
+_TAR_WRITES = ("index-file", "listed-incremental", "volno-file")
 _TAR_VALUES = "bCfFgHIKLNTVX"  # short options whose value is the next word
-_TAR_LONG_VALUES = (*_TAR_RUNS, "file", "directory", "files-from", "exclude-from", "index-file")
+_TAR_LONG_VALUES = (
+    *_TAR_RUNS, *_TAR_WRITES, "file", "directory", "files-from", "exclude-from",
+)  # fmt: skip
 
 
 def tar(cmd: Command) -> None:
@@ -39,6 +42,12 @@ def tar(cmd: Command) -> None:
         risky = opt.long and any(opt.is_(n) for n in _TAR_RUNS) and opt.name != "checkpoint"
         if risky or (not opt.long and opt.name in ("I", "F")):
             found.flag(DYNAMIC, f"tar {'--' if opt.long else '-'}{opt.name} runs a program")
+    # Options that write a file whatever the mode, listing included.
+    for opt in parsed.opts:
+        writes = any(opt.is_(n) for n in _TAR_WRITES) if opt.long else opt.name == "g"
+        if writes:
+            path = opt.value or ""
+            found.write(path, f"tar {'--' if opt.long else '-'}{opt.name} writes {path}")
     archives = parsed.values("file", "f")
     if any(":" in a.split("/", 1)[0] for a in archives) and not parsed.has("force-local"):
         found.flag(NETWORK, "tar with host:file reaches another host")

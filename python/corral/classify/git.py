@@ -55,8 +55,21 @@ _LISTING = {
 _VALUED_LISTING = names("--contains --no-contains --merged --no-merged --points-at --sort --format")
 
 
+# Options that point git at another repository or work tree. git obeys the config of whatever
+# repository it works on (core.fsmonitor, core.pager, diff textconv and external drivers run
+# programs), and corral protects only the repositories of the writable roots: a repository
+# shipped as plain files in the workspace (`evil.git`) is one it does not.
+_ELSEWHERE = ("-C", "--git-dir", "--work-tree", "--bare")
+_MOVES = frozenset({"cd", "pushd", "popd"})
+
+
 def git(cmd: Command) -> None:
     args = cmd.args
+    if _MOVES.intersection(cmd.found.commands):
+        cmd.found.flag(
+            DYNAMIC,
+            "git after cd works on whatever repository it finds there, and obeys its config",
+        )
     i = 0
     while i < len(args):
         word = args[i]
@@ -67,6 +80,12 @@ def git(cmd: Command) -> None:
         if text.startswith(("-c", "--config-env", "--exec-path=")):
             cmd.found.flag(DYNAMIC, f"git {text} can make git run any program")
             return
+        if text.partition("=")[0] in _ELSEWHERE or text.startswith("-C"):
+            cmd.found.flag(
+                DYNAMIC,
+                f"git {text.partition('=')[0]} works on a repository corral does not protect, "
+                "and obeys its config (core.fsmonitor, core.pager, diff drivers run programs)",
+            )
         if text == "-C" or text in tuple("--" + v for v in _GLOBAL_VALUES):
             i += 2
         elif text.startswith("-"):

@@ -29,7 +29,7 @@ INSENSITIVE = names(
     fold fmt column paste join od hexdump strings md5sum sha1sum sha224sum sha256sum sha384sum
     sha512sum b2sum cksum sum base32 base64 basenc expand unexpand pr seq sleep id whoami groups
     uname arch nproc printenv tty locale users who uptime free ps pgrep pidof cd pushd popd dirs
-    shift exit return break continue jq zcat bzcat xzcat zstdcat lzcat numfmt tsort getconf
+    shift exit return break continue jq zcat bzcat xzcat lzcat numfmt tsort getconf
     logname shellcheck expr factor cal getent lscpu lsblk lsmem set shopt umask ulimit
     times help unalias yes clear lsof ss netstat
     """
@@ -287,6 +287,13 @@ RULES.update(
             "emFfP",
             ("magic-file", "separator", "files-from", "parameter"),
             writes=("C", "compile"),
+        ),
+        # zstdcat is zstd -dcf: its -o, output directories and trace log still write files
+        "zstdcat": checked(
+            "oDT",
+            ("output-dir-flat", "output-dir-mirror", "filelist", "patch-from", "trace",
+             "memory", "format"),
+            writes=("o", "output-dir-flat", "output-dir-mirror", "trace", "rm"),
         ),
         "shuf": checked(
             "ino",

@@ -1,0 +1,81 @@
+"""Commands approved as read-only that write a file or run a repository's config (issue 7,
+item 10): `zstdcat -o F`, `tar -tf x --index-file=F`, and git against a repository corral does
+not protect (`git -C evil.git log -p`, `--git-dir=... --work-tree=.`, git after cd, a bare
+repository shipped as plain files in the workspace)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from typing import TYPE_CHECKING
+
+import pytest
+
+from corral import approval, config, guard, policy
+from corral.classify import READ_ONLY, classify
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "zstdcat -o F x.zst",
+        "zstdcat --output-dir-flat=d x.zst",
+        "zstdcat --trace log x.zst",
+        "zstdcat --rm x.zst",
+        "tar -tf x.tar --index-file=F",
+        "tar -tvf x.tar --index-file F",
+        "tar -tf x.tar --volno-file=F",
+        "tar -tf x.tar -g snap",
+        "tar --list --listed-incremental=snap -f x.tar",
+        "git -C evil.git log -p",
+        "git -Cevil.git show",
+        "git --git-dir=evil.git --work-tree=. status",
+        "git --git-dir evil.git diff",
+        "git --work-tree=/elsewhere status",
+        "git --bare log",
+        "cd evil.git && git log -p",
+        "pushd sub >/dev/null; git diff",
+    ],
+)
+def test_not_read_only(command: str) -> None:
+    assert classify(command).kind != READ_ONLY, classify(command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["zstdcat x.zst", "zstdcat -d x.zst | head", "tar -tf x.tar", "tar -tvf x.tar", "git log -p"],
+)
+def test_still_read_only(command: str) -> None:
+    assert classify(command).kind == READ_ONLY, classify(command)
+
+
+def _decide(ws: Path, command: str) -> approval.Decision:
+    resolved = config.resolve([config.Layer("global", {"tools.approval": "read-only"})])
+    env = {"HOME": str(ws.parent / "home"), "PATH": "/usr/bin:/bin"}
+    pol = policy.resolve(resolved, str(ws), env)
+    decision, _ = guard.decide("bash", {"command": command}, resolved.values, pol, True,
+                               approval.Chain())  # fmt: skip
+    return decision
+
+
+def test_git_in_a_protected_repository_is_read_only(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    assert _decide(ws, "git log -p").decision == approval.APPROVE
+
+
+def test_git_in_a_bare_repository_of_plain_files_is_not_read_only(tmp_path: Path) -> None:
+    """The workspace has no .git, but its files make it a bare repository (HEAD, objects,
+    refs, config), which a sandboxed command could have written: its config runs programs."""
+    ws = tmp_path / "ws"
+    for d in ("objects", "refs"):
+        (ws / d).mkdir(parents=True)
+    (ws / "HEAD").write_text("ref: refs/heads/main\n")
+    (ws / "config").write_text("[core]\n\tfsmonitor = touch PWNED\n\tbare = true\n")
+    d = _decide(ws, "git log -p")
+    assert d.decision == approval.DENY, d  # preset read-only: only reads run
+    assert not os.path.exists(ws / "PWNED")
