@@ -262,6 +262,15 @@ def resolve(
             create_dirs.append(p)  # corral's own: made empty now, read-only during the run
         elif writable(os.path.realpath(p)):
             watch.append(os.path.realpath(p))
+    # The audit log tells what ran and was refused: not for a sandboxed command to read, nor,
+    # with $HOME writable, to rewrite. Masked last, so a writable root cannot undo it; made
+    # first when missing inside a writable root, so it cannot be planted either.
+    log_dir = os.path.realpath(dirs.user_log_dir())
+    if os.path.isdir(log_dir):
+        deny_read.append((log_dir, True))
+    elif writable(log_dir):
+        create_dirs.append(log_dir)
+        deny_read.append((log_dir, True))
     kept_ro = []
     for p in read_only:
         if not os.path.lexists(p):
@@ -277,7 +286,7 @@ def resolve(
     # dir with no ~/.config yet) are made with it, so they are pinned too: left unpinned, a
     # command could swap ~/.config for a symlink to a config of its own.
     made = set(create_dirs)
-    for p in (*kept_ro, *create_dirs, *watch, *(link for link, _ in links), *pinned):
+    for p in (*kept_ro, *create_dirs, *watch, *(link for link, _ in links), *pinned, log_dir):
         owner = next((r for r in rw_roots if is_within(p, r)), None)
         parent = os.path.dirname(p)
         while owner is not None and parent != owner and is_within(parent, owner):
