@@ -308,6 +308,21 @@ def resolve(
                 p for p in paths_of("sandbox.policy.home_allow", existing_only=True)
                 if is_within(p, ctx.home) and not any(is_within(p, d) for d, _ in deny_read)
             ]  # fmt: skip
+            # A credential store in the allowlist stays hidden all the same (masks come last):
+            # say so rather than let the user believe it is shown.
+            stores = expand_lexical(config["sandbox.policy.deny_read"], ctx)[0]
+            allow_key = "sandbox.policy.home_allow"
+            for p in expand_lexical(config[allow_key], ctx)[0]:
+                store = next((d for d in stores if is_within(p, d)), None)
+                if store is not None:
+                    problems.append(
+                        Problem(
+                            allow_key, config.origins[allow_key],
+                            f"{p} is a credential store or inside one ({store}), hidden whatever "
+                            "home_allow says; remove it here, or from sandbox.policy.deny_read "
+                            "to show it",
+                        )
+                    )  # fmt: skip
     visible = [
         p for p in (ctx.cwd, *allowed_home)
         if any(is_within(p, h) for h in hidden) and not any(is_within(p, r) for r in rw_roots)

@@ -42,7 +42,7 @@ def test_resolve_config_reports_values_and_layers(fresh: Editor, workspace: Path
     assert origins["sandbox.policy.network"] == "mode read-only"
     # Another buffer has no buffer layer.
     other = fresh.lua("vim.cmd.enew() return vim.api.nvim_get_current_buf()")
-    assert fresh.config(other)["values"]["sandbox.policy.home"] == "visible"
+    assert fresh.config(other)["origins"]["sandbox.policy.home"] == "default"
     assert fresh.messages() == []
 
 

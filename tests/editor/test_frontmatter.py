@@ -158,7 +158,7 @@ def test_errors_keep_the_last_good_settings(ed: Editor, workspace: Path) -> None
 
     # A syntax error on buffer line 3, picked up by the debounced re-read of an edit.
     ed.lua(
-        SET_LINES, "```lua", 'corral.opt.sandbox.policy.home = "private"', "corral.opt.x = =", "```"
+        SET_LINES, "```lua", "corral.opt.tools.bash.timeout = 30", "corral.opt.x = =", "```"
     )
     errors = ed.wait_for(lambda: ed.messages(ERROR), timeout=5, what="the frontmatter error")
     time.sleep(0.5)  # no second message for the same error
@@ -168,7 +168,7 @@ def test_errors_keep_the_last_good_settings(ed: Editor, workspace: Path) -> None
     assert "talk.chat" in errors[0]
     config = ed.config(buf)
     assert config["values"]["sandbox.mode"] == "read-only"
-    assert config["values"]["sandbox.policy.home"] == "visible"
+    assert config["values"]["tools.bash.timeout"] == 120
 
     # Writing the same broken text does not repeat the message.
     ed.lua("vim.cmd('silent write')")
@@ -178,18 +178,18 @@ def test_errors_keep_the_last_good_settings(ed: Editor, workspace: Path) -> None
     ed.lua(
         SET_LINES + " vim.cmd('silent write')",
         "```lua",
-        'corral.opt.sandbox.policy.home = "private"',
+        "corral.opt.tools.bash.timeout = 30",
         "```",
     )
     config = ed.config(buf)
-    assert config["values"]["sandbox.policy.home"] == "private"
-    assert config["origins"]["sandbox.policy.home"] == "buffer"
+    assert config["values"]["tools.bash.timeout"] == 30
+    assert config["origins"]["tools.bash.timeout"] == "buffer"
     assert config["values"]["sandbox.mode"] == "workspace-write"  # no longer set
     assert len(ed.messages(ERROR)) == 1
 
 
 def test_edit_is_read_again_after_the_debounce(ed: Editor, workspace: Path) -> None:
-    chat = write_chat(workspace, lua_block('corral.opt.sandbox.policy.home = "private"'))
+    chat = write_chat(workspace, lua_block("corral.opt.tools.bash.timeout = 30"))
     buf = ed.edit(chat)
     assert ed.config(buf)["values"]["sandbox.mode"] == "workspace-write"
     ed.lua(SET_LINES, "```lua", 'corral.opt.sandbox.mode = "read-only"', "```")
@@ -198,7 +198,7 @@ def test_edit_is_read_again_after_the_debounce(ed: Editor, workspace: Path) -> N
         timeout=5,
         what="the edited frontmatter to apply",
     )
-    assert ed.config(buf)["values"]["sandbox.policy.home"] == "visible"
+    assert ed.config(buf)["values"]["tools.bash.timeout"] == 120  # no longer set
     assert ed.messages() == []
 
 

@@ -80,8 +80,10 @@ def test_credential_files_cannot_be_read(host, mode):
 def test_the_rest_of_home_stays_readable(host, mode):
     """The masks are narrow: rc files and editor config next to the credentials still read,
     so the test above fails for the right reason."""
+    config = host.base / "visible.toml"
+    config.write_text('[sandbox.policy]\nhome = "visible"\n')
     r = host.corral(
-        "run", "--mode", mode, "--", "cat", str(host.home / ".bashrc"),
+        "run", "--config", str(config), "--mode", mode, "--", "cat", str(host.home / ".bashrc"),
         str(host.home / ".config" / "nvim" / "init.lua"),
     )  # fmt: skip
     assert r.returncode == 0, r.stderr

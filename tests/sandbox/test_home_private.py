@@ -35,8 +35,13 @@ def home_ws(host: Host) -> Host:
 @pytest.mark.parametrize("mode", ["read-only", "workspace-write"])
 def test_private_home_shows_only_workspace_and_allowlist(home_ws: Host, mode: str) -> None:
     host = home_ws
-    # ~/.ssh in the allowlist must still be hidden: the deny list holds in every setting.
+    # ~/.ssh in the allowlist would still be hidden (masks come last): an error says so.
     _private_home(host, 'home_allow = { append = ["~/.ssh", "~/Documents/none"] }\n')
+    refused = host.corral("run", "--mode", mode, "--", "true")
+    assert refused.returncode == 125, refused.stderr
+    assert "sandbox.policy.home_allow" in refused.stderr
+    assert "is a credential store" in refused.stderr
+    _private_home(host, 'home_allow = { append = ["~/Documents/none"] }\n')
     r = host.corral(
         "run",
         "--mode",

@@ -476,7 +476,7 @@ def test_ls_hides_deny_read_entries_and_refuses_denied_directories(
 ) -> None:
     (home / ".ssh").mkdir()
     (home / "notes").mkdir()
-    g = guard(ws)
+    g = guard(ws, {"sandbox.policy.home": "visible"})
     done = files.ls(*g, "~")
     assert done["entries"] == [{"name": "notes", "type": "dir", "size": None}]
     assert done["hidden"] == 1

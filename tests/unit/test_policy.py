@@ -35,7 +35,7 @@ def test_workspace_write_makes_the_workspace_writable(
     assert p.cwd == str(ws)
     assert p.home == str(home)
     assert p.network is False
-    assert p.hidden == ("/tmp",)
+    assert p.hidden == ("/tmp", str(home))  # home = "private" by default
 
 
 def test_read_only_mode_has_no_writable_roots(make_policy: Callable[..., Policy], ws: Path) -> None:
@@ -348,7 +348,7 @@ def test_private_home_when_workspace_is_home(
 
 
 def test_visible_home_hides_only_tmp(make_policy: Callable[..., Policy], ws: Path) -> None:
-    assert make_policy(ws).hidden == ("/tmp",)
+    assert make_policy(ws, {"sandbox.policy.home": "visible"}).hidden == ("/tmp",)
 
 
 # --- is_writable, off, environment -----------------------------------------------------------

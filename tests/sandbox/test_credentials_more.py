@@ -1,0 +1,92 @@
+"""Credential stores the first deny list missed (issue 7, item 6): hidden with a visible home,
+with the private home (now the default), and inside the toolchain directories the private
+home's allowlist shows (~/.cargo, ~/.gradle, ~/.m2, ~/.config/git, ~/.config/mise)."""
+
+from __future__ import annotations
+
+import pytest
+
+from .sandbox_support import DONE, SANDBOXED, q
+
+# Each relative to $HOME, as the tools document them.
+STORES = (
+    ".config/git/credentials",
+    ".gradle/gradle.properties",
+    ".cargo/config.toml",
+    ".cargo/credentials.toml",
+    ".config/mise/config.toml",
+    ".config/github-copilot/hosts.json",
+    ".claude/.credentials.json",
+    ".claude.json",
+    ".codex/auth.json",
+    ".gemini/oauth_creds.json",
+    ".config/io.datasette.llm/keys.json",
+    ".pgpass",
+    ".my.cnf",
+    ".s3cfg",
+    ".config/sops/age/keys.txt",
+    ".m2/settings.xml",
+    ".m2/settings-security.xml",
+    ".local/state/nvim/shada/main.shada",
+    ".yarnrc.yml",
+    ".config/composer/auth.json",
+    ".terraformrc",
+    ".fly/config.yml",
+    ".pulumi/credentials.json",
+    ".kaggle/kaggle.json",
+    ".cache/huggingface/token",
+    ".databrickscfg",
+)
+# Moved by the variables the tools honour.
+MOVED = {
+    "CARGO_HOME": ("cargo-home", "credentials.toml"),
+    "GRADLE_USER_HOME": ("gradle-home", "gradle.properties"),
+    "CLAUDE_CONFIG_DIR": ("claude-dir", ".credentials.json"),
+    "CODEX_HOME": ("codex-home", "auth.json"),
+    "PGPASSFILE": ("pg", "pgpass"),
+    "SOPS_AGE_KEY_FILE": ("age", "keys.txt"),
+}
+
+
+def _plant(host) -> list[str]:
+    paths = []
+    for i, rel in enumerate(STORES):
+        path = host.home / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"token = {host.SECRET_WORD}-{i}-{host.tag}\n")
+        paths.append(str(path))
+    for var, (directory, name) in MOVED.items():
+        base = host.base / "elsewhere" / directory
+        target = base / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(f"token = {host.SECRET_WORD}-{var}-{host.tag}\n")
+        host.env[var] = str(target if var in ("PGPASSFILE", "SOPS_AGE_KEY_FILE") else base)
+        paths.append(str(target))
+    return paths
+
+
+@pytest.mark.parametrize("home", ["visible", "private"])
+@pytest.mark.parametrize("mode", SANDBOXED)
+def test_more_credential_stores_are_hidden(host, mode: str, home: str) -> None:
+    paths = _plant(host)
+    config = host.base / "home.toml"
+    config.write_text(f'[sandbox.policy]\nhome = "{home}"\n')
+    body = "".join(f"cat {q(p)} 2>/dev/null\n" for p in paths)
+    r = host.sh(body, mode, "--config", str(config))
+    assert DONE in r.stdout, r.stdout + r.stderr
+    leaked = [line for line in r.stdout.splitlines() if host.SECRET_WORD in line]
+    assert leaked == [], leaked
+
+
+def test_toolchain_dirs_shown_by_the_private_home_keep_their_credentials_hidden(host) -> None:
+    _plant(host)
+    (host.home / ".cargo" / "registry").mkdir(parents=True)
+    (host.home / ".cargo" / "registry" / "kept.txt").write_text("toolchain files stay\n")
+    r = host.sh(
+        f"cat {q(host.home / '.cargo' / 'registry' / 'kept.txt')}\n"
+        f"cat {q(host.home / '.cargo' / 'config.toml')} "
+        f"{q(host.home / '.cargo' / 'credentials.toml')} 2>/dev/null\n"
+    )
+    assert DONE in r.stdout, r.stdout + r.stderr
+    assert "toolchain files stay" in r.stdout  # ~/.cargo is on the private home's allowlist
+    assert host.SECRET_WORD not in r.stdout
