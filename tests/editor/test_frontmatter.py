@@ -157,9 +157,7 @@ def test_errors_keep_the_last_good_settings(ed: Editor, workspace: Path) -> None
     assert ed.config(buf)["values"]["sandbox.mode"] == "read-only"
 
     # A syntax error on buffer line 3, picked up by the debounced re-read of an edit.
-    ed.lua(
-        SET_LINES, "```lua", "corral.opt.tools.bash.timeout = 30", "corral.opt.x = =", "```"
-    )
+    ed.lua(SET_LINES, "```lua", "corral.opt.tools.bash.timeout = 30", "corral.opt.x = =", "```")
     errors = ed.wait_for(lambda: ed.messages(ERROR), timeout=5, what="the frontmatter error")
     time.sleep(0.5)  # no second message for the same error
     errors = ed.messages(ERROR)
