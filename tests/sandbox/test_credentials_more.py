@@ -4,9 +4,14 @@ home's allowlist shows (~/.cargo, ~/.gradle, ~/.m2, ~/.config/git, ~/.config/mis
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
+
 import pytest
 
-from .sandbox_support import DONE, SANDBOXED, q
+from .conftest import user_prefix
+from .sandbox_support import DONE, SANDBOXED, q, script
 
 # Each relative to $HOME, as the tools document them.
 STORES = (
@@ -90,3 +95,31 @@ def test_toolchain_dirs_shown_by_the_private_home_keep_their_credentials_hidden(
     assert DONE in r.stdout, r.stdout + r.stderr
     assert "toolchain files stay" in r.stdout  # ~/.cargo is on the private home's allowlist
     assert host.SECRET_WORD not in r.stdout
+
+
+def test_a_store_created_during_a_run_is_not_readable(host) -> None:
+    """Item 12: masks are fixed when the sandbox starts. With the private home (the default),
+    what appears in $HOME later is not shown either: the command waits for the host to write
+    ~/.aws/credentials, then tries to read it."""
+    store = host.home / ".aws" / "credentials"
+    store.unlink()
+    store.parent.rmdir()
+    go = host.ws / "go"
+    body = (
+        f"i=0; while [ ! -e {q(go)} ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done\n"
+        f"cat {q(store)} 2>&1\n"
+    )
+    proc = subprocess.Popen(
+        [*user_prefix(), sys.executable, "-m", "corral", "run", "--", "sh", "-c", script(body)],
+        cwd=host.ws, env=host.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        time.sleep(0.5)
+        store.parent.mkdir()
+        store.write_text(f"aws_secret_access_key = {host.SECRET_WORD}-late-{host.tag}\n")
+        go.write_text("")
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert DONE in out, out + err
+    assert host.SECRET_WORD not in out + err
