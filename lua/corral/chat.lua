@@ -9,7 +9,7 @@ local M = {}
 
 M.DEBOUNCE_MS = 300
 
-local attached = {} ---@type table<integer, {text: string|nil, timer: uv.uv_timer_t|nil, shown: table<string, boolean>}>
+local attached = {} ---@type table<integer, {text: string|nil, timer: uv.uv_timer_t|nil, shown: table<string, boolean>, disk: string|nil, tainted: boolean, trusted_text: string|nil}>
 local warned_required = false
 
 ---@param bufnr integer
@@ -31,8 +31,25 @@ local function listed(header, items)
   return header .. "\n  " .. table.concat(items, "\n  ")
 end
 
----Is this file trusted with :trust (vim.secure), directly or through a trusted directory?
----Trust follows the file's contents: after an edit it must be trusted again.
+-- Captured when this module loads, before any frontmatter is read: trust is decided with
+-- these, never through the string metatable or anything else a chat file could reach.
+local sfind, ssub, sha256, open = string.find, string.sub, vim.fn.sha256, io.open
+
+---@param path string
+---@return string|nil
+local function read_file(path)
+  local f = open(path, "rb")
+  if not f then
+    return nil
+  end
+  local data = f:read("*a")
+  f:close()
+  return data
+end
+
+---Is this exact file trusted with :trust (vim.secure)? Trust binds to the file's contents (the
+---sha256 that :trust recorded), never to a directory: a chat file lives in the workspace, where
+---a sandboxed command can write it.
 ---@param path string
 ---@return boolean
 function M.is_trusted(path)
@@ -40,34 +57,22 @@ function M.is_trusted(path)
     return false
   end
   local full = vim.uv.fs_realpath(path) or vim.fs.normalize(vim.fn.fnamemodify(path, ":p"))
-  local db = {}
-  local f = io.open(vim.fn.stdpath("state") .. "/trust", "r")
-  if not f then
+  local db = read_file(vim.fn.stdpath("state") .. "/trust")
+  local data = db and read_file(full)
+  if not data then
     return false
   end
-  for line in f:lines() do
-    local hash, file = line:match("^(%S+) (.+)$")
-    if hash then
-      db[file] = hash
+  local want = sha256(data)
+  local at = 1
+  while at <= #db do
+    local eol = sfind(db, "\n", at, true) or (#db + 1)
+    local space = sfind(db, " ", at, true)
+    if space and space < eol and ssub(db, space + 1, eol - 1) == full then
+      return ssub(db, at, space - 1) == want
     end
+    at = eol + 1
   end
-  f:close()
-  for dir in vim.fs.parents(full) do
-    if db[dir] == "directory" then
-      return true
-    end
-  end
-  local hash = db[full]
-  if not hash then
-    return false
-  end
-  local content = io.open(full, "rb")
-  if not content then
-    return false
-  end
-  local data = content:read("*a")
-  content:close()
-  return vim.fn.sha256(data) == hash
+  return false
 end
 
 ---@return boolean
@@ -111,9 +116,7 @@ function M.refresh(bufnr, force)
     state.buffers[bufnr] = nil
     return
   end
-  -- Trust is of the file's contents on disk: an unsaved edit (by a chat plugin, say) is not
-  -- what was trusted.
-  local trusted = widening_allowed() or (not vim.bo[bufnr].modified and M.is_trusted(name))
+  local trusted = M.trusted(bufnr, name, text)
   local request = engine.request(bufnr, { values = values, trusted = trusted })
   local result, call_err = engine.call("frontmatter", request)
   if not result then
@@ -129,6 +132,46 @@ function M.refresh(bufnr, force)
     local message = listed(("corral: frontmatter of %s may only narrow the sandbox; refused:"):format(label), result.refused)
     once(bufnr, message .. "\nTrust the file with :trust (or allow widening in setup()) to apply these.", vim.log.levels.WARN)
   end
+end
+
+---May this buffer's frontmatter widen the sandbox? Only when its file on disk is what the user
+---trusted with :trust, or what this editor itself last wrote with the trusted frontmatter
+---unchanged (so trust survives the user's own :write). A change on disk by anything else (a
+---sandboxed command rewriting its own chat file, then autoread) drops trust until the user
+---trusts the file again, and says so. Unsaved edits are never trusted.
+---@param bufnr integer
+---@param name string
+---@param text string the frontmatter block as it is now
+---@return boolean
+function M.trusted(bufnr, name, text)
+  local info = attached[bufnr]
+  if vim.bo[bufnr].modified or name == "" then
+    return false
+  end
+  local data = read_file(name)
+  local disk = data and sha256(data) or nil
+  if info.disk ~= nil and disk ~= info.disk then
+    if not info.tainted and (info.trusted_text ~= nil or widening_allowed()) then
+      vim.notify(
+        ("corral: %s changed on disk outside this editor: its frontmatter is no longer trusted and may only narrow the sandbox. Check it, then :trust it to trust it again."):format(
+          vim.fn.fnamemodify(name, ":~:.")
+        ),
+        vim.log.levels.WARN
+      )
+    end
+    info.tainted = true
+    info.trusted_text = nil
+  end
+  info.disk = disk
+  if M.is_trusted(name) then
+    info.tainted = false
+    info.trusted_text = text
+    return true
+  end
+  if info.tainted then
+    return false
+  end
+  return widening_allowed() or (info.trusted_text ~= nil and info.trusted_text == text)
 end
 
 ---With sandbox.backend = "required" and no working backend: say so once, visibly.
@@ -161,9 +204,23 @@ function M.attach(bufnr)
   if attached[bufnr] then
     return
   end
-  attached[bufnr] = { text = nil, timer = nil, shown = {} }
+  -- disk: sha256 of the file as last read or written here; trusted_text: the frontmatter the
+  -- user trusted; tainted: changed on disk by something else since.
+  local path = vim.api.nvim_buf_get_name(bufnr)
+  local data = path ~= "" and read_file(path) or nil
+  attached[bufnr] = { text = nil, timer = nil, shown = {}, disk = data and sha256(data) or nil, tainted = false, trusted_text = nil }
   local group = vim.api.nvim_create_augroup("corral_chat_" .. bufnr, { clear = true })
   vim.api.nvim_create_autocmd("BufWritePost", {
+    group = group,
+    buffer = bufnr,
+    callback = function()
+      -- What this editor wrote is the file's known contents: not a change by someone else.
+      local data = read_file(vim.api.nvim_buf_get_name(bufnr))
+      attached[bufnr].disk = data and sha256(data) or nil
+      M.refresh(bufnr, true)
+    end,
+  })
+  vim.api.nvim_create_autocmd({ "FileChangedShellPost", "BufReadPost" }, {
     group = group,
     buffer = bufnr,
     callback = function()

@@ -1,13 +1,19 @@
 -- Frontmatter of chat files: a fenced block opening on the first line, ```lua or ```json.
 --
--- Lua frontmatter runs in a restricted environment: no io, os, require, load or editor API,
--- only a few pure helpers and `corral.opt`, and a budget of instructions (a chat file may come
--- from an untrusted repository). What it sets on `corral.opt` is recorded as a layer of dotted
--- keys for the engine, which validates it.
+-- Lua frontmatter is code a sandboxed command can write (the chat file lives in the workspace),
+-- so it never runs in the editor: a separate `nvim --clean -l` process evaluates it (see
+-- frontmatter_child.lua) with a time limit and, where prlimit is installed, a memory limit.
+-- Nothing the chunk does (metatables, string functions, runaway patterns, memory) can reach the
+-- editor's state or freeze it. Inside that process it still runs in a restricted environment
+-- (no io, os, require, load or editor API; a few pure helpers and `corral.opt`) with a budget
+-- of instructions, for clear errors. What it sets on `corral.opt` comes back as JSON: a layer
+-- of dotted keys for the engine, which validates it.
 local M = {}
 
 M.MAX_LINES = 500
 M.INSTRUCTION_BUDGET = 1000000
+M.TIMEOUT_MS = 2000
+M.MEMORY_BYTES = 512 * 1024 * 1024
 
 ---@class corral.Block
 ---@field lang string
@@ -143,12 +149,13 @@ local function sandbox_env(opt)
   }
 end
 
----Evaluate Lua frontmatter: the layer values, or nil and "line N: reason".
----@param block corral.Block
+---Evaluate Lua frontmatter here, in the process that runs this: only ever the separate
+---evaluation process (frontmatter_child.lua), never the editor.
+---@param code string
 ---@return table|nil values, string? err
-local function eval_lua(block)
+function M._eval_here(code)
   local opt, values = recorder()
-  local chunk, parse_err = load(block.code, "=frontmatter", "t", sandbox_env(opt))
+  local chunk, parse_err = load(code, "=frontmatter", "t", sandbox_env(opt))
   if not chunk then
     return nil, parse_err
   end
@@ -175,6 +182,59 @@ local function eval_lua(block)
   return values
 end
 
+local PLUGIN_LUA = vim.fs.dirname(vim.fs.dirname(debug.getinfo(1, "S").source:sub(2)))
+local CHILD = PLUGIN_LUA .. "/corral/frontmatter_child.lua"
+
+---The system's prlimit (root-owned, never from PATH), to cap the evaluation's memory.
+---@return string|nil
+local function prlimit()
+  for _, path in ipairs({ "/usr/bin/prlimit", "/bin/prlimit" }) do
+    local st = vim.uv.fs_stat(path)
+    if st and st.uid == 0 and vim.fn.executable(path) == 1 then
+      return path
+    end
+  end
+  return nil
+end
+
+---Evaluate Lua frontmatter in a separate Neovim process: the layer values, or nil and a reason.
+---@param code string
+---@return table|nil values, string? err
+local function eval_lua(code)
+  local argv = { vim.v.progpath, "--clean", "-i", "NONE", "-n", "-l", CHILD, PLUGIN_LUA, tostring(M.INSTRUCTION_BUDGET) }
+  local limit = prlimit()
+  if limit then
+    argv = vim.list_extend({ limit, "--as=" .. M.MEMORY_BYTES, "--" }, argv)
+  end
+  local ok, proc = pcall(vim.system, argv, {
+    stdin = code,
+    text = true,
+    timeout = M.TIMEOUT_MS,
+    clear_env = true,
+    env = { PATH = "/usr/bin:/bin", HOME = "/nonexistent" },
+  })
+  if not ok then
+    return nil, "cannot start the evaluation process: " .. tostring(proc)
+  end
+  local done = proc:wait()
+  if done.signal == 15 or done.signal == 9 or done.code == 124 then
+    return nil, ("frontmatter took too long (more than %d ms)"):format(M.TIMEOUT_MS)
+  end
+  local decoded_ok, result = pcall(vim.json.decode, done.stdout or "", { luanil = { object = true, array = true } })
+  if not decoded_ok or type(result) ~= "table" then
+    local why = vim.trim(done.stderr or "")
+    if why:find("not enough memory", 1, true) then
+      return nil, "frontmatter used too much memory"
+    end
+    return nil, "frontmatter evaluation failed" .. (why ~= "" and (": " .. why:sub(1, 200)) or "")
+  end
+  if result.err then
+    local err = tostring(result.err)
+    return nil, err:find("not enough memory", 1, true) and "frontmatter used too much memory" or err
+  end
+  return type(result.values) == "table" and result.values or {}
+end
+
 ---Turn "frontmatter:3: msg" into "line 4: msg" (buffer lines: the code starts on line 2).
 ---@param block corral.Block
 ---@param err string
@@ -196,7 +256,7 @@ function M.read(lines)
     return nil, err
   end
   if block.lang == "lua" then
-    local values, eval_err = eval_lua(block)
+    local values, eval_err = eval_lua(block.code)
     if not values then
       return nil, locate(block, eval_err or "failed"), block
     end

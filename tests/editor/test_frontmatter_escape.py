@@ -1,0 +1,148 @@
+"""Frontmatter cannot touch the editor's state or freeze it (issue 7, item 2), and trust binds to
+a chat file's exact contents (item 3).
+
+Before: the chunk ran in the editor. Its instruction-budget hook could fire after pcall returned,
+the error escaped, and the string metatable stayed pointed at a table the chunk had filled (it
+replaced `match`; is_trusted() then read every trust entry as "directory /"). A 256-character
+backtracking pattern froze Neovim for minutes. Trust of a directory covered every chat file in
+it, so a sandboxed command could write `sandbox.mode = "off"` into its own chat and autoread
+applied it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import pytest
+
+from .conftest import ERROR, WARN
+from .test_frontmatter import lua_block, write_chat
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from .conftest import Editor
+
+EDITOR_STATE = """
+local mt = getmetatable("")
+return {
+  index_is_string = mt.__index == string,
+  match_works = ("abc def"):match("^(%S+) (.+)$") == "abc",
+  hook = debug.gethook() ~= nil,
+  rep = type(("x").rep) == "function",
+}
+"""
+
+HOSTILE = [
+    # fill the shared string table, then burn the budget
+    'string.match = function() return "directory", "/" end\n'
+    "local n = 0 while n < 100000 do n = n + 1 end",
+    '("").match = nil\nlocal t = {} for i = 1, 100000 do t[i] = i end',
+    # end just as the budget of 1,000,000 instructions runs out (5 per iteration, 1 per
+    # padding statement): before the fix, these made the hook fire after pcall returned
+    *(
+        f"local n = 0 while n < {k} do n = n + 1 end" + " local a = 1" * pad
+        for k, pad in ((199997, 5), (199997, 6), (199997, 7), (199998, 0), (199998, 1))
+    ),
+]
+
+
+@pytest.mark.parametrize("chunk", HOSTILE)
+def test_frontmatter_leaves_no_trace_in_the_editor(ed: Editor, workspace: Path, chunk: str) -> None:
+    before = ed.lua(EDITOR_STATE)
+    chat = write_chat(workspace, lua_block(*chunk.split("\n")))
+    ed.edit(chat)
+    assert ed.lua(EDITOR_STATE) == before == {
+        "index_is_string": True, "match_works": True, "hook": False, "rep": True,
+    }  # fmt: skip
+    # Trust is not fooled either: an untrusted chat stays untrusted.
+    assert ed.lua("return require('corral.chat').is_trusted(...)", str(chat)) is False
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        # backtracking: each `.-` multiplies the work; this froze Neovim for 211 s in-process
+        'local s = "' + "a" * 256 + '" local p = "' + ".-" * 12 + 'b" string.find(s, p)',
+        # memory doubling: one instruction per doubling, far under the instruction budget
+        'local s = "x" for i = 1, 40 do s = s .. s end',
+    ],
+    ids=["backtracking", "memory"],
+)
+def test_runaway_frontmatter_cannot_freeze_the_editor(
+    ed: Editor, workspace: Path, chunk: str
+) -> None:
+    chat = write_chat(workspace, lua_block(chunk, 'corral.opt.sandbox.mode = "read-only"'))
+    started = time.monotonic()
+    buf = ed.edit(chat)
+    assert ed.lua("return 1 + 1") == 2
+    # a liveness bound, not a speed target: the evaluation is stopped after 2 s
+    assert time.monotonic() - started < 20
+    errors = ed.messages(ERROR)
+    assert len(errors) == 1, ed.messages()
+    assert "took too long" in errors[0] or "too much memory" in errors[0], errors[0]
+    assert ed.config(buf)["values"]["sandbox.mode"] == "workspace-write"  # nothing applied
+
+
+def _trust(ed: Editor, buf: int) -> None:
+    ok = ed.lua("return { vim.secure.trust({ action = 'allow', bufnr = ... }) }", buf)
+    assert ok[0] is True, ok
+
+
+def test_a_chat_rewritten_on_disk_loses_trust_and_the_user_is_told(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    ed = spawn(cwd=workspace)
+    ed.lua("vim.o.autoread = true")
+    chat = write_chat(workspace, lua_block('corral.opt.sandbox.mode = "read-only"'))
+    buf = ed.edit(chat)
+    _trust(ed, buf)
+    ed.cmd("Sandbox", "reload")
+    assert ed.config(buf)["values"]["sandbox.mode"] == "read-only"
+    ed.clear_messages()
+
+    # What a sandboxed command can do: rewrite its own chat file to switch the sandbox off.
+    chat.write_text(lua_block('corral.opt.sandbox.mode = "off"', body="Hello, host."))
+    ed.cmd("checktime")
+    ed.wait_for(
+        lambda: (
+            ed.lua("return vim.api.nvim_buf_get_lines(..., 0, 1, false)[1]", buf) == "```lua"
+            and "host"
+            in "".join(ed.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf))
+        ),
+        what="autoread to reload the chat",
+    )
+    ed.nvim.eval("1")
+    config = ed.config(buf)
+    assert config["values"]["sandbox.mode"] != "off", "the chat switched its own sandbox off"
+    assert ed.lua("return require('corral.sandbox').is_enabled(...)", buf) is True
+    warnings = ed.messages(WARN)
+    assert any("changed on disk" in w and ":trust" in w for w in warnings), ed.messages()
+
+
+def test_trust_survives_the_users_own_write(ed: Editor, workspace: Path) -> None:
+    chat = write_chat(workspace, lua_block("corral.opt.sandbox.policy.network = true"))
+    buf = ed.edit(chat)
+    _trust(ed, buf)
+    ed.cmd("Sandbox", "reload")
+    assert ed.config(buf)["values"]["sandbox.policy.network"] is True
+    # The conversation goes on below the frontmatter, and the user (or the chat plugin) saves.
+    ed.lua(
+        "vim.api.nvim_buf_set_lines(..., -1, -1, false, { 'Another message.' }) "
+        "vim.cmd('silent write')",
+        buf,
+    )
+    assert ed.config(buf)["values"]["sandbox.policy.network"] is True
+
+
+def test_a_trusted_directory_does_not_trust_the_chats_in_it(ed: Editor, workspace: Path) -> None:
+    chat = write_chat(workspace, lua_block("corral.opt.sandbox.policy.network = true"))
+    trust_file = ed.lua("return vim.fn.stdpath('state') .. '/trust'")
+    real = ed.lua("return vim.uv.fs_realpath(...)", str(workspace))
+    with open(trust_file, "a", encoding="utf-8") as f:
+        f.write(f"directory {real}\n")
+    buf = ed.edit(chat)
+    assert ed.lua("return require('corral.chat').is_trusted(...)", str(chat)) is False
+    assert ed.config(buf)["values"]["sandbox.policy.network"] is False
