@@ -110,7 +110,7 @@ def widenings(
         elif key in LOOSENING_WHEN_TRUE:
             if after is True:
                 reasons.append(f"{key}: turns it on")
-        elif key == "tools.require_approval":
+        elif key in ("tools.require_approval", "sandbox.policy.scrub_env"):
             if after is False:
                 reasons.append(f"{key}: turns it off")
         elif key == "tools.approval":

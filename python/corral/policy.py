@@ -70,6 +70,7 @@ class Policy(Frozen):
         "read_only",
         "rlimits",
         "rw_roots",
+        "scrub_env",
         "timeout",
         "tmp_size",
         "visible",
@@ -93,6 +94,7 @@ class Policy(Frozen):
     visible: tuple[str, ...]  # read-only paths inside a hidden area shown again
     deny_read: tuple[tuple[str, bool], ...]  # (existing path, is a directory): masked last
     env: tuple[tuple[str, str], ...]
+    scrub_env: bool  # False: unsandboxed commands get the host environment as it is
     bwrap_path: str
     bwrap_extra_args: tuple[str, ...]
     rlimits: tuple[tuple[str, int], ...]  # (prlimit option, value): nproc, fsize, data
@@ -348,7 +350,12 @@ def resolve(
         hidden=tuple(hidden),
         visible=outermost(visible),
         deny_read=tuple(deny_read),
-        env=tuple(sorted(environment.scrub(env, config["sandbox.policy.env"], network).items())),
+        env=tuple(
+            sorted(
+                environment.scrub(env, config["sandbox.policy.env"], network or not enabled).items()
+            )
+        ),
+        scrub_env=bool(config["sandbox.policy.scrub_env"]),
         bwrap_path=config["sandbox.backends.bwrap.path"],
         bwrap_extra_args=tuple(config["sandbox.backends.bwrap.extra_args"]),
         rlimits=rlimits,

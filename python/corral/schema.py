@@ -371,6 +371,14 @@ FIELDS: tuple[Field, ...] = (
         "Secret-looking names pass only when named here exactly.",
     ),
     Field(
+        "sandbox.policy.scrub_env",
+        BOOL,
+        True,
+        "Build every command's environment from the allowlist plus sandbox.policy.env, also "
+        'when it runs unsandboxed (mode "off", :Sandbox disable, "auto" without a backend). '
+        "false passes the host environment, API keys included, to unsandboxed commands.",
+    ),
+    Field(
         "sandbox.policy.home",
         CHOICE,
         "private",

@@ -117,8 +117,9 @@ class Registry:
             from corral.backends.none import NoneBackend
 
             wrapped = NoneBackend().wrap(policy, argv)
-            # Wanted a sandbox and got none ("auto"): at least the secrets stay out.
-            env = policy.env if policy.enabled else wrapped.env
+            # No sandbox (mode off, disabled, or "auto" with none working): the secrets stay
+            # out all the same, unless the user turned scrubbing off by name.
+            env = policy.env if policy.scrub_env else wrapped.env
             return Wrapped(wrapped.argv, env, "none", False, notes=[selection.reason])
         return selection.backend.wrap(policy, argv, launcher_fds=launcher_fds)
 
