@@ -37,13 +37,37 @@ function M.unregister_resolver(name)
   return engine.call("unregister_resolver", { name = name }) == true
 end
 
+-- The call being decided: resolvers get it as their second argument.
+local current_call = nil ---@type table|nil
+
+---A Lua answer as the engine's: true/"approve" approve, false/"require_approval" ask, "deny"
+---denies, nil/"pass" passes; an error or anything else asks ("error: ..."): never a pass, which
+---would let a lower resolver (the sandbox's) approve.
+---@param ok boolean
+---@param answer any
+---@return string|nil
+local function as_answer(ok, answer)
+  if not ok then
+    return "error: " .. tostring(answer)
+  elseif answer == true or answer == "approve" then
+    return "approve"
+  elseif answer == false or answer == "require_approval" then
+    return "require_approval"
+  elseif answer == "deny" then
+    return "deny"
+  elseif answer == nil or answer == "pass" then
+    return nil
+  end
+  return "error: answered " .. vim.inspect(answer) .. ", not approve, require_approval, deny or nil"
+end
+
 ---@private
 function M._resolver_call(name, context)
   local fn = resolvers[name]
   if not fn then
     return nil
   end
-  return fn(context) -- an error here reaches the engine, which logs and skips this resolver
+  return as_answer(pcall(fn, context, vim.deepcopy(current_call or {})))
 end
 
 ---@private
@@ -67,16 +91,17 @@ local function call_async(method, request, callback)
   vim.fn.CorralCallAsync(method, request, next_token)
 end
 
----A Lua `tools.auto_approve` function (from setup()) answers for the config resolver.
+---A Lua `tools.auto_approve` function (from setup()) answers for the config resolver:
+---`fn(tool_call, context)`, answered as for resolvers (see as_answer).
 ---@param tool_call table
----@return boolean|nil
-local function lua_auto_approve(tool_call)
+---@param context table {bufnr, tool_call_id, cwd}
+---@return string|nil
+local function lua_auto_approve(tool_call, context)
   local fn = state.auto_approve_fn
   if not fn then
     return nil
   end
-  local ok, answer = pcall(fn, vim.deepcopy(tool_call))
-  return ok and answer == true
+  return as_answer(pcall(fn, vim.deepcopy(tool_call), vim.deepcopy(context)))
 end
 
 ---@param request table
@@ -160,13 +185,19 @@ function M.execute(tool_call, opts, on_done)
   vim.validate("on_done", on_done, "function")
   opts = opts or {}
   local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
+  local context = { bufnr = bufnr, tool_call_id = tool_call.id, cwd = vim.fn.getcwd() }
   local request = engine.request(bufnr, {
     tool = tool_call.name,
     input = tool_call.input or {},
-    lua_auto_approve = lua_auto_approve(tool_call),
+    lua_auto_approve = lua_auto_approve(tool_call, context),
   })
   request.bufnr_for_run = bufnr
-  local decision, err = engine.call("guard", request)
+  current_call = context
+  local ok_call, decision, err = pcall(engine.call, "guard", request)
+  current_call = nil
+  if not ok_call then
+    decision, err = nil, tostring(decision)
+  end
   local function finish(result)
     result.decision = result.decision or (decision and {
       decision = decision.decision,

@@ -1,9 +1,10 @@
 """The approval chain: may this tool call run without asking?
 
 Resolvers `{name, priority, resolve(context)}` answer "approve", "require_approval", "deny" or
-None (pass). The highest priority asks first and the first answer wins; a resolver that raises
-or answers garbage is logged and skipped; when nobody answers, the answer is
-"require_approval". Every decision names the resolver (a URN) that made it.
+None (pass). The highest priority asks first and the first answer wins. A resolver that raises
+or answers garbage fails closed: the answer is "require_approval" (and the fault is logged),
+never "pass", which would let a lower resolver (the sandbox's) approve. When nobody answers, the
+answer is "require_approval". Every decision names the resolver (a URN) that made it.
 
 Built-in resolvers:
   urn:corral:approval:config       100  tools.auto_approve from your own configuration
@@ -62,7 +63,9 @@ class Context(Frozen):
     buffer_values: Mapping[str, Any]  # what the buffer's frontmatter itself set (dotted keys)
     sandboxed: bool  # enabled for the buffer AND a backend is really available
     classification: Any  # corral.classify.Classification for bash, else None
-    lua_auto_approve: bool | None  # a Lua tools.auto_approve function's answer, if one is set
+    # a Lua tools.auto_approve function's answer, if one is set: one of ANSWERS, or
+    # "error: ..." when it failed (None: it passed, or there is none)
+    lua_auto_approve: str | None
 
     def __init__(self, **values: Any) -> None:
         values.setdefault("classification", None)
@@ -84,12 +87,11 @@ class Resolver(Frozen):
 
 
 def _config(ctx: Context) -> tuple[str, str] | None:
-    if ctx.lua_auto_approve is not None:
-        return (
-            (APPROVE, "tools.auto_approve (a Lua function) said yes")
-            if ctx.lua_auto_approve
-            else None
-        )
+    answer = ctx.lua_auto_approve
+    if answer is not None:
+        if answer in ANSWERS:
+            return answer, f"tools.auto_approve (a Lua function) answered {answer}"
+        return REQUIRE, f"tools.auto_approve (a Lua function) {answer}"[:300]
     if "tools.auto_approve" in ctx.buffer_values:
         return None  # the frontmatter's own list is the frontmatter resolver's to judge
     if ctx.tool in ctx.config["tools.auto_approve"]:
@@ -154,8 +156,8 @@ class Chain:
             try:
                 answer = resolver.resolve(ctx)
             except Exception as e:  # a third-party resolver must not break the guard
-                self._log(f"approval resolver {resolver.name} failed and was skipped: {e!r}")
-                continue
+                self._log(f"approval resolver {resolver.name} failed: {e!r}")
+                return Decision(REQUIRE, resolver.name, f"the resolver failed: {e!r}"[:300])
             if answer is None:
                 continue
             reason = ""
@@ -164,8 +166,9 @@ class Chain:
             if answer not in ANSWERS:
                 self._log(
                     f"approval resolver {resolver.name} answered {answer!r} "
-                    f"(not one of {', '.join(ANSWERS)}) and was skipped"
+                    f"(not one of {', '.join(ANSWERS)})"
                 )
-                continue
+                why = f"the resolver answered {answer!r}, not one of {', '.join(ANSWERS)}"
+                return Decision(REQUIRE, resolver.name, why[:300])
             return Decision(answer, resolver.name, str(reason))
         return Decision(REQUIRE, URN + "default", "no resolver approved it")

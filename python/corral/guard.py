@@ -70,7 +70,7 @@ def decide(
     sandboxed: bool,
     chain: approval.Chain,
     buffer_values: Mapping[str, Any] | None = None,
-    lua_auto_approve: bool | None = None,
+    lua_auto_approve: str | None = None,
 ) -> tuple[Decision, Any]:
     """(the decision, the bash classification or None)."""
     if tool not in CAPABILITIES:

@@ -231,7 +231,7 @@ class Service:
             self._sandboxed(pol),
             self.chain,
             buffer_values,
-            lua_answer if isinstance(lua_answer, bool) else None,
+            str(lua_answer) if lua_answer is not None else None,
         )
         result: dict[str, Any] = {
             **decision.as_dict(),

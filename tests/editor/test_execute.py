@@ -118,7 +118,7 @@ def test_timeout_kills_the_command(fresh: Editor) -> None:
 def test_lua_resolver_and_function_auto_approve(fresh: Editor, workspace: Path) -> None:
     fresh.lua(
         "require('corral').setup({ tools = { auto_approve = function(call)"
-        " return call.name == 'write' end } })"
+        " if call.name == 'write' then return true end end } })"
         " require('corral').register_resolver('no-rm', function(ctx)"
         " if ctx.input.command and ctx.input.command:find('rm ') then return 'deny' end end, 95)"
     )
@@ -194,3 +194,57 @@ def test_bash_tool_calls_never_use_a_bash_found_on_path(spawn: Any, workspace: P
     # the tool call's shell, and it prints the marker inside a longer line.)
     assert "PLANTED-BASH-RAN" not in r["output"].splitlines(), r["output"]
     assert "from-the-real-bash" in r["output"].splitlines()
+
+
+FAILING_FUNCTIONS = {
+    "throws": "function() error('boom') end",
+    "false": "function() return false end",
+    "deny": "function() return 'deny' end",
+    "junk": "function() return 42 end",
+}
+
+
+def test_auto_approve_functions_fail_closed(fresh: Editor, workspace: Path) -> None:
+    """Sandboxed bash is approved by the sandbox resolver (25) when nothing above answers. A
+    Lua auto_approve function that throws, says false or "deny", or answers junk used to count
+    as "pass", so the sandbox approved: now it asks (or denies)."""
+    expected = {"throws": "require_approval", "false": "require_approval", "deny": "deny",
+                "junk": "require_approval"}  # fmt: skip
+    for name, fn in FAILING_FUNCTIONS.items():
+        fresh.lua(f"require('corral').setup({{ tools = {{ auto_approve = {fn} }} }})")
+        fresh.lua(
+            "_G.corral_test_result = vim.NIL "
+            "require('corral').execute({ name = 'bash', input = { command = 'touch x-' .. ... } },"
+            " { bufnr = 0 }, function(r) _G.corral_test_result = r end)",
+            name,
+        )
+        if expected[name] == "require_approval":
+            fresh.wait_for(lambda: confirm_window(fresh), what="the confirmation window")
+            fresh.lua("vim.api.nvim_feedkeys('n', 'x', false)")
+        r = result(fresh)
+        assert r["decision"]["decision"] == expected[name], (name, r["decision"])
+        assert r["decision"]["source"] == "urn:corral:approval:config", (name, r["decision"])
+        assert not (workspace / f"x-{name}").exists(), name
+
+
+def test_resolvers_fail_closed_and_get_the_calls_context(fresh: Editor, workspace: Path) -> None:
+    fresh.lua(
+        "_G.seen = nil require('corral').register_resolver('ctx', function(c, call)"
+        " _G.seen = call error('resolver bug') end, 60)"
+    )
+    fresh.lua(
+        "_G.corral_test_result = vim.NIL require('corral').execute({ id = 'call-7', name = 'bash',"
+        " input = { command = 'touch y' } }, { bufnr = 0 }, function(r) _G.corral_test_result = r"
+        " end)"
+    )
+    fresh.wait_for(lambda: confirm_window(fresh), what="the confirmation window")
+    fresh.lua("vim.api.nvim_feedkeys('n', 'x', false)")
+    r = result(fresh)
+    assert (r["decision"]["decision"], r["decision"]["source"]) == (
+        "require_approval", "urn:corral:approval:ctx",
+    )  # fmt: skip
+    assert "resolver bug" in r["decision"]["reason"]
+    seen = fresh.lua("return _G.seen")
+    assert seen["tool_call_id"] == "call-7"
+    assert seen["cwd"] == str(workspace) and isinstance(seen["bufnr"], int)
+    assert not (workspace / "y").exists()

@@ -62,9 +62,9 @@ def test_frontmatter_list_is_the_frontmatter_resolvers() -> None:
 
 
 def test_a_lua_function_answer_counts_for_the_config_resolver() -> None:
-    d = Chain().decide(ctx("write", lua_auto_approve=True))
+    d = Chain().decide(ctx("write", lua_auto_approve="approve"))
     assert (d.decision, d.source) == (APPROVE, "urn:corral:approval:config")
-    assert Chain().decide(ctx("write", lua_auto_approve=False)).decision == REQUIRE
+    assert Chain().decide(ctx("write", lua_auto_approve="require_approval")).decision == REQUIRE
 
 
 def test_catch_all_only_without_require_approval() -> None:
@@ -103,7 +103,9 @@ def test_third_party_default_priority_sits_above_the_sandbox() -> None:
     assert chain.decide(ctx("bash")).source == "urn:corral:approval:sandbox"
 
 
-def test_faulty_resolvers_are_logged_and_skipped() -> None:
+def test_faulty_resolvers_fail_closed_and_are_logged() -> None:
+    """A resolver that raises or answers garbage asks: before, it was skipped, and the sandbox
+    resolver below it approved (fail open)."""
     logged: list[str] = []
     chain = Chain(log=logged.append)
 
@@ -111,11 +113,25 @@ def test_faulty_resolvers_are_logged_and_skipped() -> None:
         raise RuntimeError("kaput")
 
     chain.register("boom", boom, priority=99)
+    d = chain.decide(ctx("bash"))
+    assert (d.decision, d.source) == (REQUIRE, "urn:corral:approval:boom")
+    assert "kaput" in d.reason
+    assert "urn:corral:approval:boom" in logged[0] and "kaput" in logged[0]
+    chain.unregister("boom")
     chain.register("garbage", lambda c: "yes please", priority=98)
     d = chain.decide(ctx("bash"))
-    assert d.source == "urn:corral:approval:sandbox"
-    assert "urn:corral:approval:boom" in logged[0] and "kaput" in logged[0]
+    assert (d.decision, d.source) == (REQUIRE, "urn:corral:approval:garbage")
     assert "urn:corral:approval:garbage" in logged[1] and "yes please" in logged[1]
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [("approve", APPROVE), ("require_approval", REQUIRE), ("deny", DENY),
+     ("error: boom", REQUIRE), ("error: answered 42", REQUIRE)],
+)  # fmt: skip
+def test_lua_function_answers(answer: str, expected: str) -> None:
+    d = Chain().decide(ctx("bash", lua_auto_approve=answer))
+    assert (d.decision, d.source) == (expected, "urn:corral:approval:config")
 
 
 def test_every_builtin_is_named_by_urn() -> None:
