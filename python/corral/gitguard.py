@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 
+from corral import gitconfig, hookmanagers
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -28,9 +30,10 @@ MAX_MODULE_DEPTH = 6  # submodule names may contain "/", and submodules nest
 class Protection:
     """What to do for one writable root: plain lists, merged into the Policy."""
 
-    __slots__ = ("create_dirs", "links", "pinned", "read_only", "watch")
+    __slots__ = ("create_dirs", "links", "notes", "pinned", "read_only", "watch")
 
     def __init__(self) -> None:
+        self.notes: list[str] = []  # what the user should know: hooks that cannot be protected
         self.pinned: list[str] = []
         self.read_only: list[str] = []
         self.create_dirs: list[str] = []
@@ -46,6 +49,10 @@ class Protection:
                 self.create_dirs.append(path)
             else:
                 self.watch.append(path)
+
+    def file(self, path: str) -> None:
+        """Read-only where it exists, watched where it does not."""
+        (self.read_only if os.path.lexists(path) else self.watch).append(path)
 
 
 def _read_pointer(path: str, prefix: str = "") -> str | None:
@@ -80,25 +87,9 @@ def _submodule_git_dirs(git_dir: str) -> list[str]:
 
 
 def hooks_path(config_files: Iterable[str]) -> str | None:
-    """The last `core.hooksPath` set in these git config files (a small INI reading: enough
-    for the setting husky, lefthook and pre-commit write)."""
-    found = None
-    for path in config_files:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                lines = f.readlines()
-        except OSError:
-            continue
-        section = ""
-        for line in lines:
-            text = line.strip()
-            if text.startswith("["):
-                section = text[1 : text.find("]")].strip().lower()
-                continue
-            key, eq, value = text.partition("=")
-            if section == "core" and eq and key.strip().lower() == "hookspath":
-                found = value.strip().strip('"') or None
-    return found
+    """The last `core.hooksPath` set in these git config files or the files they include."""
+    found = gitconfig.read(config_files, os.path.expanduser("~")).hooks_paths
+    return found[-1] if found else None
 
 
 def repositories(root: str, depth: int = 2, limit: int = 256) -> list[str]:
@@ -166,7 +157,8 @@ def _protect_tree(root: str, names: tuple[str, ...], home: str, result: Protecti
         for git_dir in (dot_git, *_submodule_git_dirs(dot_git)):
             result.pinned.append(git_dir)
             result.control_files(git_dir, names)
-        _protect_hooks_path(root, [*configs, os.path.join(dot_git, "config")], result)
+        configs += [os.path.join(dot_git, "config"), os.path.join(dot_git, "config.worktree")]
+        _protect_config(root, dot_git, configs, home, result)
         return
     if not os.path.isfile(dot_git):
         return
@@ -182,19 +174,31 @@ def _protect_tree(root: str, names: tuple[str, ...], home: str, result: Protecti
     if common_dir != git_dir:
         result.pinned.append(common_dir)
         result.control_files(common_dir, names)
-    _protect_hooks_path(root, [*configs, os.path.join(common_dir, "config")], result)
+    configs.append(os.path.join(common_dir, "config"))
+    if git_dir != common_dir:
+        configs.append(os.path.join(git_dir, "config.worktree"))
+    _protect_config(root, common_dir, configs, home, result)
 
 
-def _protect_hooks_path(tree: str, config_files: list[str], result: Protection) -> None:
-    """core.hooksPath (husky's .husky, say) holds hooks as surely as .git/hooks does."""
-    configured = hooks_path(config_files)
-    if configured is None:
-        return
-    path = os.path.normpath(os.path.join(tree, os.path.expanduser(configured)))
-    if os.path.lexists(path):
-        result.read_only.append(path)
-    else:
-        result.watch.append(path)
+def _protect_config(
+    tree: str, common_dir: str, config_files: list[str], home: str, result: Protection
+) -> None:
+    """Every file git reads as config for this repository (includes too: a work-tree file
+    named by include.path is config), every core.hooksPath (husky's .husky, say: hooks as
+    surely as .git/hooks), and the files the hook managers installed there run or read."""
+    reading = gitconfig.read(config_files, home)
+    for path in reading.files:
+        if path not in config_files:
+            result.file(path)
+    hook_dirs = [os.path.join(common_dir, HOOKS)]
+    for configured in reading.hooks_paths:
+        path = os.path.normpath(os.path.join(tree, os.path.expanduser(configured)))
+        result.file(path)
+        hook_dirs.append(path)
+    found = hookmanagers.detect(tree, hook_dirs)
+    for path in found.files:
+        result.file(path)
+    result.notes.extend(found.notes)
 
 
 def _remove(path: str) -> None:

@@ -235,6 +235,7 @@ def resolve(
         create_dirs.extend(d for d in guard.create_dirs if writable(d))
         watch.extend(w for w in guard.watch if writable(w))
         links.extend(link for link in guard.links if writable(os.path.dirname(link[0])))
+        notes.extend(guard.notes)
         for name in protected:
             if not name.startswith(".git/"):
                 path = os.path.join(root, name)

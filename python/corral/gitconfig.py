@@ -1,0 +1,175 @@
+"""Read git config files the way git does, far enough to know what they make git run.
+
+Two things matter to corral: every file git reads as config for a repository (a work-tree file
+pulled in by `include.path` or `includeIf.*.path` is config as surely as `.git/config` is, and
+`core.fsmonitor` written there runs on the next `git status` on the host), and every
+`core.hooksPath`. No git process is started: git would have to be found somewhere, and the
+point is not to trust the repository it would read.
+
+The syntax followed (git-config(1), "CONFIGURATION FILE"): `[section]`, `[section "sub"]` with
+`\\"` and `\\\\` escapes, the old `[section.sub]`; a key and value may follow a header on the
+same line; names are case-insensitive; `key` alone means true; values may be quoted in parts,
+`#` and `;` start a comment outside quotes, `\\` escapes and ends a line to continue it. What
+cannot be read is skipped, never guessed into a narrower answer: includes are followed whatever
+their condition, and every hooksPath seen is reported, not only the one that wins.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+MAX_INCLUDE_DEPTH = 10  # git's own limit
+MAX_FILE_BYTES = 1024 * 1024
+_ESCAPES = {"n": "\n", "t": "\t", "b": "\b", '"': '"', "\\": "\\"}
+
+
+def _value(text: str, i: int) -> tuple[str, int]:
+    """The value starting at text[i]: (value, index after its line, continuations included)."""
+    out: list[str] = []
+    quoted = False
+    pending_space = ""
+    while i < len(text):
+        c = text[i]
+        if c == "\n":
+            return "".join(out), i + 1
+        if c == "\\":
+            nxt = text[i + 1 : i + 2]
+            if nxt == "\n":  # continuation
+                i += 2
+                continue
+            out.append(pending_space + _ESCAPES.get(nxt, nxt))
+            pending_space = ""
+            i += 2
+            continue
+        if c == '"':
+            quoted = not quoted
+            out.append(pending_space)
+            pending_space = ""
+        elif not quoted and c in "#;":
+            while i < len(text) and text[i] != "\n":
+                i += 1
+            continue
+        elif not quoted and c in " \t":
+            if out:
+                pending_space += c
+        else:
+            out.append(pending_space + c)
+            pending_space = ""
+        i += 1
+    return "".join(out), i
+
+
+def _header(text: str, i: int) -> tuple[str, int]:
+    """`[section]` or `[section "sub"]` starting at text[i] == "[": ("section.sub", index)."""
+    end = i + 1
+    name: list[str] = []
+    while end < len(text) and text[end] not in ']"\n' and text[end] not in " \t":
+        name.append(text[end])
+        end += 1
+    section = "".join(name).lower()  # [section.sub] (old form) is lowercased whole
+    while end < len(text) and text[end] in " \t":
+        end += 1
+    if end < len(text) and text[end] == '"':
+        sub: list[str] = []
+        end += 1
+        while end < len(text) and text[end] not in '"\n':
+            if text[end] == "\\" and end + 1 < len(text):
+                end += 1
+            sub.append(text[end])
+            end += 1
+        section += "." + "".join(sub)
+        end += 1
+    close = text.find("]", end)
+    if close == -1 or "\n" in text[end:close]:
+        return section, text.find("\n", i) + 1 if "\n" in text[i:] else len(text)
+    return section, close + 1
+
+
+def entries(text: str) -> Iterator[tuple[str, str, str]]:
+    """(section, key lowercased, value) in file order; `section` is "core", "includeif.<cond>"
+    (the subsection keeps its case)."""
+    section = ""
+    i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c in " \t\r\n":
+            i += 1
+        elif c in "#;":
+            while i < n and text[i] != "\n":
+                i += 1
+        elif c == "[":
+            section, i = _header(text, i)
+        else:
+            start = i
+            while i < n and (text[i].isalnum() or text[i] == "-"):
+                i += 1
+            key = text[start:i].lower()
+            while i < n and text[i] in " \t":
+                i += 1
+            if i < n and text[i] == "=":
+                value, i = _value(text, i + 1)
+            else:
+                value = "true"
+                if i < n and text[i] not in "\n#;":  # not a key: skip the line
+                    while i < n and text[i] != "\n":
+                        i += 1
+                    continue
+            if key:
+                yield section, key, value
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
+    return data[:MAX_FILE_BYTES].decode("utf-8", errors="replace")
+
+
+def _include_target(value: str, including: str, home: str) -> str:
+    if value.startswith("~/") or value == "~":
+        return os.path.join(home, value[2:])
+    return os.path.normpath(os.path.join(os.path.dirname(including), value))
+
+
+class Reading:
+    """What a set of config files makes git read and run."""
+
+    __slots__ = ("files", "hooks_paths")
+
+    def __init__(self) -> None:
+        self.files: list[str] = []  # every config file read or named by an include, in order
+        self.hooks_paths: list[str] = []  # every core.hooksPath value, as written
+
+
+def read(config_files: Iterable[str], home: str) -> Reading:
+    """Follow the includes of `config_files` (those that exist) to git's depth limit."""
+    result = Reading()
+    stack = [(path, 0) for path in reversed(list(config_files))]
+    while stack:
+        path, depth = stack.pop()
+        if path in result.files:
+            continue
+        result.files.append(path)
+        text = _read(path)
+        if text is None:
+            continue
+        includes: list[str] = []
+        for section, key, value in entries(text):
+            if section == "core" and key == "hookspath" and value:
+                result.hooks_paths.append(value)
+            elif (
+                key == "path"
+                and value
+                and (section == "include" or section.startswith("includeif."))
+            ):
+                includes.append(_include_target(value, path, home))
+        if depth < MAX_INCLUDE_DEPTH:
+            stack.extend((p, depth + 1) for p in reversed(includes))
+    return result
