@@ -50,6 +50,7 @@ LOOSENING_WHEN_TRUE = frozenset(
     {
         "sandbox.policy.network",
         "sandbox.policy.allow_privileged",
+        "sandbox.policy.unix_sockets",
         "tools.auto_approve_sandboxed",
         "tools.delete.allow_sandboxed",
     }

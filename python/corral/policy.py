@@ -73,6 +73,7 @@ class Policy(Frozen):
         "scrub_env",
         "timeout",
         "tmp_size",
+        "unix_sockets",
         "visible",
         "watch",
     )
@@ -95,6 +96,7 @@ class Policy(Frozen):
     deny_read: tuple[tuple[str, bool], ...]  # (existing path, is a directory): masked last
     env: tuple[tuple[str, str], ...]
     scrub_env: bool  # False: unsandboxed commands get the host environment as it is
+    unix_sockets: bool  # AF_UNIX sockets allowed (only ever without network)
     bwrap_path: str
     bwrap_extra_args: tuple[str, ...]
     rlimits: tuple[tuple[str, int], ...]  # (prlimit option, value): nproc, fsize, data
@@ -357,6 +359,7 @@ def resolve(
             )
         ),
         scrub_env=bool(config["sandbox.policy.scrub_env"]),
+        unix_sockets=bool(config["sandbox.policy.unix_sockets"]) and not network,
         bwrap_path=config["sandbox.backends.bwrap.path"],
         bwrap_extra_args=tuple(config["sandbox.backends.bwrap.extra_args"]),
         rlimits=rlimits,

@@ -371,6 +371,15 @@ FIELDS: tuple[Field, ...] = (
         "Secret-looking names pass only when named here exactly.",
     ),
     Field(
+        "sandbox.policy.unix_sockets",
+        BOOL,
+        False,
+        "Let sandboxed commands create AF_UNIX sockets in modes without network (gpg-agent, "
+        "Python's multiprocessing.Manager, a test database listening on a socket). They can "
+        "then also connect to host services whose sockets the sandbox can see. With the "
+        "network on, AF_UNIX sockets stay refused; socketpair() always works.",
+    ),
+    Field(
         "sandbox.policy.scrub_env",
         BOOL,
         True,

@@ -5,10 +5,17 @@ Refused with EPERM in every sandbox:
 - kernel keyrings (keyctl, add_key, request_key: shared state outside the sandbox's namespaces),
 - userfaultfd (an exploit primitive no build tool needs),
 - the x32 ABI and syscalls from a foreign architecture (ways around a filter keyed on numbers).
-- AF_VSOCK sockets (a way to services of the hypervisor that no network namespace separates).
-And when the network namespace is shared with the host (network on): creating AF_UNIX sockets,
-because abstract unix sockets belong to the network namespace — without this, host services
-listening on one (X11, D-Bus, some agents) would be reachable. socketpair() stays allowed.
+- AF_VSOCK sockets (a way to services of the hypervisor that no network namespace separates),
+- datagram socketpairs (socketpair(AF_UNIX, SOCK_DGRAM)): sendto()/sendmsg() with an address on
+  one reaches any datagram socket on the host (journald, a syslog socket, an agent's), and
+  seccomp cannot see the address sendmsg() carries. Stream and seqpacket pairs stay allowed:
+  the kernel refuses or ignores an address on them.
+And, unless `sandbox.policy.unix_sockets` allows them in a mode without network: creating
+AF_UNIX sockets. A read-only mount does not stop connect(2), so any host service with a socket
+the sandbox can see (a Docker socket under ~/.colima, an ssh agent, the editor's own server
+socket under $TMPDIR) would be reachable; and with the network on, abstract unix sockets belong
+to the shared network namespace (X11, D-Bus). socketpair() stays allowed: its two ends reach
+nothing but each other (Python's multiprocessing, asyncio and subprocess use it).
 
 No libseccomp: the program is a few instructions, and this keeps the dependency list short.
 """
@@ -19,12 +26,15 @@ import os
 import sys
 
 # struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6]
-NR, ARCH, ARG0_LOW = 0, 4, 16  # ARG0_LOW: little-endian low half of args[0]
+NR, ARCH, ARG0_LOW, ARG1_LOW = 0, 4, 16, 24  # ARGn_LOW: little-endian low half of args[n]
 
 LD_W_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
 JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
 JGE_K = 0x35  # BPF_JMP | BPF_JGE | BPF_K
 RET_K = 0x06  # BPF_RET | BPF_K
+AND_K = 0x54  # BPF_ALU | BPF_AND | BPF_K
+SOCK_TYPE_MASK = 0xF  # the type without SOCK_NONBLOCK and SOCK_CLOEXEC
+SOCK_DGRAM = 2
 RET_ALLOW = 0x7FFF0000
 RET_EPERM = 0x00050000 | 1  # SECCOMP_RET_ERRNO | EPERM
 AF_UNIX = 1
@@ -37,6 +47,7 @@ ARCHES: dict[str, tuple[int, dict[str, int]]] = {
         0xC000003E,
         {
             "socket": 41,
+            "socketpair": 53,
             "add_key": 248,
             "request_key": 249,
             "keyctl": 250,
@@ -50,6 +61,7 @@ ARCHES: dict[str, tuple[int, dict[str, int]]] = {
         0xC00000B7,
         {
             "socket": 198,
+            "socketpair": 199,
             "add_key": 217,
             "request_key": 218,
             "keyctl": 219,
@@ -104,6 +116,15 @@ def _assemble(machine: str, block_unix_sockets: bool) -> bytes | None:
         out += [_insn(JGE_K, 0, 1, X32_BIT), _insn(RET_K, 0, 0, RET_EPERM)]
     for nr in refused:
         out += [_insn(JEQ_K, 0, 1, nr), _insn(RET_K, 0, 0, RET_EPERM)]
+    # socketpair(AF_UNIX, SOCK_DGRAM[|flags], ...): refused; any other socketpair allowed
+    out += [
+        _insn(JEQ_K, 0, 5, numbers["socketpair"]),
+        _insn(LD_W_ABS, 0, 0, ARG1_LOW),
+        _insn(AND_K, 0, 0, SOCK_TYPE_MASK),
+        _insn(JEQ_K, 0, 1, SOCK_DGRAM),
+        _insn(RET_K, 0, 0, RET_EPERM),
+        _insn(RET_K, 0, 0, RET_ALLOW),
+    ]
     families = [AF_VSOCK, AF_UNIX] if block_unix_sockets else [AF_VSOCK]
     # not socket(): jump over the family checks to "allow"
     skip = 2 * len(families) + 1
@@ -123,7 +144,7 @@ def program_path(block_unix_sockets: bool) -> str | None:
         return None
     from corral import dirs
 
-    kind = "no-unix" if block_unix_sockets else "base"
+    kind = "no-unix-2" if block_unix_sockets else "base-2"  # -2: with the socketpair rule
     path = os.path.join(dirs.user_cache_dir(), f"seccomp-{machine}-{kind}.bpf")
     try:
         st = os.stat(path)

@@ -7,6 +7,7 @@ sandboxed client prints is only there to make a failure readable.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import socket
 import tempfile
@@ -143,6 +144,9 @@ def test_unix_socket_harness_detects_a_connection(host):
             _listener(socket.AF_UNIX, socket.SOCK_STREAM, "\0" + name) as abstract,
             _listener(socket.AF_UNIX, socket.SOCK_STREAM, f"{directory}/sock") as path,
         ):
+            # reachable by the test user too (CORRAL_TEST_USER): mkdtemp makes it owner-only
+            os.chmod(directory, 0o755)
+            os.chmod(f"{directory}/sock", 0o777)
             r1 = _client(host, "off", "abstract", "@" + name)
             r2 = _client(host, "off", "unix", f"{directory}/sock")
             assert _received_stream(abstract) == b"hello from the sandbox", r1.stdout + r1.stderr

@@ -235,7 +235,7 @@ def test_wrap_uses_the_policys_environment(setup: Callable[..., Policy]) -> None
     assert sh in ("/usr/bin/sh", "/bin/sh")  # never found on PATH
     assert (dash_c, script) == ("-c", 'exec "$@" 3<"$0"')
     with open(filter_file, "rb") as f:
-        assert f.read() == seccomp.program(os.uname().machine, block_unix_sockets=False)
+        assert f.read() == seccomp.program(os.uname().machine, block_unix_sockets=True)
     assert wrapped.argv[wrapped.argv.index("--seccomp") + 1] == "3"
     assert wrapped.argv[-2:] == ("--", "true")
 

@@ -190,7 +190,7 @@ class BwrapBackend(Backend):
             # bwrap reads a seccomp program only from a descriptor, which an argv started by
             # another program (jobstart) cannot carry: a constant sh script opens the filter
             # file on descriptor 3 and becomes bwrap. Data reaches sh only as arguments.
-            path = seccomp.program_path(block_unix_sockets=policy.network)
+            path = seccomp.program_path(block_unix_sockets=not policy.unix_sockets)
             shell = hostbin.find("sh")
             if path is None or shell is None:
                 note = (
@@ -206,7 +206,7 @@ class BwrapBackend(Backend):
                 [shell, "-c", LAUNCH, path, *wrapped], policy.env, self.name, True, notes=unlimited
             )
 
-        seccomp_fd = seccomp.program_fd(block_unix_sockets=policy.network)
+        seccomp_fd = seccomp.program_fd(block_unix_sockets=not policy.unix_sockets)
         status_r, status_w = os.pipe()
         os.set_inheritable(status_w, True)
         fds = (status_w,) if seccomp_fd is None else (status_w, seccomp_fd)
