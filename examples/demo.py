@@ -37,6 +37,19 @@ def show(title: str, done: subprocess.CompletedProcess[str], expect_ok: bool) ->
     return ok
 
 
+def kept_inside(title: str, done: subprocess.CompletedProcess[str], path: str) -> bool:
+    """A write judged on the host: it may succeed inside (the private home is an empty
+    throwaway tmpfs), but must not reach `path` on the host."""
+    ok = not os.path.exists(path)
+    mark = "ok  " if ok else "FAIL"
+    if done.returncode != 0:
+        verdict = f"refused (exit {done.returncode})"
+    else:
+        verdict = "written inside the sandbox only" if ok else "it reached the host"
+    print(f"[{mark}] {title}: {verdict}")
+    return ok
+
+
 def main() -> int:
     # Not under /tmp: inside the sandbox /tmp is private, so a write there never reaches the
     # host, and the demo's "outside the workspace" would prove nothing.
@@ -83,10 +96,10 @@ def main() -> int:
                 ),
                 True,
             ),
-            show(
+            kept_inside(
                 "write a file in your home, outside the workspace",
                 run("sh", "-c", f"echo escaped > '{marker}'"),
-                False,
+                marker,
             ),
             show(
                 "plant a git hook the host would run",
