@@ -31,7 +31,8 @@ class Context:
 
     def __init__(self, cwd: str, env: Mapping[str, str], buffer_path: str | None = None) -> None:
         self.cwd = _real(cwd)
-        self.env = env
+        # os.environ encodes and decodes on every lookup; the deny list looks up ~100 names
+        self.env = dict(env) if isinstance(env, os._Environ) else env
         self.home = _real(env.get("HOME") or os.path.expanduser("~"))
         self.buffer_path = buffer_path
 

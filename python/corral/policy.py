@@ -153,6 +153,13 @@ class Policy(Frozen):
         return is_within(real, PRIVATE_TMP)
 
 
+def _self_and_parents(path: str) -> list[str]:
+    found = [path]
+    while (parent := os.path.dirname(found[-1])) != found[-1]:
+        found.append(parent)
+    return found
+
+
 def resolve(
     config: Config,
     cwd: str,
@@ -315,10 +322,11 @@ def resolve(
             ]  # fmt: skip
             # A credential store in the allowlist stays hidden all the same (masks come last):
             # say so rather than let the user believe it is shown.
-            stores = expand_lexical(config["sandbox.policy.deny_read"], ctx)[0]
+            stores = set(expand_lexical(config["sandbox.policy.deny_read"], ctx)[0])
             allow_key = "sandbox.policy.home_allow"
             for p in expand_lexical(config[allow_key], ctx)[0]:
-                store = next((d for d in stores if is_within(p, d)), None)
+                # the entry or a directory above it, looked up: not every pair compared
+                store = next((a for a in _self_and_parents(p) if a in stores), None)
                 if store is not None:
                     problems.append(
                         Problem(
