@@ -46,9 +46,19 @@ def user_cache_dir() -> str:
     return platformdirs.user_cache_dir(APP)
 
 
+def user_state_dir() -> str:
+    """corral's own state: the audit log, change sets held or being checked, the undo journal.
+    Hidden from every sandboxed command."""
+    if sys.platform.startswith("linux"):
+        return _xdg("XDG_STATE_HOME", ".local/state")
+    import platformdirs
+
+    return platformdirs.user_state_dir(APP)
+
+
 def user_log_dir() -> str:
     if sys.platform.startswith("linux"):
-        return os.path.join(_xdg("XDG_STATE_HOME", ".local/state"), "log")
+        return os.path.join(user_state_dir(), "log")
     import platformdirs
 
     return platformdirs.user_log_dir(APP)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 MODE_ORDER = ("read-only", "workspace-write", "workspace-write-network", "off")
 HOME_ORDER = ("private", "visible")
 BACKEND_ORDER = ("required", "auto")
+WRITES_ORDER = ("review", "apply", "direct")
 # Lists where removing entries loosens the sandbox (adding tightens it).
 PROTECTIVE_LISTS = frozenset(
     {
@@ -105,6 +106,9 @@ def widenings(
         elif key == "sandbox.policy.home":
             if _looser_in(HOME_ORDER, before, after):
                 reasons.append(f'{key}: "{before}" -> "{after}" shows more of $HOME')
+        elif key == "sandbox.writes":
+            if _looser_in(WRITES_ORDER, before, after):
+                reasons.append(f'{key}: "{before}" -> "{after}" checks fewer writes')
         elif key == "sandbox.backend":
             if _looser_in(BACKEND_ORDER, before, after):
                 reasons.append(f'{key}: "{before}" -> "{after}" may select a weaker sandbox')

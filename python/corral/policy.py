@@ -54,6 +54,7 @@ class Policy(Frozen):
         "backend",
         "bwrap_extra_args",
         "bwrap_path",
+        "chat_patterns",
         "create_dirs",
         "cwd",
         "deny_read",
@@ -67,15 +68,18 @@ class Policy(Frozen):
         "never_writable",
         "notes",
         "pinned",
+        "protected_names",
         "read_only",
         "rlimits",
         "rw_roots",
         "scrub_env",
         "timeout",
         "tmp_size",
+        "undo_bytes",
         "unix_sockets",
         "visible",
         "watch",
+        "writes",
     )
     enabled: bool  # False: run the command as it is (disabled, or mode "off")
     mode: str
@@ -103,6 +107,10 @@ class Policy(Frozen):
     tmp_size: int  # bytes of each tmpfs the sandbox writes to (/tmp, a private $HOME); 0: any
     timeout: int  # seconds for `corral run` without --timeout; 0: none
     notes: tuple[str, ...]  # what the user should know: skipped paths, unsandboxed reasons
+    writes: str  # "apply", "review" or "direct": see corral.changes
+    protected_names: tuple[str, ...]  # sandbox.policy.protected: refused at any depth
+    chat_patterns: tuple[str, ...]  # chat files: refused in a change set
+    undo_bytes: int  # what the undo journal keeps; 0: no limit
 
     def __init__(self, **values: object) -> None:
         self._set(**values)
@@ -274,15 +282,16 @@ def resolve(
             create_dirs.append(p)  # corral's own: made empty now, read-only during the run
         elif writable(os.path.realpath(p)):
             watch.append(os.path.realpath(p))
-    # The audit log tells what ran and was refused: not for a sandboxed command to read, nor,
-    # with $HOME writable, to rewrite. Masked last, so a writable root cannot undo it; made
-    # first when missing inside a writable root, so it cannot be planted either.
-    log_dir = os.path.realpath(dirs.user_log_dir())
-    if os.path.isdir(log_dir):
-        deny_read.append((log_dir, True))
-    elif writable(log_dir):
-        create_dirs.append(log_dir)
-        deny_read.append((log_dir, True))
+    # corral's state (the audit log, change sets being checked or held, the undo journal)
+    # tells what ran and was refused and holds what was written: not for a sandboxed command
+    # to read, nor, with $HOME writable, to rewrite. Masked last, so a writable root cannot
+    # undo it; made first when missing inside a writable root, so it cannot be planted either.
+    state_dir = os.path.realpath(dirs.user_state_dir())
+    if os.path.isdir(state_dir):
+        deny_read.append((state_dir, True))
+    elif writable(state_dir):
+        create_dirs.append(state_dir)
+        deny_read.append((state_dir, True))
     kept_ro = []
     for p in read_only:
         if not os.path.lexists(p):
@@ -298,7 +307,7 @@ def resolve(
     # dir with no ~/.config yet) are made with it, so they are pinned too: left unpinned, a
     # command could swap ~/.config for a symlink to a config of its own.
     made = set(create_dirs)
-    for p in (*kept_ro, *create_dirs, *watch, *(link for link, _ in links), *pinned, log_dir):
+    for p in (*kept_ro, *create_dirs, *watch, *(link for link, _ in links), *pinned, state_dir):
         owner = next((r for r in rw_roots if is_within(p, r)), None)
         parent = os.path.dirname(p)
         while owner is not None and parent != owner and is_within(parent, owner):
@@ -374,4 +383,8 @@ def resolve(
         tmp_size=tmp_size,
         timeout=int(config["sandbox.limits.timeout"]),
         notes=tuple(notes),
+        writes=config["sandbox.writes"],
+        protected_names=tuple(protected),
+        chat_patterns=tuple(config["chat.patterns"]),
+        undo_bytes=int(config["sandbox.limits.undo_mb"]) * limits.MIB,
     )

@@ -132,8 +132,9 @@ def _read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def launch(wrapped: Wrapped, timeout: float | None = None) -> int:
-    """Run `wrapped` with stdin/stdout/stderr passed through; return the exit status."""
+def launch(wrapped: Wrapped, timeout: float | None = None) -> tuple[int, bool]:
+    """Run `wrapped` with stdin/stdout/stderr passed through; return the exit status and
+    whether the command was stopped before it ended (timeout, Ctrl-C)."""
     _seal_descriptors(wrapped.fds)
     argv = list(wrapped.argv)
     env = dict(wrapped.env)
@@ -170,7 +171,7 @@ def launch(wrapped: Wrapped, timeout: float | None = None) -> int:
         os.waitpid(pid, 0)
         if own_group:
             _kill_tree()
-        return 130
+        return 130, True
     timed_out = status is None
     if status is None:
         kill()
@@ -193,6 +194,6 @@ def launch(wrapped: Wrapped, timeout: float | None = None) -> int:
                 f"with status {code}; its message is above)"
             )
     if timed_out:
-        return TIMED_OUT
+        return TIMED_OUT, True
     code = os.waitstatus_to_exitcode(status)
-    return 128 - code if code < 0 else code
+    return (128 - code if code < 0 else code), False

@@ -355,6 +355,18 @@ FIELDS: tuple[Field, ...] = (
         "Names kept read-only inside every writable root where they exist (git hooks and "
         "config, editor and shell start-up files).",
     ),
+    Field(
+        "sandbox.writes",
+        CHOICE,
+        "apply",
+        "What happens to a sandboxed command's writes to the writable roots. apply: they go "
+        "to a private layer, are checked when the command ends, and what passes is applied "
+        "(undo with corral undo or :Sandbox undo); what is refused is held. review: all are "
+        "held until you apply them (corral changes, :Sandbox changes). direct: straight to "
+        "the workspace, as without change sets (also the fallback where bwrap or the kernel "
+        "has no overlay support, with a warning).",
+        ("review", "apply", "direct"),
+    ),
     Field("sandbox.policy.network", BOOL, False, "Allow network access (the mode's preset)."),
     Field(
         "sandbox.policy.allow_privileged",
@@ -548,6 +560,13 @@ FIELDS: tuple[Field, ...] = (
         0,
         "Seconds before `corral run` kills the command and all it started, when no --timeout "
         "is given (0: none, for interactive use; tool calls use tools.bash.timeout).",
+    ),
+    Field(
+        "sandbox.limits.undo_mb",
+        COUNT,
+        1024,
+        "MiB of replaced and deleted files the undo journal keeps; the oldest change sets "
+        "are dropped first (at most 100 are kept).",
     ),
     Field(
         "sandbox.backends.bwrap.path",

@@ -166,6 +166,12 @@ class Host:
             raise AssertionError(f"host git {args} failed: {done.stderr}")
         return done.stdout
 
+    @property
+    def own(self) -> list[Path]:
+        """corral's own cache and state (the probe's answers, change sets, the journal):
+        written by corral on the host, not by the sandbox; left out of snapshots."""
+        return [self.home / ".cache" / "corral", self.home / ".local" / "state" / "corral"]
+
     def vars(self) -> str:
         """Shell assignments of the layout's paths, for the top of a script; `set -a` exports
         them and every later assignment, so `sh -c '...'` children see them too."""
@@ -223,6 +229,7 @@ def _populate_home(host: Host) -> None:
         "-- a plugin the user's Neovim runs at start-up\n",
     )
     (h / ".cache").mkdir(parents=True, exist_ok=True)
+    (h / ".local" / "state").mkdir(parents=True, exist_ok=True)
 
 
 def _make_repo(host: Host) -> None:

@@ -85,10 +85,9 @@ def _plant_links(host) -> None:
 def test_writes_outside_the_writable_roots_do_not_reach_the_host(host, mode):
     _plant_links(host)
     host_tmp = f"/tmp/corral-escape-{host.tag}"
-    probe_cache = host.home / ".cache" / "corral"
     read_only = mode == "read-only"
     # In read-only mode the workspace itself is part of what must not change.
-    exclude = [probe_cache] if read_only else [probe_cache, host.ws]
+    exclude = host.own if read_only else [*host.own, host.ws]
     before = snapshot(host.base, exclude)
 
     body = f"""
@@ -133,9 +132,9 @@ attempt prefix-ap     sh -c 'printf x > "$1"' _ "$WORK/ap/prefix.txt"
 attempt prefix-app    sh -c 'printf x > "$1"' _ "$WORK/app.txt"
 attempt outside       sh -c 'printf x > "$1"' _ "$OUT/allow-write.txt"
 """
-    before = snapshot(host.base, [host.home / ".cache" / "corral", host.ws, extra])
+    before = snapshot(host.base, [*host.own, host.ws, extra])
     r = host.sh(body, "workspace-write", "--allow-write", str(extra))
     assert DONE in r.stdout, r.stdout + r.stderr
     assert (extra / "allowed.txt").read_text() == "ok"
-    after = snapshot(host.base, [host.home / ".cache" / "corral", host.ws, extra])
+    after = snapshot(host.base, [*host.own, host.ws, extra])
     assert changes(before, after) == [], allowed(r.stdout)

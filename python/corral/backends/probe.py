@@ -161,6 +161,63 @@ def probe(binary: str) -> tuple[str | None, str]:
     return result
 
 
+def run_overlay_probe(binary: str, base: str) -> str | None:
+    """None when `binary` can mount an overlay with its upper layer under `base` (corral's
+    staging directory); otherwise why not (bwrap older than 0.10, a kernel without overlayfs
+    in user namespaces, a file system that cannot hold an upper layer)."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    command = _true_argv()
+    if command is None:
+        return "no true or sh owned by root in a system directory to probe it with"
+    tmp = tempfile.mkdtemp(prefix=".probe-", dir=base)
+    try:
+        lower, upper, work = (os.path.join(tmp, n) for n in ("l", "u", "w"))
+        for d in (lower, upper, work):
+            os.mkdir(d)
+        done = subprocess.run(
+            [binary, *PROBE_FLAGS, "--overlay-src", lower, "--overlay", upper, work, lower,
+             "--", *command],
+            capture_output=True, text=True, timeout=10, env={"PATH": "/usr/bin:/bin"},
+        )  # fmt: skip
+        if done.returncode != 0:
+            message = done.stderr.strip().replace("\n", " ") or f"exit status {done.returncode}"
+            return f"{binary} cannot mount an overlay here: {message}"
+        return None
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"{binary} could not be started: {e}"
+    finally:
+        inner = os.path.join(tmp, "w", "work")
+        if os.path.isdir(inner):
+            os.chmod(inner, 0o700)  # the kernel makes it with mode 000
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def overlay(binary: str, base: str) -> str | None:
+    """Cached `run_overlay_probe`; only successes go to disk, as for `probe`."""
+    try:
+        os.makedirs(base, mode=0o700, exist_ok=True)
+        key = ("overlay", cache_key(binary), os.stat(base).st_dev)
+    except OSError as e:
+        return f"{binary}: {e.strerror}"
+    if key in _memory:
+        return _memory[key][0]
+    entries = _load()
+    if entries.get(key) != (None, ""):
+        reason = run_overlay_probe(binary, base)
+        if reason is None:
+            entries[key] = (None, "")
+            while len(entries) > MAX_ENTRIES:
+                entries.pop(next(iter(entries)))
+            _store(entries)
+        _memory[key] = (reason, "")
+    else:
+        _memory[key] = (None, "")
+    return _memory[key][0]
+
+
 def forget() -> None:
     """Drop the in-memory answers (tests; `:Sandbox enable` re-validating)."""
     _memory.clear()

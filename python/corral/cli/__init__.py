@@ -16,6 +16,10 @@ usage: corral run    [OPTIONS] [--timeout SECONDS] -- COMMAND [ARG...]
        corral wrap   [OPTIONS] -- COMMAND [ARG...]
        corral status [OPTIONS] [--json]
        corral explain [OPTIONS] [--approval PRESET] [--json] -- 'COMMAND STRING'
+       corral changes [ID]              held change sets, or what one holds
+       corral apply ID [PATH...]        apply a held change set (PATHs: also refused ones)
+       corral discard ID [PATH...]      drop a held change set, or PATHs from it
+       corral undo [ID]                 undo the newest applied change set
        corral --version
 
 Runs COMMAND confined by the sandbox: the workspace (--cwd, default: the current
@@ -68,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
             from corral.cli.status import status
 
             return status(rest)
+        if command in ("changes", "apply", "discard", "undo"):
+            from corral.cli import changes
+
+            return int(getattr(changes, command)(rest))
         if command == "explain":
             from corral.cli.explain import explain
 

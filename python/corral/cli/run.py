@@ -73,11 +73,24 @@ def run(args: list[str]) -> int:
         sys.stderr.write(f"corral: {words[0]}: command not found\n")
         return NOT_FOUND
     sys.stdout.flush()
+    if wrapped.stage is None:
+        try:
+            return launch(wrapped, opts.get("timeout") or policy.timeout or None)[0]
+        finally:
+            for repair in sweep(policy.watch, policy.links):
+                warn(repair)
+    from corral.changes import finish, stage
+
+    stage.mark_owner(wrapped.stage)
+    stopped = True
     try:
-        return launch(wrapped, opts.get("timeout") or policy.timeout or None)
+        code, stopped = launch(wrapped, opts.get("timeout") or policy.timeout or None)
     finally:
-        for repair in sweep(policy.watch, policy.links):
-            warn(repair)
+        # Also when launching failed: the change set is held or removed, never left unchecked.
+        report = finish.finish(wrapped.stage, interrupted=stopped)
+        for line in finish.describe(report):
+            sys.stderr.write(f"corral: {line}\n")
+    return code
 
 
 def wrap(args: list[str]) -> int:

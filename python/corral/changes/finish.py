@@ -1,0 +1,177 @@
+"""After a sandboxed command: check its change set, apply what passes, hold the rest, report.
+
+Runs in `corral run`'s own process, or, for an argv started by another program (jobstart), from
+the launcher script once bwrap has exited (`main`): no caller can get unchecked writes by
+forgetting a callback. It prints one `corral: ...` line per held path on stderr and writes the
+report (what changed, what was held and why) for frontends to read with `report()`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sys
+
+from corral.changes import journal as journals
+from corral.changes import stage as stages
+from corral.changes.apply import apply, clear
+from corral.changes.rules import Checker, verdicts
+from corral.changes.scan import scan
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from corral.changes.scan import Entry
+    from corral.ops.refusal import Refusal
+
+LISTED = 50  # paths listed on stderr; the report keeps them all
+FAILED = 125
+
+
+class Locked:
+    """One change set at a time is applied, undone or discarded (per user)."""
+
+    def __enter__(self) -> Locked:
+        os.makedirs(stages.root_dir(), mode=0o700, exist_ok=True)
+        self.fd = os.open(stages.lock_path(), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)
+
+
+def read(stage: str) -> tuple[dict[str, Any], list[tuple[Entry, Refusal | None]], list[str]]:
+    """(plan, every entry with its verdict, what could not be read) of a staging area."""
+    plan = stages.read_json(os.path.join(stage, stages.PLAN))
+    checker = Checker(plan, f"to apply it anyway: corral apply {plan['id']}")
+    entries: list[Entry] = []
+    problems: list[str] = []
+    for i, root in enumerate(plan["roots"]):
+        found, trouble = scan(root, stages.upper(stage, i))
+        entries += found
+        problems += trouble
+    return plan, verdicts(checker, entries), problems
+
+
+def _counts(changed: list[dict[str, str]]) -> dict[str, int]:
+    counts = {"added": 0, "modified": 0, "deleted": 0}
+    for c in changed:
+        counts[c["change"]] += 1
+    return counts
+
+
+def settle(
+    stage: str,
+    plan: dict[str, Any],
+    checked: list[tuple[Entry, Refusal | None]],
+    problems: list[str],
+    force: frozenset[str] = frozenset(),
+    hold_all: bool = False,
+) -> dict[str, Any]:
+    """Apply what passes (and the paths in `force`, and what is below them); hold the rest.
+    Returns the report, also written to the staging area while anything is held."""
+    from corral.paths import is_within
+
+    accepted = []
+    held = []
+    for entry, refusal in checked:
+        forced = any(is_within(entry.path, f) for f in force)
+        if (refusal is None and not hold_all) or forced:
+            accepted.append(entry)
+        elif refusal is not None:
+            if refusal.path == entry.path:  # what is below a refused directory goes with it
+                held.append(refusal.as_dict())
+        elif entry.kind != "dir":
+            held.append({"path": entry.path, "code": "review", "message": "held for review"})
+    journal = journals.Journal(plan["id"])
+    try:
+        changed = apply(accepted, journal) if accepted else []
+        clear(accepted)
+    finally:
+        journal.close()
+    if changed:
+        journals.prune(int(plan.get("undo_bytes") or 0))
+    leftover = not stages.is_empty(stage)
+    report = {
+        "id": plan["id"],
+        "status": "held" if leftover else ("applied" if changed else "empty"),
+        "applied": changed,
+        "counts": _counts(changed),
+        "held": held,
+        "problems": problems,
+        "why": "",
+    }
+    if leftover:
+        stages.write_report(stage, report)
+    else:
+        stages.remove(stage)
+    if changed:
+        stages.write_report(journal.path, report)
+    return report
+
+
+def finish(stage: str, interrupted: bool = False) -> dict[str, Any]:
+    """Check and apply the change set in `stage` after its command ended; the report."""
+    with Locked():
+        if interrupted:
+            report = stages.interrupted_report(stage)
+            if stages.is_empty(stage):
+                stages.remove(stage)
+                return {**report, "status": "empty", "why": ""}
+            stages.write_report(stage, report)
+            return report
+        plan, checked, problems = read(stage)
+        return settle(stage, plan, checked, problems, hold_all=plan["writes"] == "review")
+
+
+def describe(report: dict[str, Any]) -> list[str]:
+    """Lines for the user: what was held and why, and how to go on."""
+    lines = []
+    change_id = report["id"]
+    if report.get("why"):
+        lines.append(f"{report['why']}; see: corral changes {change_id}")
+    for item in report["held"][:LISTED]:
+        lines.append(f"held {item['path']}: {item.get('message') or item['code']}")
+    if len(report["held"]) > LISTED:
+        lines.append(f"... and {len(report['held']) - LISTED} more held")
+    for problem in report.get("problems", []):
+        lines.append(f"held, unread: {problem}")
+    if report["held"] and report["status"] == "held":
+        lines.append(
+            f"these changes are held, not in the workspace: corral changes {change_id} "
+            f"(apply: corral apply {change_id} [PATH...]; drop: corral discard {change_id})"
+        )
+    return lines
+
+
+def report(stage_or_id: str) -> dict[str, Any]:
+    """The report of a change set by staging path or id: held, applied, or empty."""
+    change_id = os.path.basename(stage_or_id)
+    applied = [n for n in journals.entries() if n.endswith(f"-{change_id}")]
+    for path in (
+        os.path.join(stages.root_dir(), change_id),
+        *(os.path.join(stages.journal_dir(), n) for n in reversed(applied)),
+    ):
+        path = os.path.join(path, stages.REPORT)
+        if os.path.isfile(path):
+            result: dict[str, Any] = stages.read_json(path)
+            return result
+    return {"id": change_id, "status": "empty", "applied": [], "held": [], "counts": {}}
+
+
+def main(argv: list[str]) -> int:
+    """The launcher's last step: `STAGE STATUS`; exits with the command's status, or 125 when
+    the change set could not be checked (it is then held, nothing lost)."""
+    stage, status = argv[0], int(argv[1])
+    try:
+        result = finish(stage)
+    except Exception as e:
+        sys.stderr.write(
+            f"corral: the changes could not be checked or applied ({e}); they are kept in {stage}\n"
+        )
+        return FAILED
+    for line in describe(result):
+        sys.stderr.write(f"corral: {line}\n")
+    return status

@@ -1,0 +1,161 @@
+"""The undo journal: what each applied change set replaced, so it can be put back.
+
+`<state>/journal/<id>/` holds `log.jsonl` (one record per operation, written right after it)
+and `files/<n>`: the originals moved aside (renamed when on the same file system, copied
+otherwise). Undo goes newest first, checks every path before touching any (a file changed since
+the apply is a conflict, and nothing is undone), then reverses the records in order. The journal
+keeps the newest change sets whose saved originals fit in `sandbox.limits.undo_mb`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from corral.changes import stage as stages
+from corral.changes import tree
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+LOG = "log.jsonl"
+FILES = "files"
+MAX_ENTRIES = 100
+
+
+def move(source: str, destination: str) -> None:
+    """Rename, or copy then remove across file systems; links are moved as links."""
+    try:
+        os.rename(source, destination)
+        return
+    except OSError as e:
+        if e.errno != 18:  # EXDEV
+            raise
+    tree.copy(source, destination)
+    tree.remove(source)
+
+
+class Journal:
+    """The journal of one change set being applied."""
+
+    def __init__(self, change_id: str, base: str | None = None) -> None:
+        import time
+
+        # Named by when it was applied: a held change set applied later undoes in that order.
+        name = f"{time.time_ns():x}-{change_id}"
+        self.path = os.path.join(base or stages.journal_dir(), name)
+        self._log: Any = None
+        self._saved = 0
+        self.saved_bytes = 0
+
+    def _open(self) -> None:
+        if self._log is None:
+            os.makedirs(os.path.join(self.path, FILES), mode=0o700, exist_ok=True)
+            self._log = open(os.path.join(self.path, LOG), "a", encoding="utf-8")  # noqa: SIM115
+
+    def record(self, **fields: object) -> None:
+        self._open()
+        self._log.write(json.dumps(fields) + "\n")
+        self._log.flush()
+
+    def save(self, path: str) -> str:
+        """Move what is at `path` aside; returns its name in the journal."""
+        self._open()
+        self._saved += 1
+        name = str(self._saved)
+        self.saved_bytes += tree.size(path)
+        move(path, os.path.join(self.path, FILES, name))
+        return name
+
+    def close(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+            with open(os.path.join(self.path, "size"), "w", encoding="ascii") as f:
+                f.write(str(self.saved_bytes))
+
+
+def entries(base: str | None = None) -> list[str]:
+    """Journal entries, oldest first."""
+    base = base or stages.journal_dir()
+    try:
+        return sorted(n for n in os.listdir(base) if not n.startswith("."))
+    except OSError:
+        return []
+
+
+def records(entry: str, base: str | None = None) -> list[dict[str, Any]]:
+    path = os.path.join(base or stages.journal_dir(), entry, LOG)
+    found = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                found.append(json.loads(line))
+    return found
+
+
+def _matches(record: dict[str, Any]) -> bool:
+    try:
+        st = os.lstat(record["path"])
+    except OSError:
+        return False
+    return [st.st_ino, st.st_size, st.st_mtime_ns] == record["stat"]
+
+
+def conflicts(entry: str, base: str | None = None) -> list[str]:
+    """What was changed since `entry` was applied; undo refuses while any is left."""
+    found = []
+    for r in reversed(records(entry, base)):
+        op, path = r["op"], r["path"]
+        if op == "put" and not _matches(r):
+            found.append(f"{path}: changed since the command wrote it")
+        elif op == "mkdir" and not (os.path.isdir(path) and not os.path.islink(path)):
+            found.append(f"{path}: no longer the directory the command made")
+        elif op == "remove" and os.path.lexists(path):
+            found.append(f"{path}: made again since the command deleted it")
+    return found
+
+
+def undo(entry: str, base: str | None = None) -> list[str]:
+    """Reverse one applied change set; returns what was put back. Raises OSError when a step
+    fails midway (the journal entry is then kept)."""
+    base = base or stages.journal_dir()
+    files = os.path.join(base, entry, FILES)
+    done = []
+    for r in reversed(records(entry, base)):
+        op, path = r["op"], r["path"]
+        if op == "put":
+            os.unlink(path)
+        elif op == "mkdir":
+            try:
+                os.rmdir(path)
+            except OSError as e:
+                if e.errno != 39:  # ENOTEMPTY: the host added files there; keep it
+                    raise
+                done.append(f"kept {path}: files were added there since")
+        elif op == "chmod":
+            os.chmod(path, r["old"])
+        if r.get("saved"):
+            move(os.path.join(files, r["saved"]), path)
+        done.append(f"{'restored' if r.get('saved') or op == 'remove' else 'removed'} {path}")
+    tree.remove(os.path.join(base, entry))
+    return done
+
+
+def prune(limit_bytes: int, base: str | None = None) -> None:
+    """Drop the oldest entries until the rest fit in `limit_bytes` (0: no limit)."""
+    base = base or stages.journal_dir()
+    names = entries(base)
+    sizes = {}
+    for name in names:
+        try:
+            with open(os.path.join(base, name, "size"), encoding="ascii") as f:
+                sizes[name] = int(f.read() or 0)
+        except (OSError, ValueError):
+            sizes[name] = 0
+    total = sum(sizes.values())
+    while names and (len(names) > MAX_ENTRIES or (limit_bytes and total > limit_bytes)):
+        oldest = names.pop(0)
+        total -= sizes[oldest]
+        tree.remove(os.path.join(base, oldest))

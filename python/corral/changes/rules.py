@@ -1,0 +1,230 @@
+"""Which paths of a change set may reach the workspace: one verdict per entry.
+
+The check looks at what would land on the host, by path and kind, never by following a link
+the sandbox made. It refuses:
+- protected paths: what direct writes kept read-only or watched (git hooks and config, every
+  file git reads as config, hook-manager files, editor and shell start-up files, credential
+  stores, corral's own code, config and state), and deleting or replacing a directory above one;
+- protected names at any depth (`sandbox.policy.protected`: `.git/hooks`, `.nvim.lua`, ...);
+- control files inside any git directory (hooks, config, commondir, gitdir), and new
+  repositories: a new `.git` directory or file, a new directory that is a bare repository;
+- symlinks that point outside the writable roots or at a protected path;
+- chat files (`chat.patterns`): their frontmatter carries corral settings;
+- device files, fifos and sockets, and files over the size limit;
+- paths the host changed while the command ran (conflicts: never overwritten silently).
+A refused directory takes everything below it along.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+
+from corral.ops.refusal import BUILTIN, PROTECTED, Refusal
+from corral.paths import is_within
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Container
+    from typing import Any
+
+    from corral.changes.scan import Entry
+
+GIT_CONTROL = frozenset({"config", "config.worktree", "commondir", "gitdir"})
+GIT_CONTROL_DIRS = frozenset({"hooks"})
+CHAT = "chat.patterns"
+SIZE = "sandbox.limits.file_size_mb"
+
+
+def _self_or_parent_in(path: str, paths: Container[str]) -> str | None:
+    """The first of `path` and the directories above it that is in `paths`: a few set lookups
+    instead of a comparison with every protected path."""
+    while True:
+        if path in paths:
+            return path
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+
+
+def _components_contain(parts: list[str], name: list[str]) -> bool:
+    n = len(name)
+    return any(parts[i : i + n] == name for i in range(len(parts) - n + 1))
+
+
+class Checker:
+    """Verdicts for the entries of one change set, against its plan (see stage.create)."""
+
+    def __init__(self, plan: dict[str, Any], apply_hint: str) -> None:
+        self.roots: list[str] = plan["roots"]
+        self.protected: list[str] = plan["protected"]
+        self.protected_set = frozenset(self.protected)
+        self.names = [n.strip("/").split("/") for n in plan["protected_names"] if n.strip("/")]
+        self.chat_patterns: list[str] = plan["chat_patterns"]
+        self.max_bytes = int(plan.get("max_file_bytes") or 0)
+        self.created_ns = int(plan["created_ns"])
+        self.apply_hint = apply_hint  # "corral apply ID PATH": how to apply one anyway
+        self._git_dirs: dict[str, bool] = {}
+
+    def refusal(
+        self, code: str, path: str, rule: str, message: str, layer: str = BUILTIN
+    ) -> Refusal:
+        return Refusal(code, path, rule, layer, f"{self.apply_hint} {path}", message)
+
+    # -- the rules, first match wins ----------------------------------------------------------
+    def check(self, entry: Entry) -> Refusal | None:
+        return (
+            self._protected(entry)
+            or self._git(entry)
+            or self._chat(entry)
+            or self._kind(entry)
+            or self._symlink(entry)
+            or self._conflict(entry)
+        )
+
+    def _protected(self, entry: Entry) -> Refusal | None:
+        path = entry.path
+        hit = _self_or_parent_in(path, self.protected_set)
+        if hit is not None:
+            what = "inside protected " + hit if hit != path else "protected"
+            return self.refusal(
+                "protected", path, PROTECTED,
+                f"{what}: the host runs or obeys it by itself, or it is hidden or corral's own",
+            )  # fmt: skip
+        if entry.kind in ("whiteout", "file", "link", "special") or entry.opaque:
+            # Deleting or replacing a directory takes what is below it along.
+            below = next((p for p in self.protected if is_within(p, path) and p != path), None)
+            if below is not None and os.path.isdir(path) and not os.path.islink(path):
+                return self.refusal(
+                    "protected", path, PROTECTED,
+                    f"deleting or replacing this directory would change protected {below}",
+                )  # fmt: skip
+        parts = entry.rel.split("/")
+        for name in self.names:
+            if _components_contain(parts, name):
+                return self.refusal(
+                    "protected", path, PROTECTED,
+                    f"protected name {'/'.join(name)}: the host runs or obeys it by itself",
+                )  # fmt: skip
+        return None
+
+    def _is_git_dir(self, root: str, rel: str, upper_root: str) -> bool:
+        """A directory git would use as a repository: named .git, or holding HEAD, objects
+        and refs (a bare one), in the sandbox's view (its upper layer or the host below)."""
+        key = os.path.join(root, rel)
+        if key not in self._git_dirs:
+            if os.path.basename(rel) == ".git":
+                found = True
+            else:
+                found = any(
+                    os.path.isfile(os.path.join(base, rel, "HEAD"))
+                    and os.path.isdir(os.path.join(base, rel, "objects"))
+                    and os.path.isdir(os.path.join(base, rel, "refs"))
+                    for base in (upper_root, root)
+                )
+            self._git_dirs[key] = found
+        return self._git_dirs[key]
+
+    def _git(self, entry: Entry) -> Refusal | None:
+        parts = entry.rel.split("/")
+        path = entry.path
+        upper_root = entry.source[: len(entry.source) - len(entry.rel)].rstrip("/")
+        if parts[-1] == ".git" and entry.kind != "whiteout" and not os.path.lexists(path):
+            return self.refusal(
+                "new-repository", path, "git",
+                "a new repository: git on the host would obey its config and hooks",
+            )  # fmt: skip
+        if parts[-1] == ".git" and entry.kind in ("file", "link"):
+            return self.refusal(
+                "protected", path, "git",
+                "a .git file or link names the repository git uses here",
+            )  # fmt: skip
+        if (
+            entry.kind == "dir"
+            and not os.path.lexists(path)
+            and self._is_git_dir(entry.root, entry.rel, upper_root)
+        ):
+            return self.refusal(
+                "new-repository", path, "git",
+                "a new bare repository: git on the host would obey its config and hooks",
+            )  # fmt: skip
+        for i in range(len(parts) - 1, 0, -1):
+            if not self._is_git_dir(entry.root, "/".join(parts[:i]), upper_root):
+                continue
+            inside = parts[i:]
+            if inside[-1] in GIT_CONTROL or any(p in GIT_CONTROL_DIRS for p in inside):
+                return self.refusal(
+                    "protected", path, "git",
+                    "a git control file (config or hooks): git on the host would obey it",
+                )  # fmt: skip
+            break
+        return None
+
+    def _chat(self, entry: Entry) -> Refusal | None:
+        name = os.path.basename(entry.rel)
+        for pattern in self.chat_patterns:
+            if fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(entry.path, pattern):
+                return self.refusal(
+                    "chat-file", entry.path, CHAT,
+                    "a chat file: its frontmatter carries corral settings, for you to change",
+                )  # fmt: skip
+        return None
+
+    def _kind(self, entry: Entry) -> Refusal | None:
+        if entry.kind == "special":
+            return self.refusal(
+                "special-file", entry.path, BUILTIN, "a device file, fifo or socket"
+            )
+        if entry.kind == "file" and self.max_bytes and entry.size > self.max_bytes:
+            return self.refusal(
+                "too-large", entry.path, SIZE,
+                f"{entry.size} bytes, over the limit of {self.max_bytes}",
+            )  # fmt: skip
+        return None
+
+    def _symlink(self, entry: Entry) -> Refusal | None:
+        if entry.kind != "link":
+            return None
+        base = os.path.dirname(entry.path)
+        target = os.path.normpath(os.path.join(base, entry.target))
+        if not any(is_within(target, r) for r in self.roots):
+            return self.refusal(
+                "symlink-outside", entry.path, BUILTIN,
+                f"a symlink to {entry.target}, outside the writable roots",
+            )  # fmt: skip
+        hit = _self_or_parent_in(target, self.protected_set)
+        if hit is not None:
+            return self.refusal("protected", entry.path, PROTECTED, f"a symlink to protected {hit}")
+        return None
+
+    def _conflict(self, entry: Entry) -> Refusal | None:
+        """The host changed this path after the command started: keep the host's version."""
+        try:
+            st = os.lstat(entry.path)
+        except OSError:
+            return None
+        if entry.kind == "dir" and not entry.opaque:
+            return None  # its contents are checked one by one
+        if st.st_ctime_ns > self.created_ns:
+            return self.refusal(
+                "conflict", entry.path, BUILTIN,
+                "changed on the host while the command ran: the host's version is kept",
+            )  # fmt: skip
+        return None
+
+
+def verdicts(checker: Checker, entries: list[Entry]) -> list[tuple[Entry, Refusal | None]]:
+    """Each entry with its refusal or None; a refused directory refuses what is below it."""
+    refused_dirs: dict[str, Refusal] = {}
+    out: list[tuple[Entry, Refusal | None]] = []
+    for entry in entries:
+        above = (
+            _self_or_parent_in(os.path.dirname(entry.path), refused_dirs) if refused_dirs else None
+        )
+        parent = refused_dirs[above] if above is not None else None
+        verdict = parent or checker.check(entry)
+        if verdict is not None and entry.kind == "dir" and parent is None:
+            refused_dirs[entry.path] = verdict
+        out.append((entry, verdict))
+    return out

@@ -1,0 +1,116 @@
+"""Read an overlay's upper directory as a list of changes.
+
+Everything in it was written by the sandboxed command, so it is read as hostile input: lstat
+only (no link is ever followed), an explicit stack instead of recursion (a 1500-level tree is
+just a long list), a bound on the number of entries, and every error kept as a value for the
+report instead of raised. Parents come before their children.
+
+What overlayfs leaves in the upper directory (userxattr mode, as in a user namespace):
+- a whiteout, a character device 0:0, where the command deleted a file or directory;
+- an opaque directory (xattr `user.overlay.opaque` = "y"): it replaced a directory, whose old
+  contents are gone;
+- copied-up files carry `user.overlay.origin`; renaming a directory that exists below fails
+  with EXDEV (no redirect_dir without privilege), so tools copy it instead (mv does).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from corral.frozen import Frozen
+
+MAX_ENTRIES = 1_000_000
+OPAQUE = "user.overlay.opaque"
+
+
+class Entry(Frozen):
+    """One path of a change set. `rel` is relative to its writable root; `kind` is one of
+    dir, file, link, whiteout, special."""
+
+    __slots__ = ("kind", "mode", "nlink", "opaque", "rel", "root", "size", "source", "target")
+    root: str  # the writable root (host path)
+    rel: str
+    source: str  # the path in the upper directory
+    kind: str
+    mode: int
+    size: int
+    nlink: int
+    opaque: bool  # a directory that replaced the one below
+    target: str  # a symlink's target
+
+    def __init__(self, **values: object) -> None:
+        self._set(**values)
+
+    @property
+    def path(self) -> str:
+        """Where it goes on the host."""
+        return os.path.join(self.root, self.rel)
+
+
+def _kind(st: os.stat_result) -> str:
+    if stat.S_ISDIR(st.st_mode):
+        return "dir"
+    if stat.S_ISREG(st.st_mode):
+        return "file"
+    if stat.S_ISLNK(st.st_mode):
+        return "link"
+    if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
+        return "whiteout"
+    return "special"
+
+
+def _opaque(path: str) -> bool:
+    try:
+        return os.getxattr(path, OPAQUE, follow_symlinks=False) == b"y"
+    except OSError:
+        return False
+
+
+def scan(root: str, upper: str, limit: int = MAX_ENTRIES) -> tuple[list[Entry], list[str]]:
+    """(entries, problems): problems name what could not be read; its changes stay held."""
+    entries: list[Entry] = []
+    problems: list[str] = []
+    stack = [""]
+    while stack:
+        rel_dir = stack.pop()
+        directory = os.path.join(upper, rel_dir) if rel_dir else upper
+        try:
+            with os.scandir(directory) as it:
+                listed = list(it)
+        except OSError as e:
+            problems.append(f"{os.path.join(root, rel_dir)}: cannot be read ({e.strerror})")
+            continue
+        for item in listed:
+            if len(entries) >= limit:
+                problems.append(f"more than {limit} changed paths: the rest is held unread")
+                return entries, problems
+            rel = os.path.join(rel_dir, item.name) if rel_dir else item.name
+            try:
+                st = item.stat(follow_symlinks=False)
+                kind = _kind(st)
+                target = os.readlink(item.path) if kind == "link" else ""
+            except OSError as e:
+                problems.append(f"{os.path.join(root, rel)}: cannot be read ({e.strerror})")
+                continue
+            entries.append(
+                Entry(
+                    root=root,
+                    rel=rel,
+                    source=item.path,
+                    kind=kind,
+                    mode=stat.S_IMODE(st.st_mode),
+                    size=st.st_size,
+                    nlink=st.st_nlink,
+                    opaque=kind == "dir" and _opaque(item.path),
+                    target=target,
+                )
+            )
+            if kind == "dir":
+                stack.append(rel)
+    return _parents_first(entries), problems
+
+
+def _parents_first(entries: list[Entry]) -> list[Entry]:
+    # Sorting by path components keeps every directory before its contents.
+    return sorted(entries, key=lambda e: e.rel.split("/"))

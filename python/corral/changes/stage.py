@@ -1,0 +1,206 @@
+"""Staging areas: where one command's change set lives from its start until it is applied.
+
+`<state>/changes/<id>/` holds `plan.json` (what the check needs, decided when the command was
+wrapped: the roots, the protected paths, the limits), an upper and a work directory per
+writable root (`u0`, `w0`, ...), and once the command has ended `report.json`. A staging area
+that still holds changes after the command is a *held* change set: refused paths, review mode,
+or a command that never finished. The state directory is hidden from every sandboxed command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from corral import dirs
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from corral.policy import Policy
+
+PLAN = "plan.json"
+REPORT = "report.json"
+OWNER = "pid"  # written by whoever runs the command: "PID" (the launcher) or "PID START"
+DONE = "done"  # written by the launcher when the change set was empty: nothing to check
+PLAN_VERSION = 1
+NEVER_STARTED_AFTER = 3600.0  # seconds: a wrapped argv nobody ran (corral wrap, say)
+
+
+def root_dir() -> str:
+    return os.path.join(dirs.user_state_dir(), "changes")
+
+
+def journal_dir() -> str:
+    return os.path.join(dirs.user_state_dir(), "journal")
+
+
+def lock_path() -> str:
+    return os.path.join(root_dir(), ".lock")
+
+
+def upper(stage: str, index: int) -> str:
+    return os.path.join(stage, f"u{index}")
+
+
+def work(stage: str, index: int) -> str:
+    return os.path.join(stage, f"w{index}")
+
+
+def protected_paths(policy: Policy) -> list[str]:
+    """Every absolute path the check refuses to change, create or delete: what direct writes
+    kept read-only, made read-only, watched or restored, and corral's own state."""
+    found = {
+        *policy.read_only,
+        *policy.create_dirs,
+        *policy.watch,
+        *(link for link, _ in policy.links),
+        *policy.never_writable,
+        *(path for path, _ in policy.deny_read),
+        os.path.realpath(dirs.user_state_dir()),
+    }
+    return sorted(found)
+
+
+def create(policy: Policy) -> str:
+    """A new staging area for one run of a command under `policy`; returns its path."""
+    base = root_dir()
+    os.makedirs(base, mode=0o700, exist_ok=True)
+    collect_garbage(base)
+    name = f"{time.time_ns():x}-{os.urandom(4).hex()}"
+    stage = os.path.join(base, name)
+    os.mkdir(stage, 0o700)
+    for i in range(len(policy.rw_roots)):
+        os.mkdir(upper(stage, i), 0o755)
+        os.mkdir(work(stage, i), 0o700)
+    plan = {
+        "version": PLAN_VERSION,
+        "id": name,
+        "created_ns": time.time_ns(),
+        "cwd": policy.cwd,
+        "writes": policy.writes,
+        "roots": list(policy.rw_roots),
+        "protected": protected_paths(policy),
+        "protected_names": list(policy.protected_names),
+        "chat_patterns": list(policy.chat_patterns),
+        "max_file_bytes": dict(policy.rlimits).get("fsize", 0),
+        "undo_bytes": policy.undo_bytes,
+    }
+    _write_json(os.path.join(stage, PLAN), plan)
+    return stage
+
+
+def _write_json(path: str, value: object) -> None:
+    tmp = f"{path}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(value, f)
+    os.replace(tmp, path)
+
+
+def read_json(path: str) -> Any:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def write_report(stage: str, report: dict[str, Any]) -> None:
+    _write_json(os.path.join(stage, REPORT), report)
+
+
+def mark_owner(stage: str) -> None:
+    """Record this process as the one running the command (see `alive`)."""
+    with open(os.path.join(stage, OWNER), "w", encoding="ascii") as f:
+        f.write(f"{os.getpid()} {_start_time(os.getpid())}")
+
+
+def _start_time(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return ""
+
+
+def alive(stage: str) -> bool:
+    """Whether the process that runs this stage's command may still be running."""
+    try:
+        with open(os.path.join(stage, OWNER), encoding="ascii") as f:
+            words = f.read().split()
+    except OSError:
+        try:  # not started yet, or never will be (an argv printed by `corral wrap`)
+            return time.time() - os.stat(stage).st_mtime < NEVER_STARTED_AFTER
+        except OSError:
+            return False
+    if not words or not words[0].isdigit():
+        return False
+    pid = int(words[0])
+    if len(words) > 1:
+        return _start_time(pid) == words[1]
+    try:  # the launcher script: its command line names the stage
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return os.fsencode(stage) in f.read().split(b"\0")
+    except OSError:
+        return False
+
+
+def is_empty(stage: str) -> bool:
+    for name in os.listdir(stage):
+        if name.startswith("u") and name[1:].isdigit() and os.listdir(os.path.join(stage, name)):
+            return False
+    return True
+
+
+def remove(stage: str) -> None:
+    """Delete a staging area (whatever its depth; see tree.remove)."""
+    from corral.changes import tree
+
+    tree.remove(stage)
+
+
+def held(base: str | None = None) -> Iterator[str]:
+    """Staging areas whose command has ended and whose changes were not (all) applied."""
+    base = base or root_dir()
+    try:
+        names = sorted(os.listdir(base))
+    except OSError:
+        return
+    for name in names:
+        stage = os.path.join(base, name)
+        if name.startswith(".") or not os.path.isdir(stage):
+            continue
+        if os.path.exists(os.path.join(stage, REPORT)):
+            yield stage
+
+
+def collect_garbage(base: str) -> None:
+    """Remove staging areas that ended empty; hold those whose command was interrupted (its
+    changes are kept for review, never applied unasked)."""
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return
+    for name in names:
+        stage = os.path.join(base, name)
+        if name.startswith(".") or os.path.exists(os.path.join(stage, REPORT)):
+            continue
+        try:
+            if os.path.exists(os.path.join(stage, DONE)) or (not alive(stage) and is_empty(stage)):
+                remove(stage)
+            elif not alive(stage):
+                write_report(stage, interrupted_report(stage))
+        except OSError:
+            continue
+
+
+def interrupted_report(stage: str) -> dict[str, Any]:
+    return {
+        "id": os.path.basename(stage),
+        "status": "held",
+        "why": "the command did not finish (stopped, killed or timed out): its changes are "
+        "held, not applied",
+        "applied": [],
+        "held": [],
+    }
