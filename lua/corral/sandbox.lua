@@ -10,6 +10,7 @@ local M = {}
 ---@field sandboxed boolean
 ---@field backend string
 ---@field notes string[]  what the user should know (an unsandboxed fallback, skipped paths)
+---@field stage string    the change set's staging area ("" with direct writes): pass to `M.after_run`
 ---@field watch string[]  paths that must not appear: pass to `M.after_run`
 ---@field links string[][] protected symlinks to put back: pass to `M.after_run`
 
@@ -49,11 +50,17 @@ function M.wrap_command(argv, bufnr)
   return result.argv, nil, result
 end
 
----After a wrapped command exited: remove what must not have appeared and put back protected
----symlinks. Returns one line per repair (empty when nothing was touched).
+---After a wrapped command exited: with a change set (the default), what the check held and
+---why (the argv itself applied the rest); with direct writes, remove what must not have
+---appeared and put back protected symlinks. Returns one line per held path or repair (empty
+---when there is nothing to say).
 ---@param info corral.Wrapped
 ---@return string[]
 function M.after_run(info)
+  if info and info.stage and info.stage ~= "" then
+    local result = engine.call("change_report", { stage = info.stage })
+    return result and result.lines or {}
+  end
   if not info or ((#(info.watch or {}) == 0) and (#(info.links or {}) == 0)) then
     return {}
   end

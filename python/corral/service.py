@@ -131,8 +131,11 @@ class Service:
             "sandboxed": wrapped.sandboxed,
             "backend": wrapped.backend,
             "notes": [*wrapped.notes, *resolved.notes],
-            "watch": list(resolved.watch),
-            "links": [list(link) for link in resolved.links],
+            # With a change set the argv checks what the command wrote itself; without one
+            # (direct writes), after_run sweeps what must not have appeared.
+            "stage": wrapped.stage or "",
+            "watch": [] if wrapped.stage else list(resolved.watch),
+            "links": [] if wrapped.stage else [list(link) for link in resolved.links],
         }
 
     def do_host_program(self, request: Mapping[str, Any]) -> dict[str, Any]:
@@ -144,6 +147,13 @@ class Service:
         if name not in ("bash", "sh"):
             return {"error": f"host_program: {name!r} is not a program corral starts"}
         return {"path": hostbin.require(name, self._policy(request)[1])}
+
+    def do_change_report(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """What became of a wrapped command's change set: {"report": ..., "lines": [...]}."""
+        from corral.changes import finish
+
+        report = finish.report(str(request.get("stage") or ""))
+        return {"report": report, "lines": finish.describe(report)}
 
     def do_sweep(self, request: Mapping[str, Any]) -> list[str]:
         from corral.gitguard import sweep

@@ -6,6 +6,8 @@ import os
 import subprocess
 from typing import TYPE_CHECKING
 
+from corral.backends.bwrap import LAUNCH_CHANGES
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
@@ -70,11 +72,12 @@ def test_wrap_command_is_env_scrubbed_bwrap(ed: Editor, workspace: Path) -> None
     assert err is None
     assert os.path.basename(argv[0]) == "env" and argv[1] == "-i"
     bwrap_at = next(i for i, a in enumerate(argv) if os.path.basename(a) == "bwrap")
-    # env -i NAME=value ... /bin/sh -c <constant launcher> <seccomp filter file> bwrap ...
+    # env -i NAME=value ... /bin/sh -c <constant launcher> <seccomp filter file> <staging
+    # area> <python> <package dir> <check code> bwrap ...
     launcher_at = next(i for i, a in enumerate(argv) if a in ("/usr/bin/sh", "/bin/sh"))
     assert all("=" in a for a in argv[2:launcher_at]), argv[2:launcher_at]
-    assert argv[launcher_at + 1 : launcher_at + 3] == ["-c", 'exec "$@" 3<"$0"']
-    assert bwrap_at == launcher_at + 4
+    assert argv[launcher_at + 1 : launcher_at + 3] == ["-c", LAUNCH_CHANGES]
+    assert bwrap_at == launcher_at + 8
     assert os.path.isfile(argv[launcher_at + 3])  # the seccomp filter bwrap reads on fd 3
     assert argv[argv.index("--seccomp") + 1] == "3"
     assert argv[-3:] == ["--", "echo", "hi there"]

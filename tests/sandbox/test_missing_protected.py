@@ -14,11 +14,12 @@ from .conftest import Host
 pytestmark = pytest.mark.sandbox
 
 
-def test_sandbox_cannot_leave_new_keys_or_startup_files(host: Host) -> None:
+@pytest.mark.parametrize("writes", ["apply", "direct"])
+def test_sandbox_cannot_leave_new_keys_or_startup_files(host: Host, writes: str) -> None:
     home = host.home
     shutil.rmtree(home / ".ssh")  # a home without ~/.ssh (the fixture planted one)
     r = host.corral(
-        "run", "--cwd", str(home), "--",
+        "run", "--writes", writes, "--cwd", str(home), "--",
         "sh", "-c", "mkdir -p ~/.ssh && echo key >> ~/.ssh/authorized_keys; "
         "echo 'os.execute(1)' > .nvim.lua; echo x > .exrc; echo done",
         cwd=home,
@@ -27,7 +28,10 @@ def test_sandbox_cannot_leave_new_keys_or_startup_files(host: Host) -> None:
     assert "done" in r.stdout
     for created in (".ssh", ".nvim.lua", ".exrc"):
         assert not (home / created).exists(), f"{created} was left on the host"
-        assert f"removed {home / created}: created inside the sandbox" in r.stderr
+        if writes == "direct":  # swept after the run
+            assert f"removed {home / created}: created inside the sandbox" in r.stderr
+        else:  # never applied
+            assert f"held {home / created}" in r.stderr
 
 
 def test_the_write_tool_refuses_them_outright(host: Host) -> None:

@@ -32,7 +32,7 @@ def test_home_workspace_without_dot_config_cannot_swap_in_its_own_config(host) -
     home = host.home
     shutil.rmtree(home / ".config")
     script = f"{host.vars()}\ncd {q(home)}\n{SWAP}"
-    r = host.sh(script, None, "--cwd", str(home), cwd=home)
+    r = host.sh(script, None, "--writes", "direct", "--cwd", str(home), cwd=home)
     assert DONE in r.stdout, r.stdout + r.stderr
     report = f"\nallowed: {allowed(r.stdout)}\nstderr: {r.stderr}"
     assert allowed(r.stdout) == [], report

@@ -168,8 +168,8 @@ def test_git_dir_cannot_be_redirected_with_commondir(host, mode):
 @pytest.mark.parametrize("mode", SANDBOXED)
 def test_missing_hooks_directory_cannot_be_created(host, mode):
     """A repository without .git/hooks (git init --template=, some clone tools) must not get
-    hooks from the sandbox: the host's git would run whatever it finds there. corral creates
-    the missing directory empty before the run (as git init would) and keeps it read-only."""
+    hooks from the sandbox: the host's git would run whatever it finds there. The command may
+    make them in its own layer; the change-set check holds them."""
     hooks = host.ws / ".git" / "hooks"
     for entry in hooks.iterdir():
         entry.unlink()
@@ -182,20 +182,13 @@ def test_missing_hooks_directory_cannot_be_created(host, mode):
     _use_repo_on_host(host)
     assert not os.path.lexists(pwned), "host git ran a payload planted by the sandbox" + report
     assert planted == [], report
-    assert "hook-commit" not in allowed(r.stdout), report
-    assert "hook-checkout" not in allowed(r.stdout), report
-
-
-NESTED_REPO_LIMIT = pytest.mark.xfail(
-    strict=True,
-    reason="known limit (doc/corral.txt, threat model): a repository created inside the sandbox "
-    "has its own config, and git on the host obeys it when it enters that repository",
-)
+    if mode != "read-only":
+        assert "held" in r.stderr and ".git/hooks" in r.stderr, report
 
 
 @pytest.mark.parametrize(
     "mode",
-    [m if m == "read-only" else pytest.param(m, marks=NESTED_REPO_LIMIT) for m in SANDBOXED],
+    SANDBOXED,
 )
 def test_nested_repository_config_does_not_run_on_host_git_status(host, mode):
     """A submodule made inside the sandbox has its own, writable .git/config: host `git status`

@@ -21,6 +21,10 @@ from .sandbox_support import DONE, SANDBOXED, allowed, q
 
 RUN_UNSANDBOXED = "running UNSANDBOXED"
 
+# The post-run sweep of direct writes (sandbox.writes = "direct", and the fallback where no
+# overlay works): change sets replace it by default; test_change_sets.py covers those.
+DIRECT = ("--writes", "direct")
+
 
 def _prelude(host, cwd=None) -> tuple[str, str]:
     """(PWNED path, script prelude): layout variables, PWNED, an executable payload, `cd`."""
@@ -141,7 +145,7 @@ attempt bash-profile sh -c 'printf "touch %s\n" "$PWNED" > "$H/.bash_profile"'
 def test_home_workspace_cannot_create_config_or_startup_files(host):
     home = host.home
     pwned, prelude = _prelude(host, cwd=home)
-    r = host.sh(prelude + HOME_ATTACK, None, "--cwd", str(home), cwd=home)
+    r = host.sh(prelude + HOME_ATTACK, None, *DIRECT, "--cwd", str(home), cwd=home)
     report = _ran(r)
     assert r.returncode == 0, report
 
@@ -201,7 +205,7 @@ def test_home_workspace_cannot_rename_config_dir_and_rebuild_nvim(host):
     before = init.read_bytes()
     _, prelude = _prelude(host, cwd=home)
     body = prelude + RENAME_CONFIG_ATTACK
-    r = host.sh(body, None, "--cwd", str(home), cwd=home)
+    r = host.sh(body, None, *DIRECT, "--cwd", str(home), cwd=home)
     report = _ran(r)
     assert allowed(r.stdout) == [], report
     assert init.read_bytes() == before, report
@@ -234,7 +238,7 @@ attempt modules-rebuild sh -c 'mkdir -p .git/modules && cp -r .git/modules-old/s
     git --git-dir=.git/modules/sm config core.fsmonitor "touch $PWNED"'
 """
     )
-    r = host.sh(body)
+    r = host.sh(body, None, *DIRECT)
     report = _ran(r)
     assert "sm-mv" not in allowed(r.stdout), report
     assert "modules-mv" not in allowed(r.stdout), report
@@ -268,7 +272,7 @@ attempt gitdata-swap sh -c 'cp -r .gitdata evil-git &&
     git --git-dir=evil-git config core.fsmonitor "touch $PWNED" && mv -T evil-git .gitdata'
 """
     )
-    r = host.sh(body, None, cwd=ws)
+    r = host.sh(body, None, *DIRECT, cwd=ws)
     report = _ran(r)
     assert "gitdata-mv" not in allowed(r.stdout), report
     assert "gitdata-swap" not in allowed(r.stdout), report
@@ -301,7 +305,7 @@ attempt replace sh -c 'rm .git/hooks && mkdir .git/hooks'
 attempt plant hook .git/hooks/pre-commit
 """
     )
-    r = host.sh(body)
+    r = host.sh(body, None, *DIRECT)
     report = _ran(r)
     assert "through-link" not in allowed(r.stdout), report
     assert os.path.islink(hooks), report
@@ -335,7 +339,7 @@ attempt replace sh -c 'rm .git && mv -T evil-git .git'
 attempt config-after git config core.fsmonitor "touch $PWNED"
 """
     )
-    r = host.sh(body)
+    r = host.sh(body, None, *DIRECT)
     report = _ran(r)
     assert os.path.islink(ws / ".git"), report
     assert os.readlink(ws / ".git") == target, report

@@ -7,12 +7,20 @@ process (a real, trivial sandbox); the probe cache goes to a temporary XDG_CACHE
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING
 
 import pytest
 
 from corral import seccomp
-from corral.backends.bwrap import BwrapBackend, bundled_bwrap, mount_args, namespace_args
+from corral.backends.bwrap import (
+    FINISH,
+    LAUNCH_CHANGES,
+    BwrapBackend,
+    bundled_bwrap,
+    mount_args,
+    namespace_args,
+)
 from corral.policy import Policy
 
 if TYPE_CHECKING:
@@ -230,10 +238,12 @@ def test_wrap_uses_the_policys_environment(setup: Callable[..., Policy]) -> None
     assert wrapped.status_fd is None and wrapped.fds == ()
     assert "--json-status-fd" not in wrapped.argv
     # No descriptor can be handed over with a plain argv: a constant sh script opens the
-    # seccomp filter file on descriptor 3 and becomes bwrap.
-    sh, dash_c, script, filter_file = wrapped.argv[:4]
+    # seccomp filter file on descriptor 3 and starts bwrap, then checks the change set.
+    sh, dash_c, script, filter_file, stage, python, package, code = wrapped.argv[:8]
     assert sh in ("/usr/bin/sh", "/bin/sh")  # never found on PATH
-    assert (dash_c, script) == ("-c", 'exec "$@" 3<"$0"')
+    assert (dash_c, script, code) == ("-c", LAUNCH_CHANGES, FINISH)
+    assert stage == wrapped.stage and os.path.isfile(os.path.join(stage, "plan.json"))
+    assert python == sys.executable and os.path.isdir(os.path.join(package, "corral"))
     with open(filter_file, "rb") as f:
         assert f.read() == seccomp.program(os.uname().machine, block_unix_sockets=True)
     assert wrapped.argv[wrapped.argv.index("--seccomp") + 1] == "3"

@@ -100,7 +100,7 @@ def _matches(record: dict[str, Any]) -> bool:
         st = os.lstat(record["path"])
     except OSError:
         return False
-    return [st.st_ino, st.st_size, st.st_mtime_ns] == record["stat"]
+    return bool([st.st_ino, st.st_size, st.st_mtime_ns] == record["stat"])
 
 
 def conflicts(entry: str, base: str | None = None) -> list[str]:

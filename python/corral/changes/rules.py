@@ -8,7 +8,11 @@ the sandbox made. It refuses:
 - protected names at any depth (`sandbox.policy.protected`: `.git/hooks`, `.nvim.lua`, ...);
 - control files inside any git directory (hooks, config, commondir, gitdir), and new
   repositories: a new `.git` directory or file, a new directory that is a bare repository;
-- symlinks that point outside the writable roots or at a protected path;
+- symlinks that point at a protected path, or outside the writable roots where the sandbox
+  cannot see (a hidden area: the private home, /tmp); a link to what every sandboxed command
+  reads anyway (a venv's python in /usr or ~/.pyenv) passes;
+- deleting a git directory's HEAD, objects or refs (no git command does; `mv .git x`, which
+  overlayfs turns into a copy and a delete, would);
 - chat files (`chat.patterns`): their frontmatter carries corral settings;
 - device files, fifos and sockets, and files over the size limit;
 - paths the host changed while the command ran (conflicts: never overwritten silently).
@@ -32,6 +36,7 @@ if TYPE_CHECKING:
 
 GIT_CONTROL = frozenset({"config", "config.worktree", "commondir", "gitdir"})
 GIT_CONTROL_DIRS = frozenset({"hooks"})
+GIT_ESSENTIAL = frozenset({"HEAD", "objects", "refs"})  # what makes a directory a repository
 CHAT = "chat.patterns"
 SIZE = "sandbox.limits.file_size_mb"
 
@@ -58,6 +63,8 @@ class Checker:
 
     def __init__(self, plan: dict[str, Any], apply_hint: str) -> None:
         self.roots: list[str] = plan["roots"]
+        self.hidden: list[str] = plan.get("hidden", [])
+        self.visible: list[str] = [*plan.get("visible", []), *self.roots]
         self.protected: list[str] = plan["protected"]
         self.protected_set = frozenset(self.protected)
         self.names = [n.strip("/").split("/") for n in plan["protected_names"] if n.strip("/")]
@@ -153,6 +160,10 @@ class Checker:
             if not self._is_git_dir(entry.root, "/".join(parts[:i]), upper_root):
                 continue
             inside = parts[i:]
+            if len(inside) == 1 and inside[0] in GIT_ESSENTIAL and entry.kind == "whiteout":
+                return self.refusal(
+                    "protected", path, "git", f"deleting {inside[0]} would break the repository"
+                )
             if inside[-1] in GIT_CONTROL or any(p in GIT_CONTROL_DIRS for p in inside):
                 return self.refusal(
                     "protected", path, "git",
@@ -188,14 +199,17 @@ class Checker:
             return None
         base = os.path.dirname(entry.path)
         target = os.path.normpath(os.path.join(base, entry.target))
-        if not any(is_within(target, r) for r in self.roots):
-            return self.refusal(
-                "symlink-outside", entry.path, BUILTIN,
-                f"a symlink to {entry.target}, outside the writable roots",
-            )  # fmt: skip
         hit = _self_or_parent_in(target, self.protected_set)
         if hit is not None:
             return self.refusal("protected", entry.path, PROTECTED, f"a symlink to protected {hit}")
+        if any(is_within(target, h) for h in self.hidden) and not any(
+            is_within(target, v) for v in self.visible
+        ):
+            return self.refusal(
+                "symlink-outside", entry.path, BUILTIN,
+                f"a symlink to {entry.target}, outside the writable roots and hidden from "
+                "the sandbox",
+            )  # fmt: skip
         return None
 
     def _conflict(self, entry: Entry) -> Refusal | None:

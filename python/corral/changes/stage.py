@@ -84,6 +84,8 @@ def create(policy: Policy) -> str:
         "writes": policy.writes,
         "roots": list(policy.rw_roots),
         "protected": protected_paths(policy),
+        "hidden": list(policy.hidden),
+        "visible": list(policy.visible),
         "protected_names": list(policy.protected_names),
         "chat_patterns": list(policy.chat_patterns),
         "max_file_bytes": dict(policy.rlimits).get("fsize", 0),

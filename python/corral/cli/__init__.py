@@ -33,6 +33,8 @@ options:
   --network            allow network access
   --no-network         refuse network access
   --backend NAME       auto | required | a backend name (bwrap)
+  --writes WRITES      apply | review | direct: what happens to writes to the workspace
+                       (default apply: checked when the command ends, then applied)
   --config FILE        read settings from FILE instead of {config}
   --timeout SECONDS    kill COMMAND and everything it started after SECONDS (exit 124;
                        default: sandbox.limits.timeout, 0 = none)

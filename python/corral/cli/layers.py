@@ -53,6 +53,8 @@ def flags_layer(opts: dict[str, Any]) -> config.Layer | None:
         values["sandbox.mode"] = opts["mode"]
     if "backend" in opts:
         values["sandbox.backend"] = opts["backend"]
+    if "writes" in opts:
+        values["sandbox.writes"] = opts["writes"]
     if "approval" in opts:
         values["tools.approval"] = opts["approval"]
     if opts.get("network"):

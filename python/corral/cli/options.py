@@ -33,6 +33,7 @@ OPTIONS: dict[str, tuple[str, bool, bool]] = {
     "--config": ("config", True, False),
     "--timeout": ("timeout", True, False),
     "--backend": ("backend", True, False),
+    "--writes": ("writes", True, False),
     "--approval": ("approval", True, False),
     "--json": ("json", False, False),
     "--help": ("help", False, False),
