@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pytest
+
 from .conftest import give_to_test_user, user_prefix
 from .sandbox_support import DONE, q
 
@@ -241,6 +243,7 @@ def test_a_named_refused_path_is_applied_when_the_user_says_so(host: Host) -> No
     assert (host.ws / ".nvim.lua").read_text() == "-- mine\n"
 
 
+@pytest.mark.as_root  # as nobody, this machine's test Python (under /root) cannot be run
 def test_an_argv_started_by_another_program_runs_the_check_itself(host: Host) -> None:
     # jobstart, a script: the wrapped argv ends with the check, no callback needed.
     wrapped = host.corral("wrap", "--", "sh", "-c", "echo w > wrapped.txt; echo x > .envrc; exit 5")
