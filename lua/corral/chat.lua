@@ -52,13 +52,14 @@ end
 ---a sandboxed command can write it.
 ---@param path string
 ---@return boolean
-function M.is_trusted(path)
+---@param data string|nil the file's contents as already read (one read: see M.trusted)
+function M.is_trusted(path, data)
   if path == "" then
     return false
   end
   local full = vim.uv.fs_realpath(path) or vim.fs.normalize(vim.fn.fnamemodify(path, ":p"))
   local db = read_file(vim.fn.stdpath("state") .. "/trust")
-  local data = db and read_file(full)
+  data = db and (data or read_file(full))
   if not data then
     return false
   end
@@ -82,6 +83,43 @@ local function widening_allowed()
   return (type(fm) == "table" and fm.allow_widening == true) or global["frontmatter.allow_widening"] == true
 end
 
+---The frontmatter block of a chat's first lines: from a first line starting with ``` to the
+---line that closes it (or the first line alone, when nothing closes it).
+---@param lines string[]
+---@return string
+local function block_text(lines)
+  local block_end = 0
+  if lines[1] and sfind(lines[1], "^```") then
+    for i = 2, #lines do
+      if sfind(lines[i], "^```%s*$") then
+        block_end = i
+        break
+      end
+    end
+  end
+  return table.concat(lines, "\n", 1, block_end > 0 and block_end or math.min(1, #lines))
+end
+
+---The frontmatter block of a file's contents, split as the buffer shows them.
+---@param data string
+---@return string
+local function block_of(data)
+  local lines, at = {}, 1
+  while #lines < frontmatter.MAX_LINES do
+    local eol = sfind(data, "\n", at, true)
+    local line = ssub(data, at, (eol or (#data + 1)) - 1)
+    if ssub(line, -1) == "\r" then
+      line = ssub(line, 1, -2)
+    end
+    lines[#lines + 1] = line
+    if not eol then
+      break
+    end
+    at = eol + 1
+  end
+  return block_text(lines)
+end
+
 ---Read the buffer's frontmatter again; `force` even when its text did not change.
 ---@param bufnr integer
 ---@param force boolean|nil
@@ -91,16 +129,7 @@ function M.refresh(bufnr, force)
     return
   end
   local lines = vim.api.nvim_buf_get_lines(bufnr, 0, frontmatter.MAX_LINES, false)
-  local block_end = 0
-  if lines[1] and lines[1]:match("^```") then
-    for i = 2, #lines do
-      if lines[i]:match("^```%s*$") then
-        block_end = i
-        break
-      end
-    end
-  end
-  local text = table.concat(lines, "\n", 1, block_end > 0 and block_end or math.min(1, #lines))
+  local text = block_text(lines)
   if text == info.text and not force then
     return
   end
@@ -163,7 +192,10 @@ function M.trusted(bufnr, name, text)
     info.trusted_text = nil
   end
   info.disk = disk
-  if M.is_trusted(name) then
+  -- Trusted only when the frontmatter being evaluated is the one in the very bytes whose
+  -- hash :trust recorded: a file swapped back to its trusted version after the buffer read
+  -- another one must not lend its trust to what the buffer holds.
+  if data and block_of(data) == text and M.is_trusted(name, data) then
     info.tainted = false
     info.trusted_text = text
     return true

@@ -11,6 +11,7 @@
 local M = {}
 
 M.MAX_LINES = 500
+M.MAX_BYTES = 64 * 1024 -- a chat file is written by what runs in the sandbox: bound the work
 M.INSTRUCTION_BUDGET = 1000000
 M.TIMEOUT_MS = 2000
 M.MEMORY_BYTES = 512 * 1024 * 1024
@@ -31,7 +32,16 @@ function M.extract(lines)
   end
   for i = 2, math.min(#lines, M.MAX_LINES) do
     if lines[i]:match("^```%s*$") then
-      return { lang = lang, code = table.concat(lines, "\n", 2, i - 1), first = 2, last = i }
+      local code = table.concat(lines, "\n", 2, i - 1)
+      if #code > M.MAX_BYTES then
+        return nil,
+          ("lines 2-%d: the frontmatter is %d bytes, more than the %d allowed; shorten it"):format(
+            i - 1,
+            #code,
+            M.MAX_BYTES
+          )
+      end
+      return { lang = lang, code = code, first = 2, last = i }
     end
   end
   return nil, "line 1: the frontmatter block opened here is not closed with ``` (within "

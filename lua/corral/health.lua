@@ -104,14 +104,14 @@ function M.check()
     return
   end
 
-  -- A real sandbox: inside it, pid 1 is bwrap's own init, not the host's.
-  local argv, wrap_err = sandbox.wrap_command({ "cat", "/proc/1/comm" }, 0)
+  -- A real sandbox: inside it, the command is pid 1 of a pid namespace of its own.
+  local argv, wrap_err = sandbox.wrap_command({ "sh", "-c", "echo $$" }, 0)
   if not argv then
     health.error("wrapping a command failed: " .. tostring(wrap_err))
     return
   end
   local done = vim.system(argv, { text = true }):wait(15000)
-  if done.code == 0 and vim.trim(done.stdout) == "bwrap" then
+  if done.code == 0 and vim.trim(done.stdout) == "1" then
     health.ok("smoke test: a command ran inside the sandbox")
   else
     health.error(("smoke test failed (exit %s): %s"):format(done.code, vim.trim((done.stdout or "") .. " " .. (done.stderr or ""))), {

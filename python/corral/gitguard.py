@@ -15,6 +15,7 @@ files of that git dir and of the common dir it names are handled as above.
 
 from __future__ import annotations
 
+import errno
 import os
 
 from corral import gitconfig, hookmanagers
@@ -201,13 +202,39 @@ def _protect_config(
     result.notes.extend(found.notes)
 
 
-def _remove(path: str) -> None:
-    if os.path.isdir(path) and not os.path.islink(path):
-        import shutil
+def _open_parent(path: str) -> int:
+    """A descriptor of `path`'s directory, opened one component at a time without following
+    any symlink: the sweep runs after a sandboxed command that may have turned a directory on
+    the way into a link to anywhere (a missing `sub/` of a protected `sub/.envrc` made a link
+    to the user's other project would have the sweep delete that project's .envrc)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open("/", flags)
+    try:
+        for part in os.path.dirname(path).split("/"):
+            if part:
+                next_fd = os.open(part, flags, dir_fd=fd)
+                os.close(fd)
+                fd = next_fd
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
 
-        shutil.rmtree(path)
-    else:
-        os.unlink(path)
+
+def _remove(path: str) -> None:
+    import stat
+
+    parent = _open_parent(path)
+    name = os.path.basename(path)
+    try:
+        if stat.S_ISDIR(os.lstat(name, dir_fd=parent).st_mode):
+            import shutil
+
+            shutil.rmtree(name, dir_fd=parent)
+        else:
+            os.unlink(name, dir_fd=parent)
+    finally:
+        os.close(parent)
 
 
 def sweep(watch: Iterable[str], links: Iterable[tuple[str, str]] = ()) -> list[str]:
@@ -221,14 +248,21 @@ def sweep(watch: Iterable[str], links: Iterable[tuple[str, str]] = ()) -> list[s
             _remove(path)
             repaired.append(f"removed {path}: created inside the sandbox")
         except OSError as e:
-            repaired.append(f"could not remove {path}, created inside the sandbox: {e.strerror}")
+            why = e.strerror
+            if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                why = "a directory on the way was replaced by a symlink; check it, nothing removed"
+            repaired.append(f"could not remove {path}, created inside the sandbox: {why}")
     for path, target in links:
         if os.path.islink(path) and os.readlink(path) == target:
             continue
         try:
             if os.path.lexists(path):
                 _remove(path)
-            os.symlink(target, path)
+            parent = _open_parent(path)
+            try:
+                os.symlink(target, os.path.basename(path), dir_fd=parent)
+            finally:
+                os.close(parent)
             repaired.append(f"restored the symlink {path} -> {target}: changed inside the sandbox")
         except OSError as e:
             repaired.append(f"could not restore the symlink {path} -> {target}: {e.strerror}")

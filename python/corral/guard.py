@@ -124,10 +124,9 @@ def decide(
         )
     if preset == "auto":
         if sandboxed or read_only:
-            return (
-                Decision(APPROVE, "tools.approval", "auto: the sandbox confines it"),
-                classification,
-            )
+            # Say which of the two it was: "confines" would be false without a sandbox.
+            why = "the sandbox confines it" if sandboxed else "read-only, and no sandbox runs it"
+            return Decision(APPROVE, "tools.approval", f"auto: {why}"), classification
         return (
             Decision(DENY, "tools.approval", "auto: no working sandbox, so nothing runs unasked"),
             classification,

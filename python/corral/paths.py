@@ -272,6 +272,33 @@ def expand_all(
     return _resolve(paths, existing_only), errors
 
 
+def planted_link(path: str, areas: Iterable[str]) -> str | None:
+    """The first symlink on the way to `path` (absolute, normalised, not resolved) that lies
+    inside one of `areas`, places a sandboxed command can write; None when there is none.
+
+    A sandboxed command may have made such a link point anywhere (a missing directory named in
+    rw_paths, made a link to ~/.config by one command, is the next command's writable root), so
+    no mount may be decided by resolving through it. A link outside the areas is the user's own
+    and is followed; the rest of the path is then checked where the link points."""
+    import stat
+
+    areas = tuple(areas)
+    current = "/"
+    for part in path.split("/"):
+        if not part:
+            continue
+        current = os.path.join(current, part)
+        try:
+            st = os.lstat(current)
+        except OSError:
+            return None  # the rest does not exist: nothing is resolved through it
+        if stat.S_ISLNK(st.st_mode):
+            if any(is_within(current, a) and current != a for a in areas):
+                return current
+            current = os.path.realpath(current)
+    return None
+
+
 def outermost(paths: Iterable[str]) -> tuple[str, ...]:
     """Sorted unique paths with every path below another one removed."""
     kept: list[str] = []

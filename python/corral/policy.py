@@ -20,6 +20,7 @@ from corral.paths import (
     expand_lexical,
     is_within,
     outermost,
+    planted_link,
     real_existing,
 )
 
@@ -202,6 +203,27 @@ def resolve(
     if not os.path.isdir(ctx.cwd):
         problems.append(Problem("cwd", "call", f"workspace {cwd!r} is not a directory"))
 
+    # Writable areas of this or any earlier run: the workspace and every rw_paths entry as
+    # written. No mount may be decided by following a link a sandboxed command made there.
+    rw_lexical = expand_lexical(config["sandbox.policy.rw_paths"], ctx)[0]
+    sandbox_areas = (ctx.cwd, *rw_lexical)
+    allow_lexical = expand_lexical(config["sandbox.policy.home_allow"], ctx)[0]
+    for key, entries in (
+        ("sandbox.policy.rw_paths", rw_lexical),
+        ("sandbox.policy.home_allow", allow_lexical),
+    ):
+        for p in entries:
+            link = planted_link(p, sandbox_areas)
+            if link is not None:
+                problems.append(
+                    Problem(
+                        key, config.origins[key],
+                        f"{p} {'is' if link == p else 'is reached through'} the symlink "
+                        f"{link}, inside the workspace or a writable root, where a sandboxed "
+                        "command could have made it point anywhere; name the directory it "
+                        "should be instead",
+                    )
+                )  # fmt: skip
     rw_wanted = outermost(paths_of("sandbox.policy.rw_paths"))
     rw_roots: list[str] = []
 

@@ -6,10 +6,14 @@ Refused with EPERM in every sandbox:
 - userfaultfd (an exploit primitive no build tool needs),
 - the x32 ABI and syscalls from a foreign architecture (ways around a filter keyed on numbers).
 - AF_VSOCK sockets (a way to services of the hypervisor that no network namespace separates),
-- datagram socketpairs (socketpair(AF_UNIX, SOCK_DGRAM)): sendto()/sendmsg() with an address on
-  one reaches any datagram socket on the host (journald, a syslog socket, an agent's), and
-  seccomp cannot see the address sendmsg() carries. Stream and seqpacket pairs stay allowed:
-  the kernel refuses or ignores an address on them.
+- socketpairs of any type but stream and seqpacket: a datagram pair (SOCK_DGRAM, and SOCK_RAW,
+  which AF_UNIX turns into SOCK_DGRAM) sends with sendto()/sendmsg() to any datagram socket on
+  the host (journald, a syslog socket, an agent's), and seccomp cannot see the address
+  sendmsg() carries. Stream and seqpacket pairs stay allowed: the kernel refuses or ignores an
+  address on them. The type is an allowlist, so no other spelling of "datagram" gets through.
+- prctl(PR_SET_PDEATHSIG): the command is the sandbox's pid 1 (bwrap --as-pid-1) and dies with
+  bwrap by this signal (--die-with-parent); clearing or replacing it would let the sandbox
+  outlive a killed run and go on writing after the run was reported finished.
 And, unless `sandbox.policy.unix_sockets` allows them in a mode without network: creating
 AF_UNIX sockets. A read-only mount does not stop connect(2), so any host service with a socket
 the sandbox can see (a Docker socket under ~/.colima, an ssh agent, the editor's own server
@@ -34,7 +38,8 @@ JGE_K = 0x35  # BPF_JMP | BPF_JGE | BPF_K
 RET_K = 0x06  # BPF_RET | BPF_K
 AND_K = 0x54  # BPF_ALU | BPF_AND | BPF_K
 SOCK_TYPE_MASK = 0xF  # the type without SOCK_NONBLOCK and SOCK_CLOEXEC
-SOCK_DGRAM = 2
+SOCK_STREAM, SOCK_SEQPACKET = 1, 5  # the only socketpair types allowed
+PR_SET_PDEATHSIG = 1
 RET_ALLOW = 0x7FFF0000
 RET_EPERM = 0x00050000 | 1  # SECCOMP_RET_ERRNO | EPERM
 AF_UNIX = 1
@@ -48,6 +53,7 @@ ARCHES: dict[str, tuple[int, dict[str, int]]] = {
         {
             "socket": 41,
             "socketpair": 53,
+            "prctl": 157,
             "add_key": 248,
             "request_key": 249,
             "keyctl": 250,
@@ -62,6 +68,7 @@ ARCHES: dict[str, tuple[int, dict[str, int]]] = {
         {
             "socket": 198,
             "socketpair": 199,
+            "prctl": 167,
             "add_key": 217,
             "request_key": 218,
             "keyctl": 219,
@@ -116,12 +123,21 @@ def _assemble(machine: str, block_unix_sockets: bool) -> bytes | None:
         out += [_insn(JGE_K, 0, 1, X32_BIT), _insn(RET_K, 0, 0, RET_EPERM)]
     for nr in refused:
         out += [_insn(JEQ_K, 0, 1, nr), _insn(RET_K, 0, 0, RET_EPERM)]
-    # socketpair(AF_UNIX, SOCK_DGRAM[|flags], ...): refused; any other socketpair allowed
+    # prctl(PR_SET_PDEATHSIG, ...): refused; any other prctl allowed
     out += [
-        _insn(JEQ_K, 0, 5, numbers["socketpair"]),
+        _insn(JEQ_K, 0, 4, numbers["prctl"]),
+        _insn(LD_W_ABS, 0, 0, ARG0_LOW),
+        _insn(JEQ_K, 0, 1, PR_SET_PDEATHSIG),
+        _insn(RET_K, 0, 0, RET_EPERM),
+        _insn(RET_K, 0, 0, RET_ALLOW),
+    ]
+    # socketpair(..., SOCK_STREAM or SOCK_SEQPACKET [|flags], ...) allowed; any other refused
+    out += [
+        _insn(JEQ_K, 0, 6, numbers["socketpair"]),
         _insn(LD_W_ABS, 0, 0, ARG1_LOW),
         _insn(AND_K, 0, 0, SOCK_TYPE_MASK),
-        _insn(JEQ_K, 0, 1, SOCK_DGRAM),
+        _insn(JEQ_K, 2, 0, SOCK_STREAM),
+        _insn(JEQ_K, 1, 0, SOCK_SEQPACKET),
         _insn(RET_K, 0, 0, RET_EPERM),
         _insn(RET_K, 0, 0, RET_ALLOW),
     ]
@@ -144,7 +160,7 @@ def program_path(block_unix_sockets: bool) -> str | None:
         return None
     from corral import dirs
 
-    kind = "no-unix-2" if block_unix_sockets else "base-2"  # -2: with the socketpair rule
+    kind = "no-unix-3" if block_unix_sockets else "base-3"  # -3: socketpair types, pdeathsig
     path = os.path.join(dirs.user_cache_dir(), f"seccomp-{machine}-{kind}.bpf")
     try:
         st = os.stat(path)

@@ -146,3 +146,44 @@ def test_a_trusted_directory_does_not_trust_the_chats_in_it(ed: Editor, workspac
     buf = ed.edit(chat)
     assert ed.lua("return require('corral.chat').is_trusted(...)", str(chat)) is False
     assert ed.config(buf)["values"]["sandbox.policy.network"] is False
+
+
+ALL_LINES = "return vim.api.nvim_buf_get_lines(..., 0, -1, false)"
+
+
+def test_trust_is_checked_against_the_frontmatter_that_was_read(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    # Second review, C6: the file is swapped between its trusted version and a hostile one.
+    # The buffer holds the hostile frontmatter (autoread); by the time trust was looked up the
+    # file on disk was the trusted version again, and its trust covered the hostile text.
+    ed = spawn(cwd=workspace)
+    ed.lua("vim.o.autoread = true")
+    trusted = lua_block("corral.opt.sandbox.policy.network = true")
+    chat = write_chat(workspace, trusted)
+    buf = ed.edit(chat)
+    _trust(ed, buf)
+    ed.cmd("Sandbox", "reload")
+    assert ed.config(buf)["values"]["sandbox.policy.network"] is True
+    chat.write_text(lua_block('corral.opt.sandbox.mode = "off"', body="Hello, host."))
+    ed.cmd("checktime")
+    ed.wait_for(
+        lambda: "host" in "".join(ed.lua(ALL_LINES, buf)),
+        what="autoread to reload the chat",
+    )
+    chat.write_text(trusted)  # swapped back before the next look at trust
+    ed.cmd("Sandbox", "reload")
+    assert ed.config(buf)["values"]["sandbox.mode"] != "off", "hostile frontmatter was trusted"
+    assert ed.lua("return require('corral.sandbox').is_enabled(...)", buf) is True
+
+
+def test_oversized_frontmatter_is_refused_at_once(ed: Editor, workspace: Path) -> None:
+    # Second review, L2: 16 MiB of frontmatter cost over a second on every read.
+    filler = "-- " + "x" * 1000
+    chat = write_chat(
+        workspace, lua_block(*[filler] * 100, 'corral.opt.sandbox.mode = "read-only"')
+    )
+    buf = ed.edit(chat)
+    errors = ed.wait_for(lambda: ed.messages(ERROR), timeout=5, what="the size error")
+    assert "bytes, more than the" in errors[0], errors[0]
+    assert ed.config(buf)["values"]["sandbox.mode"] == "workspace-write"

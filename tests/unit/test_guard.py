@@ -130,3 +130,11 @@ def test_unsandboxed_fallback_never_auto_approves_bash(tmp_path: Path) -> None:
         "bash", {"command": "ls"}, resolved.values, pol, False, approval.Chain()
     )
     assert decision.decision == R
+
+
+def test_auto_says_no_sandbox_confines_a_read_that_runs_without_one(tmp_path: Path) -> None:
+    # Second review, L1: with the sandbox off, the reason claimed the sandbox confined it.
+    layer = {"tools.approval": "auto", "sandbox.mode": "off"}
+    d = decide(tmp_path, "bash", {"command": "ls"}, **layer)
+    assert d.decision == A
+    assert "confines" not in d.reason and "no sandbox" in d.reason, d

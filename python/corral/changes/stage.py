@@ -26,6 +26,9 @@ PLAN = "plan.json"
 REPORT = "report.json"
 OWNER = "pid"  # written by whoever runs the command: "PID" (the launcher) or "PID START"
 DONE = "done"  # written by the launcher when the change set was empty: nothing to check
+SANDBOX = "sandbox"  # bwrap's --info-fd: the sandbox's pid 1 and pid namespace, seen from here
+SANDBOX_FD = 4  # the descriptor the launcher script opens on it
+GONE_WAIT = 5.0  # seconds a killed sandbox gets to finish dying before its changes are read
 PLAN_VERSION = 1
 NEVER_STARTED_AFTER = 3600.0  # seconds: a wrapped argv nobody ran (corral wrap, say)
 
@@ -127,7 +130,10 @@ def _start_time(pid: int) -> str:
 
 
 def alive(stage: str) -> bool:
-    """Whether the process that runs this stage's command may still be running."""
+    """Whether the process that runs this stage's command, or its sandbox, may still be
+    running."""
+    if sandbox_alive(stage):
+        return True
     try:
         with open(os.path.join(stage, OWNER), encoding="ascii") as f:
             words = f.read().split()
@@ -146,6 +152,47 @@ def alive(stage: str) -> bool:
             return os.fsencode(stage) in f.read().split(b"\0")
     except OSError:
         return False
+
+
+def sandbox_alive(stage: str) -> bool:
+    """Whether a process of this stage's sandbox may still run. Its pid 1 is the command
+    (bwrap --as-pid-1): while that process lives in the recorded pid namespace, it or what it
+    started could still write through the overlay into the upper directories; once it is
+    gone, the kernel has killed everything else in the namespace. Independent of the
+    launcher: a launcher killed alone leaves bwrap and its command running."""
+    try:
+        with open(os.path.join(stage, SANDBOX), encoding="utf-8") as f:
+            info = json.load(f)
+        pid, namespace = int(info["child-pid"]), int(info["pid-namespace"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return False  # bwrap never got as far as starting the sandbox
+    try:
+        if os.readlink(f"/proc/{pid}/ns/pid") != f"pid:[{namespace}]":
+            return False  # the pid was reused
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return os.path.exists(f"/proc/{pid}")  # cannot tell: alive, as long as the pid is
+    # A zombie pid 1 has already taken the rest of its namespace with it.
+    return state not in (b"Z", b"X")
+
+
+def wait_sandbox_gone(stage: str, seconds: float | None = None) -> None:
+    """Return once no process of the stage's sandbox runs; raise when one still does after
+    `seconds`. Reading a change set while its command can still write would check one
+    tree and apply another."""
+    from corral.errors import CorralError
+
+    deadline = time.monotonic() + (GONE_WAIT if seconds is None else seconds)
+    while sandbox_alive(stage):
+        if time.monotonic() >= deadline:
+            raise CorralError(
+                f"the sandboxed command of change set {os.path.basename(stage)} is still "
+                "running: its changes are read once it has ended"
+            )
+        time.sleep(0.02)
 
 
 def is_empty(stage: str) -> bool:
