@@ -280,6 +280,13 @@ def resolve(
                 path = os.path.join(root, name)
                 # missing ones (a new .nvim.lua, .envrc) are watched: removed if created
                 (read_only if os.path.lexists(path) else watch).append(path)
+        envrc = os.path.join(root, ".envrc")
+        if os.path.lexists(envrc):
+            from corral import direnv  # only here: shlex imports re
+
+            for path in direnv.referenced(envrc):
+                if writable(path):
+                    (read_only if os.path.lexists(path) else watch).append(path)
     # Never-writable paths: read-only where they exist; where they do not exist yet but could
     # be created inside a writable root (~/.bash_profile with $HOME writable), watched and
     # removed after the run.

@@ -127,8 +127,26 @@ def finish(stage: str, interrupted: bool = False) -> dict[str, Any]:
         return settle(stage, plan, checked, problems, hold_all=plan["writes"] == "review")
 
 
+# Characters a file name may hold that would rewrite what the user reads: line breaks and
+# terminal escapes (a name with "\n corral: all changes applied" in it), bidi overrides.
+_UNSHOWN = {
+    c: f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+    for c in (*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029, *range(0x202A, 0x202F),
+              *range(0x2066, 0x206A))
+}  # fmt: skip
+
+
+def shown(text: str) -> str:
+    """`text` with every control and bidi character escaped, for a terminal or a message."""
+    return text.translate(_UNSHOWN)
+
+
 def describe(report: dict[str, Any]) -> list[str]:
-    """Lines for the user: what was held and why, and how to go on."""
+    """Lines for the user: what was held and why, and how to go on (escaped: see shown)."""
+    return [shown(line) for line in _describe(report)]
+
+
+def _describe(report: dict[str, Any]) -> list[str]:
     lines = []
     change_id = report["id"]
     if report.get("why"):

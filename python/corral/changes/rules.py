@@ -7,10 +7,13 @@ the sandbox made. It refuses:
   stores, corral's own code, config and state), and deleting or replacing a directory above one;
 - protected names at any depth (`sandbox.policy.protected`: `.git/hooks`, `.nvim.lua`, ...);
 - control files inside any git directory (hooks, config, commondir, gitdir), and new
-  repositories: a new `.git` directory or file, a new directory that is a bare repository;
-- symlinks that point at a protected path, or outside the writable roots where the sandbox
-  cannot see (a hidden area: the private home, /tmp); a link to what every sandboxed command
-  reads anyway (a venv's python in /usr or ~/.pyenv) passes;
+  repositories: a new `.git` directory or file, and whatever would make a directory a bare
+  repository (HEAD beside objects and refs or a commondir) in the tree as it would be after
+  applying, links counted, over one run or several;
+- symlinks that point at a protected path, into /proc (another spelling of any path), or
+  outside the writable roots where the sandbox cannot see (a hidden area: the private home,
+  /tmp), and symlinks put where a protected path's directory is or would be; a link to what
+  every sandboxed command reads anyway (a venv's python in /usr or ~/.pyenv) passes;
 - deleting a git directory's HEAD, objects or refs (no git command does; `mv .git x`, which
   overlayfs turns into a copy and a delete, would);
 - chat files (`chat.patterns`): their frontmatter carries corral settings;
@@ -29,7 +32,7 @@ from corral.paths import is_within
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Container
+    from collections.abc import Callable, Container
     from typing import Any
 
     from corral.changes.scan import Entry
@@ -37,6 +40,10 @@ if TYPE_CHECKING:
 GIT_CONTROL = frozenset({"config", "config.worktree", "commondir", "gitdir"})
 GIT_CONTROL_DIRS = frozenset({"hooks"})
 GIT_ESSENTIAL = frozenset({"HEAD", "objects", "refs"})  # what makes a directory a repository
+# Entries that, beside a HEAD, make a directory one git uses as its repository (a commondir
+# file stands for objects and refs); any kind counts, links included, as git follows them.
+GIT_MAKERS = frozenset({"HEAD", "objects", "refs", "commondir"})
+MAGIC_LINK_AREAS = ("/proc", "/dev/fd")  # other spellings of any path: /proc/self/root/...
 CHAT = "chat.patterns"
 SIZE = "sandbox.limits.file_size_mb"
 
@@ -100,8 +107,14 @@ class Checker:
                 f"{what}: the host runs or obeys it by itself, or it is hidden or corral's own",
             )  # fmt: skip
         if entry.kind in ("whiteout", "file", "link", "special") or entry.opaque:
-            # Deleting or replacing a directory takes what is below it along.
+            # Deleting or replacing a directory takes what is below it along; a link put where
+            # a protected path's directory is (or would be) sends that path somewhere else.
             below = next((p for p in self.protected if is_within(p, path) and p != path), None)
+            if below is not None and entry.kind == "link":
+                return self.refusal(
+                    "protected", path, PROTECTED,
+                    f"a symlink here would put protected {below} somewhere else",
+                )  # fmt: skip
             if below is not None and os.path.isdir(path) and not os.path.islink(path):
                 return self.refusal(
                     "protected", path, PROTECTED,
@@ -116,22 +129,31 @@ class Checker:
                 )  # fmt: skip
         return None
 
+    @staticmethod
+    def _repository_in(has: Callable[[str], bool]) -> bool:
+        """Whether git would take a directory with these entries for a repository: a HEAD,
+        and objects and refs or a commondir that stands for them."""
+        return has("HEAD") and ((has("objects") and has("refs")) or has("commondir"))
+
     def _is_git_dir(self, root: str, rel: str, upper_root: str) -> bool:
-        """A directory git would use as a repository: named .git, or holding HEAD, objects
-        and refs (a bare one), in the sandbox's view (its upper layer or the host below)."""
+        """A directory git would use as a repository once the change set is applied: named
+        .git, or holding what makes one (see GIT_MAKERS) in the merged view, the sandbox's
+        upper layer over the host, each entry of any kind (a link to ../.git/objects is an
+        objects directory to git)."""
         key = os.path.join(root, rel)
         if key not in self._git_dirs:
-            if os.path.basename(rel) == ".git":
-                found = True
-            else:
-                found = any(
-                    os.path.isfile(os.path.join(base, rel, "HEAD"))
-                    and os.path.isdir(os.path.join(base, rel, "objects"))
-                    and os.path.isdir(os.path.join(base, rel, "refs"))
-                    for base in (upper_root, root)
+            self._git_dirs[key] = os.path.basename(rel) == ".git" or self._repository_in(
+                lambda name: any(
+                    os.path.lexists(os.path.join(base, rel, name)) for base in (upper_root, root)
                 )
-            self._git_dirs[key] = found
+            )
         return self._git_dirs[key]
+
+    def _was_git_dir(self, root: str, rel: str) -> bool:
+        """A repository on the host already, before this change set."""
+        return os.path.basename(rel) == ".git" or self._repository_in(
+            lambda name: os.path.lexists(os.path.join(root, rel, name))
+        )
 
     def _git(self, entry: Entry) -> Refusal | None:
         parts = entry.rel.split("/")
@@ -146,6 +168,18 @@ class Checker:
             return self.refusal(
                 "protected", path, "git",
                 "a .git file or link names the repository git uses here",
+            )  # fmt: skip
+        parent = "/".join(parts[:-1])
+        if (
+            parts[-1] in GIT_MAKERS
+            and entry.kind != "whiteout"
+            and self._is_git_dir(entry.root, parent, upper_root)
+            and not self._was_git_dir(entry.root, parent)
+        ):
+            return self.refusal(
+                "new-repository", path, "git",
+                f"{parts[-1]} would make {os.path.dirname(path)} a repository: git on the host "
+                "would obey its config and hooks",
             )  # fmt: skip
         if (
             entry.kind == "dir"
@@ -198,7 +232,15 @@ class Checker:
         if entry.kind != "link":
             return None
         base = os.path.dirname(entry.path)
-        target = os.path.normpath(os.path.join(base, entry.target))
+        # normpath keeps a leading "//" (POSIX leaves its meaning open; Linux reads "/")
+        target = "/" + os.path.normpath(os.path.join(base, entry.target)).lstrip("/")
+        magic = next((m for m in MAGIC_LINK_AREAS if is_within(target, m)), None)
+        if magic is not None:
+            return self.refusal(
+                "symlink-outside", entry.path, BUILTIN,
+                f"a symlink into {magic}, where a path names any other path "
+                "(/proc/self/root/...): where it leads cannot be checked",
+            )  # fmt: skip
         hit = _self_or_parent_in(target, self.protected_set)
         if hit is not None:
             return self.refusal("protected", entry.path, PROTECTED, f"a symlink to protected {hit}")

@@ -18,7 +18,10 @@ riskiest part decides the kind, from least to most risky:
   `rg --pre`, `git -c`, `awk 'BEGIN{system(...)}'`, `sed 'e ...'`, tar's `--to-command`);
   arguments that may expand into such options (`rg foo *` with a file named `--pre=sh`);
   environment assignments that change what runs (`PAGER=`, `LD_PRELOAD=`, `GIT_*=`, `PATH=`,
-  `HOME=`...); and every command this classifier does not know. An unknown command is
+  `HOME=`...), and builtins that set or unset them (`unset PATH`, `read -a PATH`); `set` and
+  `shopt` options that change how later words are read (`set -k`, `shopt -s expand_aliases`);
+  arithmetic that is not a constant (`${a[0]:x}`); wrappers and compressors given an option
+  outside their allowlist; and every command this classifier does not know. An unknown command is
   dynamic, not "writes": we cannot tell what it does, and the classifier fails closed;
 - privileged: sudo, su, doas, pkexec... anywhere, also behind env, nice, timeout, xargs,
   `find -exec`, `bash -c` or a substitution. Callers always refuse it.

@@ -95,19 +95,61 @@ def zip_(cmd: Command) -> None:
         cmd.found.write(path, f"zip writes {path}")
 
 
+# Compressors: the options they share and that neither write nor run anything. One outside
+# this allowlist is dynamic: new versions add options, and some write (zstd's -o, --trace,
+# --output-dir-*, brotli's -o) or remove files (--rm, brotli -j).
+_COMPRESSOR_FLAGS = "0123456789abcdefhklmnpqrstvzBCFHLNQVZj"
+_COMPRESSOR_LONG = (
+    "stdout", "to-stdout", "decompress", "uncompress", "compress", "keep", "force", "quiet",
+    "verbose", "test", "list", "help", "long-help", "version", "license", "no-name", "name",
+    "recursive", "rsyncable", "fast", "best", "ascii", "synchronous", "small", "extreme",
+    "no-warn", "robot", "single-stream", "sparse", "no-sparse", "ignore-check", "no-adjust",
+    "info-memory", "ultra", "long", "adapt", "progress", "no-progress", "check", "no-check",
+    "exclude-compressed", "content-size", "no-content-size", "favor-decSpeed", "no-frame-crc",
+    "no-copy-stat", "format", "threads", "memlimit", "memlimit-compress", "memlimit-decompress",
+    "memory", "suffix", "patch-from", "filelist", "files", "files0", "block-size", "quality",
+    "lgwin", "stream-size", "size-hint", "processes", "independent", "rm", "output",
+    "output-dir-flat", "output-dir-mirror", "trace",
+)  # fmt: skip
+_COMPRESSOR_LONG_VALUES = (
+    "suffix", "format", "check", "threads", "memlimit", "memlimit-compress",
+    "memlimit-decompress", "memory", "block-size", "quality", "lgwin", "filelist", "output",
+    "output-dir-flat", "output-dir-mirror", "trace", "processes",
+)  # fmt: skip
+# Short options that take the next word, per tool: a letter that takes a value in one tool is
+# a flag in another (`brotli -q 5`, `gzip -q f`), and reading `f` as a value would hide a file.
+_COMPRESSOR_VALUES = {
+    "gzip": "S", "gunzip": "S", "pigz": "Sbp", "unpigz": "Sbp", "xz": "SFCTM", "unxz": "SFCTM",
+    "lzma": "SFCTM", "unlzma": "SFCTM", "zstd": "oD", "unzstd": "oD", "zstdcat": "oD",
+    "brotli": "qwoS", "compress": "b",
+}  # fmt: skip
+_COMPRESSOR_WRITES = (("output", "o"), ("output-dir-flat", ""), ("output-dir-mirror", ""),
+                      ("trace", ""))  # fmt: skip
+_TO_STDOUT = (("stdout", "c"), ("to-stdout", "c"), ("list", "l"), ("test", "t"))
+
+
 def compressor(cmd: Command) -> None:
     """gzip & co. replace their files unless told to write to stdout, list or test."""
-    parsed = parse(cmd.args, "S", ("suffix",))
-    if any(parsed.has(long, short) for long, short in _TO_STDOUT):
-        return
+    from corral.classify.wrappers import unknown_options  # wrappers imports these rules' peers
+
+    values = _COMPRESSOR_VALUES.get(cmd.name, "")
+    parsed = parse(cmd.args, values, _COMPRESSOR_LONG_VALUES)
+    if parsed.opaque:
+        cmd.found.flag(DYNAMIC, f"{cmd.name}: {parsed.opaque[0].raw} may expand to an option")
+    unknown_options(cmd, parsed, _COMPRESSOR_FLAGS + values, _COMPRESSOR_LONG)
     files = [w.text for w in parsed.positionals]
-    for path in files:
+    for long, short in _COMPRESSOR_WRITES:
+        for path in parsed.values(long, short):
+            cmd.found.write(path, f"{cmd.name} --{long} writes {path}")
+    if parsed.has("rm") or (cmd.name == "brotli" and parsed.has(short="j")):
+        for path in files:
+            cmd.found.write(path, f"{cmd.name} --rm removes {path}")
+    to_stdout = cmd.name == "zstdcat" or any(parsed.has(lg, sh) for lg, sh in _TO_STDOUT)
+    if to_stdout or parsed.has("output", "o"):
+        return
+    for path in files:  # none: from stdin to stdout
         cmd.found.write(path, f"{cmd.name} replaces {path}")
-    if not files:
-        return  # from stdin to stdout
 
-
-_TO_STDOUT = (("stdout", "c"), ("to-stdout", "c"), ("list", "l"), ("test", "t"))
 
 RULES: dict[str, Callable[[Command], None]] = {
     "tar": tar,
@@ -115,6 +157,7 @@ RULES: dict[str, Callable[[Command], None]] = {
     "zip": zip_,
 }
 COMPRESSORS = names(
-    "gzip gunzip bzip2 bunzip2 xz unxz lzma unlzma zstd unzstd lz4 brotli pigz pbzip2 compress"
+    """gzip gunzip bzip2 bunzip2 xz unxz lzma unlzma zstd unzstd zstdcat lz4 brotli pigz unpigz
+    pbzip2 compress"""
 )
 RULES.update({name: compressor for name in COMPRESSORS})

@@ -28,6 +28,9 @@ RISKY_NAMES = frozenset(
         "LESSOPEN", "LESSCLOSE", "LESSKEY", "LESSKEYIN", "LESSEDIT", "LESS",
         "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH",
         "GEM_HOME", "GEM_PATH", "BUNDLE_GEMFILE", "NPM_CONFIG_PREFIX", "PERLIO",
+        # review 2: bash's own lookup and parsing, and configuration that loads code
+        "EXECIGNORE", "POSIXLY_CORRECT", "OPENSSL_CONF", "OPENSSL_ENGINES", "OPENSSL_MODULES",
+        "APT_CONFIG", "MANOPT", "GNUPGHOME",
     }
 )  # fmt: skip
 RISKY_PREFIXES = (

@@ -11,7 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from corral.classify.command import Command
+    from corral.classify.command import Command, Word
 
 PLAIN = names(
     """
@@ -143,12 +143,107 @@ def socat(cmd: Command) -> None:
         cmd.found.flag(DYNAMIC, "socat exec:/system: runs a program")
 
 
+# openssl: read-only only for a few subcommands, each with an allowlist of options
+# (name -> takes a value). Anything else may write (-out, -keyout, -writerand, -sess_out,
+# x509 -CAcreateserial...) or, for the options below, load code.
+_OPENSSL_LOADS = names(
+    "engine provider provider-path config conf keygen_engine ssl_client_engine engine_impl"
+)
+_DIGESTS = """md5 sha1 sha224 sha256 sha384 sha512 sha512-224 sha512-256 sha3-224 sha3-256
+    sha3-384 sha3-512 shake128 shake256 blake2b512 blake2s256 sm3 ripemd160"""
+_OPENSSL_READS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    # subcommand -> (flags, options that take the next word)
+    "version": (names("a v b o f p d e m r c"), frozenset()),
+    "help": (frozenset(), frozenset()),
+    "list": (
+        names(
+            """1 commands standard-commands digest-commands digest-algorithms kdf-algorithms
+            random-instances random-generators mac-algorithms cipher-commands cipher-algorithms
+            encoder decoder key-managers key-exchange-algorithms kem-algorithms
+            signature-algorithms asymcipher-algorithms public-key-algorithms
+            public-key-methods store-loaders providers engines disabled objects verbose"""
+        ),
+        names("options select"),
+    ),
+    "ciphers": (names("v V s stdname tls1 tls1_1 tls1_2 tls1_3 psk srp"), names("convert")),
+    "x509": (
+        names(
+            f"""noout text subject issuer dates startdate enddate serial fingerprint hash
+            subject_hash issuer_hash subject_hash_old issuer_hash_old purpose pubkey modulus
+            email ocsp_uri ocspid alias trustout nocert {_DIGESTS}"""
+        ),
+        names("in inform ext nameopt certopt checkend checkhost checkemail checkip dateopt"),
+    ),
+    "req": (names("noout text verify subject pubkey modulus"), names("in inform nameopt")),
+    "crl": (names("noout text hash issuer lastupdate nextupdate fingerprint"), names("in inform")),
+    "verify": (
+        names(
+            """show_chain verbose crl_check crl_check_all partial_chain x509_strict no-CAfile
+            no-CApath no-CAstore"""
+        ),
+        names(
+            "CAfile CApath CAstore untrusted trusted purpose CRLfile attime verify_hostname "
+            "verify_email verify_ip"
+        ),
+    ),
+    "dgst": (names(f"r hex c binary list {_DIGESTS}"), frozenset()),
+    "asn1parse": (names("i dump noout"), names("in inform dlimit offset length strparse")),
+}
+
+
+_OPENSSL_NETWORK = names("s_client s_server s_time ocsp")
+_S_CLIENT = (
+    names("showcerts brief quiet tls1_2 tls1_3 ign_eof no_ign_eof prexit crlf state msg"),
+    names("connect servername port host CAfile CApath verify_hostname alpn starttls cipher "
+          "ciphersuites"),
+)  # fmt: skip
+
+
 def openssl(cmd: Command) -> None:
-    first = cmd.args[0].text if cmd.args else ""
-    if first in ("s_client", "s_server", "s_time", "ocsp"):
+    args = cmd.args
+    first = args[0].text if args and args[0].static else ""
+    if _openssl_loads(cmd):
+        return
+    if first in _OPENSSL_NETWORK:
         plain(cmd)
-    elif first not in ("version", "help", "x509", "list", "ciphers", "verify", "asn1parse"):
+    allowed = _S_CLIENT if first == "s_client" else _OPENSSL_READS.get(first)
+    if (
+        first in ("s_server", "s_time", "ocsp")
+        or allowed is None
+        or not _openssl_allowed(args[1:], *allowed)
+    ):
         cmd.found.write("", f"{' '.join(('openssl', first)).strip()} may write files")
+
+
+def _openssl_loads(cmd: Command) -> bool:
+    """Options that load code into openssl (engines, providers, a configuration)."""
+    for word in cmd.args:
+        if not word.static:
+            if word.may_be_option:
+                cmd.found.flag(DYNAMIC, f"openssl: {word.raw} may expand to an option")
+                return True
+            continue
+        name = word.text.lstrip("-").partition("=")[0]
+        if word.text.startswith("-") and name in _OPENSSL_LOADS:
+            cmd.found.flag(DYNAMIC, f"openssl -{name} loads code")
+            return True
+    return False
+
+
+def _openssl_allowed(args: list[Word], flags: frozenset[str], valued: frozenset[str]) -> bool:
+    """Is every option in `args` one of these (OpenSSL takes `-opt`, `--opt` and `-opt=v`)?"""
+    i = 0
+    while i < len(args):
+        text = args[i].text
+        i += 1
+        if not text.startswith("-") or text == "-":
+            continue
+        name, eq, _ = text.lstrip("-").partition("=")
+        if name in valued:
+            i += 0 if eq else 1
+        elif name not in flags or eq:
+            return False
+    return True
 
 
 _DOCKER_READS = names("ps images inspect logs version info port top history diff events stats")

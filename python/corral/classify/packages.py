@@ -9,7 +9,7 @@ list`, `npm ls`, `go version`) only read.
 from __future__ import annotations
 
 from corral.classify.command import names
-from corral.classify.result import NETWORK, WRITES
+from corral.classify.result import DYNAMIC, NETWORK, WRITES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -108,9 +108,34 @@ BUILDERS = names(
 )
 
 
+_APT = frozenset({"apt", "apt-get", "apt-cache"})
+
+
+def _apt_configured(cmd: Command) -> bool:
+    """apt's -o/--option and -c/--config-file set any configuration item, and some name
+    programs apt runs (`-oDir::Bin::dpkg=PROG`, `APT::Update::Pre-Invoke`): dynamic. So is an
+    argument that may expand into one."""
+    for word in cmd.args:
+        text = word.text
+        if word.may_be_option:
+            cmd.found.flag(DYNAMIC, f"{cmd.name}: {word.raw} may expand to an option")
+            return True
+        if text.startswith("--"):
+            name = text[2:].partition("=")[0]
+            configures = bool(name) and any(o.startswith(name) for o in ("option", "config-file"))
+        else:
+            configures = text.startswith("-") and any(c in "oc" for c in text[1:])
+        if configures:
+            cmd.found.flag(DYNAMIC, f"{cmd.name} {text}: apt configuration can run programs")
+            return True
+    return False
+
+
 def manager(cmd: Command) -> None:
     name = ALIASES.get(cmd.name, cmd.name)
     reads, network = MANAGERS[name]
+    if name in _APT and _apt_configured(cmd):
+        return
     words = [w for w in cmd.args if w.static]
     first = next((w.text for w in words if not w.text.startswith("-")), "")
     if name in ("dpkg", "pacman"):

@@ -13,7 +13,7 @@ from itertools import pairwise
 from corral.classify.command import names
 from corral.classify.envvars import is_risky
 from corral.classify.options import parse
-from corral.classify.result import DYNAMIC, WRITES
+from corral.classify.result import DYNAMIC, NETWORK, WRITES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,8 +30,8 @@ INSENSITIVE = names(
     sha512sum b2sum cksum sum base32 base64 basenc expand unexpand pr seq sleep id whoami groups
     uname arch nproc printenv tty locale users who uptime free ps pgrep pidof cd pushd popd dirs
     shift exit return break continue jq zcat bzcat xzcat lzcat numfmt tsort getconf
-    logname shellcheck expr factor cal getent lscpu lsblk lsmem set shopt umask ulimit
-    times help unalias yes clear lsof ss netstat
+    logname shellcheck expr factor cal lscpu lsblk lsmem umask ulimit
+    times help unalias yes clear lsof netstat
     """
 )
 
@@ -168,8 +168,59 @@ def date(cmd: Command) -> None:
 
 def hostname(cmd: Command) -> None:
     parsed = parse(cmd.args, "F", ("file",))
-    if not opaque(cmd, parsed) and (parsed.positionals or parsed.has("file", "F")):
+    if opaque(cmd, parsed):
+        return
+    if parsed.positionals or parsed.has("file", "F"):
         cmd.found.flag(WRITES, "hostname sets the host name")
+    # the fully qualified names and the addresses come from a name lookup (DNS)
+    if any(parsed.has(long, short) for long, short in _HOSTNAME_LOOKUPS):
+        cmd.found.flag(NETWORK, "hostname -f/-A/-d/-i looks the host name up (DNS)")
+
+
+_HOSTNAME_LOOKUPS = (("fqdn", "f"), ("long", "f"), ("all-fqdns", "A"), ("domain", "d"),
+                     ("ip-address", "i"), ("yp", "y"), ("nis", "y"), ("alias", "a"))  # fmt: skip
+
+# getent databases that are looked up on the network (DNS) rather than in local files.
+_GETENT_NETWORK = names("hosts ahosts ahostsv4 ahostsv6 networks netgroup")
+
+
+def getent(cmd: Command) -> None:
+    parsed = parse(cmd.args, "s", ("service",))
+    if opaque(cmd, parsed):
+        return
+    database = parsed.positionals[0] if parsed.positionals else None
+    if database is not None and not database.static:
+        cmd.found.flag(DYNAMIC, f"getent: {database.raw} may name a network database")
+    elif database is not None and database.text in _GETENT_NETWORK:
+        cmd.found.flag(NETWORK, f"getent {database.text} looks names up on the network (DNS)")
+
+
+# ss: -D/--diag writes the raw diagnostic data to a file, -K/--kill closes sockets, -N/--net
+# switches network namespace; every other option only chooses what to show.
+_SS_FLAGS = "hVHOnrlaoempiTsEZzb460tSuwxdMK"
+_SS_LONG = (
+    "numeric", "resolve", "all", "listening", "options", "extended", "memory", "processes",
+    "threads", "info", "tos", "cgroup", "summary", "events", "context", "contexts", "bpf",
+    "ipv4", "ipv6", "packet", "tcp", "mptcp", "sctp", "udp", "dccp", "raw", "unix", "vsock",
+    "xdp", "inet-sockets", "tipc", "no-header", "oneline", "kill", "kill-sockets", "family",
+    "query", "socket", "filter", "diag", "net", "tipcinfo", "bpf-maps",
+)  # fmt: skip
+
+
+def ss(cmd: Command) -> None:
+    from corral.classify.wrappers import unknown_options  # wrappers imports readers' peers
+
+    parsed = parse(cmd.args, "fADFN", ("family", "query", "socket", "filter", "diag", "net"))
+    if opaque(cmd, parsed) or unknown_options(cmd, parsed, _SS_FLAGS + "fADFN", _SS_LONG):
+        return
+    for path in parsed.values("diag", "D"):
+        cmd.found.write(path, f"ss -D writes {path}")
+    if parsed.has("kill", "K"):
+        cmd.found.flag(WRITES, "ss -K closes sockets")
+    if parsed.has("net", "N"):
+        cmd.found.flag(DYNAMIC, "ss -N switches to another network namespace")
+    if parsed.has("resolve", "r"):
+        cmd.found.flag(NETWORK, "ss -r resolves addresses to names (DNS)")
 
 
 def _names_subscript(word: Word) -> bool:
@@ -288,13 +339,6 @@ RULES.update(
             ("magic-file", "separator", "files-from", "parameter"),
             writes=("C", "compile"),
         ),
-        # zstdcat is zstd -dcf: its -o, output directories and trace log still write files
-        "zstdcat": checked(
-            "oDT",
-            ("output-dir-flat", "output-dir-mirror", "filelist", "patch-from", "trace",
-             "memory", "format"),
-            writes=("o", "output-dir-flat", "output-dir-mirror", "trace", "rm"),
-        ),
         "shuf": checked(
             "ino",
             ("input-range", "head-count", "output", "random-source"),
@@ -302,6 +346,8 @@ RULES.update(
         ),
         "date": date,
         "hostname": hostname,
+        "getent": getent,
+        "ss": ss,
         "printf": printf,
         "test": test,
         "[": test,

@@ -8,6 +8,8 @@ option), does it evaluate arithmetic (which can run `$(...)` hidden in a variabl
 
 from __future__ import annotations
 
+from corral.classify.envvars import is_risky
+
 PLAIN, SINGLE, DOUBLE, ANSI, HEREDOC = range(5)
 _NAME_START = "_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _SPECIAL_PARAMS = "@*#?-$!0123456789"
@@ -186,8 +188,10 @@ def _body_evaluates(body: str) -> bool:
     """Does `${body}` evaluate text from a value as code?
 
     `${!x}` (indirection), `${a[i]}` (subscripts are arithmetic), `${x@P}` (prompt
-    expansion runs `$(...)`) and `${x:off:len}` (arithmetic offsets) can each run a command
-    substitution stored in a variable's value, e.g. `x='a[$(id)]'; echo ${!x}`."""
+    expansion runs `$(...)`) and `${x:off:len}` / `${a[0]:off}` (offsets and lengths are
+    arithmetic) can each run a command substitution stored in a variable's value, e.g.
+    `x='a[$(id)]'; echo ${!x}`; so can any of these nested in the word of `${x:-word}`.
+    `${PATH:=dir}` assigns a variable that changes what runs."""
     if body.startswith(("!", "#!")) or "@P" in body:
         return True
     start = body.find("[")
@@ -197,10 +201,47 @@ def _body_evaluates(body: str) -> bool:
         if not (subscript.isdigit() or subscript in ("@", "*")):
             return True
         start = body.find("[", end)
-    name_end = 1 if body[:1] in _SPECIAL_PARAMS else 0
-    while name_end < len(body) and (body[name_end].isalnum() or body[name_end] == "_"):
-        name_end += 1
-    rest = body[name_end:]
+    name, rest = _split_parameter(body)
     if rest.startswith(":") and rest[1:2] not in ("-", "=", "?", "+"):
-        return any(ch.isalpha() or ch in "_$" for ch in rest)
+        # an offset and length: arithmetic, safe only when it is a constant
+        return not set(rest[1:]) <= _CONSTANT_ARITHMETIC
+    if rest.startswith(("=", ":=")) and is_risky(name):
+        return True
+    return _nested_evaluates(rest)
+
+
+_CONSTANT_ARITHMETIC = frozenset("0123456789 :-+")
+
+
+def _split_parameter(body: str) -> tuple[str, str]:
+    """(`name`, what follows its subscript) for the body of `${...}`: `#` (length) aside, the
+    name is a special parameter, a positional number or an identifier."""
+    i = 1 if body[:1] == "#" and len(body) > 1 else 0
+    if body[i : i + 1].isdigit():
+        end = i
+        while end < len(body) and body[end].isdigit():
+            end += 1
+    elif body[i : i + 1] and body[i] in _SPECIAL_PARAMS:
+        end = i + 1
+    else:
+        end = i
+        while end < len(body) and (body[end].isalnum() or body[end] == "_"):
+            end += 1
+    name = body[i:end]
+    if body[end : end + 1] == "[":
+        close = body.find("]", end)
+        end = len(body) if close < 0 else close + 1
+    return name, body[end:]
+
+
+def _nested_evaluates(word: str) -> bool:
+    """Any `${...}` inside the word of an operator (`${x:-${y:z}}`) that evaluates."""
+    start = word.find("${")
+    while start >= 0:
+        end = _closing_brace(word, start + 1)
+        if end < 0:
+            return True
+        if _body_evaluates(word[start + 2 : end]):
+            return True
+        start = word.find("${", end)
     return False

@@ -9,7 +9,7 @@ from __future__ import annotations
 from corral.classify import commands
 from corral.classify.command import Command, Word
 from corral.classify.envvars import assignments_env, is_risky
-from corral.classify.parse import heredoc_is_literal, parse
+from corral.classify.parse import parse
 from corral.classify.result import DYNAMIC, MAX_DEPTH, NETWORK, PRIVILEGED
 from corral.classify.spelling import scan
 from corral.classify.wrappers import PRIVILEGED_NAMES
@@ -210,11 +210,12 @@ class _Walker:
         return None
 
     def heredoc(self, node: Any) -> str | None:
-        body: str = node.heredoc.value
-        lines = body.split("\n")
-        if lines and lines[-1].strip() == node.output.word:
-            body = "\n".join(lines[:-1])
-        if heredoc_is_literal(self.text, node):
+        # the body as bash reads it, set by `parse` once it agrees with bashlex's tree
+        body: str | None = getattr(node.heredoc, "bash_body", None)
+        if body is None:
+            self.found.flag(DYNAMIC, "here-document not read the way bash reads it")
+            return None
+        if node.heredoc.literal:
             return body
         spelling = scan(body, heredoc=True)
         if spelling.substitutes or spelling.evaluates:

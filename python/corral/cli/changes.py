@@ -37,7 +37,7 @@ def _held_lines(report: dict[str, Any]) -> list[str]:
         lines.append(f"  {item['path']}: {item.get('message') or item['code']}")
     for problem in report.get("problems", []):
         lines.append(f"  unread: {problem}")
-    return lines
+    return [finish.shown(line) for line in lines]
 
 
 def changes(args: list[str]) -> int:
@@ -53,9 +53,9 @@ def changes(args: list[str]) -> int:
                 continue
             verdict = f"refused: {refusal.message}" if refusal else "passes the check"
             change = "delete" if entry.kind == "whiteout" else entry.kind
-            print(f"  {change:7} {entry.path}: {verdict}")
+            print(finish.shown(f"  {change:7} {entry.path}: {verdict}"))
         for problem in problems:
-            print(f"  unread: {problem}")
+            print(finish.shown(f"  unread: {problem}"))
         return 0
     found = list(stages.held())
     if not found:
