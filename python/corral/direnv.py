@@ -2,10 +2,15 @@
 
 `.envrc` itself is a protected name, but direnv runs it at the next prompt in the directory,
 and what it runs from there is as dangerous: `source_env .envrc.local`, `dotenv` (it sets
-variables such as PROMPT_COMMAND or BASH_ENV), `use flake` (Nix evaluates flake.nix),
-`PATH_add bin` (the next `ls` typed at that prompt runs bin/ls). The paths those lines name,
-relative to the `.envrc`, are protected like it. An argument with a variable or a command
-substitution cannot be known before direnv runs: it is not followed (see the threat model).
+variables such as PROMPT_COMMAND or BASH_ENV), `use flake` (Nix evaluates flake.nix), and
+whatever it puts first on PATH: `PATH_add bin`, `layout node` (node_modules/.bin),
+`export PATH="$PWD/tools:$PATH"` (the next `ls` typed at that prompt runs tools/ls). The
+paths those commands name, relative to the `.envrc`, are protected like it, wherever they
+stand in the script (after `then`, in a `{ }` group, behind `&&`).
+
+What cannot be known before direnv runs (a path built from a variable other than $PWD, a
+layout or `use` corral does not know, PATH changed any other way) is reported, not guessed:
+those files are not protected, and status says so.
 """
 
 from __future__ import annotations
@@ -29,45 +34,112 @@ SOURCES: dict[str, tuple[str, ...] | None] = {
     "MANPATH_add": None,
     "load_prefix": None,
 }
+SINGLE = ("source", ".", "dotenv")  # commands that read their first argument only
 USE = {"flake": ("flake.nix", "flake.lock"), "nix": ("shell.nix", "default.nix")}
+# direnv's stdlib layouts: the directories they put on PATH, relative to the .envrc
+LAYOUTS = {
+    "node": ("node_modules/.bin",),
+    "python": (".direnv",),
+    "python2": (".direnv",),
+    "python3": (".direnv",),
+    "pyenv": (".direnv",),
+    "anaconda": (".direnv",),
+    "go": ("bin",),
+    "ruby": (".direnv/bin", "bin"),
+    "perl": (".direnv",),
+    "php": ("vendor/bin",),
+    "julia": (".direnv",),
+}
+KEYWORDS = frozenset(
+    {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!",
+     "time", "export", "local", "declare", "readonly", "command", "builtin"}
+)  # fmt: skip
+SEPARATORS = frozenset({";", "&", "&&", "|", "||", "(", ")", ";;", "\n"})
+PWD_SPELLINGS = ("$PWD/", "${PWD}/", '"$PWD"/', "$(pwd)/", "`pwd`/")
 
 
-def _words(line: str) -> list[str]:
+def _commands(text: str) -> list[list[str]]:
+    """The simple commands of a script, each as its words, keywords before them dropped."""
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+    lexer.whitespace = " \t\r"  # newlines separate commands
+    lexer.commenters = "#"
+    lexer.wordchars += "$:{}@%+,"  # unquoted $PWD/x and PATH=a:b stay one word
+    commands: list[list[str]] = []
+    current: list[str] = []
     try:
-        return shlex.split(line, comments=True)
+        for token in lexer:
+            if token in SEPARATORS or token == "\n":
+                if current:
+                    commands.append(current)
+                current = []
+            elif not current and token in KEYWORDS:
+                continue
+            else:
+                current.append(token)
     except ValueError:
-        return line.split()
+        pass  # an unclosed quote: what was read so far
+    if current:
+        commands.append(current)
+    return commands
 
 
-def referenced(envrc: str) -> list[str]:
-    """Absolute paths the `.envrc` at `envrc` runs, reads or puts on PATH; [] when it does
-    not exist or cannot be read."""
+def _path_entries(value: str, base: str) -> tuple[list[str], list[str]]:
+    """(directories in the workspace, unknown entries) of a PATH value set by the .envrc."""
+    found, unknown = [], []
+    for part in value.split(":"):
+        if part in ("$PATH", "${PATH}", ""):
+            continue
+        for spelling in PWD_SPELLINGS:
+            if part.startswith(spelling):
+                part = part[len(spelling) :]
+                break
+        if "$" in part or "`" in part:
+            unknown.append(part)
+        elif not os.path.isabs(part):
+            found.append(os.path.normpath(os.path.join(base, part)))
+    return found, unknown
+
+
+def referenced(envrc: str) -> tuple[list[str], list[str]]:
+    """(absolute paths the `.envrc` at `envrc` runs, reads or puts on PATH, what it does that
+    cannot be followed); ([], []) when it does not exist or cannot be read."""
     try:
         with open(envrc, "rb") as f:
             text = f.read(MAX_BYTES).decode("utf-8", errors="replace")
     except OSError:
-        return []
+        return [], []
     base = os.path.dirname(envrc)
     found: list[str] = []
-    for line in text.splitlines():
-        for command in line.replace("&&", ";").replace("||", ";").split(";"):
-            words = _words(command)
-            if not words:
+    unknown: list[str] = []
+    for words in _commands(text):
+        name, args = words[0], words[1:]
+        names: tuple[str, ...] = ()
+        if "=" in name and name.split("=", 1)[0] in ("PATH", "MANPATH"):
+            dirs, odd = _path_entries(name.split("=", 1)[1], base)
+            found += dirs
+            unknown += [f"PATH entry {o}" for o in odd]
+            continue
+        if name == "use" and args:
+            if args[0] not in USE:
+                unknown.append(f"use {args[0]}")
+            names = USE.get(args[0], ())
+        elif name == "layout" and args:
+            if args[0] not in LAYOUTS:
+                unknown.append(f"layout {args[0]}")
+            names = LAYOUTS.get(args[0], ())
+        elif name in SOURCES:
+            given = tuple(a for a in args if not a.startswith("-"))
+            names = given[:1] if name.startswith(SINGLE) else given
+            names = names or SOURCES[name] or ()
+        else:
+            continue
+        for target in names:
+            target = next((target[len(p) :] for p in PWD_SPELLINGS if target.startswith(p)), target)
+            if "$" in target or "`" in target:
+                unknown.append(f"{name} {target}")
                 continue
-            name, args = words[0], words[1:]
-            if name == "use" and args:
-                names: tuple[str, ...] = USE.get(args[0], ())
-            elif name in SOURCES:
-                given = tuple(a for a in args if not a.startswith("-"))
-                names = given[:1] if name.startswith(("source", ".", "dotenv")) else given
-                names = names or SOURCES[name] or ()
-            else:
-                continue
-            for target in names:
-                if "$" in target or "`" in target:
-                    continue  # known only when direnv runs it
-                path = os.path.normpath(os.path.join(base, os.path.expanduser(target)))
-                found.append(path)
-                if name.startswith("source_env") and os.path.isdir(path):
-                    found.append(os.path.join(path, NAME))
-    return list(dict.fromkeys(found))
+            path = os.path.normpath(os.path.join(base, os.path.expanduser(target)))
+            found.append(path)
+            if name.startswith("source_env") and os.path.isdir(path):
+                found.append(os.path.join(path, NAME))
+    return list(dict.fromkeys(found)), unknown

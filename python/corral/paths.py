@@ -272,6 +272,36 @@ def expand_all(
     return _resolve(paths, existing_only), errors
 
 
+def canonical_all(paths: Iterable[str]) -> list[str]:
+    """Each path as the host resolves it, whether it exists or not: its deepest existing
+    directory resolved, the rest appended. A protected path that does not exist yet below a
+    link (`env/local.sh`, `env` a link to `envdir`) is written through the link, where a
+    sandboxed write lands and where a check must look (`envdir/local.sh`)."""
+    known: dict[str, str | None] = {}  # directory -> its real path (None: missing)
+
+    def real(directory: str) -> str | None:
+        if directory not in known:
+            known[directory] = real_existing(directory)
+        return known[directory]
+
+    out = []
+    for path in paths:
+        head = path
+        rest: list[str] = []
+        while True:
+            found = real_existing(head) if not rest else real(head)
+            if found is not None:
+                out.append(os.path.join(found, *reversed(rest)))
+                break
+            parent = os.path.dirname(head)
+            if parent == head:
+                out.append(path)
+                break
+            rest.append(os.path.basename(head))
+            head = parent
+    return out
+
+
 def planted_link(path: str, areas: Iterable[str]) -> str | None:
     """The first symlink on the way to `path` (absolute, normalised, not resolved) that lies
     inside one of `areas`, places a sandboxed command can write; None when there is none.

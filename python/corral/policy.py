@@ -16,6 +16,7 @@ from corral.errors import ConfigError, Problem
 from corral.frozen import Frozen
 from corral.paths import (
     Context,
+    canonical_all,
     expand_all,
     expand_lexical,
     is_within,
@@ -284,9 +285,16 @@ def resolve(
         if os.path.lexists(envrc):
             from corral import direnv  # only here: shlex imports re
 
-            for path in direnv.referenced(envrc):
+            referenced, unknown = direnv.referenced(envrc)
+            for path in referenced:
                 if writable(path):
                     (read_only if os.path.lexists(path) else watch).append(path)
+            if unknown:
+                notes.append(
+                    f"{envrc}: direnv runs it at your next prompt, and what it reaches through "
+                    f"{', '.join(unknown[:3])} cannot be known before: not protected "
+                    "(see :help corral-protected)"
+                )
     # Never-writable paths: read-only where they exist; where they do not exist yet but could
     # be created inside a writable root (~/.bash_profile with $HOME writable), watched and
     # removed after the run.
@@ -335,6 +343,8 @@ def resolve(
     # Directories that do not exist yet above a directory made before the run (corral's config
     # dir with no ~/.config yet) are made with it, so they are pinned too: left unpinned, a
     # command could swap ~/.config for a symlink to a config of its own.
+    # Where a missing protected path would be written: through the host's links, if any.
+    watch = list(dict.fromkeys(canonical_all(watch)))
     made = set(create_dirs)
     for p in (*kept_ro, *create_dirs, *watch, *(link for link, _ in links), *pinned, state_dir):
         owner = next((r for r in rw_roots if is_within(p, r)), None)

@@ -17,6 +17,8 @@ from corral.errors import CorralError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from corral.backends.base import Wrapped
 
 TIMED_OUT = 124
@@ -119,6 +121,52 @@ def _kill_tree() -> None:
             pass
 
 
+def _file_descriptors() -> list[int]:
+    """Which of stdin, stdout and stderr are files or directories rather than pipes or
+    terminals. A sandboxed command could open such a descriptor again through /proc/self/fd
+    with other access (`corral run cmd < notes.txt`, then writing notes.txt): the host's file,
+    outside every read-only mount."""
+    import stat
+
+    found = []
+    for fd in (0, 1, 2):
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError:
+            continue
+        if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISBLK(mode):
+            found.append(fd)
+    return found
+
+
+def _pump(source: int, sink: int) -> None:
+    try:
+        while chunk := os.read(source, 65536):
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(sink, view) :]
+    except OSError:
+        pass
+    finally:
+        os.close(source if sink in (1, 2) else sink)
+
+
+def _through_pipes(fds: list[int]) -> tuple[list[tuple[int, int, int]], list[int], list[Any]]:
+    """For each descriptor in `fds`, a pipe the command gets instead, and a thread that copies
+    between it and the file: (file actions for posix_spawn, the command's ends, threads)."""
+    import threading
+
+    actions, ends, threads = [], [], []
+    for fd in fds:
+        r, w = os.pipe()
+        child, ours = (r, w) if fd == 0 else (w, r)
+        actions.append((os.POSIX_SPAWN_DUP2, child, fd))
+        ends.append(child)  # closed here once the command started
+        source, sink = (fd, ours) if fd == 0 else (ours, fd)
+        threads.append(threading.Thread(target=_pump, args=(source, sink), daemon=True))
+    return actions, ends, threads
+
+
 def _read_all(fd: int) -> bytes:
     chunks = []
     while True:
@@ -144,16 +192,22 @@ def launch(wrapped: Wrapped, timeout: float | None = None) -> tuple[int, bool]:
     if own_group:
         _become_subreaper()
     spawn = os.posix_spawn if os.path.isabs(argv[0]) else os.posix_spawnp
+    files = _file_descriptors() if wrapped.sandboxed else []
+    actions, ends, pumps = _through_pipes(files) if files else ([], [], [])
     try:
-        if own_group:  # noqa: SIM108 - posix_spawn rejects setpgroup=None
-            pid = spawn(argv[0], argv, env, setpgroup=0)
+        if own_group:  # posix_spawn rejects setpgroup=None: two calls
+            pid = spawn(argv[0], argv, env, setpgroup=0, file_actions=actions)
         else:
-            pid = spawn(argv[0], argv, env)
+            pid = spawn(argv[0], argv, env, file_actions=actions)
     except OSError as e:
         raise SetupFailed(f"cannot start {argv[0]}: {e.strerror}") from None
     finally:
         for fd in wrapped.fds:
             os.close(fd)
+        for end in ends:
+            os.close(end)
+    for pump in pumps:
+        pump.start()
 
     def kill() -> None:
         try:
@@ -182,6 +236,8 @@ def launch(wrapped: Wrapped, timeout: float | None = None) -> tuple[int, bool]:
         kill()
         _kill_tree()
 
+    for pump in pumps:
+        pump.join(5.0)  # the command's output, copied to its file to the end
     if wrapped.status_fd is not None:
         report = _read_all(wrapped.status_fd)
         os.close(wrapped.status_fd)

@@ -551,8 +551,8 @@ FIELDS: tuple[Field, ...] = (
         "sandbox.limits.tmp_percent",
         COUNT,
         25,
-        "Size of each memory-backed directory of the sandbox (its private /tmp, and $HOME "
-        'with home = "private"), as a percentage (1-100) of physical memory.',
+        "Size of each memory-backed directory of the sandbox (its private /tmp, /dev/shm, "
+        'and $HOME with home = "private"), as a percentage (1-100) of physical memory.',
     ),
     Field(
         "sandbox.limits.timeout",

@@ -284,3 +284,27 @@ def test_setuid_bits_do_not_reach_the_host(host: Host) -> None:
     done = host.sh(host.vars() + '\ncd "$WS"\necho x > tool && chmod 4755 tool\n')
     assert DONE in done.stdout, done.stderr
     assert (host.ws / "tool").stat().st_mode & 0o7777 == 0o755
+
+
+def test_a_new_tree_is_moved_whole_checked_and_undone_file_by_file(host: Host) -> None:
+    # A new directory with nothing held below goes over in one rename (an npm install); one
+    # with a held entry below goes file by file, and the held entry stays behind.
+    body = (
+        'cd "$WS"\nmkdir -p tree/a/b mixed/c\n'
+        "for i in 1 2 3; do echo $i > tree/a/b/f$i; echo $i > mixed/c/f$i; done\n"
+        "echo x > tree/a/run.sh && chmod 4777 tree/a/run.sh\n"
+        "echo x > mixed/.envrc\n"
+    )
+    done = host.sh(host.vars() + "\n" + body)
+    assert DONE in done.stdout, done.stderr
+    assert (host.ws / "tree" / "a" / "b" / "f3").read_text() == "3\n"
+    mode = (host.ws / "tree" / "a" / "run.sh").stat().st_mode & 0o7777
+    assert mode & 0o6002 == 0, oct(mode)  # cleaned before the move: no setuid, no o+w
+    assert (host.ws / "mixed" / "c" / "f2").read_text() == "2\n"
+    assert not (host.ws / "mixed" / ".envrc").exists()
+    assert "held" in done.stderr and ".envrc" in done.stderr
+    undo = host.corral("undo")
+    assert undo.returncode == 0, undo.stderr
+    assert not (host.ws / "tree").exists()
+    assert not (host.ws / "mixed").exists()
+    assert host.git("status", "--porcelain") == ""

@@ -242,7 +242,7 @@ def test_wrap_uses_the_policys_environment(setup: Callable[..., Policy]) -> None
     sh, dash_c, script, filter_file, stage, python, package, code = wrapped.argv[:8]
     assert sh in ("/usr/bin/sh", "/bin/sh")  # never found on PATH
     assert (dash_c, script, code) == ("-c", LAUNCH_CHANGES, FINISH)
-    assert stage == wrapped.stage and os.path.isfile(os.path.join(stage, "plan.json"))
+    assert stage == wrapped.stage and os.path.isfile(os.path.join(stage, "plan.marshal"))
     assert python == sys.executable and os.path.isdir(os.path.join(package, "corral"))
     with open(filter_file, "rb") as f:
         assert f.read() == seccomp.program(os.uname().machine, block_unix_sockets=True)

@@ -104,6 +104,9 @@ def mount_args(policy: Policy, stage: str | None = None) -> list[str]:
     for entry in PROC_READ_ONLY:
         args += ["--ro-bind-try", entry, entry]
     size = ["--size", str(policy.tmp_size)] if policy.tmp_size else []
+    # bwrap's /dev is a tmpfs of no set size: /dev/shm, the one place there to write, gets
+    # the limit of the other memory-backed areas, and /dev itself is read-only.
+    args += [*size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     for area in policy.hidden:
         args += [*size, "--tmpfs", area]
     for path in policy.visible:

@@ -29,10 +29,16 @@ OTHERS_WRITE = stat.S_IWGRP | stat.S_IWOTH
 DROPPED_XATTRS = ("user.overlay.", "trusted.overlay.", "security.capability")
 
 
+_UMASK: list[int] = []
+
+
 def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+    """The process's umask, read once (reading it means setting it: two system calls)."""
+    if not _UMASK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+        _UMASK.append(mask)
+    return _UMASK[0]
 
 
 def safe_mode(mode: int, old: int | None) -> int:
@@ -85,19 +91,22 @@ def _copy_beside(entry: Entry, target: str, serial: int, mode: int) -> None:
     os.rename(tmp, target)
 
 
-def _put(entry: Entry, target: str, serial: int, old: int | None) -> None:
+def _put(entry: Entry, target: str, serial: int, old: int | None) -> bool:
+    """Put one file or link in place; True when it was copied (its source is still there)."""
     _clean(entry, old)
     mode = safe_mode(entry.mode, old)
     if entry.kind == "file" and entry.nlink > 1:
         # Hard links inside the change set: each applied file gets its own inode.
         _copy_beside(entry, target, serial, mode)
-        return
+        return True
     try:
         os.rename(entry.source, target)
     except OSError as e:
         if e.errno != 18:  # EXDEV: another file system
             raise
         _copy_beside(entry, target, serial, mode)
+        return True
+    return False
 
 
 def _stat(path: str) -> list[int]:
@@ -105,17 +114,60 @@ def _stat(path: str) -> list[int]:
     return [st.st_ino, st.st_size, st.st_mtime_ns]
 
 
-def apply(entries: list[Entry], journal: Journal) -> list[dict[str, str]]:
+def _prepare_whole(entries: list[Entry], start: int) -> int:
+    """Clean, in the staging area, the directory at `start` and everything below it (they
+    follow it: parents first, sorted by path); returns the index after its last entry."""
+    top = entries[start]
+    prefix = top.path + "/"
+    end = start + 1
+    while end < len(entries) and entries[end].path.startswith(prefix):
+        end += 1
+    for entry in entries[start:end]:
+        if entry.kind == "dir":
+            mode = safe_mode(entry.mode, None)
+            if mode != entry.mode:
+                os.chmod(entry.source, mode)
+        else:
+            _clean(entry, None)
+    return end
+
+
+def apply(
+    entries: list[Entry], journal: Journal, whole: frozenset[str] = frozenset()
+) -> tuple[list[dict[str, str]], list[Entry]]:
     """Apply `entries` (accepted, parents first); returns what changed, one dict a path:
-    {"path", "change": added | modified | deleted}. Raises OSError on the first failure: what
-    was applied before it is in the journal."""
+    {"path", "change": added | modified | deleted}, and the entries whose source is still in
+    the staging area (for `clear`). Raises OSError on the first failure: what was applied
+    before it is in the journal.
+
+    `whole`: new directories whose every entry below was accepted (see finish.settle). One
+    that does not exist on the host is cleaned in place and moved by one rename, its entries
+    journaled one by one as if each had been put (an `npm install` is mostly such trees)."""
     changed: list[dict[str, str]] = []
+    left: list[Entry] = []
+    moved_until = 0  # entries before this index went with a directory moved whole
     for serial, entry in enumerate(entries):
         target = entry.path
+        if serial < moved_until:
+            if entry.kind == "dir":
+                journal.record(op="mkdir", path=target, saved=None)
+            else:
+                stamp = [entry.ino, entry.size, entry.mtime_ns]
+                journal.record(op="put", path=target, saved=None, stat=stamp)
+            changed.append({"path": target, "change": "added"})
+            continue
         try:
             st: os.stat_result | None = os.lstat(target)
         except FileNotFoundError:
             st = None
+        if st is None and entry.kind == "dir" and target in whole and not entry.opaque:
+            moved_until = _prepare_whole(entries, serial)
+            os.rename(entry.source, target)
+            journal.record(op="mkdir", path=target, saved=None)
+            changed.append({"path": target, "change": "added"})
+            continue
+        if entry.kind in ("whiteout", "dir"):
+            left.append(entry)
         if entry.kind == "whiteout":
             if st is not None:
                 journal.record(op="remove", path=target, saved=journal.save(target))
@@ -137,15 +189,17 @@ def apply(entries: list[Entry], journal: Journal) -> list[dict[str, str]]:
                 changed.append({"path": target, "change": "added"})
             continue
         saved = journal.save(target) if st is not None else None
-        _put(entry, target, serial, old if entry.kind == "file" else None)
+        if _put(entry, target, serial, old if entry.kind == "file" else None):
+            left.append(entry)
         journal.record(op="put", path=target, saved=saved, stat=_stat(target))
         changed.append({"path": target, "change": "modified" if st is not None else "added"})
-    return changed
+    return changed, left
 
 
 def clear(entries: list[Entry]) -> None:
     """After `apply`: remove from the staging area what was applied and is still there (the
-    whiteouts, directories, copies), deepest first, so only held entries remain."""
+    whiteouts, directories, copies: what `apply` returned), deepest first, so only held
+    entries remain."""
     for entry in reversed(entries):
         try:
             if entry.kind == "dir":

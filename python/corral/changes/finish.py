@@ -12,11 +12,7 @@ import fcntl
 import os
 import sys
 
-from corral.changes import journal as journals
 from corral.changes import stage as stages
-from corral.changes.apply import apply, clear
-from corral.changes.rules import Checker, verdicts
-from corral.changes.scan import scan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,11 +38,22 @@ class Locked:
         os.close(self.fd)
 
 
-def read(stage: str) -> tuple[dict[str, Any], list[tuple[Entry, Refusal | None]], list[str]]:
-    """(plan, every entry with its verdict, what could not be read) of a staging area."""
+def read(
+    stage: str, now: dict[str, list[str]] | None = None
+) -> tuple[dict[str, Any], list[tuple[Entry, Refusal | None]], list[str]]:
+    """(plan, every entry with its verdict, what could not be read) of a staging area.
+
+    `now`: protected paths, names and chat patterns of the configuration as it is now, for a
+    change set checked later than its command ran (a `.envrc` or hook manager set up since)."""
+    from corral.changes.rules import Checker, verdicts
+    from corral.changes.scan import scan
+
     stages.wait_sandbox_gone(stage)
-    plan = stages.read_json(os.path.join(stage, stages.PLAN))
-    checker = Checker(plan, f"to apply it anyway: corral apply {plan['id']}")
+    plan = stages.read_plan(stage)
+    checked_plan = dict(plan)
+    for key, more in (now or {}).items():  # what is protected now counts too
+        checked_plan[key] = sorted({*plan[key], *more})
+    checker = Checker(checked_plan, f"to apply it anyway: corral apply {plan['id']}")
     entries: list[Entry] = []
     problems: list[str] = []
     for i, root in enumerate(plan["roots"]):
@@ -63,6 +70,26 @@ def _counts(changed: list[dict[str, str]]) -> dict[str, int]:
     return counts
 
 
+def _whole(checked: list[tuple[Entry, Refusal | None]], accepted: list[Entry]) -> frozenset[str]:
+    """Accepted directories with nothing held below them, no deletion and no hard-linked file
+    (each applied file gets its own inode): apply may move them in one rename."""
+    taken = {id(e) for e in accepted}
+    impure: set[str] = set()
+    for entry, _ in checked:
+        if (
+            id(entry) not in taken
+            or entry.kind == "whiteout"  # a host entry deleted: not a thing to move there
+            or (entry.kind == "file" and entry.nlink > 1)
+        ):
+            parent = os.path.dirname(entry.path)
+            while parent not in impure and parent != os.path.dirname(parent):
+                impure.add(parent)
+                parent = os.path.dirname(parent)
+    return frozenset(
+        e.path for e in accepted if e.kind == "dir" and not e.opaque and e.path not in impure
+    )
+
+
 def settle(
     stage: str,
     plan: dict[str, Any],
@@ -73,6 +100,8 @@ def settle(
 ) -> dict[str, Any]:
     """Apply what passes (and the paths in `force`, and what is below them); hold the rest.
     Returns the report, also written to the staging area while anything is held."""
+    from corral.changes import journal as journals
+    from corral.changes.apply import apply, clear
     from corral.paths import is_within
 
     accepted = []
@@ -88,8 +117,9 @@ def settle(
             held.append({"path": entry.path, "code": "review", "message": "held for review"})
     journal = journals.Journal(plan["id"])
     try:
-        changed = apply(accepted, journal) if accepted else []
-        clear(accepted)
+        whole = _whole(checked, accepted) if not problems else frozenset()
+        changed, left = apply(accepted, journal, whole) if accepted else ([], [])
+        clear(left)
     finally:
         journal.close()
     if changed:
@@ -123,6 +153,11 @@ def finish(stage: str, interrupted: bool = False) -> dict[str, Any]:
                 return {**report, "status": "empty", "why": ""}
             stages.write_report(stage, report)
             return report
+        stages.wait_sandbox_gone(stage)
+        if stages.is_empty(stage):  # the common case, without the check's imports
+            stages.remove(stage)
+            return {"id": os.path.basename(stage), "status": "empty", "applied": [],
+                    "counts": {}, "held": [], "problems": [], "why": ""}  # fmt: skip
         plan, checked, problems = read(stage)
         return settle(stage, plan, checked, problems, hold_all=plan["writes"] == "review")
 
@@ -167,6 +202,8 @@ def _describe(report: dict[str, Any]) -> list[str]:
 
 def report(stage_or_id: str) -> dict[str, Any]:
     """The report of a change set by staging path or id: held, applied, or empty."""
+    from corral.changes import journal as journals
+
     change_id = os.path.basename(stage_or_id)
     applied = [n for n in journals.entries() if n.endswith(f"-{change_id}")]
     for path in (

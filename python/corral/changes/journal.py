@@ -108,7 +108,12 @@ def conflicts(entry: str, base: str | None = None) -> list[str]:
     found = []
     for r in reversed(records(entry, base)):
         op, path = r["op"], r["path"]
-        if op == "put" and not _matches(r):
+        parent = os.path.dirname(path)
+        if os.path.realpath(parent) != parent:
+            # Journaled paths were real when applied: a link above one now (a later run with
+            # direct writes made it) would have undo write or delete where it points.
+            found.append(f"{path}: a directory above it is a symlink now")
+        elif op == "put" and not _matches(r):
             found.append(f"{path}: changed since the command wrote it")
         elif op == "mkdir" and not (os.path.isdir(path) and not os.path.islink(path)):
             found.append(f"{path}: no longer the directory the command made")

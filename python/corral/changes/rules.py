@@ -74,7 +74,16 @@ class Checker:
         self.visible: list[str] = [*plan.get("visible", []), *self.roots]
         self.protected: list[str] = plan["protected"]
         self.protected_set = frozenset(self.protected)
-        self.names = [n.strip("/").split("/") for n in plan["protected_names"] if n.strip("/")]
+        # each directory above a protected path -> one protected path below it
+        self.above_protected: dict[str, str] = {}
+        for p in self.protected:
+            parent = os.path.dirname(p)
+            while parent not in self.above_protected and parent != os.path.dirname(parent):
+                self.above_protected[parent] = p
+                parent = os.path.dirname(parent)
+        names = [n.strip("/").split("/") for n in plan["protected_names"] if n.strip("/")]
+        self.single_names = frozenset(n[0] for n in names if len(n) == 1)
+        self.longer_names = [n for n in names if len(n) > 1]
         self.chat_patterns: list[str] = plan["chat_patterns"]
         self.max_bytes = int(plan.get("max_file_bytes") or 0)
         self.created_ns = int(plan["created_ns"])
@@ -109,7 +118,7 @@ class Checker:
         if entry.kind in ("whiteout", "file", "link", "special") or entry.opaque:
             # Deleting or replacing a directory takes what is below it along; a link put where
             # a protected path's directory is (or would be) sends that path somewhere else.
-            below = next((p for p in self.protected if is_within(p, path) and p != path), None)
+            below = self.above_protected.get(path)
             if below is not None and entry.kind == "link":
                 return self.refusal(
                     "protected", path, PROTECTED,
@@ -121,12 +130,21 @@ class Checker:
                     f"deleting or replacing this directory would change protected {below}",
                 )  # fmt: skip
         parts = entry.rel.split("/")
-        for name in self.names:
-            if _components_contain(parts, name):
-                return self.refusal(
-                    "protected", path, PROTECTED,
-                    f"protected name {'/'.join(name)}: the host runs or obeys it by itself",
-                )  # fmt: skip
+        hit_name = next((p for p in parts if p in self.single_names), None)
+        if hit_name is None:
+            hit_name = next(
+                (
+                    "/".join(n)
+                    for n in self.longer_names
+                    if n[0] in parts and _components_contain(parts, n)
+                ),
+                None,
+            )
+        if hit_name is not None:
+            return self.refusal(
+                "protected", path, PROTECTED,
+                f"protected name {hit_name}: the host runs or obeys it by itself",
+            )  # fmt: skip
         return None
 
     @staticmethod
@@ -190,7 +208,7 @@ class Checker:
                 "new-repository", path, "git",
                 "a new bare repository: git on the host would obey its config and hooks",
             )  # fmt: skip
-        for i in range(len(parts) - 1, 0, -1):
+        for i in range(len(parts) - 1, -1, -1):  # down to the root: it may be a bare repository
             if not self._is_git_dir(entry.root, "/".join(parts[:i]), upper_root):
                 continue
             inside = parts[i:]
@@ -228,12 +246,63 @@ class Checker:
             )  # fmt: skip
         return None
 
+    def _link_at(self, path: str, entry: Entry) -> str | None:
+        """The target of a symlink at `path` as the host will see it after applying: the
+        change set's own entry where it has one (a file or directory there hides the host's
+        link), else the host's; None when `path` is no link."""
+        if is_within(path, entry.root):
+            upper_root = entry.source[: len(entry.source) - len(entry.rel)].rstrip("/")
+            shadow = os.path.join(upper_root, os.path.relpath(path, entry.root))
+            if os.path.lexists(shadow):
+                return os.readlink(shadow) if os.path.islink(shadow) else None
+        return os.readlink(path) if os.path.islink(path) else None
+
+    def _resolved(self, entry: Entry) -> str | None:
+        """Where the link `entry` leads once applied, resolved component by component as the
+        kernel will (a target `ua/../home/x` goes through `ua`, which may be a link to /usr:
+        normpath would fold it away); None after too many links. Stops at /proc."""
+        parts = os.path.join(os.path.dirname(entry.path), entry.target).split("/")
+        current, hops, i = "/", 40, 0
+        while i < len(parts):
+            part = parts[i]
+            i += 1
+            if part in ("", "."):
+                continue
+            if part == "..":
+                current = os.path.dirname(current)
+                continue
+            candidate = os.path.join(current, part)
+            if any(is_within(candidate, m) for m in MAGIC_LINK_AREAS):
+                return candidate
+            link = self._link_at(candidate, entry) if candidate != entry.path else entry.target
+            if link is None:
+                current = candidate
+                continue
+            hops -= 1
+            if hops < 0:
+                return None
+            parts = [*os.path.join(current, link).split("/"), *parts[i:]]
+            current, i = "/", 0
+        return current
+
     def _symlink(self, entry: Entry) -> Refusal | None:
         if entry.kind != "link":
             return None
         base = os.path.dirname(entry.path)
         # normpath keeps a leading "//" (POSIX leaves its meaning open; Linux reads "/")
-        target = "/" + os.path.normpath(os.path.join(base, entry.target)).lstrip("/")
+        lexical = "/" + os.path.normpath(os.path.join(base, entry.target)).lstrip("/")
+        resolved = self._resolved(entry)
+        if resolved is None:
+            return self.refusal(
+                "symlink-outside", entry.path, BUILTIN, "a symlink through too many links"
+            )
+        for target in dict.fromkeys((lexical, resolved)):
+            refusal = self._link_target(entry, target)
+            if refusal is not None:
+                return refusal
+        return None
+
+    def _link_target(self, entry: Entry, target: str) -> Refusal | None:
         magic = next((m for m in MAGIC_LINK_AREAS if is_within(target, m)), None)
         if magic is not None:
             return self.refusal(

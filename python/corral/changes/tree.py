@@ -7,7 +7,6 @@ RecursionError on a tree 1000 levels deep, which any command can make in a secon
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 
 
@@ -74,4 +73,6 @@ def copy(source: str, destination: str) -> None:
                 stack.append((entry.path, os.path.join(dst, entry.name)))
             os.chmod(dst, stat.S_IMODE(st.st_mode))
         else:
+            import shutil  # only here: ~8 ms to import, and most runs never copy
+
             shutil.copy2(src, dst, follow_symlinks=False)

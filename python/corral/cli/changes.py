@@ -25,8 +25,24 @@ def _stage(change_id: str) -> str:
 
 def _paths(stage: str, given: list[str]) -> frozenset[str]:
     """PATH arguments as host paths: absolute, or relative to the command's workspace."""
-    cwd = stages.read_json(os.path.join(stage, stages.PLAN))["cwd"]
+    cwd = stages.read_plan(stage)["cwd"]
     return frozenset(os.path.normpath(os.path.join(cwd, p)) for p in given)
+
+
+def _now(stage: str) -> dict[str, list[str]]:
+    """What is protected now in the change set's writable roots (see finish.read): your
+    configuration as a run from its workspace would resolve it. A configuration that no longer
+    resolves there keeps the change set held."""
+    from corral.cli import layers
+
+    plan = stages.read_plan(stage)
+    opts = {"allow_write": list(plan["roots"]), "deny_read": [], "cwd": plan["cwd"]}
+    _, policy = layers.resolve(opts)
+    return {
+        "protected": stages.protected_paths(policy),
+        "protected_names": list(policy.protected_names),
+        "chat_patterns": list(policy.chat_patterns),
+    }
 
 
 def _held_lines(report: dict[str, Any]) -> list[str]:
@@ -46,7 +62,7 @@ def changes(args: list[str]) -> int:
         stages.collect_garbage(stages.root_dir())
     if args:
         stage = _stage(args[0])
-        plan, checked, problems = finish.read(stage)
+        plan, checked, problems = finish.read(stage, _now(stage))
         print(f"{plan['id']} (workspace {plan['cwd']})")
         for entry, refusal in checked:
             if entry.kind == "dir" and refusal is None:
@@ -72,7 +88,7 @@ def apply(args: list[str]) -> int:
         raise UsageError("corral apply ID [PATH...]: which change set (see corral changes)")
     with finish.Locked():
         stage = _stage(args[0])
-        plan, checked, problems = finish.read(stage)
+        plan, checked, problems = finish.read(stage, _now(stage))
         report = finish.settle(stage, plan, checked, problems, force=_paths(stage, args[1:]))
     counts = report["counts"]
     print(

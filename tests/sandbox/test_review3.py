@@ -1,0 +1,175 @@
+"""A third outside review, after the second round of fixes: what it got past (N1-N7 on the
+filesystem side, P1-P3 on processes), each attack run inside real bwrap and judged on the host.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from typing import TYPE_CHECKING
+
+import pytest
+
+from .sandbox_support import DONE, q
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .conftest import Host
+
+pytestmark = pytest.mark.sandbox
+
+
+def run(host: Host, body: str, *flags: str) -> str:
+    done = host.sh(host.vars() + '\ncd "$WS"\n' + body, None, *flags)
+    assert DONE in done.stdout, done.stdout + done.stderr
+    return done.stderr
+
+
+def test_a_protected_path_below_a_host_link_is_checked_where_the_write_lands(host: Host) -> None:
+    # N1: `env` is a link to `envdir` (made by an earlier run, or the user's own); the .envrc
+    # sources env/local.sh; the sandbox's write is recorded at envdir/local.sh.
+    (host.ws / "envdir").mkdir()
+    (host.ws / "env").symlink_to("envdir")
+    (host.ws / ".envrc").write_text("source_env_if_exists env/local.sh\n")
+    held = run(host, "echo 'touch /tmp/x' > env/local.sh")
+    assert not (host.ws / "envdir" / "local.sh").exists(), "the sourced file reached the host"
+    assert "held" in held, held
+
+
+def test_what_an_envrc_puts_on_path_in_any_spelling_is_protected(host: Host) -> None:
+    # N2 and N7: layouts, export PATH=$PWD/..., and commands after `then` / in `{ }`.
+    (host.ws / ".envrc").write_text(
+        "if has nix; then use flake; else source_env_if_exists .envrc.private; fi\n"
+        'layout node\nexport PATH="$PWD/tools:$PATH"\n{ PATH_add scripts; }\n'
+    )
+    held = run(
+        host,
+        "mkdir -p node_modules/.bin tools scripts; for f in node_modules/.bin/ls tools/git "
+        "scripts/make .envrc.private flake.nix; do echo x > $f; done; echo ok > fine.txt",
+    )
+    for name in ("node_modules/.bin/ls", "tools/git", "scripts/make", ".envrc.private",
+                 "flake.nix"):  # fmt: skip
+        assert not (host.ws / name).exists(), f"{name} reached the host"
+    assert (host.ws / "fine.txt").read_text() == "ok\n"
+    assert "held" in held
+
+
+def test_an_envrc_corral_cannot_follow_is_named_in_status(host: Host) -> None:
+    (host.ws / ".envrc").write_text("layout something-new\nsource_env $EXTRA/x\n")
+    status = host.corral("status")
+    assert "layout something-new" in status.stdout + status.stderr, status.stdout
+
+
+def test_a_link_target_through_another_link_is_resolved_before_it_is_judged(host: Host) -> None:
+    # N3: `ua -> /usr` passes; `key -> ua/../<home>/.ssh/...` is folded by normpath into the
+    # workspace, but the host resolves it through /usr into the private home.
+    secret = host.home / ".ssh" / "id_ed25519"
+    rel = os.path.relpath(secret, "/")
+    held = run(host, f"ln -s /usr ua; ln -s ua/../{q(rel)} key; ln -s ua/../proc/self/root pr")
+    assert not os.path.lexists(host.ws / "key"), "a link into the private home reached the host"
+    assert not os.path.lexists(host.ws / "pr")
+    assert "held" in held
+
+
+def test_a_writable_root_that_is_a_bare_repository_keeps_its_hooks(host: Host) -> None:
+    # N4: the check looked for repositories below a root, never at the root itself.
+    bare = host.work / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    held = run(
+        host,
+        f"cd {q(bare)} && printf '#!/bin/sh\\ntouch /tmp/x\\n' > hooks/post-receive && "
+        "echo '[core]' >> config && echo x > description",
+        "--allow-write", str(bare),
+    )  # fmt: skip
+    assert not (bare / "hooks" / "post-receive").exists(), "a hook reached the bare repository"
+    assert "[core]\n[core]" not in (bare / "config").read_text()
+    assert "held" in held, held
+
+
+def test_a_held_change_set_is_checked_against_what_is_protected_now(host: Host) -> None:
+    # N5: held for review, then the user writes an .envrc that sources the held file.
+    held = run(host, "echo 'touch /tmp/x' > .envrc.local", "--writes", "review")
+    assert "held" in held
+    listed = host.corral("changes").stdout
+    change_id = next(line.split(":")[0] for line in listed.splitlines() if ": held" in line)
+    (host.ws / ".envrc").write_text("source_env_if_exists .envrc.local\n")
+    shown = host.corral("changes", change_id).stdout
+    assert ".envrc.local: refused" in shown, shown
+    applied = host.corral("apply", change_id)
+    assert applied.returncode == 0, applied.stderr
+    assert not (host.ws / ".envrc.local").exists()
+
+
+def test_undo_does_not_write_through_a_link_made_since(host: Host) -> None:
+    # N6: a change set replaced a/b/job; a later direct-writes run made a/b a link elsewhere.
+    (host.ws / "a" / "b").mkdir(parents=True)
+    (host.ws / "a" / "b" / "job").write_text("the user's\n")
+    host.git("add", "-A")
+    host.git("commit", "-qm", "job")
+    run(host, "echo changed > a/b/job")
+    elsewhere = host.outside / "cron"
+    elsewhere.mkdir()
+    run(host, f"rm -r a/b && ln -s {q(elsewhere)} a/b", "--writes", "direct")
+    undo = host.corral("undo")
+    assert undo.returncode != 0
+    assert "symlink now" in undo.stderr + undo.stdout
+    assert list(elsewhere.iterdir()) == [], "undo restored a file through the link"
+
+
+def test_a_host_file_given_as_stdin_cannot_be_written_through_proc(host: Host) -> None:
+    # P1: /proc/self/fd/0 of a file opens the host's file again, outside every mount.
+    notes = host.outside / "notes.txt"
+    notes.write_text("the user's notes\n")
+    with open(notes, "rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-m", "corral", "run", "--", "sh", "-c",
+             "cat; echo overwritten > /proc/self/fd/0; echo end"],
+            cwd=str(host.ws), env=host.env, stdin=stdin, capture_output=True, text=True,
+            timeout=60,
+        )  # fmt: skip
+    assert "the user's notes" in done.stdout and "end" in done.stdout, done.stderr
+    assert notes.read_text() == "the user's notes\n"
+
+
+def test_dev_is_read_only_and_dev_shm_is_bounded(host: Host) -> None:
+    # P2: bwrap's /dev is a tmpfs of no set size.
+    config = host.base / "limits.toml"
+    config.write_text("[sandbox.limits]\ntmp_percent = 1\n")
+    body = "touch /dev/planted 2>/dev/null && echo DEV-WRITABLE\ndf -k /dev/shm | tail -1\n"
+    done = host.corral("run", "--config", str(config), "--", "sh", "-c", body)
+    assert "DEV-WRITABLE" not in done.stdout
+    size_kb = int(done.stdout.split()[-5])
+    total_kb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 1024
+    assert size_kb <= total_kb // 100 + 1024, (size_kb, total_kb)
+
+
+def test_a_sandbox_whose_first_thread_ended_still_counts_as_running(tmp_path: Path) -> None:
+    # P3: pid 1's main thread called pthread_exit; another thread still writes. Its stat
+    # says zombie, and the change set was read as if the sandbox were gone.
+    from corral.changes import stage as stages
+
+    code = (
+        "import ctypes, threading, time; "
+        "threading.Thread(target=time.sleep, args=(30,)).start(); "
+        "ctypes.CDLL(None).pthread_exit(None)"
+    )
+    proc = subprocess.Popen(["python3", "-c", code])
+    try:
+        namespace = os.readlink("/proc/self/ns/pid")[len("pid:[") : -1]
+        (tmp_path / stages.SANDBOX).write_text(
+            f'{{\n    "child-pid": {proc.pid},\n    "pid-namespace": {namespace}\n}}\n'
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with open(f"/proc/{proc.pid}/stat", "rb") as f:
+                if f.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                    break
+            time.sleep(0.02)
+        assert stages.sandbox_alive(str(tmp_path))
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not stages.sandbox_alive(str(tmp_path))
