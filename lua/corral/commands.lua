@@ -35,8 +35,88 @@ function M.scratch(name, lines, source)
   return bufnr
 end
 
+---Call a change-set method of the engine and show what it says: `out` in a scratch buffer
+---(or a message when short), `err` as warnings.
+---@param method string
+---@param extra table
+---@param buffer_name string|nil show `out` in this scratch buffer
+---@return table|nil result
+local function change_call(method, extra, buffer_name)
+  local engine = require("corral.engine")
+  local source = vim.api.nvim_get_current_buf()
+  local result, err = engine.call(method, engine.request(source, extra))
+  if not result then
+    say("corral: " .. tostring(err), vim.log.levels.ERROR)
+    return nil
+  end
+  if #result.err > 0 then
+    say("corral: " .. table.concat(result.err, "\ncorral: "), vim.log.levels.WARN)
+  end
+  if buffer_name then
+    return result, M.scratch(buffer_name, result.out, source)
+  end
+  if #result.out > 0 then
+    say("corral: " .. table.concat(result.out, "\n"), result.code == 0 and vim.log.levels.INFO or vim.log.levels.ERROR)
+  end
+  return result
+end
+
+---@param arglead string
+---@return string[]
+local function complete_ids(arglead)
+  local ids = require("corral.engine").call("held_ids", require("corral.engine").request()) or {}
+  return vim.tbl_filter(function(id)
+    return vim.startswith(id, arglead)
+  end, ids)
+end
+
 ---@type table<string, {impl: fun(args: string[], cmd: table), complete: (fun(arglead: string): string[])|nil, desc: string}>
 M.subcommands = {
+  changes = {
+    desc = "list held change sets, or show one: each path's verdict and a diff",
+    impl = function(args)
+      local id = args[1]
+      local name = id and ("corral://changes/" .. id) or "corral://changes"
+      local _, bufnr = change_call("changes", { id = id or "" }, name)
+      if bufnr and id then
+        vim.bo[bufnr].filetype = "diff"
+        vim.wo.foldmethod = "expr"
+        vim.wo.foldexpr = "getline(v:lnum)=~'^diff '?'>1':'='"
+        vim.wo.foldlevel = 1
+      end
+    end,
+    complete = complete_ids,
+  },
+  apply = {
+    desc = "apply a held change set: what passes the check, and the paths named",
+    impl = function(args)
+      if #args == 0 then
+        say("corral: :Sandbox apply {id} [path...] (see :Sandbox changes)", vim.log.levels.ERROR)
+        return
+      end
+      change_call("apply_changes", { id = args[1], paths = vim.list_slice(args, 2) })
+      vim.cmd("checktime")
+    end,
+    complete = complete_ids,
+  },
+  discard = {
+    desc = "drop a held change set, or the paths named from it",
+    impl = function(args)
+      if #args == 0 then
+        say("corral: :Sandbox discard {id} [path...] (see :Sandbox changes)", vim.log.levels.ERROR)
+        return
+      end
+      change_call("discard_changes", { id = args[1], paths = vim.list_slice(args, 2) })
+    end,
+    complete = complete_ids,
+  },
+  undo = {
+    desc = "undo the newest applied change set",
+    impl = function(args)
+      change_call("undo", { id = args[1] or "" })
+      vim.cmd("checktime")
+    end,
+  },
   status = {
     desc = "show the effective sandbox for this buffer",
     impl = function()

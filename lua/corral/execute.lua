@@ -141,7 +141,7 @@ local function run_bash(request, tool_call, decision, finish)
   local job, err = require("corral.runner").start({ bash, "-c", tool_call.input.command }, request.bufnr_for_run, {
     on_stdout = collect,
     on_stderr = collect,
-    on_exit = function(code, repairs)
+    on_exit = function(code, repairs, changes)
       if timer then
         timer:stop()
         timer:close()
@@ -159,6 +159,7 @@ local function run_bash(request, tool_call, decision, finish)
         truncated = truncated,
         sandbox_refusals = report.refusals or {},
         repairs = repairs,
+        changes = changes,
       })
     end,
   })

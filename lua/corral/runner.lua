@@ -4,7 +4,8 @@ local sandbox = require("corral.sandbox")
 local M = {}
 
 ---Start `argv` in the buffer's sandbox. `opts` are jobstart options; `opts.on_exit` gets
----`(code, repairs)` where repairs lists what corral put back after the run.
+---`(code, repairs, changes)`: what corral held or put back after the run (lines), and the
+---change set's summary (see sandbox.after_run; nil with direct writes).
 ---@param argv string[]
 ---@param bufnr integer|nil
 ---@param opts table|nil
@@ -17,9 +18,9 @@ function M.start(argv, bufnr, opts)
   opts = vim.deepcopy(opts or {})
   local on_exit = opts.on_exit
   opts.on_exit = function(_, code)
-    local repairs = sandbox.after_run(info)
+    local repairs, changes = sandbox.after_run(info)
     if on_exit then
-      on_exit(code, repairs)
+      on_exit(code, repairs, changes)
     end
   end
   local job = vim.fn.jobstart(wrapped, opts)

@@ -53,13 +53,15 @@ end
 ---After a wrapped command exited: with a change set (the default), what the check held and
 ---why (the argv itself applied the rest); with direct writes, remove what must not have
 ---appeared and put back protected symlinks. Returns one line per held path or repair (empty
----when there is nothing to say).
+---when there is nothing to say), and with a change set its summary for a chat's tool result:
+---`{id, status, counts = {added, modified, deleted}, changed = {"added path", ...},
+---held = {{path, code, why}, ...}, why, more}`.
 ---@param info corral.Wrapped
----@return string[]
+---@return string[] lines, table|nil summary
 function M.after_run(info)
   if info and info.stage and info.stage ~= "" then
     local result = engine.call("change_report", { stage = info.stage })
-    return result and result.lines or {}
+    return result and result.lines or {}, result and result.summary or nil
   end
   if not info or ((#(info.watch or {}) == 0) and (#(info.links or {}) == 0)) then
     return {}

@@ -167,6 +167,38 @@ def _through_pipes(fds: list[int]) -> tuple[list[tuple[int, int, int]], list[int
     return actions, ends, threads
 
 
+def _terminal_state() -> list[tuple[int, Any, int]]:
+    """(descriptor, termios attributes, file status flags) of each of stdin, stdout and stderr
+    that is a terminal: a sandboxed command can turn echo off, make it exclusive or
+    non-blocking, and that outlives it (see _restore_terminal)."""
+    saved = []
+    for fd in (0, 1, 2):
+        if os.isatty(fd):
+            import fcntl
+            import termios
+
+            try:
+                saved.append((fd, termios.tcgetattr(fd), fcntl.fcntl(fd, fcntl.F_GETFL)))
+            except OSError:
+                continue
+    return saved
+
+
+def _restore_terminal(saved: list[tuple[int, Any, int]]) -> None:
+    if not saved:
+        return
+    import fcntl
+    import termios
+
+    for fd, attributes, flags in saved:
+        try:
+            termios.tcsetattr(fd, termios.TCSANOW, attributes)
+            fcntl.fcntl(fd, fcntl.F_SETFL, flags)
+            fcntl.ioctl(fd, termios.TIOCNXCL)
+        except OSError:
+            continue
+
+
 def _read_all(fd: int) -> bytes:
     chunks = []
     while True:
@@ -193,6 +225,7 @@ def launch(wrapped: Wrapped, timeout: float | None = None) -> tuple[int, bool]:
         _become_subreaper()
     spawn = os.posix_spawn if os.path.isabs(argv[0]) else os.posix_spawnp
     files = _file_descriptors() if wrapped.sandboxed else []
+    terminal = _terminal_state() if wrapped.sandboxed else []
     actions, ends, pumps = _through_pipes(files) if files else ([], [], [])
     try:
         if own_group:  # posix_spawn rejects setpgroup=None: two calls
@@ -225,6 +258,7 @@ def launch(wrapped: Wrapped, timeout: float | None = None) -> tuple[int, bool]:
         os.waitpid(pid, 0)
         if own_group:
             _kill_tree()
+        _restore_terminal(terminal)
         return 130, True
     timed_out = status is None
     if status is None:
@@ -238,6 +272,7 @@ def launch(wrapped: Wrapped, timeout: float | None = None) -> tuple[int, bool]:
 
     for pump in pumps:
         pump.join(5.0)  # the command's output, copied to its file to the end
+    _restore_terminal(terminal)
     if wrapped.status_fd is not None:
         report = _read_all(wrapped.status_fd)
         os.close(wrapped.status_fd)

@@ -34,6 +34,27 @@ def _layers(request: Mapping[str, Any], skip: str = "") -> list[config.Layer]:
     ]
 
 
+SUMMARY_PATHS = 100  # paths listed in a tool call's result; the counts are always whole
+
+
+def _summary(report: Mapping[str, Any]) -> dict[str, Any]:
+    """What a chat tells the model about a command's writes: what changed (counts, paths),
+    and what was held and why (see :help corral-execute)."""
+    applied, held = report.get("applied") or [], report.get("held") or []
+    return {
+        "id": report.get("id", ""),
+        "status": report.get("status", "empty"),
+        "counts": {**{"added": 0, "modified": 0, "deleted": 0}, **(report.get("counts") or {})},
+        "changed": [f"{c['change']} {c['path']}" for c in applied[:SUMMARY_PATHS]],
+        "held": [
+            {"path": h["path"], "code": h.get("code", ""), "why": h.get("message", "")}
+            for h in held[:SUMMARY_PATHS]
+        ],
+        "why": report.get("why", ""),
+        "more": max(0, len(applied) - SUMMARY_PATHS) + max(0, len(held) - SUMMARY_PATHS),
+    }
+
+
 class Service:
     def __init__(self, registry: Registry | None = None) -> None:
         self.registry = registry if registry is not None else default_registry()
@@ -153,7 +174,58 @@ class Service:
         from corral.changes import finish
 
         report = finish.report(str(request.get("stage") or ""))
-        return {"report": report, "lines": finish.describe(report)}
+        return {"report": report, "lines": finish.describe(report), "summary": _summary(report)}
+
+    # -- held change sets and undo (see corral.changes.commands) --------------------------
+    def _now(self, request: Mapping[str, Any]) -> Callable[[str], dict[str, list[str]]]:
+        """What is protected now for a held change set: setup()'s configuration (no chat's)
+        resolved in the set's workspace, with its writable roots."""
+        from corral.changes import stage as stages
+
+        def now(stage: str) -> dict[str, list[str]]:
+            plan = stages.read_plan(stage)
+            layers = [layer for layer in _layers(request) if layer.name == "global"]
+            roots = config.Layer("runtime", {"sandbox.policy.rw_paths": {"append": plan["roots"]}})
+            resolved = config.resolve([*layers, roots])
+            pol = policy.resolve(resolved, plan["cwd"], self.environ)
+            return {
+                "protected": stages.protected_paths(pol),
+                "protected_names": list(pol.protected_names),
+                "chat_patterns": list(pol.chat_patterns),
+            }
+
+        return now
+
+    def do_changes(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """Held change sets ({"id": ""}), or one with its verdicts and diffs."""
+        from corral.changes import commands
+
+        change_id = str(request.get("id") or "")
+        if not change_id:
+            return commands.listing().as_dict()
+        return commands.show(change_id, self._now(request), diffs=True).as_dict()
+
+    def do_held_ids(self, request: Mapping[str, Any]) -> list[str]:
+        from corral.changes import commands
+
+        return commands.held_ids()
+
+    def do_apply_changes(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        from corral.changes import commands
+
+        paths = [str(p) for p in request.get("paths") or []]
+        return commands.apply(str(request.get("id") or ""), paths, self._now(request)).as_dict()
+
+    def do_discard_changes(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        from corral.changes import commands
+
+        paths = [str(p) for p in request.get("paths") or []]
+        return commands.discard(str(request.get("id") or ""), paths).as_dict()
+
+    def do_undo(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        from corral.changes import commands
+
+        return commands.undo(str(request.get("id") or "") or None).as_dict()
 
     def do_sweep(self, request: Mapping[str, Any]) -> list[str]:
         from corral.gitguard import sweep
@@ -268,6 +340,11 @@ class Service:
         from corral.ops.globs import Permissions
         from corral.ops.refusal import OpError
 
+        changes = None
+        if tool in ("write", "edit", "delete") and not args.get("preview"):
+            from corral.changes.tools import ToolChanges
+
+            changes = ToolChanges(pol)  # journaled for undo, or held for review
         try:
             perms = Permissions.from_config(resolved)
             path = str(args.get("path", "."))
@@ -276,21 +353,37 @@ class Service:
                 return files.read(pol, perms, path, limit, int(args.get("offset") or 0))
             if tool == "write":
                 content = str(args.get("content", ""))
-                return files.write(pol, perms, path, content, bool(args.get("create_dirs")))
+                return self._with_changes(
+                    files.write(pol, perms, path, content, bool(args.get("create_dirs")), changes),
+                    changes,
+                )
             if tool == "edit":
-                return files.edit(
-                    pol, perms, path, str(args.get("old", "")), str(args.get("new", "")),
-                    int(args.get("expected") or 1), bool(args.get("preview")),
+                return self._with_changes(
+                    files.edit(
+                        pol, perms, path, str(args.get("old", "")), str(args.get("new", "")),
+                        int(args.get("expected") or 1), bool(args.get("preview")), changes,
+                    ),
+                    changes,
                 )  # fmt: skip
             if tool == "delete":
-                return files.delete(pol, perms, path, resolved["tools.delete.allow_sandboxed"])
+                allowed = resolved["tools.delete.allow_sandboxed"]
+                return self._with_changes(files.delete(pol, perms, path, allowed, changes), changes)
             if tool == "ls":
                 return files.ls(pol, perms, path)
             if tool == "fetch":
                 return self._fetch(resolved, args)
         except OpError as e:
+            if changes is not None:
+                changes.finish()
             return {"ok": False, "refused": e.refusal.as_dict()}
         return {"ok": False, "error": f"no operation for tool {tool!r}"}
+
+    @staticmethod
+    def _with_changes(result: dict[str, Any], changes: Any) -> dict[str, Any]:
+        """The tool's result, with its change (journaled: undo puts it back) when it made
+        one; a held one already says so under "held"."""
+        change = changes.finish() if changes is not None else None
+        return {**result, "change": change} if change else result
 
     def _fetch(self, resolved: config.Config, args: Mapping[str, Any]) -> dict[str, Any]:
         from corral.ops import http

@@ -248,3 +248,19 @@ def test_resolvers_fail_closed_and_get_the_calls_context(fresh: Editor, workspac
     assert seen["tool_call_id"] == "call-7"
     assert seen["cwd"] == str(workspace) and isinstance(seen["bufnr"], int)
     assert not (workspace / "y").exists()
+
+
+def test_a_bash_result_says_what_changed_and_what_was_held(fresh: Editor, workspace: Path) -> None:
+    # What a chat tells the model: the writes applied, and those held with the reason.
+    (workspace / "old.txt").write_text("old\n")
+    execute(fresh, "bash", command="echo n > new.txt; echo m > old.txt; echo x > .nvim.lua")
+    changes = result(fresh)["changes"]
+    assert changes["status"] == "held"
+    assert changes["counts"] == {"added": 1, "modified": 1, "deleted": 0}
+    assert sorted(changes["changed"]) == [
+        f"added {workspace / 'new.txt'}",
+        f"modified {workspace / 'old.txt'}",
+    ]
+    (held,) = changes["held"]
+    assert held["path"] == str(workspace / ".nvim.lua") and "protected" in held["why"]
+    assert not (workspace / ".nvim.lua").exists()

@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .conftest import Editor
 
-SUBCOMMANDS = ["disable", "enable", "reload", "reset", "run", "status"]
+SUBCOMMANDS = sorted(
+    ["apply", "changes", "disable", "discard", "enable", "reload", "reset", "run", "status", "undo"]
+)
 
 
 def python_hosts(editor: Editor) -> list[dict]:

@@ -173,3 +173,46 @@ def test_a_sandbox_whose_first_thread_ended_still_counts_as_running(tmp_path: Pa
         proc.kill()
         proc.wait()
     assert not stages.sandbox_alive(str(tmp_path))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a fifo under /run: root's sandbox")
+def test_a_root_sandbox_cannot_write_to_host_fifos_under_run(host: Host) -> None:
+    # P4: a read-only mount does not stop opening a fifo for writing (/run/initctl).
+    fifo = f"/run/corral-test-fifo-{os.getpid()}"
+    os.mkfifo(fifo, 0o600)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        done = host.corral(
+            "run", "--", "sh", "-c", f"echo CANARY > {fifo} 2>/dev/null; echo end", timeout=30
+        )
+        assert "end" in done.stdout, done.stderr
+        try:
+            got = os.read(reader, 100)
+        except BlockingIOError:
+            got = b""
+        assert b"CANARY" not in got, "the sandbox wrote into a host fifo"
+    finally:
+        os.close(reader)
+        os.unlink(fifo)
+
+
+def test_the_terminal_is_left_as_it_was(host: Host) -> None:
+    # P5: echo off, exclusive or non-blocking mode set by the command outlived it.
+    import pty
+    import termios
+
+    main, secondary = pty.openpty()
+    try:
+        before = termios.tcgetattr(secondary)
+        done = subprocess.run(
+            [sys.executable, "-m", "corral", "run", "--", "sh", "-c", "stty -echo raw; echo end"],
+            cwd=str(host.ws), env=host.env, stdin=secondary, stdout=secondary,
+            stderr=subprocess.PIPE, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        after = termios.tcgetattr(secondary)
+        assert after[3] & termios.ECHO, "echo stayed off"
+        assert after == before
+    finally:
+        os.close(main)
+        os.close(secondary)

@@ -136,6 +136,9 @@ def mount_args(policy: Policy, stage: str | None = None) -> list[str]:
     for path in read_only:
         args += ["--ro-bind", path, path]
     shown = (*policy.visible, *policy.rw_roots)
+    if os.geteuid() == 0:
+        for fifo in host_fifos():
+            args += ["--ro-bind", "/dev/null", fifo]
     for path, is_dir in deny_read:
         if any(is_within(path, h) for h in policy.hidden) and not any(
             is_within(path, s) for s in shown
@@ -146,6 +149,36 @@ def mount_args(policy: Policy, stage: str | None = None) -> list[str]:
         else:
             args += ["--ro-bind", "/dev/null", path]
     return args
+
+
+FIFO_AREAS = ("/run",)
+FIFO_SCAN_LIMIT = 4096
+
+
+def host_fifos() -> list[str]:
+    """Named pipes under /run, for a sandbox whose uid 0 is the host's root. A read-only
+    mount does not stop opening a fifo for writing, and a root-owned one there is a command
+    channel to a host service (/run/initctl: power off, reboot). Bounded walk, links not
+    followed; other users' sandboxes reach only fifos they could write anyway."""
+    import stat
+
+    found: list[str] = []
+    seen = 0
+    stack = [(area, 0) for area in FIFO_AREAS]
+    while stack and seen < FIFO_SCAN_LIMIT:
+        directory, depth = stack.pop()
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    seen += 1
+                    mode = entry.stat(follow_symlinks=False).st_mode
+                    if stat.S_ISFIFO(mode):
+                        found.append(entry.path)
+                    elif stat.S_ISDIR(mode) and depth < 4:
+                        stack.append((entry.path, depth + 1))
+        except OSError:
+            continue
+    return sorted(found)
 
 
 def limited(policy: Policy) -> list[str]:

@@ -59,11 +59,15 @@ class Journal:
         self._log.write(json.dumps(fields) + "\n")
         self._log.flush()
 
-    def save(self, path: str) -> str:
-        """Move what is at `path` aside; returns its name in the journal."""
+    def reserve(self) -> str:
+        """A new name for a saved original (the caller puts it at files/<name>)."""
         self._open()
         self._saved += 1
-        name = str(self._saved)
+        return str(self._saved)
+
+    def save(self, path: str) -> str:
+        """Move what is at `path` aside; returns its name in the journal."""
+        name = self.reserve()
         self.saved_bytes += tree.size(path)
         move(path, os.path.join(self.path, FILES, name))
         return name

@@ -16,7 +16,7 @@ usage: corral run    [OPTIONS] [--timeout SECONDS] -- COMMAND [ARG...]
        corral wrap   [OPTIONS] -- COMMAND [ARG...]
        corral status [OPTIONS] [--json]
        corral explain [OPTIONS] [--approval PRESET] [--json] -- 'COMMAND STRING'
-       corral changes [ID]              held change sets, or what one holds
+       corral changes [ID [--diff]]     held change sets, or what one holds (and diffs)
        corral apply ID [PATH...]        apply a held change set (PATHs: also refused ones)
        corral discard ID [PATH...]      drop a held change set, or PATHs from it
        corral undo [ID]                 undo the newest applied change set

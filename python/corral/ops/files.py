@@ -23,6 +23,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import TracebackType
 
+    from corral.changes.tools import ToolChanges
     from corral.ops.globs import Permissions
     from corral.policy import Policy
 
@@ -193,7 +194,12 @@ def _lstat_at(fd: int, name: str) -> os.stat_result | None:
 
 
 def _atomic_write(
-    real: str, path: str, source: bytes | int, mode: int | None, create: bool
+    real: str,
+    path: str,
+    source: bytes | int,
+    mode: int | None,
+    create: bool,
+    changes: ToolChanges | None = None,
 ) -> tuple[int, bool]:
     """Replace `real` with `source` (bytes, or a descriptor to copy from) in one rename;
     return (bytes written, whether the file is new). An existing file keeps its permission
@@ -228,7 +234,12 @@ def _atomic_write(
                 os.fsync(fd)
             finally:
                 os.close(fd)
+            saved = None
+            if changes is not None and old is not None:
+                saved = changes.keep_old(dir_fd, name, real)  # for undo
             os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            if changes is not None:
+                changes.put(dir_fd, name, real, saved)
         except BaseException:
             try:
                 os.unlink(temp, dir_fd=dir_fd)
@@ -300,17 +311,27 @@ def read(
 
 
 def write(
-    policy: Policy, perms: Permissions, path: str, content: str, create_dirs: bool = False
+    policy: Policy,
+    perms: Permissions,
+    path: str,
+    content: str,
+    create_dirs: bool = False,
+    changes: ToolChanges | None = None,
 ) -> Result:
-    """Replace (or create) the file with `content`, UTF-8, atomically."""
+    """Replace (or create) the file with `content`, UTF-8, atomically (see changes.tools for
+    `changes`: journaled, or held for review)."""
     lexical, real = _locate(policy, path)
     _guard_write(policy, perms, lexical, real)
     try:
         data = content.encode("utf-8")
     except UnicodeEncodeError as e:
         raise _refuse("invalid-content", lexical, "send valid Unicode text", str(e)) from None
+    if changes is not None and changes.holding:
+        with _OSErrors(lexical):
+            held = changes.hold(real, data)
+        return {"ok": True, "path": real, "bytes": len(data), "held": held}
     with _OSErrors(lexical):
-        size, created = _atomic_write(real, lexical, data, None, create_dirs)
+        size, created = _atomic_write(real, lexical, data, None, create_dirs, changes)
     return {"ok": True, "path": real, "bytes": size, "created": created}
 
 
@@ -322,9 +343,11 @@ def edit(
     new: str,
     expected: int = 1,
     preview: bool = False,
+    changes: ToolChanges | None = None,
 ) -> Result:
     """Replace the `expected` occurrences of `old` with `new` (refused unless exactly that many
-    are found); `diff` shows the change. With `preview`, checks and diffs but writes nothing."""
+    are found); `diff` shows the change. With `preview`, checks and diffs but writes nothing;
+    `changes` as for write."""
     if not old or expected < 1:
         raise _refuse(
             "invalid-argument", path, "pass the exact text to replace and expected >= 1",
@@ -370,14 +393,25 @@ def edit(
             f"b/{name.lstrip('/')}",
         )
     )
-    if not preview:
-        with _OSErrors(lexical):
-            _atomic_write(real, lexical, changed.encode("utf-8"), None, False)
-    return {"ok": True, "path": real, "count": count, "diff": diff, "written": not preview}
+    result: Result = {"ok": True, "path": real, "count": count, "diff": diff}
+    if preview:
+        return {**result, "written": False}
+    with _OSErrors(lexical):
+        if changes is not None and changes.holding:
+            return {**result, "written": False, "held": changes.hold(real, changed.encode())}
+        _atomic_write(real, lexical, changed.encode("utf-8"), None, False, changes)
+    return {**result, "written": True}
 
 
-def delete(policy: Policy, perms: Permissions, path: str, allow_sandboxed: bool = False) -> Result:
-    """Remove a file, a symlink (not its target) or an empty directory."""
+def delete(
+    policy: Policy,
+    perms: Permissions,
+    path: str,
+    allow_sandboxed: bool = False,
+    changes: ToolChanges | None = None,
+) -> Result:
+    """Remove a file, a symlink (not its target) or an empty directory (`changes` as for
+    write)."""
     lexical, real = _locate(policy, path, entry=True)
     if policy.enabled and not allow_sandboxed:
         raise OpError(
@@ -400,10 +434,16 @@ def delete(policy: Policy, perms: Permissions, path: str, allow_sandboxed: bool 
             if info is None:
                 raise _refuse("not-found", lexical, "check the path", f"{real} does not exist")
             is_dir = stat.S_ISDIR(info.st_mode)
+            if changes is not None and changes.holding:
+                held = changes.hold(real, None)
+                return {"ok": True, "path": real, "type": _kind(info.st_mode), "held": held}
+            saved = changes.keep_old(dir_fd, name, real) if changes is not None else None
             if is_dir:
                 os.rmdir(name, dir_fd=dir_fd)
             else:
                 os.unlink(name, dir_fd=dir_fd)
+            if changes is not None and saved is not None:
+                changes.removed(real, saved)
         finally:
             os.close(dir_fd)
     return {"ok": True, "path": real, "type": _kind(info.st_mode)}

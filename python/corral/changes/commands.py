@@ -1,0 +1,194 @@
+"""Held change sets and the undo journal, as commands: list, show (with diffs), apply,
+discard, undo. One implementation for `corral changes/apply/discard/undo` and
+`:Sandbox changes/apply/discard/undo`; each returns an Outcome (what to print, what to warn
+about, the exit status), never prints.
+
+`now(stage)` gives what is protected now in the change set's writable roots (see
+finish.read): the CLI resolves your configuration files for it, the editor its setup().
+"""
+
+from __future__ import annotations
+
+import os
+
+from corral.changes import finish
+from corral.changes import journal as journals
+from corral.changes import stage as stages
+from corral.errors import CorralError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    Now = Callable[[str], dict[str, list[str]]]
+
+DIFF_BYTES = 256 * 1024  # a file larger than this is named, not shown
+DIFF_LINES = 2000  # per change set shown
+
+
+class Outcome:
+    __slots__ = ("code", "err", "out")
+
+    def __init__(self, out: list[str] | None = None, err: list[str] | None = None) -> None:
+        self.out = out or []
+        self.err = err or []
+        self.code = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"out": self.out, "err": self.err, "code": self.code}
+
+
+def _stage(change_id: str) -> str:
+    stage = os.path.join(stages.root_dir(), os.path.basename(change_id))
+    if not change_id or not os.path.isfile(os.path.join(stage, stages.REPORT)):
+        raise CorralError(f"no held change set {change_id!r}; see corral changes")
+    return stage
+
+
+def _paths(stage: str, given: list[str]) -> frozenset[str]:
+    """PATH arguments as host paths: absolute, or relative to the command's workspace."""
+    cwd = stages.read_plan(stage)["cwd"]
+    return frozenset(os.path.normpath(os.path.join(cwd, p)) for p in given)
+
+
+def _held_lines(report: dict[str, Any]) -> list[str]:
+    lines = [
+        f"{report['id']}: {report['status']}" + (f" ({report['why']})" if report.get("why") else "")
+    ]
+    for item in report["held"]:
+        lines.append(f"  {item['path']}: {item.get('message') or item['code']}")
+    for problem in report.get("problems", []):
+        lines.append(f"  unread: {problem}")
+    return [finish.shown(line) for line in lines]
+
+
+def held_ids() -> list[str]:
+    """The ids of the held change sets, oldest first (for completion)."""
+    return [os.path.basename(s) for s in stages.held()]
+
+
+def listing() -> Outcome:
+    """Every held change set, with what it holds and why."""
+    with finish.Locked():
+        stages.collect_garbage(stages.root_dir())
+    found = list(stages.held())
+    out = Outcome([] if found else ["no held change sets"])
+    for stage in found:
+        out.out += _held_lines(stages.read_json(os.path.join(stage, stages.REPORT)))
+    return out
+
+
+def _text(path: str) -> list[str] | None:
+    """A file's lines for a diff, or None when it is not text or too large to show."""
+    try:
+        if os.path.islink(path) or os.path.getsize(path) > DIFF_BYTES:
+            return None
+        with open(path, "rb") as f:
+            data = f.read(DIFF_BYTES + 1)
+    except OSError:
+        return []
+    if b"\0" in data:
+        return None
+    return data.decode("utf-8", errors="replace").splitlines(keepends=True)
+
+
+def _diff(host: str, staged: str, label: str, kind: str) -> list[str]:
+    import difflib
+
+    old = [] if kind == "added" else _text(host)
+    new = [] if kind == "deleted" else _text(staged)
+    header = f"diff --corral a/{label} b/{label}"
+    if old is None or new is None:
+        return [header, f"Binary, link or large file {label} ({kind})"]
+    lines = difflib.unified_diff(
+        old, new, f"a/{label}" if kind != "added" else "/dev/null",
+        f"b/{label}" if kind != "deleted" else "/dev/null",
+    )  # fmt: skip
+    return [header, *(finish.shown(line.rstrip("\n")) for line in lines)]
+
+
+def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
+    """What one held change set holds, path by path with its verdict; with `diffs`, a unified
+    diff of each file against the workspace (what applying it would change)."""
+    with finish.Locked():
+        stage = _stage(change_id)
+        plan, checked, problems = finish.read(stage, now(stage))
+    out = Outcome([finish.shown(f"{plan['id']} (workspace {plan['cwd']})")])
+    shown_lines = 0
+    for entry, refusal in checked:
+        if entry.kind == "dir" and refusal is None:
+            continue
+        verdict = f"refused: {refusal.message}" if refusal else "passes the check"
+        change = "delete" if entry.kind == "whiteout" else entry.kind
+        out.out.append(finish.shown(f"  {change:7} {entry.path}: {verdict}"))
+    out.out += [finish.shown(f"  unread: {problem}") for problem in problems]
+    if diffs:
+        for entry, _ in checked:
+            if entry.kind in ("dir", "special") or shown_lines > DIFF_LINES:
+                continue
+            kind = "deleted" if entry.kind == "whiteout" else (
+                "modified" if os.path.lexists(entry.path) else "added"
+            )  # fmt: skip
+            label = os.path.relpath(entry.path, plan["cwd"])
+            lines = _diff(entry.path, entry.source, label, kind)
+            shown_lines += len(lines)
+            out.out += lines
+        if shown_lines > DIFF_LINES:
+            out.out.append(f"(diffs cut after {DIFF_LINES} lines)")
+    return out
+
+
+def apply(change_id: str, paths: list[str], now: Now) -> Outcome:
+    """Apply what passes the check, and the PATHs named (also refused ones: naming them is
+    the user's decision)."""
+    with finish.Locked():
+        stage = _stage(change_id)
+        plan, checked, problems = finish.read(stage, now(stage))
+        report = finish.settle(stage, plan, checked, problems, force=_paths(stage, paths))
+    counts = report["counts"]
+    return Outcome(
+        [
+            f"applied {counts.get('added', 0)} added, {counts.get('modified', 0)} modified, "
+            f"{counts.get('deleted', 0)} deleted (undo: corral undo)"
+        ],
+        finish.describe(report),
+    )
+
+
+def discard(change_id: str, paths: list[str]) -> Outcome:
+    """Drop a held change set, or only the PATHs named from it."""
+    from corral.changes.apply import discard as drop
+    from corral.paths import is_within
+
+    with finish.Locked():
+        stage = _stage(change_id)
+        if not paths:
+            stages.remove(stage)
+            return Outcome([f"discarded {change_id}"])
+        wanted = _paths(stage, paths)
+        _, checked, _ = finish.read(stage)
+        for entry, _ in checked:
+            if any(is_within(entry.path, w) for w in wanted):
+                drop(entry)
+        if stages.is_empty(stage):
+            stages.remove(stage)
+    return Outcome([f"discarded {len(wanted)} path(s) from {change_id}"])
+
+
+def undo(change_id: str | None = None) -> Outcome:
+    """Undo the newest applied change set (or the one named, when it is the newest)."""
+    with finish.Locked():
+        names = journals.entries()
+        if not names:
+            return Outcome(["nothing to undo"])
+        newest = names[-1]
+        if change_id and not newest.endswith(os.path.basename(change_id)):
+            raise CorralError(f"only the newest change set can be undone first: {newest}")
+        conflicts = journals.conflicts(newest)
+        if conflicts:
+            out = Outcome([], [*conflicts, f"{newest} not undone: nothing was changed"])
+            out.code = 1
+            return out
+        done = journals.undo(newest)
+    return Outcome([*done, f"undid {newest}"])

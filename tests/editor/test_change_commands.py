@@ -1,0 +1,51 @@
+""":Sandbox changes, apply, discard and undo: held change sets and the undo journal from the
+editor, with a real sandboxed job and what the workspace holds afterwards."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .conftest import Editor
+
+
+def held_id(ed: Editor) -> str:
+    ed.cmd("Sandbox", "changes")
+    lines = ed.buffer_lines("corral://changes") or []
+    ids = [line.split(":")[0] for line in lines if line.endswith(": held")]
+    assert len(ids) == 1, lines
+    return ids[0]
+
+
+def test_review_apply_and_undo_from_the_editor(ed: Editor, workspace: Path) -> None:
+    (workspace / "notes.txt").write_text("before\n")
+    result = ed.run_job(["sh", "-c", "echo after > notes.txt; echo x > .nvim.lua"])
+    assert result["code"] == 0, result
+    assert (workspace / "notes.txt").read_text() == "after\n"  # passed the check: applied
+    assert not (workspace / ".nvim.lua").exists()  # held
+    change_id = held_id(ed)
+    assert change_id in ed.lua("return vim.fn.getcompletion('Sandbox changes ', 'cmdline')")
+
+    ed.cmd("Sandbox", "changes", change_id)
+    shown = ed.buffer_lines(f"corral://changes/{change_id}") or []
+    assert any(".nvim.lua: refused" in line for line in shown), shown
+    assert "+x" in shown, shown  # the diff of the held file
+    assert ed.lua("return vim.bo.filetype") == "diff"
+
+    ed.cmd("Sandbox", "apply", change_id, ".nvim.lua")  # named: the user's decision
+    assert (workspace / ".nvim.lua").read_text() == "x\n"
+    ed.cmd("Sandbox", "undo")
+    assert not (workspace / ".nvim.lua").exists()
+    ed.cmd("Sandbox", "undo")
+    assert (workspace / "notes.txt").read_text() == "before\n"
+
+
+def test_discard_drops_a_held_change_set(ed: Editor, workspace: Path) -> None:
+    ed.run_job(["sh", "-c", "echo x > .exrc"])
+    change_id = held_id(ed)
+    ed.cmd("Sandbox", "discard", change_id)
+    ed.cmd("Sandbox", "changes")
+    assert ed.buffer_lines("corral://changes") == ["no held change sets"]
+    assert not (workspace / ".exrc").exists()

@@ -1,0 +1,83 @@
+"""The chat's file tools and change sets: a write, edit or delete is journaled so undo puts
+it back, and with sandbox.writes = "review" it is held like a command's writes until applied.
+Through the engine's service (what execute() calls), checked on the host."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from corral.service import Service
+
+if TYPE_CHECKING:
+    from .conftest import Host
+
+pytestmark = pytest.mark.sandbox
+
+
+@pytest.fixture
+def svc(host: Host, monkeypatch: pytest.MonkeyPatch) -> Service:
+    for name in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.setenv(name, host.env[name])  # corral's state: the fake home's
+    service = Service()
+    service.environ = dict(host.env)
+    return service
+
+
+def op(svc: Service, host: Host, tool: str, writes: str = "apply", **tool_input: Any) -> Any:
+    request = {
+        "layers": {
+            "global": {
+                "sandbox": {"writes": writes},
+                "tools": {"delete": {"allow_sandboxed": True}},  # off by default when sandboxed
+            }
+        },
+        "cwd": str(host.ws),
+        "tool": tool,
+        "input": tool_input,
+    }
+    return svc.call("op", request)
+
+
+def test_tool_writes_edits_and_deletes_are_undone_newest_first(svc: Service, host: Host) -> None:
+    readme = host.ws / "README.md"
+    before = readme.read_text()
+    assert op(svc, host, "write", path="new.txt", content="n\n")["change"]["status"] == "applied"
+    edited = op(svc, host, "edit", path="README.md", old=before[:5], new="EDITED")
+    assert edited["written"] and edited["change"]["counts"]["modified"] == 1
+    assert svc.call("undo", {})["code"] == 0
+    assert readme.read_text() == before
+    assert (host.ws / "new.txt").exists()
+    assert svc.call("undo", {})["code"] == 0
+    assert not (host.ws / "new.txt").exists()
+    assert host.git("status", "--porcelain") == ""
+
+
+def test_a_tool_delete_is_undone(svc: Service, host: Host) -> None:
+    (host.ws / "gone.txt").write_text("keep me\n")
+    result = op(svc, host, "delete", path="gone.txt")
+    assert result["ok"] is True, result
+    assert not (host.ws / "gone.txt").exists()
+    assert svc.call("undo", {})["code"] == 0
+    assert (host.ws / "gone.txt").read_text() == "keep me\n"
+
+
+def test_in_review_mode_tool_changes_are_held_until_applied(svc: Service, host: Host) -> None:
+    readme = host.ws / "README.md"
+    before = readme.read_text()
+    (host.ws / "old.txt").write_text("old\n")
+    wrote = op(svc, host, "write", "review", path="README.md", content="proposed\n")
+    deleted = op(svc, host, "delete", "review", path="old.txt")
+    assert wrote["ok"] and wrote["held"]["status"] == "held", wrote
+    assert deleted["ok"] and deleted["held"]["status"] == "held", deleted
+    assert readme.read_text() == before and (host.ws / "old.txt").exists()  # nothing yet
+    listed = svc.call("changes", {})["out"]
+    assert sum(": held (" in line for line in listed) == 2, listed
+    shown = svc.call("changes", {"id": wrote["held"]["id"]})["out"]
+    assert "+proposed" in shown, shown
+    for change in (wrote, deleted):
+        done = svc.call("apply_changes", {"id": change["held"]["id"]})
+        assert done["code"] == 0, done
+    assert readme.read_text() == "proposed\n"
+    assert not (host.ws / "old.txt").exists()
