@@ -19,7 +19,7 @@ import os
 from corral.errors import CorralError
 from corral.frozen import Frozen
 from corral.paths import is_within
-from corral.policy import PRIVATE_TMP
+from corral.resolution import PRIVATE_TMP
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -202,7 +202,7 @@ def _denied(policy: Policy, path: str, real: str, layers: Mapping[str, str]) -> 
 def _protected(
     policy: Policy, path: str, real: str, held: str, layers: Mapping[str, str]
 ) -> Refusal:
-    from corral.policy import own_paths
+    from corral.resolution import own_paths
 
     what = f"{_via(path, real)} is protected ({held} must not be changed from the sandbox)"
     if any(is_within(held, os.path.realpath(p)) for p in own_paths()):

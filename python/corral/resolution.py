@@ -1,0 +1,314 @@
+"""The phases of policy resolution (see policy.resolve), each a method of one Resolution:
+the configuration's values checked, the writable roots, the hidden paths, what is protected
+inside the writable roots, and what a private home shows. Problems and notes gather on the
+Resolution; resolve() raises ConfigError once, naming every bad entry.
+"""
+
+from __future__ import annotations
+
+import os
+
+from corral import dirs, environment, gitguard, limits
+from corral.backends import bwrap_args
+from corral.errors import Problem
+from corral.paths import (
+    Context,
+    canonical_all,
+    expand_all,
+    expand_lexical,
+    is_within,
+    outermost,
+    planted_link,
+    real_existing,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from corral.config import Config
+
+PRIVATE_TMP = "/tmp"
+# Never inside a writable root: binding the host's copy writable would undo the sandbox's own
+# /proc, /dev, private /tmp, or expose host sockets under /run.
+SYSTEM_DIRS = ("/proc", "/dev", "/sys", "/run", PRIVATE_TMP)
+
+
+def own_paths() -> list[str]:
+    """What runs on the host later and must never be writable from inside: corral's own code,
+    the environment it runs in (with the bundled bwrap), its plugin files when run from a
+    checkout, and its config and cache (a config there could turn the sandbox off)."""
+    import sys
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    found = [package, sys.prefix, dirs.user_config_dir(), dirs.user_cache_dir()]
+    root = os.path.dirname(os.path.dirname(package))  # a checkout: <root>/python/corral
+    found += [os.path.join(root, d) for d in ("lua", "plugin", "rplugin", "scripts", ".ci")]
+    return found
+
+
+def _self_and_parents(path: str) -> list[str]:
+    found = [path]
+    while (parent := os.path.dirname(found[-1])) != found[-1]:
+        found.append(parent)
+    return found
+
+
+class Protection:
+    """What is kept as it is inside the writable roots (see Resolution.protection)."""
+
+    def __init__(self) -> None:
+        self.read_only: list[str] = []  # existing, resolved: mounted read-only
+        self.create_dirs: list[str] = []  # made empty before the run, then read-only
+        self.watch: list[str] = []  # missing: must not appear (direct writes sweep them)
+        self.links: list[tuple[str, str]] = []  # protected symlinks put back after the run
+        self.pinned: list[str] = []  # directories bound onto themselves
+        self.never: list[str] = []  # never writable, wherever they are
+
+
+class Resolution:
+    """One policy being resolved: the configuration, where, and what was found wrong."""
+
+    def __init__(self, config: Config, ctx: Context) -> None:
+        self.config = config
+        self.ctx = ctx
+        self.problems: list[Problem] = []
+        self.notes: list[str] = []
+        self.rw_roots: list[str] = []
+
+    def problem(self, key: str, message: str) -> None:
+        self.problems.append(Problem(key, self.config.origins[key], message))
+
+    def paths_of(self, key: str, existing_only: bool = False) -> list[str]:
+        found, errors = expand_all(self.config[key], self.ctx, existing_only)
+        for e in errors:
+            self.problem(key, e)
+        return found
+
+    def writable(self, path: str) -> bool:
+        return any(is_within(path, r) for r in self.rw_roots)
+
+    # -- phase 1: values that need more than their type ------------------------------------
+    def check_values(self, cwd: str) -> tuple[tuple[tuple[str, int], ...], int]:
+        """The environment allowlist, bwrap's extra arguments, the workspace; returns the
+        resource limits (rlimits, tmpfs size)."""
+        for item in self.config["sandbox.policy.env"]:
+            why = environment.invalid_extra(item)
+            if why:
+                self.problem("sandbox.policy.env", why)
+        extra_key = "sandbox.backends.bwrap.extra_args"
+        for why in bwrap_args.refused(self.config[extra_key]):
+            self.problem(extra_key, why)
+        found = limits.resolve(self.config, self.problems)
+        if not os.path.isdir(self.ctx.cwd):
+            self.problems.append(Problem("cwd", "call", f"workspace {cwd!r} is not a directory"))
+        return found
+
+    # -- phase 2: the writable roots -------------------------------------------------------
+    def check_planted_links(self) -> None:
+        """Writable areas of this or any earlier run: the workspace and every rw_paths entry
+        as written. No mount may be decided by following a link a sandboxed command made there
+        (a missing rw path made a link to ~/.config by one command is the next one's root)."""
+        rw_lexical = expand_lexical(self.config["sandbox.policy.rw_paths"], self.ctx)[0]
+        areas = (self.ctx.cwd, *rw_lexical)
+        allow_lexical = expand_lexical(self.config["sandbox.policy.home_allow"], self.ctx)[0]
+        for key, entries in (
+            ("sandbox.policy.rw_paths", rw_lexical),
+            ("sandbox.policy.home_allow", allow_lexical),
+        ):
+            for p in entries:
+                link = planted_link(p, areas)
+                if link is not None:
+                    self.problem(
+                        key,
+                        f"{p} {'is' if link == p else 'is reached through'} the symlink "
+                        f"{link}, inside the workspace or a writable root, where a sandboxed "
+                        "command could have made it point anywhere; name the directory it "
+                        "should be instead",
+                    )
+
+    def writable_roots(self) -> list[str]:
+        self.check_planted_links()
+        for p in outermost(self.paths_of("sandbox.policy.rw_paths")):
+            system = next((s for s in SYSTEM_DIRS if is_within(s, p)), None)
+            if system is not None:
+                self.problem(
+                    "sandbox.policy.rw_paths",
+                    f"{p} cannot be writable: it is or contains {system}; use a directory below "
+                    "it (or mode read-only for a workspace at /)",
+                )
+                continue
+            if is_within(self.ctx.home, p):
+                self.notes.append(
+                    f"writable root {p} contains your home directory: files there that are not "
+                    "protected (see :help corral-protected) can be changed"
+                )
+            if os.path.isdir(p) or os.path.isfile(p):
+                self.rw_roots.append(p)
+            else:
+                self.notes.append(f"writable path {p} does not exist; skipped")
+        return self.rw_roots
+
+    # -- phase 3: hidden paths -------------------------------------------------------------
+    def deny_read(self) -> list[tuple[str, bool]]:
+        found = []
+        for p in outermost(self.paths_of("sandbox.policy.deny_read", existing_only=True)):
+            found.append((p, os.path.isdir(p)))
+            if is_within(self.ctx.cwd, p):
+                self.notes.append(
+                    f"the workspace is inside denied path {p}: it is hidden in the sandbox"
+                )
+        return found
+
+    # -- phase 4: what stays as it is inside the writable roots ----------------------------
+    def _in_roots(self, found: Protection) -> None:
+        """Git (gitguard), protected names, and what a root's .envrc has direnv run."""
+        protected = self.config["sandbox.policy.protected"]
+        git_names = [p[len(".git/") :] for p in protected if p.startswith(".git/")]
+        writable = self.writable
+        for root in self.rw_roots:
+            if not os.path.isdir(root):
+                continue
+            guard = gitguard.protect(root, git_names, self.ctx.home)
+            found.pinned.extend(d for d in guard.pinned if writable(d))
+            found.read_only.extend(guard.read_only)
+            found.create_dirs.extend(d for d in guard.create_dirs if writable(d))
+            found.watch.extend(w for w in guard.watch if writable(w))
+            found.links.extend(link for link in guard.links if writable(os.path.dirname(link[0])))
+            self.notes.extend(guard.notes)
+            for name in protected:
+                if not name.startswith(".git/"):
+                    path = os.path.join(root, name)
+                    # missing ones (a new .nvim.lua, .envrc) are watched: removed if created
+                    (found.read_only if os.path.lexists(path) else found.watch).append(path)
+            self._direnv(root, found)
+
+    def _direnv(self, root: str, found: Protection) -> None:
+        envrc = os.path.join(root, ".envrc")
+        if not os.path.lexists(envrc):
+            return
+        from corral import direnv  # only here: shlex imports re
+
+        referenced, unknown = direnv.referenced(envrc)
+        for path in referenced:
+            if self.writable(path):
+                (found.read_only if os.path.lexists(path) else found.watch).append(path)
+        if unknown:
+            self.notes.append(
+                f"{envrc}: direnv runs it at your next prompt, and what it reaches through "
+                f"{', '.join(unknown[:3])} cannot be known before: not protected "
+                "(see :help corral-protected)"
+            )
+
+    def _never_writable(self, found: Protection) -> None:
+        """Never-writable paths and corral's own: read-only where they exist; where they do
+        not exist yet but could be created inside a writable root (~/.bash_profile with $HOME
+        writable), watched. Missing hidden paths inside a writable root (~/.ssh with $HOME as
+        the workspace) are watched too: nothing to mask, but no authorized_keys either."""
+        never, errors = expand_lexical(self.config["sandbox.policy.deny_write"], self.ctx)
+        for e in errors:
+            self.problem("sandbox.policy.deny_write", e)
+        for p in expand_lexical(self.config["sandbox.policy.deny_read"], self.ctx)[0]:
+            if self.writable(p) and not os.path.lexists(p):
+                found.watch.append(p)
+        own_dirs = (dirs.user_config_dir(), dirs.user_cache_dir())
+        own = own_paths()
+        found.never = [*never, *own]
+        for p in found.never:
+            if not self.writable(p):
+                continue
+            if os.path.lexists(p):
+                found.read_only.append(p)
+            elif p in own_dirs:
+                found.create_dirs.append(p)  # corral's own: made empty now, read-only in runs
+            elif self.writable(os.path.realpath(p)):
+                found.watch.append(os.path.realpath(p))
+
+    def _state_dir(self, found: Protection, deny_read: list[tuple[str, bool]]) -> str:
+        """corral's state (the audit log, change sets, the undo journal) tells what ran and was
+        refused and holds what was written: not for a sandboxed command to read, nor, with
+        $HOME writable, to rewrite. Masked last, so a writable root cannot undo it; made first
+        when missing inside a writable root, so it cannot be planted either."""
+        state_dir = os.path.realpath(dirs.user_state_dir())
+        if os.path.isdir(state_dir):
+            deny_read.append((state_dir, True))
+        elif self.writable(state_dir):
+            found.create_dirs.append(state_dir)
+            deny_read.append((state_dir, True))
+        return state_dir
+
+    def _resolve_read_only(self, found: Protection) -> None:
+        kept = []
+        for p in found.read_only:
+            if not os.path.lexists(p):
+                continue  # cheaper than resolving first: most protected names do not exist
+            if os.path.islink(p) and self.writable(os.path.dirname(p)):
+                found.links.append((p, os.readlink(p)))  # the target stays read-only, not the link
+            real = real_existing(p)
+            if real is not None and self.writable(real):
+                kept.append(real)
+        found.read_only = kept
+
+    def _pin(self, found: Protection, state_dir: str) -> None:
+        """Only a protected path itself is mounted read-only: a directory above it could still
+        be renamed away and rebuilt. Every directory between a writable root and it is pinned,
+        also those that do not exist yet above a directory made before the run (corral's config
+        dir with no ~/.config yet): left unpinned, ~/.config could become a link."""
+        made = set(found.create_dirs)
+        links = [link for link, _ in found.links]
+        for p in (*found.read_only, *found.create_dirs, *found.watch, *links, *found.pinned,
+                  state_dir):  # fmt: skip
+            owner = next((r for r in self.rw_roots if is_within(p, r)), None)
+            parent = os.path.dirname(p)
+            while owner is not None and parent != owner and is_within(parent, owner):
+                if (os.path.isdir(parent) and not os.path.islink(parent)) or (
+                    p in made and not os.path.lexists(parent)
+                ):
+                    found.pinned.append(parent)
+                parent = os.path.dirname(parent)
+
+    def protection(self, deny_read: list[tuple[str, bool]]) -> Protection:
+        found = Protection()
+        self._in_roots(found)
+        self._never_writable(found)
+        state_dir = self._state_dir(found, deny_read)
+        self._resolve_read_only(found)
+        # Where a missing protected path would be written: through the host's links, if any.
+        found.watch = list(dict.fromkeys(canonical_all(found.watch)))
+        self._pin(found, state_dir)
+        return found
+
+    # -- phase 5: a private home -----------------------------------------------------------
+    def home(self, deny_read: list[tuple[str, bool]]) -> tuple[list[str], list[str]]:
+        """(hidden areas, paths shown again read-only inside them)."""
+        ctx = self.ctx
+        hidden = [PRIVATE_TMP]
+        allowed_home: list[str] = []
+        if self.config["sandbox.policy.home"] == "private":
+            if ctx.home == "/" or is_within(ctx.home, ctx.cwd):
+                self.notes.append("$HOME is inside the workspace: home = private hides nothing")
+            else:
+                hidden.append(ctx.home)
+                allowed_home = [
+                    p for p in self.paths_of("sandbox.policy.home_allow", existing_only=True)
+                    if is_within(p, ctx.home) and not any(is_within(p, d) for d, _ in deny_read)
+                ]  # fmt: skip
+                self._credential_stores_in_allow_list()
+        visible = [
+            p for p in (ctx.cwd, *allowed_home)
+            if any(is_within(p, h) for h in hidden) and not self.writable(p)
+        ]  # fmt: skip
+        return hidden, visible
+
+    def _credential_stores_in_allow_list(self) -> None:
+        """A credential store in the allowlist stays hidden all the same (masks come last):
+        say so rather than let the user believe it is shown."""
+        stores = set(expand_lexical(self.config["sandbox.policy.deny_read"], self.ctx)[0])
+        allow_key = "sandbox.policy.home_allow"
+        for p in expand_lexical(self.config[allow_key], self.ctx)[0]:
+            # the entry or a directory above it, looked up: not every pair compared
+            store = next((a for a in _self_and_parents(p) if a in stores), None)
+            if store is not None:
+                self.problem(
+                    allow_key,
+                    f"{p} is a credential store or inside one ({store}), hidden whatever "
+                    "home_allow says; remove it here, or from sandbox.policy.deny_read to show it",
+                )

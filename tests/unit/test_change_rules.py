@@ -1,0 +1,164 @@
+"""The change-set check on its own: a staging area's upper directory built by hand (what an
+overlay would have recorded), scanned and judged against a plan, one rule at a time.
+
+The real-sandbox tests (tests/sandbox/test_change_sets*.py) show the same rules end to end;
+these pin each rule's edges quickly and without bwrap.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from typing import TYPE_CHECKING
+
+import pytest
+
+from corral.changes.rules import Checker, verdicts
+from corral.changes.scan import scan
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+class Layout:
+    def __init__(self, tmp_path: Path) -> None:
+        self.root = tmp_path / "ws"  # the host's workspace: the lower layer
+        self.upper = tmp_path / "upper"  # what the command wrote
+        self.hidden = tmp_path / "home"
+        for d in (self.root, self.upper, self.hidden):
+            d.mkdir()
+        (self.root / ".git" / "hooks").mkdir(parents=True)
+        for name in ("HEAD", "config"):
+            (self.root / ".git" / name).write_text("x\n")
+        for name in ("objects", "refs"):
+            (self.root / ".git" / name).mkdir()
+        self.plan = {
+            "roots": [str(self.root)],
+            "hidden": [str(self.hidden), "/tmp"],
+            "visible": [],
+            "protected": [str(self.root / ".git" / "hooks"), str(self.root / ".config" / "x.yml")],
+            "protected_names": [".nvim.lua", ".git/hooks"],
+            "chat_patterns": ["*.chat"],
+            "max_file_bytes": 1000,
+            "created_ns": time.time_ns(),
+        }
+
+    def write(self, rel: str, text: str = "x\n") -> None:
+        path = self.upper / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+    def link(self, rel: str, target: str) -> None:
+        path = self.upper / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.symlink_to(target)
+
+    def verdicts(self) -> dict[str, str | None]:
+        entries, problems = scan(str(self.root), str(self.upper))
+        assert problems == []
+        checker = Checker(self.plan, "corral apply ID")
+        return {e.rel: (r.code if r is not None else None) for e, r in verdicts(checker, entries)}
+
+
+@pytest.fixture
+def lay(tmp_path: Path) -> Layout:
+    return Layout(tmp_path)
+
+
+def test_plain_files_pass(lay: Layout) -> None:
+    lay.write("src/main.py")
+    assert lay.verdicts() == {"src": None, "src/main.py": None}
+
+
+@pytest.mark.parametrize(
+    ("rel", "code"),
+    [
+        (".git/hooks/pre-commit", "protected"),  # a protected path
+        ("sub/.nvim.lua", "protected"),  # a protected name at any depth
+        ("vendor/.git/hooks/x", "new-repository"),  # below a new .git: all of it refused
+        (".git/config", "protected"),  # a git control file
+        ("talk.chat", "chat-file"),
+    ],
+)
+def test_protected_paths_names_and_chat_files_are_refused(lay: Layout, rel: str, code: str) -> None:
+    lay.write(rel)
+    assert lay.verdicts()[rel] == code
+
+
+def test_a_refused_directory_takes_what_is_below_it(lay: Layout) -> None:
+    lay.write("nested/.git/HEAD")
+    lay.write("nested/.git/config")
+    found = lay.verdicts()
+    assert found["nested/.git"] == "new-repository"
+    assert found["nested/.git/config"] == "new-repository"
+
+
+def test_a_directory_made_a_repository_by_links_is_refused(lay: Layout) -> None:
+    lay.write("src/HEAD", "ref: refs/heads/main\n")
+    lay.link("src/objects", "../.git/objects")
+    lay.link("src/refs", "../.git/refs")
+    lay.write("src/config")
+    found = lay.verdicts()
+    assert found["src"] == "new-repository"  # a new directory that is a repository
+
+
+def test_a_repository_completed_in_an_existing_directory_is_refused(lay: Layout) -> None:
+    (lay.root / "lib" / "refs").mkdir(parents=True)  # from an earlier run
+    lay.write("lib/HEAD", "ref: refs/heads/main\n")
+    lay.write("lib/objects/keep")
+    found = lay.verdicts()
+    assert found["lib/HEAD"] == "new-repository"
+    assert found["lib/objects"] == "new-repository"
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["{hidden}/.ssh", "//{hidden}", "/proc/self/root{hidden}", "ua/..{hidden}/.ssh"],
+    ids=["hidden", "double-slash", "proc", "through-a-link"],
+)
+def test_links_into_hidden_areas_are_refused_however_spelled(lay: Layout, target: str) -> None:
+    lay.link("ua", "/usr")  # passes: every sandbox sees /usr
+    lay.link("key", target.format(hidden=lay.hidden))
+    found = lay.verdicts()
+    assert found["ua"] is None
+    assert found["key"] in ("symlink-outside", "protected"), found
+
+
+def test_a_link_where_a_protected_paths_directory_would_be_is_refused(lay: Layout) -> None:
+    lay.write("cfg/x.yml")
+    lay.link(".config", "cfg")
+    found = lay.verdicts()
+    assert found[".config"] == "protected"
+    assert found["cfg/x.yml"] is None
+
+
+def test_special_and_oversized_files_are_refused(lay: Layout) -> None:
+    os.mkfifo(lay.upper / "pipe")
+    lay.write("big.bin", "x" * 2000)
+    found = lay.verdicts()
+    assert found["pipe"] == "special-file"
+    assert found["big.bin"] == "too-large"
+
+
+def test_a_file_the_host_changed_meanwhile_is_a_conflict(lay: Layout) -> None:
+    (lay.root / "notes.txt").write_text("host\n")
+    lay.plan["created_ns"] = 0  # the command started before the host's edit
+    lay.write("notes.txt", "sandbox\n")
+    assert lay.verdicts()["notes.txt"] == "conflict"
+
+
+def test_scan_reads_whiteouts_and_never_follows_links(lay: Layout) -> None:
+    (lay.root / "gone.txt").write_text("x\n")
+    os.mknod(lay.upper / "gone.txt", stat.S_IFCHR | 0o600, os.makedev(0, 0))
+    lay.link("out", str(lay.hidden))
+    (lay.hidden / "secret").write_text("s\n")
+    entries, _ = scan(str(lay.root), str(lay.upper))
+    kinds = {e.rel: e.kind for e in entries}
+    assert kinds == {"gone.txt": "whiteout", "out": "link"}
+
+
+def test_deleting_a_repositorys_head_is_refused(lay: Layout) -> None:
+    (lay.upper / ".git").mkdir()
+    os.mknod(lay.upper / ".git" / "HEAD", stat.S_IFCHR | 0o600, os.makedev(0, 0))
+    assert lay.verdicts()[".git/HEAD"] == "protected"
