@@ -22,6 +22,13 @@ RESOLVER_CALL = "return require('corral.execute')._resolver_call(...)"
 DELIVER = "require('corral.execute')._deliver(...)"
 
 
+def _use_own_engine() -> None:
+    """The plugin's own engine wins over any other installed copy (the Lua side and the
+    engine must come from the same checkout), and a personal install has no other."""
+    if ENGINE_DIR not in sys.path:
+        sys.path.insert(0, ENGINE_DIR)
+
+
 @pynvim.plugin
 class CorralPlugin:
     def __init__(self, nvim: pynvim.Nvim) -> None:
@@ -30,10 +37,7 @@ class CorralPlugin:
 
     def service(self) -> Any:
         if self._service is None:
-            # The plugin's own engine wins over any other installed copy: the Lua side and
-            # the engine must come from the same checkout.
-            if ENGINE_DIR not in sys.path:
-                sys.path.insert(0, ENGINE_DIR)
+            _use_own_engine()
             from corral.service import Service
 
             self._service = Service()
@@ -65,6 +69,7 @@ class CorralPlugin:
                 name, int(request.get("priority", 50)), ask_lua
             )
         if method == "engine_info":
+            _use_own_engine()  # :checkhealth may be the first call: before service()
             import corral
 
             return {"version": corral.__version__, "path": os.path.dirname(corral.__file__)}
