@@ -54,7 +54,9 @@ end
 ---@return boolean
 ---@param data string|nil the file's contents as already read (one read: see M.trusted)
 function M.is_trusted(path, data)
-  if path == "" then
+  -- The trust database is one "hash path" a line: a name with a line break in it could
+  -- have :trust write an entry for another file.
+  if path == "" or sfind(path, "[\r\n]") then
     return false
   end
   local full = vim.uv.fs_realpath(path) or vim.fs.normalize(vim.fn.fnamemodify(path, ":p"))

@@ -452,7 +452,10 @@ FIELDS: tuple[Field, ...] = (
         "tools.shell.allow",
         LIST,
         (),
-        "Commands approved without asking: case-insensitive substrings (deny is checked first).",
+        "Commands approved without asking: leading words, case-insensitive (`git status` "
+        "allows `git status --short`); every command of a list or pipeline must begin with "
+        "one, with no substitution, assignment, redirection into a file or word that may "
+        "expand into an option (deny is checked first).",
     ),
     Field(
         "tools.shell.deny",

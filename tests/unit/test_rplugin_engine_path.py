@@ -29,9 +29,7 @@ print(json.dumps(CorralPlugin(None).call(["engine_info", {{}}])))
 
 def test_engine_info_as_the_first_call_finds_the_plugins_engine() -> None:
     code = PROBE.format(engine=str(ROOT / "python"), rplugin=str(ROOT / "rplugin" / "python3"))
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False
-    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     info = json.loads(done.stdout)
     assert info["path"] == str(ROOT / "python" / "corral")

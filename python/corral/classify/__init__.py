@@ -5,7 +5,10 @@ pipelines, subshells, groups, if/for/while/until, functions, redirections, subst
 riskiest part decides the kind, from least to most risky:
 
 - read-only: only known read-only tools, with options that neither write nor run programs,
-  and no redirection into a file;
+  and no redirection into a file. Tools with an option syntax of their own (xxd, tree) are
+  read the way they read it, never letting an option swallow the file they write; package
+  managers read only for exact, option-free questions (`pip list`, `npm ls`), and never
+  when they load the project's configuration or code to answer (mvn, gradle, cargo, go...);
 - writes: redirections into files, `tee`, `sed -i`, cp/mv/rm/mkdir/touch..., git commands
   that change the repository, build tools and test runners (they run the project's code,
   which the sandbox confines);

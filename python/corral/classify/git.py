@@ -200,8 +200,24 @@ def _by_first(
             cmd.found.flag(WRITES, f"git {sub} {first.text} changes the repository")
         if first is not None and (sub, first.text) in _RUNS_COMMANDS:
             cmd.found.flag(DYNAMIC, f"git {sub} {first.text} runs commands")
+        if first is None or (first.static and first.text in reads):
+            # The read forms hand their options to log or diff (`stash list` is `log -g`,
+            # `stash show` takes diff options, `bisect view` runs `git log`): --output writes,
+            # --ext-diff and --textconv run programs, as for any read.
+            _read(cmd, sub if first is None else f"{sub} {first.text}", rest)
+        if sub == "bisect" and first is not None and first.text in ("view", "visualize"):
+            _bisect_view(cmd, rest[rest.index(first) + 1 :])
 
     return rule
+
+
+def _bisect_view(cmd: Command, rest: list[Word]) -> None:
+    """`git bisect view` runs gitk when a display is set, `git log OPTIONS` when the first
+    argument is an option, and otherwise the command it names (`tig`, any git subcommand)."""
+    if not rest:
+        cmd.found.flag(DYNAMIC, "git bisect view starts gitk when a display is available")
+    elif not (rest[0].static and rest[0].text.startswith("-")):
+        cmd.found.flag(DYNAMIC, f"git bisect view runs {rest[0].raw} (any git subcommand)")
 
 
 _RUNS_COMMANDS = frozenset({("submodule", "foreach"), ("bisect", "run")})
@@ -234,12 +250,17 @@ _CONFIG_READS = _CONFIG_GETS | names(
 )
 
 
+_REFLOG_WRITES = names("expire delete drop write")
+
+
 def _reflog(cmd: Command, sub: str, rest: list[Word]) -> None:
     first = next((w.text for w in rest if not w.text.startswith("-")), "show")
-    if first in ("expire", "delete"):
+    if first in _REFLOG_WRITES:
         cmd.found.flag(WRITES, f"git reflog {first} changes the repository")
     elif any(not w.static for w in rest):
         cmd.found.flag(DYNAMIC, "git reflog: an argument is built at run time")
+    else:
+        _read(cmd, "reflog", rest)  # `git reflog [show]` is `git log -g` with these options
 
 
 _SPECIAL: dict[str, Callable[[Command, str, list[Word]], None]] = {

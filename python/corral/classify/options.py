@@ -17,10 +17,13 @@ if TYPE_CHECKING:
 class Opt:
     """One option: `name` without dashes, `long` for `--name`, its `value` if it takes one."""
 
-    __slots__ = ("long", "name", "value", "word")
+    __slots__ = ("long", "name", "value", "value_word", "word")
 
-    def __init__(self, name: str, long: bool, value: str | None, word: Word) -> None:
+    def __init__(
+        self, name: str, long: bool, value: str | None, word: Word, value_word: Word | None = None
+    ) -> None:
         self.name, self.long, self.value, self.word = name, long, value, word
+        self.value_word = value_word  # the next word, when the value was taken from it
 
     def is_(self, long: str = "", short: str = "") -> bool:
         if self.long:
@@ -88,7 +91,7 @@ def parse(
                 value_word = args[i]
                 i += 1
                 _note_value(out, value_word)
-                out.opts.append(Opt(name, True, value_word.text, word))
+                out.opts.append(Opt(name, True, value_word.text, word, value_word))
             else:
                 out.opts.append(Opt(name, True, None, word))
             continue
@@ -124,7 +127,7 @@ def _bundle(
                 out.opts.append(Opt(letter, False, text[j:], word))
             elif i < len(args):
                 _note_value(out, args[i])
-                out.opts.append(Opt(letter, False, args[i].text, word))
+                out.opts.append(Opt(letter, False, args[i].text, word, args[i]))
                 i += 1
             else:
                 out.opts.append(Opt(letter, False, "", word))

@@ -2,8 +2,16 @@
 
 They write (build output, caches, formatted files) and run the project's own code (a Makefile,
 `setup.py`, `conftest.py`, npm scripts): "writes" at least, which the sandbox confines to the
-workspace. Installing or fetching dependencies reaches the network. A few questions (`pip
-list`, `npm ls`, `go version`) only read.
+workspace. Installing or fetching dependencies reaches the network.
+
+Only a few exact questions read, and only for tools that load no project file or configuration
+that can name a program: `pip list`, `pip show NAME`, `apt-cache policy NAME`, `dpkg -L NAME`.
+Any option makes them at least "writes" (`pip --python=./x list` runs ./x, `pip list --log F`
+writes F, `pip list --outd` reaches the network). Tools that read the project's configuration
+or code even to answer a question (mvn reads `.mvn/jvm.config`, gradle evaluates build.gradle,
+bazel runs `tools/bazel`, yarn runs `yarnPath`, npm reads `.npmrc`, poetry and pdm run the
+project's interpreter, cargo, rustc and go switch to the toolchain the project names, tox and
+nox import `toxfile.py`/`noxfile.py`) are never read-only, not even for `--version`.
 """
 
 from __future__ import annotations
@@ -15,78 +23,94 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from corral.classify.command import Command
+    from corral.classify.command import Command, Word
 
 _VERSION = names("--version -V -v version --help -h help")
-# manager -> (subcommands that only read, subcommands that reach the network; None: all do)
+
+
+def _vectors(text: str) -> frozenset[str]:
+    """Argument vectors written as one comma-separated string."""
+    return frozenset(" ".join(v.split()) for v in text.split(","))
+
+
+# manager -> (exact argument vectors that only read, subcommands that reach the network; None:
+# all may). A vector ending in ` *` takes one or more operands that are not options
+# (`pip show NAME...`). Managers with no read vector read project files that can run code.
 MANAGERS: dict[str, tuple[frozenset[str], frozenset[str] | None]] = {
     "pip": (
-        names("list show freeze check debug inspect help"),
+        frozenset({"list", "freeze", "check", "show *", "inspect", "debug", "help", "help *"}),
         names("install download wheel index search"),
     ),
     "npm": (
-        names("ls list ll la root prefix bin help"),
+        # not `npm help TOPIC`: it starts man, or the `browser` a project's .npmrc names
+        frozenset({"ls", "ls *", "list", "list *", "ll", "la", "root", "prefix", "help"}),
         names(
             """install i ci add update up upgrade publish view info show search outdated audit
             exec x create init login whoami dist-tag fund doctor install-test it"""
         ),
     ),
     "pnpm": (
-        names("ls list root bin help"),
+        frozenset(),
         names("install i add update up dlx exec publish outdated audit create fetch"),
     ),
-    "yarn": (
-        names("list info why bin help"),
-        names("install add upgrade up dlx publish outdated audit create") | {""},
-    ),
+    "yarn": (frozenset(), None),
     "cargo": (
-        names("help locate-project metadata pkgid read-manifest verify-project"),
+        frozenset(),
         names(
             """build b run r test t check c bench fetch update install add publish search doc d
-            clippy generate-lockfile vendor login owner yank tree new init"""
+            clippy generate-lockfile vendor login owner yank tree new init metadata"""
         ),
     ),
-    "go": (
-        names("version help"),
-        names("build run test get install mod generate list work tool vet doc"),
+    "go": (frozenset(), None),  # go.mod's toolchain line downloads and runs another go
+    "uv": (frozenset(), None),
+    "gem": (
+        frozenset({"list", "list *", "which *", "contents *", "environment", "env", "help"}),
+        None,
     ),
-    "uv": (names("help version"), None),
-    "gem": (names("list help which contents environment env"), None),
-    "bundle": (names("list help show info"), None),
-    "composer": (names("show help list validate"), None),
-    "poetry": (names("show help list check env"), None),
-    "conda": (names("list info help env"), None),
-    "mamba": (names("list info help env"), None),
-    "pdm": (names("list show info help"), None),
-    "hatch": (names("version help status"), None),
-    "apt": (names("list show policy depends rdepends help"), None),
-    "apt-get": (names("check help"), None),
+    "bundle": (frozenset(), None),
+    "composer": (frozenset(), None),
+    "poetry": (frozenset(), None),
+    "conda": (frozenset({"list", "list *", "info", "env list"}), None),
+    "mamba": (frozenset({"list", "list *", "info", "env list"}), None),
+    "pdm": (frozenset(), None),
+    "hatch": (frozenset(), None),
+    "apt": (
+        frozenset({"list", "list *", "show *", "policy", "policy *", "depends *", "rdepends *"}),
+        None,
+    ),
+    "apt-get": (frozenset({"check"}), None),
     "apt-cache": (
-        names("search show policy depends rdepends pkgnames showpkg stats madison dump"),
+        _vectors(
+            """search *, show *, policy, policy *, depends *, rdepends *, pkgnames, pkgnames *,
+            showpkg *, stats, madison *, dump"""
+        ),
         frozenset(),
     ),
     "dpkg": (
-        names("-l --list -L --listfiles -s --status -S --search --print-architecture -p"),
+        _vectors(
+            """-l, -l *, --list, --list *, -L *, --listfiles *, -s *, --status *, -S *,
+            --search *, --print-architecture, -p *"""
+        ),
         frozenset(),
     ),
-    "dnf": (names("list info help repolist search"), None),
-    "yum": (names("list info help repolist search"), None),
-    "pacman": (names("-Q -Qi -Ql -Qs -Qq -Qe"), None),
-    "apk": (names("info list search policy"), None),
-    "zypper": (names("search se info if list-updates lu"), None),
+    "dnf": (frozenset(), None),  # every query may refresh the repository metadata
+    "yum": (frozenset(), None),
+    "pacman": (frozenset({"-Q", "-Q *", "-Qi *", "-Ql *", "-Qs *", "-Qq", "-Qe"}), None),
+    "apk": (frozenset({"info", "info *", "list", "list *", "search *", "policy *"}), None),
+    "zypper": (frozenset(), None),
     "brew": (
-        names("list ls info search config doctor deps leaves --prefix --cellar help"),
+        frozenset({"list", "ls", "list *", "--prefix", "--cellar", "config", "deps *", "leaves"}),
         None,
     ),
-    "snap": (names("list info find version help"), None),
-    "flatpak": (names("list info search help"), None),
-    "nix": (names("--version help"), None),
-    "nix-env": (names("-q --query"), None),
-    "mvn": (names("--version -v"), None),
-    "gradle": (names("--version -v help"), None),
-    "bazel": (names("version help info"), None),
-    "tox": (names("--version -l --listenvs list"), None),
-    "nox": (names("--version -l --list"), None),
+    "snap": (frozenset({"list", "list *", "version"}), None),
+    "flatpak": (frozenset({"list", "info *"}), None),
+    "nix": (frozenset(), None),
+    "nix-env": (frozenset({"-q", "--query"}), None),
+    "mvn": (frozenset(), None),
+    "gradle": (frozenset(), None),
+    "bazel": (frozenset(), None),
+    "tox": (frozenset(), None),
+    "nox": (frozenset(), None),
 }
 ALIASES = {
     "pip3": "pip",
@@ -104,6 +128,14 @@ BUILDERS = names(
     goimports clang-format gcc g++ cc c++ clang clang++ rustc javac zig ld as ar strip objcopy
     autoconf automake autoreconf libtool pre-commit stylua luacheck selene biome nvcc swiftc
     ghc dotnet msbuild sphinx-build mkdocs hugo jekyll latexmk pdflatex
+    """
+)
+# Builders whose `--version` reads no project file: pytest imports conftest.py first, latexmk
+# runs latexmkrc, dotnet follows global.json, rustc and rustfmt (rustup) rust-toolchain.toml.
+_PLAIN_VERSION = names(
+    """
+    make gmake cmake ctest ninja gcc g++ cc c++ clang clang++ zig ld as ar strip objcopy
+    autoconf automake autoreconf libtool nvcc clang-format gofmt ruff stylua biome hugo
     """
 )
 
@@ -131,29 +163,48 @@ def _apt_configured(cmd: Command) -> bool:
     return False
 
 
+def _exact_read(reads: frozenset[str], args: list[Word]) -> bool:
+    """Is `args` one of the read vectors, word for word (operands for a trailing `*`)?"""
+    if not all(w.static for w in args):
+        return False
+    texts = [w.text for w in args]
+    if " ".join(texts) in reads:
+        return True
+    for n in range(1, len(texts)):
+        head, operands = texts[:n], texts[n:]
+        if " ".join(head) + " *" in reads and not any(t.startswith("-") for t in operands):
+            return True
+    return False
+
+
 def manager(cmd: Command) -> None:
     name = ALIASES.get(cmd.name, cmd.name)
     reads, network = MANAGERS[name]
     if name in _APT and _apt_configured(cmd):
         return
-    words = [w for w in cmd.args if w.static]
+    args = cmd.args
+    if reads and len(args) == 1 and args[0].text in _VERSION:
+        return  # `pip --version`; a manager with no read vector may load project code first
+    if _exact_read(reads, args):
+        return
+    words = [w for w in args if w.static]
     first = next((w.text for w in words if not w.text.startswith("-")), "")
     if name in ("dpkg", "pacman"):
         first = words[0].text if words else ""
-    if len(cmd.args) == 1 and cmd.args[0].text in _VERSION:
-        return
-    outdated = name == "pip" and any(w.text in ("-o", "--outdated") for w in words)
-    if first in reads and all(w.static for w in cmd.args) and not outdated:
-        return
     shown = f"{cmd.name} {first}".strip()
-    if network is None or first in network or outdated:
+    options = any(w.text.startswith("-") or not w.static for w in args)
+    if network is None or first in network or (name == "pip" and options):
+        # pip's options: --outdated (-o, --outd, -lo), --index-url... reach the network,
+        # --python runs another interpreter, --log writes
         cmd.found.flag(NETWORK, f"{shown} may download packages")
+    elif reads:
+        cmd.found.flag(WRITES, f"{shown}: only exact option-free questions are known to read")
     else:
-        cmd.found.flag(WRITES, f"{shown} writes files and runs project code")
+        cmd.found.flag(WRITES, f"{shown} reads project files that can run code, and writes")
 
 
 def builder(cmd: Command) -> None:
-    if len(cmd.args) == 1 and cmd.args[0].text in _VERSION:
+    if cmd.name in _PLAIN_VERSION and len(cmd.args) == 1 and cmd.args[0].text in _VERSION:
         return
     cmd.found.flag(WRITES, f"{cmd.name} writes files and runs project code")
 

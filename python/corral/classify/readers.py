@@ -141,21 +141,67 @@ def _find_value(cmd: Command, args: Sequence[Word], i: int) -> int:
 def _positional_output(
     index: int, short_values: str, long_values: Sequence[str] = ()
 ) -> Callable[[Command], None]:
-    """Tools whose positional argument number `index` is an output file (`uniq in out`)."""
+    """Tools whose positional argument number `index` is an output file (`uniq in out`).
+
+    The values of these tools' options are numbers: a word an option would take that is not
+    one is counted as a positional too, so an option spelling we misread (a bundle, a flag we
+    took for a valued option) can never hide the file that is written."""
 
     def rule(cmd: Command) -> None:
         parsed = parse(cmd.args, short_values, long_values)
         if opaque(cmd, parsed):
             return
-        for word in parsed.positionals:
+        positionals = list(parsed.positionals)
+        for opt in parsed.opts:
+            word = opt.value_word
+            if word is not None and not word.text.lstrip("+-").isdigit():
+                positionals.append(word)
+        for word in positionals:
             if word.spelling.splits:  # `uniq *` may name two files, the second one written
                 cmd.found.flag(DYNAMIC, f"{cmd.name}: {word.raw} may expand to several files")
                 return
-        if len(parsed.positionals) > index:
-            path = parsed.positionals[index].text
-            cmd.found.write(path, f"{cmd.name} writes {path}")
+        chosen = {id(w) for w in positionals}
+        ordered = [w for w in cmd.args if id(w) in chosen]
+        for word in ordered[index:]:
+            cmd.found.write(word.text, f"{cmd.name} writes {word.text}")
 
     return rule
+
+
+# xxd reads its own options, one per word, each known by its first letter (`-ps` is `-p`,
+# `-cols 8` is `-c 8`, `--len` is `-l`); options stop at the first word that is not one.
+# These letters take a value: attached, or the next word when nothing is attached. A longer
+# spelling (`-cols`, `-seek`) takes the next word in some versions and not in others.
+_XXD_VALUES = "cglosnR"
+
+
+def xxd(cmd: Command) -> None:
+    """`xxd [options] [infile [outfile]]`: the second file is written (with -r, any bytes).
+
+    Fails closed: a value is taken from the next word only where every xxd does so (`-c 8`,
+    `-l 16`); otherwise the next word counts as a file, and every word after the first file,
+    options included, is a file as well."""
+    args = cmd.args
+    for word in args:
+        if word.may_be_option or word.spelling.splits:
+            cmd.found.flag(DYNAMIC, f"xxd: {word.raw} may expand to an option or several files")
+            return
+    i = 0
+    while i < len(args):
+        text = args[i].text
+        if text == "--":
+            i += 1
+            break
+        if not text.startswith("-") or text == "-":
+            break
+        letter_at = 2 if text.startswith("--") else 1
+        letter, attached = text[letter_at : letter_at + 1], text[letter_at + 1 :]
+        i += 2 if letter in _XXD_VALUES and not attached else 1
+    files = args[i:]
+    if len(files) == 2 and files[1].text == "-":
+        return  # `-` is standard output
+    for word in files[1:]:
+        cmd.found.write(word.text, f"xxd writes {word.text}")
 
 
 def date(cmd: Command) -> None:
@@ -266,7 +312,36 @@ def tree(cmd: Command) -> None:
            for w in cmd.args):  # fmt: skip
         cmd.found.flag(DYNAMIC, "tree -R writes an index file into each directory")
         return
-    _tree_options(cmd)
+    _tree_output(cmd)
+
+
+# tree reads its own options: in a cluster every letter that takes a value takes the next
+# word in turn (`-Po PAT FILE`: -P takes PAT, -o takes FILE); newer trees also read `-L3`.
+_TREE_VALUES = "LPIHTo"
+
+
+def _tree_output(cmd: Command) -> None:
+    args = cmd.args
+    for i, word in enumerate(args):
+        if word.may_be_option:
+            cmd.found.flag(DYNAMIC, f"tree: {word.raw} may expand to an option")
+            return
+        text = word.text
+        if text == "--":
+            return
+        if not text.startswith("-") or text.startswith("--") or "o" not in text[1:]:
+            continue
+        # -o's file comes after the values of the letters before it; `-L3` is read both
+        # ways (a value attached, or the next word).
+        before = text[1 : text.index("o", 1)]
+        taken = sum(1 for c in before if c in _TREE_VALUES)
+        attached = sum(
+            1 for j, c in enumerate(before) if c == "L" and before[j + 1 : j + 2].isdigit()
+        )
+        candidates = sorted({i + 1 + taken - attached, i + 1 + taken})
+        paths = [args[k].text for k in candidates if k < len(args)]
+        for path in paths or [""]:
+            cmd.found.write(path, f"tree -o writes {path or 'a file'}")
 
 
 def less(cmd: Command) -> None:
@@ -314,9 +389,15 @@ def yq(cmd: Command) -> None:
     if parsed.has("inplace", "i"):
         for word in parsed.positionals[1:]:
             cmd.found.write(word.text, f"yq -i writes {word.text}")
+    # -s/--split-exp EXPR writes every result to a file named by EXPR (mikefarah's yq);
+    # any cluster with an `s` counts (cobra reads `-Ps EXPR` as -P -s EXPR).
+    if (
+        parsed.has("split-exp")
+        or parsed.has("split-exp-file")
+        or any(not o.long and o.name == "s" for o in parsed.opts)
+    ):
+        cmd.found.write("", "yq -s/--split-exp writes files named by an expression")
 
-
-_tree_options = checked("LPIHTo", ("charset", "filelimit", "timefmt", "sort"), writes=("o",))
 
 RULES: dict[str, Callable[[Command], None]] = {name: read_only for name in INSENSITIVE}
 RULES.update(
@@ -330,7 +411,7 @@ RULES.update(
             runs=("compress-program",),
         ),
         "uniq": _positional_output(1, "fsw", ("skip-fields", "skip-chars", "check-chars")),
-        "xxd": _positional_output(1, "cglos"),
+        "xxd": xxd,
         "tree": tree,
         "jobs": jobs_wait,
         "wait": jobs_wait,

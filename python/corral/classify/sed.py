@@ -179,7 +179,8 @@ class _Parser:
         if c in ("{", "}") or c in _NO_ARGUMENT:
             return
         if c in _TO_END_OF_LINE:
-            self.text_argument(c)
+            if not self.text_argument(c):
+                return
         elif c in _NUMBER:
             self.skip_blanks()
             while self.peek().isdigit():
@@ -199,19 +200,26 @@ class _Parser:
             raise _Unreadable(f"unknown command {c!r}")
         self.end_of_command()
 
-    def text_argument(self, c: str) -> None:
-        # a/i/c text runs to the end of the line, continued by a trailing backslash.
+    def text_argument(self, c: str) -> bool:
+        """Skip a command's text; False when the command ends without `end_of_command`."""
         if c in "aic":
-            while True:
-                line = self.rest_of_line()
-                if not line.endswith("\\") or not self.peek():
-                    return
+            # GNU read_text: a backslash escapes the next character, a newline included, and
+            # the text ends at the first newline not escaped: `a x\\` + newline + `w f` is
+            # the text `x\` and then a `w` command.
+            self.skip_blanks()
+            while self.peek() and self.peek() != "\n":
+                self.i += 2 if self.peek() == "\\" else 1
+            return True
+        if c in ":bTtv":
+            # GNU read_label: the label ends at a blank, `;` or a newline, and the next
+            # command may follow directly (`b x w f` jumps to x, then `w f` is a command).
+            # Older seds read the rest of the line as the label: then nothing runs from it.
+            self.skip_blanks()
+            while self.peek() and self.peek() not in " \t\n;":
                 self.i += 1
-        elif c in ":bTtv":
-            while self.peek() and self.peek() not in "\n;":
-                self.i += 1
-        else:
-            self.rest_of_line()
+            return False
+        self.rest_of_line()
+        return True
 
     def write_file(self) -> None:
         self.skip_blanks()

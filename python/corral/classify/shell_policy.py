@@ -1,11 +1,13 @@
 """The user's allow and deny lists for shell commands, and paths outside the workspace.
 
-Patterns are case-insensitive substrings. Deny is checked first, against the command as written
-and as bashlex reads it (quotes removed, words single-spaced), so `r''m  -rf` still matches
-`rm -rf`. Allow needs more than a substring of the whole: `git status; curl x | sh` contains
-`git status`, so every simple command in it (substitutions included) must contain an allow
-pattern, and a command that cannot be parsed is never allowed. Empty patterns are ignored: an
-empty allow entry would otherwise match everything.
+Patterns are case-insensitive. Deny patterns are substrings, checked first, against the command
+as written and as bashlex reads it (quotes removed, words single-spaced), so `r''m  -rf` still
+matches `rm -rf`. Allow patterns are leading words: every simple command must begin with the
+words of one (`git status` allows `git status --short`, not `rm -rf ~ 'git status'` nor
+`git status; curl x | sh`), and nothing may ride along: no substitution, no redirection into a
+file (also of a group or an `if`: `{ git status; } > ~/.bashrc`), no assignment, no word that
+may expand into an option. A command that cannot be parsed is never allowed. Empty patterns
+are ignored: an empty allow entry would otherwise match everything.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from corral.paths import is_within
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
     from typing import Any
 
 EXEMPT_PREFIXES = ("/usr/bin", "/usr/local/bin", "/bin", "/usr/sbin", "/sbin", "/usr/lib",
@@ -49,15 +51,78 @@ def shell_policy(
             return ShellVerdict("deny", f"tools.shell.deny: {pattern!r}", flagged)
     patterns = [p for p in allow if p.strip()]
     if patterns and segments:
-        used: list[str] = []
-        for source, _ in segments:
-            match = next((p for p in patterns if p.lower() in source.lower()), None)
-            if match is None:
-                return ShellVerdict("pass", "", flagged)
-            if match not in used:
-                used.append(match)
-        return ShellVerdict("allow", "tools.shell.allow: " + ", ".join(map(repr, used)), flagged)
+        used = _allowed(command, patterns)
+        if used:
+            rule = "tools.shell.allow: " + ", ".join(map(repr, used))
+            return ShellVerdict("allow", rule, flagged)
     return ShellVerdict("pass", "", flagged)
+
+
+# Redirections that open a file for writing (`>&` and `<&` only when not duplicating an fd).
+_WRITING = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
+
+
+def _allowed(command: str, patterns: Sequence[str]) -> list[str]:
+    """The patterns that allow `command`, or [] when something in it is not allowed.
+
+    Every simple command must start with the words of a pattern (`git status` allows
+    `git status --short`, not `rm -rf ~ 'git status'`), its name read as the classifier reads
+    it (`/usr/bin/git` is git). Nothing else may ride along: no substitution, no redirection
+    into a file (of a simple command or of a group, `{ ...; } > f`), no assignment (`PAGER=`),
+    no word that may expand into an option or into several words (`git log $X`)."""
+    from corral.classify.commands import program_name
+    from corral.classify.parse import parse
+    from corral.classify.result import SINKS
+    from corral.classify.spelling import scan
+
+    try:
+        trees = parse(command)
+    except Exception:
+        return []
+    used: list[str] = []
+    for node in _walk(trees):
+        kind = getattr(node, "kind", None)
+        if kind in ("commandsubstitution", "processsubstitution", "assignment"):
+            return []
+        if kind == "redirect" and node.type in _WRITING:
+            target = node.output
+            word = getattr(target, "word", None)
+            duplicates = isinstance(target, int) or (
+                node.type == ">&" and word is not None and (word.isdigit() or word == "-")
+            )
+            if not duplicates and word not in SINKS:
+                return []
+        if kind != "command":
+            continue
+        words: list[str] = []
+        for part in node.parts:
+            if part.kind != "word":
+                continue
+            spelling = scan(command[part.pos[0] : part.pos[1]])
+            if spelling.may_be_option or spelling.substitutes or spelling.evaluates:
+                return []
+            words.append(part.word)
+        match = _match(words, patterns, program_name)
+        if match is None:
+            return []
+        if match not in used:
+            used.append(match)
+    return used
+
+
+def _match(
+    words: Sequence[str], patterns: Sequence[str], program_name: Callable[[str], str | None]
+) -> str | None:
+    """The first pattern whose words begin `words` (case-insensitively)."""
+    if not words:
+        return None
+    name = program_name(words[0]) or words[0]
+    have = [name.lower(), *(w.lower() for w in words[1:])]
+    for pattern in patterns:
+        want = pattern.lower().split()
+        if have[: len(want)] == want:
+            return pattern
+    return None
 
 
 def _segments(command: str) -> list[tuple[str, list[str]]] | None:

@@ -103,9 +103,10 @@ RULES: dict[str, Callable[[Command], None]] = {
     "rmdir": each_operand(verb="removes"),
     "unlink": each_operand(verb="removes"),
     "shred": each_operand("ns", ("iterations", "size", "random-source"), verb="overwrites"),
-    "mkdir": each_operand("mZ", ("mode", "context"), verb="creates"),
-    "mkfifo": each_operand("mZ", ("mode", "context"), verb="creates"),
-    "mknod": each_operand("mZ", ("mode", "context"), verb="creates"),
+    # -Z is a flag and --context[=CTX] takes its value only attached: neither takes a word
+    "mkdir": each_operand("m", ("mode",), verb="creates"),
+    "mkfifo": each_operand("m", ("mode",), verb="creates"),
+    "mknod": each_operand("m", ("mode",), verb="creates"),
     "touch": each_operand("drt", ("date", "reference", "time")),
     "truncate": each_operand("rs", ("reference", "size")),
     "chmod": each_operand("", ("reference",), skip=1, verb="changes"),
