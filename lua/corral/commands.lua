@@ -70,6 +70,28 @@ local function complete_ids(arglead)
   end, ids)
 end
 
+---A subcommand acting on one held change set: `:Sandbox {name} {id} [path...]`.
+---@param method string the engine's method
+---@param name string
+---@param desc string
+---@param reload boolean whether files may have changed (buffers are checked again)
+local function on_held(method, name, desc, reload)
+  return {
+    desc = desc,
+    impl = function(args)
+      if #args == 0 then
+        say(("corral: :Sandbox %s {id} [path...] (see :Sandbox changes)"):format(name), vim.log.levels.ERROR)
+        return
+      end
+      change_call(method, { id = args[1], paths = vim.list_slice(args, 2) })
+      if reload then
+        vim.cmd("checktime")
+      end
+    end,
+    complete = complete_ids,
+  }
+end
+
 ---@type table<string, {impl: fun(args: string[], cmd: table), complete: (fun(arglead: string): string[])|nil, desc: string}>
 M.subcommands = {
   changes = {
@@ -87,29 +109,8 @@ M.subcommands = {
     end,
     complete = complete_ids,
   },
-  apply = {
-    desc = "apply a held change set: what passes the check, and the paths named",
-    impl = function(args)
-      if #args == 0 then
-        say("corral: :Sandbox apply {id} [path...] (see :Sandbox changes)", vim.log.levels.ERROR)
-        return
-      end
-      change_call("apply_changes", { id = args[1], paths = vim.list_slice(args, 2) })
-      vim.cmd("checktime")
-    end,
-    complete = complete_ids,
-  },
-  discard = {
-    desc = "drop a held change set, or the paths named from it",
-    impl = function(args)
-      if #args == 0 then
-        say("corral: :Sandbox discard {id} [path...] (see :Sandbox changes)", vim.log.levels.ERROR)
-        return
-      end
-      change_call("discard_changes", { id = args[1], paths = vim.list_slice(args, 2) })
-    end,
-    complete = complete_ids,
-  },
+  apply = on_held("apply_changes", "apply", "apply a held change set: what passes the check, and the paths named", true),
+  discard = on_held("discard_changes", "discard", "drop a held change set, or the paths named from it", false),
   undo = {
     desc = "undo the newest applied change set",
     impl = function(args)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from .conftest import give_to_test_user, user_prefix
 from .sandbox_support import DONE, q
 
 if TYPE_CHECKING:
@@ -123,9 +124,10 @@ def test_a_host_file_given_as_stdin_cannot_be_written_through_proc(host: Host) -
     # P1: /proc/self/fd/0 of a file opens the host's file again, outside every mount.
     notes = host.outside / "notes.txt"
     notes.write_text("the user's notes\n")
+    give_to_test_user(host.base)
     with open(notes, "rb") as stdin:
         done = subprocess.run(
-            [sys.executable, "-m", "corral", "run", "--", "sh", "-c",
+            [*user_prefix(), sys.executable, "-m", "corral", "run", "--", "sh", "-c",
              "cat; echo overwritten > /proc/self/fd/0; echo end"],
             cwd=str(host.ws), env=host.env, stdin=stdin, capture_output=True, text=True,
             timeout=60,
@@ -204,8 +206,10 @@ def test_the_terminal_is_left_as_it_was(host: Host) -> None:
     main, secondary = pty.openpty()
     try:
         before = termios.tcgetattr(secondary)
+        give_to_test_user(host.base)
         done = subprocess.run(
-            [sys.executable, "-m", "corral", "run", "--", "sh", "-c", "stty -echo raw; echo end"],
+            [*user_prefix(), sys.executable, "-m", "corral", "run", "--",
+             "sh", "-c", "stty -echo raw; echo end"],
             cwd=str(host.ws), env=host.env, stdin=secondary, stdout=secondary,
             stderr=subprocess.PIPE, timeout=60,
         )  # fmt: skip
