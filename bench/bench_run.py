@@ -156,8 +156,11 @@ def main() -> int:
             env["PYTHONPYCACHEPREFIX"] = os.path.join(root, "pycache")
 
         done = subprocess.run(
-            [corral, "wrap", "--", "true"], cwd=ws, env=env, capture_output=True, text=True
-        )
+            # --writes direct: the plain bwrap argv (a change-set argv names a staging area
+            # that is used once); `corral run` below keeps the default, its cost included.
+            [corral, "wrap", "--writes", "direct", "--", "true"],
+            cwd=ws, env=env, capture_output=True, text=True,
+        )  # fmt: skip
         if done.returncode != 0:
             print(f"bench: `corral wrap -- true` failed: {done.stderr.strip()}", file=sys.stderr)
             return 2

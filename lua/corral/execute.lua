@@ -110,21 +110,49 @@ end
 ---@param finish fun(result: table)
 local function run_bash(request, tool_call, decision, finish)
   local config = decision.limits
+  -- The end of the output is kept (errors come last): at most `cap` bytes, the oldest dropped.
   local cap = config.output_cap
-  local chunks, size, truncated = {}, 0, false
+  local chunks, size, dropped = {}, 0, 0
   local function collect(_, data)
     if not data then
       return
     end
     local text = table.concat(data, "\n")
-    if size + #text > cap then
-      text = text:sub(1, math.max(0, cap - size))
-      truncated = true
+    if text == "" then
+      return
     end
+    chunks[#chunks + 1] = text
     size = size + #text
-    if text ~= "" then
-      chunks[#chunks + 1] = text
+    while size > cap and #chunks > 0 do
+      local over = size - cap
+      if #chunks[1] <= over then
+        size, dropped = size - #chunks[1], dropped + #chunks[1]
+        table.remove(chunks, 1)
+      else
+        chunks[1] = chunks[1]:sub(over + 1)
+        size, dropped = size - over, dropped + over
+      end
     end
+  end
+  ---The kept output, starting on a whole UTF-8 character, saying what was cut.
+  local function kept()
+    local output = table.concat(chunks, "")
+    if dropped == 0 then
+      return output
+    end
+    local start = 1
+    while start <= #output and start <= 4 do
+      local byte = output:byte(start)
+      if byte < 0x80 or byte >= 0xC0 then
+        break
+      end
+      start = start + 1 -- a continuation byte of a character cut in two
+    end
+    return ("[corral: output cut: the first %d bytes were dropped, the last %d follow]\n%s"):format(
+      dropped + start - 1,
+      #output - start + 1,
+      output:sub(start)
+    )
   end
   local timer ---@type uv.uv_timer_t|nil
   local timed_out = false
@@ -146,7 +174,7 @@ local function run_bash(request, tool_call, decision, finish)
         timer:stop()
         timer:close()
       end
-      local output = table.concat(chunks, "")
+      local output = kept()
       local report = engine.call(
         "bash_report",
         engine.request(request.bufnr_for_run, { output = output:sub(-65536) })
@@ -156,7 +184,7 @@ local function run_bash(request, tool_call, decision, finish)
         exit = code,
         timed_out = timed_out,
         output = output,
-        truncated = truncated,
+        truncated = dropped > 0,
         sandbox_refusals = report.refusals or {},
         repairs = repairs,
         changes = changes,

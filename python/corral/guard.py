@@ -34,6 +34,42 @@ CAPABILITIES: dict[str, frozenset[str]] = {
     "fetch": frozenset({"network"}),
 }
 
+# Each tool's input: name -> (type, required). A call with a misspelt or missing field is
+# refused before anything runs: `{cmd = "ls"}` must not become `bash -c ""`.
+INPUTS: dict[str, dict[str, tuple[type, bool]]] = {
+    "bash": {"command": (str, True)},
+    "read": {"path": (str, True), "max_bytes": (int, False), "offset": (int, False)},
+    "ls": {"path": (str, False)},
+    "write": {"path": (str, True), "content": (str, True), "create_dirs": (bool, False)},
+    "edit": {
+        "path": (str, True), "old": (str, True), "new": (str, True),
+        "expected": (int, False), "preview": (bool, False),
+    },
+    "delete": {"path": (str, True)},
+    "fetch": {"url": (str, True)},
+}  # fmt: skip
+
+
+def invalid_input(tool: str, tool_input: Mapping[str, Any]) -> str | None:
+    """Why `tool_input` is not a valid input of `tool`, naming the field; None when it is."""
+    fields = INPUTS.get(tool, {})
+    unknown = sorted(k for k in tool_input if k not in fields)
+    if unknown:
+        known = ", ".join(f"input.{k}" for k in fields)
+        return f"input.{unknown[0]} is not an input of {tool} (it takes {known})"
+    for name, (kind, required) in fields.items():
+        value = tool_input.get(name)
+        if value is None:
+            if required:
+                return f"input.{name} ({kind.__name__}) is required"
+            continue
+        # bool is an int to Python; an int field takes no true/false
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            return f"input.{name} must be a {kind.__name__}, not {type(value).__name__}"
+        if kind is str and required and name in ("command", "path", "url") and not value:
+            return f"input.{name} is empty"
+    return None
+
 
 def _is_read_only(tool: str, classification: Any) -> bool:
     if tool == "bash":
@@ -80,6 +116,9 @@ def decide(
             Decision(DENY, "tools.available", f"{tool} is not in tools.available here"),
             None,
         )
+    invalid = invalid_input(tool, tool_input)
+    if invalid is not None:
+        return Decision(DENY, GUARD + "invalid-input", invalid), None
     classification = None
     if tool == "bash":
         from corral.classify import PRIVILEGED, READ_ONLY, classify, shell_policy

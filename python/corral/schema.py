@@ -514,7 +514,13 @@ FIELDS: tuple[Field, ...] = (
         120,
         "Seconds before a bash tool call and all it started are killed.",
     ),
-    Field("tools.bash.output_cap", INT, 102400, "Bytes of bash output kept; the rest is cut."),
+    Field(
+        "tools.bash.output_cap",
+        INT,
+        102400,
+        "Bytes of bash output kept: the last ones (errors come last), starting on a whole "
+        "character; the result says how much was cut.",
+    ),
     Field(
         "chat.patterns",
         LIST,

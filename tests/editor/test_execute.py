@@ -264,3 +264,17 @@ def test_a_bash_result_says_what_changed_and_what_was_held(fresh: Editor, worksp
     (held,) = changes["held"]
     assert held["path"] == str(workspace / ".nvim.lua") and "protected" in held["why"]
     assert not (workspace / ".nvim.lua").exists()
+
+
+def test_a_long_output_keeps_its_end_and_says_what_was_cut(fresh: Editor) -> None:
+    # Issue 9: the cap kept the start; errors come last. Cut on a whole UTF-8 character.
+    fresh.lua("require('corral').setup({ tools = { bash = { output_cap = 100 } } })")
+    execute(fresh, "bash", command="for i in $(seq 1 200); do echo é$i; done; echo LAST-LINE")
+    r = result(fresh)
+    assert r["truncated"] is True
+    header, _, kept = r["output"].partition("\n")
+    assert header.startswith("[corral: output cut: the first ") and "dropped" in header
+    assert kept.rstrip().endswith("LAST-LINE")
+    assert len(kept.encode()) <= 100
+    kept.encode("utf-8")  # whole characters only
+    assert "\ufffd" not in kept

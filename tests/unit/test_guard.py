@@ -138,3 +138,23 @@ def test_auto_says_no_sandbox_confines_a_read_that_runs_without_one(tmp_path: Pa
     d = decide(tmp_path, "bash", {"command": "ls"}, **layer)
     assert d.decision == A
     assert "confines" not in d.reason and "no sandbox" in d.reason, d
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input", "message"),
+    [
+        ("bash", {"cmd": "ls"}, "input.cmd is not an input of bash"),
+        ("bash", {}, "input.command (str) is required"),
+        ("bash", {"command": ""}, "input.command is empty"),
+        ("bash", {"command": ["ls"]}, "input.command must be a str, not list"),
+        ("write", {"path": "x"}, "input.content (str) is required"),
+        ("read", {"path": "x", "max_bytes": True}, "input.max_bytes must be a int"),
+    ],
+)
+def test_malformed_input_is_refused_before_anything_runs(
+    tmp_path: Path, tool: str, tool_input: dict[str, Any], message: str
+) -> None:
+    # Issue 9: {cmd = "ls"} ran as `bash -c ""`.
+    d = decide(tmp_path, tool, tool_input, **{"tools.approval": "full"})
+    assert (d.decision, d.source) == (D, "urn:corral:guard:invalid-input"), d
+    assert message in d.reason
