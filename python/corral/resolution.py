@@ -161,7 +161,17 @@ class Resolution:
     # -- phase 4: what stays as it is inside the writable roots ----------------------------
     def _in_roots(self, found: Protection) -> None:
         """Git (gitguard), protected names, and what a root's .envrc has direnv run."""
-        protected = self.config["sandbox.policy.protected"]
+        protected = list(self.config["sandbox.policy.protected"])
+        for name in protected:
+            # A name is looked for inside each writable root: `../x` or `/x` would name a path
+            # outside it (which the direct-writes sweep could then delete).
+            parts = name.split("/")
+            if name.startswith("/") or ".." in parts or not name.strip("/"):
+                self.problem(
+                    "sandbox.policy.protected",
+                    f"{name!r} is not a name inside a writable root (no leading /, no ..)",
+                )
+        protected = [n for n in protected if not n.startswith("/") and ".." not in n.split("/")]
         git_names = [p[len(".git/") :] for p in protected if p.startswith(".git/")]
         writable = self.writable
         for root in self.rw_roots:
@@ -235,6 +245,20 @@ class Resolution:
             deny_read.append((state_dir, True))
         return state_dir
 
+    def _links_on_the_way(self, path: str, found: Protection) -> None:
+        """Symlinks inside the writable roots on the way to a protected path (`env` of
+        `env/local.sh`, a link to `envdir`): protected as links, so a command cannot point
+        one elsewhere and put its own file where the host reads the protected path."""
+        current = "/"
+        for part in path.split("/"):
+            if not part:
+                continue
+            current = os.path.join(current, part)
+            if os.path.islink(current):
+                if self.writable(os.path.dirname(current)):
+                    found.links.append((current, os.readlink(current)))
+                current = os.path.realpath(current)
+
     def _resolve_read_only(self, found: Protection) -> None:
         kept = []
         for p in found.read_only:
@@ -243,6 +267,8 @@ class Resolution:
             if os.path.islink(p) and self.writable(os.path.dirname(p)):
                 found.links.append((p, os.readlink(p)))  # the target stays read-only, not the link
             real = real_existing(p)
+            if real is not None and real != p:
+                self._links_on_the_way(os.path.dirname(p), found)
             if real is not None and self.writable(real):
                 kept.append(real)
         found.read_only = kept
@@ -271,8 +297,13 @@ class Resolution:
         self._never_writable(found)
         state_dir = self._state_dir(found, deny_read)
         self._resolve_read_only(found)
-        # Where a missing protected path would be written: through the host's links, if any.
-        found.watch = list(dict.fromkeys(canonical_all(found.watch)))
+        # Where a missing protected path would be written: through the host's links, if any;
+        # and those links are protected themselves.
+        canonical = canonical_all(found.watch)
+        for lexical, real in zip(found.watch, canonical, strict=True):
+            if lexical != real:
+                self._links_on_the_way(os.path.dirname(lexical), found)
+        found.watch = list(dict.fromkeys(canonical))
         self._pin(found, state_dir)
         return found
 

@@ -353,7 +353,8 @@ FIELDS: tuple[Field, ...] = (
         LIST,
         _PROTECTED,
         "Names kept read-only inside every writable root where they exist (git hooks and "
-        "config, editor and shell start-up files).",
+        "config, editor and shell start-up files): relative to each root, no leading / and "
+        "no .. (a name is also refused at any depth in a change set).",
     ),
     Field(
         "sandbox.writes",

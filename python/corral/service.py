@@ -26,12 +26,17 @@ LAYER_ORDER = ("global", "buffer", "runtime")
 
 
 def _layers(request: Mapping[str, Any], skip: str = "") -> list[config.Layer]:
+    """Your configuration file first (as in the CLI), then the editor's layers."""
+    from corral.config_file import file_layer_cached
+
     given = request.get("layers") or {}
-    return [
+    found = [file_layer_cached()]
+    found += [
         config.Layer(name, given[name], source=str(request.get("sources", {}).get(name, "")))
         for name in LAYER_ORDER
         if name != skip and given.get(name)
     ]
+    return [layer for layer in found if layer is not None]
 
 
 SUMMARY_PATHS = 100  # paths listed in a tool call's result; the counts are always whole
@@ -344,7 +349,7 @@ class Service:
         if tool in ("write", "edit", "delete") and not args.get("preview"):
             from corral.changes.tools import ToolChanges
 
-            changes = ToolChanges(pol)  # journaled for undo, or held for review
+            changes = ToolChanges(pol)  # a change set: checked, journaled, or held for review
         try:
             perms = Permissions.from_config(resolved)
             path = str(args.get("path", "."))
@@ -353,37 +358,23 @@ class Service:
                 return files.read(pol, perms, path, limit, int(args.get("offset") or 0))
             if tool == "write":
                 content = str(args.get("content", ""))
-                return self._with_changes(
-                    files.write(pol, perms, path, content, bool(args.get("create_dirs")), changes),
-                    changes,
-                )
+                create = bool(args.get("create_dirs"))
+                return files.write(pol, perms, path, content, create, changes)
             if tool == "edit":
-                return self._with_changes(
-                    files.edit(
-                        pol, perms, path, str(args.get("old", "")), str(args.get("new", "")),
-                        int(args.get("expected") or 1), bool(args.get("preview")), changes,
-                    ),
-                    changes,
+                return files.edit(
+                    pol, perms, path, str(args.get("old", "")), str(args.get("new", "")),
+                    int(args.get("expected") or 1), bool(args.get("preview")), changes,
                 )  # fmt: skip
             if tool == "delete":
                 allowed = resolved["tools.delete.allow_sandboxed"]
-                return self._with_changes(files.delete(pol, perms, path, allowed, changes), changes)
+                return files.delete(pol, perms, path, allowed, changes)
             if tool == "ls":
                 return files.ls(pol, perms, path)
             if tool == "fetch":
                 return self._fetch(resolved, args)
         except OpError as e:
-            if changes is not None:
-                changes.finish()
             return {"ok": False, "refused": e.refusal.as_dict()}
         return {"ok": False, "error": f"no operation for tool {tool!r}"}
-
-    @staticmethod
-    def _with_changes(result: dict[str, Any], changes: Any) -> dict[str, Any]:
-        """The tool's result, with its change (journaled: undo puts it back) when it made
-        one; a held one already says so under "held"."""
-        change = changes.finish() if changes is not None else None
-        return {**result, "change": change} if change else result
 
     def _fetch(self, resolved: config.Config, args: Mapping[str, Any]) -> dict[str, Any]:
         from corral.ops import http

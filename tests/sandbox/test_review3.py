@@ -220,3 +220,15 @@ def test_the_terminal_is_left_as_it_was(host: Host) -> None:
     finally:
         os.close(main)
         os.close(secondary)
+
+
+def test_a_link_on_the_way_to_a_protected_path_cannot_be_pointed_elsewhere(host: Host) -> None:
+    # Final review, A2: `env -> envdir` is the user's; .envrc sources env/local.sh. The command
+    # pointed `env` at a directory of its own holding a local.sh: every entry passed.
+    (host.ws / "envdir").mkdir()
+    (host.ws / "envdir" / "local.sh").write_text("export A=1\n")
+    (host.ws / "env").symlink_to("envdir")
+    (host.ws / ".envrc").write_text("source_env_if_exists env/local.sh\n")
+    held = run(host, "mkdir evil && echo 'touch /tmp/x' > evil/local.sh && ln -sfn evil env")
+    assert os.readlink(host.ws / "env") == "envdir", "the protected path's link was re-pointed"
+    assert "held" in held and "/env" in held, held

@@ -73,7 +73,7 @@ def test_in_review_mode_tool_changes_are_held_until_applied(svc: Service, host: 
     assert deleted["ok"] and deleted["held"]["status"] == "held", deleted
     assert readme.read_text() == before and (host.ws / "old.txt").exists()  # nothing yet
     listed = svc.call("changes", {})["out"]
-    assert sum(": held (" in line for line in listed) == 2, listed
+    assert sum(line.endswith(": held") for line in listed) == 2, listed
     shown = svc.call("changes", {"id": wrote["held"]["id"]})["out"]
     assert "+proposed" in shown, shown
     for change in (wrote, deleted):
@@ -81,3 +81,19 @@ def test_in_review_mode_tool_changes_are_held_until_applied(svc: Service, host: 
         assert done["code"] == 0, done
     assert readme.read_text() == "proposed\n"
     assert not (host.ws / "old.txt").exists()
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["docs/.git/HEAD", "docs/.git/config", "sub/dir/.nvim.lua", "notes/talk.chat", "src/HEAD"],
+)
+def test_a_tool_cannot_write_what_a_command_could_not(svc: Service, host: Host, path: str) -> None:
+    # Final review, A1: the file tools skipped the change-set check; `docs/.git/config` with
+    # core.fsmonitor, written by the write tool, ran at the user's next `git status` there.
+    (host.ws / "src").mkdir(exist_ok=True)
+    for name in ("objects", "refs"):
+        (host.ws / "src" / name).mkdir(exist_ok=True)  # src/HEAD would make src a repository
+    result = op(svc, host, "write", path=path, content="[core]\n", create_dirs=True)
+    assert result["ok"] is False, result
+    assert result["refused"]["code"] in ("protected", "new-repository", "chat-file"), result
+    assert not (host.ws / path).exists()

@@ -443,3 +443,12 @@ def test_policy_is_immutable(make_policy: Callable[..., Policy], ws: Path) -> No
     with pytest.raises(AttributeError):
         p.network = True  # type: ignore[misc]
     assert isinstance(p.rw_roots, tuple)
+
+
+@pytest.mark.parametrize("name", ["../outside.txt", "/etc/passwd", "a/../../b", "/"])
+def test_a_protected_name_must_stay_inside_the_roots(
+    make_policy: Callable[..., Policy], ws: Path, name: str
+) -> None:
+    # Final review lead: names are joined to each root; `../x` named a path outside it.
+    with pytest.raises(ConfigError, match="not a name inside a writable root"):
+        make_policy(ws, {"sandbox.policy.protected": {"append": [name]}})

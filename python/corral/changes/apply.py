@@ -32,7 +32,7 @@ DROPPED_XATTRS = ("user.overlay.", "trusted.overlay.", "security.capability")
 _UMASK: list[int] = []
 
 
-def _umask() -> int:
+def process_umask() -> int:
     """The process's umask, read once (reading it means setting it: two system calls)."""
     if not _UMASK:
         mask = os.umask(0o022)
@@ -46,7 +46,7 @@ def safe_mode(mode: int, old: int | None) -> int:
     group or others that the host's own file did not grant (for a new one: that the user's
     umask would not have given): `chmod 777 .git` inside must not open the repository's hooks
     to every local user."""
-    allowed = old & OTHERS_WRITE if old is not None else OTHERS_WRITE & ~_umask()
+    allowed = old & OTHERS_WRITE if old is not None else OTHERS_WRITE & ~process_umask()
     return (mode & ~PRIVILEGE_BITS & ~OTHERS_WRITE) | (mode & allowed)
 
 

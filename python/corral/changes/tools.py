@@ -1,13 +1,13 @@
-"""The chat's file tools (write, edit, delete) and change sets.
+"""The chat's file tools (write, edit, delete) through change sets, like a command's writes.
 
-The tools already write guarded and atomically (ops/files.py); this gives them the rest of
-what commands' writes get:
-- with `sandbox.writes = "apply"` (and "direct") each call is journaled: the file it replaced
-  or deleted is kept (a hard link when the journal is on the same file system, else a copy),
-  so `corral undo` / `:Sandbox undo` puts it back like a command's change set;
-- with "review" the call changes nothing: its new content (or deletion, as an overlay
-  whiteout) goes into a held change set of its own, shown and applied with `:Sandbox changes`
-  and `:Sandbox apply` like a command's, through the same check.
+ops/files.py checks a tool call (its globs, the policy's paths, links on the way) and works
+out the new content; the change itself is a change set of one path: the new file (or, for a
+delete, an overlay whiteout) put in a fresh staging area's upper directory, then checked and
+applied by the same code as a command's (corral.changes.finish). So one check decides for
+both: a tool cannot write what a command could not (a new repository, a git control file, a
+protected name at any depth, a chat file); what it replaced goes to the undo journal; and with
+`sandbox.writes = "review"` it is held until you apply it. Outside every writable root (the
+sandbox off), ops/files writes directly, as before.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 import os
 import stat
 
-from corral.changes import journal as journals
 from corral.changes import stage as stages
+from corral.changes.apply import process_umask
 from corral.paths import is_within
 
 TYPE_CHECKING = False
@@ -29,113 +29,58 @@ WHITEOUT = os.makedev(0, 0)  # what overlayfs writes for a deletion; unprivilege
 
 
 class ToolChanges:
-    """One tool call's change: journaled (apply) or held (review)."""
+    """Turns one tool call's change into a checked, applied (or held) change set."""
 
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
-        self.holding = policy.writes == "review" and bool(policy.rw_roots)
-        self.journal: journals.Journal | None = None
-        self.changed: list[dict[str, str]] = []
+        self.review = policy.writes == "review"
 
-    # -- apply: journal what is replaced -----------------------------------------------------
-    def _journal(self) -> journals.Journal:
-        if self.journal is None:
-            self.journal = journals.Journal(f"{os.urandom(4).hex()}-tool")
-        return self.journal
+    def handles(self, real: str) -> bool:
+        """Whether `real` is inside a writable root (else the tool writes directly)."""
+        return any(is_within(real, r) for r in self.policy.rw_roots)
 
-    def keep_old(self, dir_fd: int, name: str, real: str) -> str:
-        """Before `name` in `dir_fd` (the file at `real`) is replaced or deleted: keep it in
-        the journal; returns its name there."""
-        journal = self._journal()
-        saved = journal.reserve()
-        target = os.path.join(journal.path, journals.FILES, saved)
-        mode = os.lstat(name, dir_fd=dir_fd).st_mode
-        if stat.S_ISLNK(mode):
-            os.symlink(os.readlink(name, dir_fd=dir_fd), target)
-            return saved
-        if stat.S_ISDIR(mode):  # the delete tool removes only empty directories
-            os.mkdir(target, stat.S_IMODE(mode))
-            return saved
-        try:
-            os.link(name, target, src_dir_fd=dir_fd, follow_symlinks=False)
-        except OSError:
-            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
-            try:
-                out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                try:
-                    while chunk := os.read(fd, 1 << 20):
-                        os.write(out, chunk)
-                    os.fchmod(out, stat.S_IMODE(os.fstat(fd).st_mode))
-                finally:
-                    os.close(out)
-            finally:
-                os.close(fd)
-        journal.saved_bytes += os.lstat(target).st_size
-        return saved
+    def change(self, real: str, data: bytes | None, mode: int | None = None) -> dict[str, Any]:
+        """Put the new content of `real` (None: its deletion) through a change set; returns
+        its report (see finish.finish)."""
+        from corral.changes.finish import finish
 
-    def put(self, dir_fd: int, name: str, real: str, saved: str | None) -> None:
-        """After the file at `real` was written."""
-        st = os.lstat(name, dir_fd=dir_fd)
-        self._journal().record(
-            op="put", path=real, saved=saved, stat=[st.st_ino, st.st_size, st.st_mtime_ns]
-        )
-        self.changed.append({"path": real, "change": "modified" if saved else "added"})
-
-    def removed(self, real: str, saved: str) -> None:
-        self._journal().record(op="remove", path=real, saved=saved)
-        self.changed.append({"path": real, "change": "deleted"})
-
-    # -- review: hold instead ----------------------------------------------------------------
-    def hold(self, real: str, data: bytes | None) -> dict[str, Any]:
-        """Put the new content of `real` (None: its deletion) into a held change set."""
         roots = self.policy.rw_roots
-        index = next((i for i, r in enumerate(roots) if is_within(real, r)), None)
-        if index is None:
-            raise ValueError(f"{real} is in no writable root")
+        index = next(i for i, r in enumerate(roots) if is_within(real, r))
         stage = stages.create(self.policy)
-        rel = os.path.relpath(real, self.policy.rw_roots[index])
-        target = os.path.join(stages.upper(stage, index), rel)
+        target = os.path.join(stages.upper(stage, index), os.path.relpath(real, roots[index]))
         os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
         if data is None:
             os.mknod(target, stat.S_IFCHR | 0o600, WHITEOUT)
         else:
-            mode = stat.S_IMODE(os.stat(real).st_mode) if os.path.exists(real) else 0o644
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             try:
-                os.write(fd, data)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fchmod(fd, mode if mode is not None else 0o666 & ~process_umask())
+                os.fsync(fd)
             finally:
                 os.close(fd)
-        report = {
-            "id": os.path.basename(stage),
-            "status": "held",
-            "why": 'sandbox.writes is "review": held until you apply it',
-            "applied": [],
-            "held": [{"path": real, "code": "review", "message": "held for review"}],
-        }
-        stages.write_report(stage, report)
-        return {"id": report["id"], "status": "held", "held": [real]}
+        return finish(stage)
 
-    def finish(self) -> dict[str, Any] | None:
-        """Close the journal; what the call changed, for its result (None: nothing)."""
-        if self.journal is None:
-            return None
-        self.journal.close()
-        if not self.changed:  # refused or failed after keeping the original: nothing to undo
-            from corral.changes import tree
+    def outcome(self, report: dict[str, Any], real: str) -> dict[str, Any]:
+        """What the tool's result says about its change: {"change": ...} when applied,
+        {"held": ...} in review mode; a refusal (raised) when the check held it."""
+        from corral.ops.refusal import OpError, Refusal
 
-            tree.remove(self.journal.path)
-            return None
-        counts = {"added": 0, "modified": 0, "deleted": 0}
-        for c in self.changed:
-            counts[c["change"]] += 1
-        report = {
-            "id": os.path.basename(self.journal.path).split("-", 1)[1],
-            "status": "applied",
-            "applied": self.changed,
-            "counts": counts,
-            "held": [],
-            "why": "",
-        }
-        stages.write_report(self.journal.path, report)
-        journals.prune(self.policy.undo_bytes)
-        return {"id": report["id"], "status": "applied", "counts": counts}
+        summary = {"id": report["id"], "status": report["status"]}
+        if report["status"] == "applied":
+            return {"change": {**summary, "counts": report.get("counts", {})}}
+        if report["status"] != "held":
+            return {}
+        held = report["held"][0] if report["held"] else {}
+        if self.review and held.get("code") == "review":
+            return {"held": {**summary, "held": [real]}}
+        raise OpError(
+            Refusal(
+                held.get("code", "held"), real, held.get("rule", "change sets"),
+                held.get("layer", "builtin"),
+                held.get("hint") or f"corral apply {report['id']} {real}",
+                held.get("message") or report.get("why", "held"),
+            )
+        )  # fmt: skip

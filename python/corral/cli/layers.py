@@ -4,40 +4,14 @@ from __future__ import annotations
 
 import os
 
-from corral import config, dirs, policy
-from corral.errors import ConfigError, Problem
+from corral import config, policy
+from corral.config_file import default_config_path, file_layer
+
+__all__ = ["default_config_path", "env_layer", "file_layer", "flags_layer", "resolve"]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-CONFIG_NAME = "config.toml"
-
-
-def default_config_path() -> str:
-    return os.path.join(dirs.user_config_dir(), CONFIG_NAME)
-
-
-def file_layer(path: str | None) -> config.Layer | None:
-    """The TOML file's layer; a missing default file is no layer, a missing --config an error."""
-    explicit = path is not None
-    path = path or default_config_path()
-    try:
-        f = open(path, "rb")  # noqa: SIM115 - closed below, once we know it exists
-    except FileNotFoundError:
-        if explicit:
-            raise ConfigError([Problem("--config", "flags", f"{path}: no such file")]) from None
-        return None
-    except OSError as e:
-        raise ConfigError([Problem("config file", path, e.strerror or str(e))]) from None
-    import tomllib  # only when there is a file: it costs ~20 ms to import
-
-    with f:
-        try:
-            data = tomllib.load(f)
-        except tomllib.TOMLDecodeError as e:
-            raise ConfigError([Problem("config file", path, f"not valid TOML: {e}")]) from None
-    return config.Layer("global", data, source=path)
 
 
 def env_layer(environ: dict[str, str] | os._Environ[str]) -> config.Layer | None:

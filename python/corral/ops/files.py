@@ -199,7 +199,6 @@ def _atomic_write(
     source: bytes | int,
     mode: int | None,
     create: bool,
-    changes: ToolChanges | None = None,
 ) -> tuple[int, bool]:
     """Replace `real` with `source` (bytes, or a descriptor to copy from) in one rename;
     return (bytes written, whether the file is new). An existing file keeps its permission
@@ -234,12 +233,7 @@ def _atomic_write(
                 os.fsync(fd)
             finally:
                 os.close(fd)
-            saved = None
-            if changes is not None and old is not None:
-                saved = changes.keep_old(dir_fd, name, real)  # for undo
             os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-            if changes is not None:
-                changes.put(dir_fd, name, real, saved)
         except BaseException:
             try:
                 os.unlink(temp, dir_fd=dir_fd)
@@ -250,6 +244,40 @@ def _atomic_write(
         return size, old is None
     finally:
         os.close(dir_fd)
+
+
+def _through_change_set(
+    changes: ToolChanges, real: str, path: str, data: bytes | None, create: bool
+) -> Result:
+    """A write (or, with `data` None, a delete) as a change set of one path: checked like a
+    command's writes, journaled, or held for review (see changes.tools). The target's
+    directory must exist unless `create`; what is there must be a regular file (or, for a
+    delete, a link or an empty directory)."""
+    if not create:
+        _open_dir_checked(os.path.dirname(real), path)
+    try:
+        info: os.stat_result | None = os.lstat(real)
+    except FileNotFoundError:
+        info = None
+    if data is not None and info is not None:
+        if stat.S_ISDIR(info.st_mode):
+            raise _refuse("is-directory", path, "name a file", f"{real} is a directory")
+        if not stat.S_ISREG(info.st_mode):
+            raise _refuse("not-a-file", path, "retry, or name a regular file", f"{real} changed")
+    if data is None:
+        if info is None:
+            raise _refuse("not-found", path, "check the path", f"{real} does not exist")
+        if stat.S_ISDIR(info.st_mode) and os.listdir(real):
+            raise _refuse("not-empty", path, "delete what is in it first", f"{real} is not empty")
+    # setuid/setgid are dropped: new content is a new program
+    mode = stat.S_IMODE(info.st_mode) & 0o777 if info is not None and data is not None else None
+    with _OSErrors(path):
+        report = changes.change(real, data, mode)
+    return {"ok": True, "path": real, **changes.outcome(report, real)}
+
+
+def _open_dir_checked(real: str, path: str) -> None:
+    os.close(_open_dir(real, path, False))
 
 
 def _fill(fd: int, source: bytes | int) -> int:
@@ -326,12 +354,12 @@ def write(
         data = content.encode("utf-8")
     except UnicodeEncodeError as e:
         raise _refuse("invalid-content", lexical, "send valid Unicode text", str(e)) from None
-    if changes is not None and changes.holding:
-        with _OSErrors(lexical):
-            held = changes.hold(real, data)
-        return {"ok": True, "path": real, "bytes": len(data), "held": held}
+    if changes is not None and changes.handles(real):
+        created = not os.path.lexists(real)
+        result = _through_change_set(changes, real, lexical, data, create_dirs)
+        return {**result, "bytes": len(data), "created": created}
     with _OSErrors(lexical):
-        size, created = _atomic_write(real, lexical, data, None, create_dirs, changes)
+        size, created = _atomic_write(real, lexical, data, None, create_dirs)
     return {"ok": True, "path": real, "bytes": size, "created": created}
 
 
@@ -396,10 +424,11 @@ def edit(
     result: Result = {"ok": True, "path": real, "count": count, "diff": diff}
     if preview:
         return {**result, "written": False}
+    if changes is not None and changes.handles(real):
+        outcome = _through_change_set(changes, real, lexical, changed.encode("utf-8"), False)
+        return {**result, **outcome, "written": "change" in outcome}
     with _OSErrors(lexical):
-        if changes is not None and changes.holding:
-            return {**result, "written": False, "held": changes.hold(real, changed.encode())}
-        _atomic_write(real, lexical, changed.encode("utf-8"), None, False, changes)
+        _atomic_write(real, lexical, changed.encode("utf-8"), None, False)
     return {**result, "written": True}
 
 
@@ -434,16 +463,13 @@ def delete(
             if info is None:
                 raise _refuse("not-found", lexical, "check the path", f"{real} does not exist")
             is_dir = stat.S_ISDIR(info.st_mode)
-            if changes is not None and changes.holding:
-                held = changes.hold(real, None)
-                return {"ok": True, "path": real, "type": _kind(info.st_mode), "held": held}
-            saved = changes.keep_old(dir_fd, name, real) if changes is not None else None
+            if changes is not None and changes.handles(real):
+                outcome = _through_change_set(changes, real, lexical, None, False)
+                return {**outcome, "type": _kind(info.st_mode)}
             if is_dir:
                 os.rmdir(name, dir_fd=dir_fd)
             else:
                 os.unlink(name, dir_fd=dir_fd)
-            if changes is not None and saved is not None:
-                changes.removed(real, saved)
         finally:
             os.close(dir_fd)
     return {"ok": True, "path": real, "type": _kind(info.st_mode)}
