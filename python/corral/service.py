@@ -299,6 +299,20 @@ class Service:
         ]
 
     # -- the tool guard --------------------------------------------------------------------
+    def _staged(self, pol: policy.Policy) -> bool:
+        """Whether commands' writes go through change sets here, and so the file tools'.
+        With direct writes (chosen, or no overlay), a sandboxed command may be changing the
+        workspace at the same moment: a tool's write must then stay on its opened directory
+        (ops/files), not be applied by path, where a swapped directory could redirect it."""
+        if pol.writes == "direct" or not pol.enabled:
+            return False
+        try:
+            backend = self.registry.select(pol).backend
+        except CorralError:
+            return False
+        problem = getattr(backend, "changes_problem", None)
+        return problem is not None and problem(pol) is None
+
     def _sandboxed(self, pol: policy.Policy) -> bool:
         """Enabled, and a backend really available: never the unsandboxed fallback."""
         return pol.enabled and self.registry.outcome(pol)[0] is not None
@@ -346,7 +360,7 @@ class Service:
         from corral.ops.refusal import OpError
 
         changes = None
-        if tool in ("write", "edit", "delete") and not args.get("preview"):
+        if tool in ("write", "edit", "delete") and not args.get("preview") and self._staged(pol):
             from corral.changes.tools import ToolChanges
 
             changes = ToolChanges(pol)  # a change set: checked, journaled, or held for review

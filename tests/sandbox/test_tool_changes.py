@@ -97,3 +97,27 @@ def test_a_tool_cannot_write_what_a_command_could_not(svc: Service, host: Host, 
     assert result["ok"] is False, result
     assert result["refused"]["code"] in ("protected", "new-repository", "chat-file"), result
     assert not (host.ws / path).exists()
+
+
+def test_a_tool_write_leaves_the_directories_on_the_way_as_they_were(
+    svc: Service, host: Host
+) -> None:
+    # Final review C2: every tool write made the directories above it 0755.
+    private = host.ws / "private" / "deeper"
+    private.mkdir(parents=True)
+    (host.ws / "private").chmod(0o700)
+    private.chmod(0o750)
+    assert op(svc, host, "write", path="private/deeper/x.txt", content="x\n")["ok"] is True
+    assert (host.ws / "private").stat().st_mode & 0o777 == 0o700
+    assert private.stat().st_mode & 0o777 == 0o750
+
+
+def test_with_direct_writes_a_tool_writes_through_its_opened_directory(
+    svc: Service, host: Host
+) -> None:
+    # Final review C1: applied by path, a tool's write could be redirected by a sandboxed
+    # command swapping a directory for a link at the same moment; with direct writes (where
+    # commands write the workspace while they run) the tools keep their descriptor-based write.
+    result = op(svc, host, "write", "direct", path="d.txt", content="x\n")
+    assert result["ok"] is True and "change" not in result, result
+    assert (host.ws / "d.txt").read_text() == "x\n"

@@ -7,7 +7,9 @@ applied by the same code as a command's (corral.changes.finish). So one check de
 both: a tool cannot write what a command could not (a new repository, a git control file, a
 protected name at any depth, a chat file); what it replaced goes to the undo journal; and with
 `sandbox.writes = "review"` it is held until you apply it. Outside every writable root (the
-sandbox off), ops/files writes directly, as before.
+sandbox off) or with direct writes (where a sandboxed command may change the workspace at the
+same moment, and only ops/files' writes through an opened directory hold), ops/files writes
+directly, as before.
 """
 
 from __future__ import annotations
@@ -47,8 +49,20 @@ class ToolChanges:
         roots = self.policy.rw_roots
         index = next(i for i, r in enumerate(roots) if is_within(real, r))
         stage = stages.create(self.policy)
-        target = os.path.join(stages.upper(stage, index), os.path.relpath(real, roots[index]))
-        os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
+        rel = os.path.relpath(real, roots[index])
+        upper = stages.upper(stage, index)
+        target = os.path.join(upper, rel)
+        # Directories on the way get the host's permissions (an overlay copies them up as
+        # they are): made 0755 here, applying them would be a chmod of each.
+        host, staged = roots[index], upper
+        for part in os.path.dirname(rel).split("/") if os.path.dirname(rel) else []:
+            host, staged = os.path.join(host, part), os.path.join(staged, part)
+            try:
+                mode = stat.S_IMODE(os.lstat(host).st_mode)
+            except FileNotFoundError:
+                mode = 0o777 & ~process_umask()
+            os.mkdir(staged, mode)
+            os.chmod(staged, mode)
         if data is None:
             os.mknod(target, stat.S_IFCHR | 0o600, WHITEOUT)
         else:
