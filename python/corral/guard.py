@@ -172,7 +172,10 @@ def decide(
         )
 
     if verdict is not None and verdict.decision == "allow":
-        return Decision(APPROVE, verdict.rule, "allowed by the shell policy"), classification
+        from corral.classify.shell_policy import allow_may_approve
+
+        if allow_may_approve(classification, policy.cwd):
+            return Decision(APPROVE, verdict.rule, "allowed by the shell policy"), classification
     ctx = approval.Context(
         tool=tool,
         input=tool_input,

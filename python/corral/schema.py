@@ -456,7 +456,8 @@ FIELDS: tuple[Field, ...] = (
         "Commands approved without asking: leading words, case-insensitive (`git status` "
         "allows `git status --short`); every command of a list or pipeline must begin with "
         "one, with no substitution, assignment, redirection into a file or word that may "
-        "expand into an option (deny is checked first).",
+        "expand into an option; and the classifier must not find it privileged, or dynamic "
+        "for another reason than an unknown program (deny is checked first).",
     ),
     Field(
         "tools.shell.deny",

@@ -468,7 +468,6 @@ EVERYDAY_READS = [
     "python3 --version",
     "node --version",
     "pip list",
-    "npm ls",
     "cat <<EOF\nhello $USER\nEOF",
     "cat <<'EOF'\n$(not run)\nEOF",
     'cat <<-"EOF"\n\t`not run`\n\tEOF',

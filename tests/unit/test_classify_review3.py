@@ -218,7 +218,7 @@ def test_g6_allow_needs_leading_words_and_nothing_riding_along(command: str) -> 
      "awk '{ print length / 2 }'", "awk '/foo|bar/ { print $1 }'", "awk '{ n = (a+b)/2 }'",
      "awk '{ gsub(/[[:space:]]+/, \" \"); print }'", "awk '/[/]/'", "sed 'a x\\\\\\nw f' g",
      "sed ':a;N;$!ba;s/\\n/ /g' f", "sed '$!{N;bx}' f", "pip list", "pip show requests",
-     "pip freeze", "npm ls", "apt-cache policy x", "dpkg -L x", "make --version",
+     "pip freeze", "apt-cache policy x", "dpkg -L x", "make --version",
      "conda env list"],
 )  # fmt: skip
 def test_controls_stay_read_only(command: str) -> None:

@@ -7,8 +7,9 @@ riskiest part decides the kind, from least to most risky:
 - read-only: only known read-only tools, with options that neither write nor run programs,
   and no redirection into a file. Tools with an option syntax of their own (xxd, tree) are
   read the way they read it, never letting an option swallow the file they write; package
-  managers read only for exact, option-free questions (`pip list`, `npm ls`), and never
-  when they load the project's configuration or code to answer (mvn, gradle, cargo, go...);
+  managers read only for exact, option-free questions (`pip list`), and never when they
+  load the project's configuration or code to answer (npm and its `.npmrc`, mvn, gradle,
+  cargo, go...); docker and podman never (their daemon may be anywhere);
 - writes: redirections into files, `tee`, `sed -i`, cp/mv/rm/mkdir/touch..., git commands
   that change the repository, build tools and test runners (they run the project's code,
   which the sandbox confines);
@@ -20,8 +21,10 @@ riskiest part decides the kind, from least to most risky:
   of their own; read-only tools given options that run programs (`find -exec`, `xargs`,
   `rg --pre`, `git -c`, `awk 'BEGIN{system(...)}'`, `sed 'e ...'`, tar's `--to-command`);
   arguments that may expand into such options (`rg foo *` with a file named `--pre=sh`);
-  environment assignments that change what runs (`PAGER=`, `LD_PRELOAD=`, `GIT_*=`, `PATH=`,
-  `HOME=`...), and builtins that set or unset them (`unset PATH`, `read -a PATH`); `set` and
+  environment assignments of any name outside a short allowlist of harmless ones (LANG,
+  LC_*, TZ, TERM, COLUMNS, colour switches): `PAGER=`, `GREP=`, `GIT_*=`, `PATH=`, `TMPDIR=`...,
+  `export`, `declare -x`, `env NAME=`, and builtins that set or unset an uppercase name
+  (`unset PATH`, `read -a PATH`, `for HOME in`); `set` and
   `shopt` options that change how later words are read (`set -k`, `shopt -s expand_aliases`);
   arithmetic that is not a constant (`${a[0]:x}`); wrappers and compressors given an option
   outside their allowlist; and every command this classifier does not know. An unknown command is

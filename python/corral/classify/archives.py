@@ -77,10 +77,22 @@ def _old_style(args: list[Word]) -> list[Word]:
     return out + rest
 
 
+# Info-ZIP's own option syntax: a `-` inside a cluster or a leading `--` negates the next
+# letter (`-l-l`, `-l --l` cancel the listing and extract), options may follow the archive, and
+# `UNZIP`/`UNZIPOPT` add more. Only the plainest questions read.
+_UNZIP_READS = frozenset({"-l", "-v", "-t", "-p", "-z", "-Z"})
+
+
 def unzip(cmd: Command) -> None:
-    parsed = parse(cmd.args, "dx")
-    if any(parsed.has(short=s) for s in "lvtpZz"):
+    args = cmd.args
+    if (
+        len(args) >= 2
+        and args[0].static
+        and args[0].text in _UNZIP_READS
+        and all(w.static and not w.text.startswith("-") for w in args[1:])
+    ):
         return
+    parsed = parse(args, "dx")
     directories = parsed.values(short="d") or ["."]
     for path in directories:
         cmd.found.write(path, f"unzip extracts into {path}")

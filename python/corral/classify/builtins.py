@@ -1,8 +1,9 @@
 """Shell builtins that set, unset or declare variables, and those that change how the shell
 parses and runs the words that follow (`set`, `shopt`).
 
-A variable is harmless to set unless it changes what runs (`export PATH=...`, `unset PATH`,
-`read -a PATH`: with PATH unset bash looks commands up in the current directory), or names an
+A variable is harmless to set only when it cannot change what runs (`export PATH=...`,
+`unset PATH`, `read -a PATH`: with PATH unset bash looks commands up in the current directory;
+`export GREP=...` makes zgrep run a program), and not when it names an
 array element, whose subscript bash evaluates as arithmetic, running any `$(...)` in it
 (`read 'a[$(id)]'`, `declare "a[$x]"`). Every name a builtin assigns or unsets goes through the
 same test as a `NAME=value cmd` prefix (`envvars.is_risky`).
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from corral.classify.command import names
 from corral.classify.envvars import is_risky, split_assignment
-from corral.classify.result import DYNAMIC
+from corral.classify.result import DYNAMIC, WRITES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ def naming(cmd: Command) -> None:
     values = _NAMING[cmd.name]
     targets: list[str] = []  # NAME or NAME=value
     prints = False  # `declare -p NAME` shows NAME and changes nothing
+    exported = cmd.name == "export"  # `declare -x`: into the environment of later commands
     args = cmd.args
     i = 0
     while i < len(args):
@@ -47,13 +49,14 @@ def naming(cmd: Command) -> None:
                 cmd.found.flag(DYNAMIC, f"{cmd.name} {text} makes values evaluate as code")
                 return
             prints = prints or (cmd.name in _PRINTS and "p" in text)
+            exported = exported or (cmd.name in _PRINTS and "x" in text)
             letter, value, i = _option_value(text, values, args, i)
             if letter == "a":
                 targets.append(value)  # `read -a NAME`: the value is the array it fills
             continue
         targets.append(text)
     for target in targets:
-        _check_target(cmd, target, shown_only=prints and "=" not in target)
+        _check_target(cmd, target, prints and "=" not in target, exported)
 
 
 _PRINTS = frozenset({"declare", "typeset", "local"})
@@ -72,15 +75,18 @@ def _option_value(text: str, values: str, args: list[Word], i: int) -> tuple[str
     return "", "", i
 
 
-def _check_target(cmd: Command, target: str, shown_only: bool = False) -> None:
+def _check_target(
+    cmd: Command, target: str, shown_only: bool = False, exported: bool = False
+) -> None:
     """A name a builtin assigns, declares or unsets (`NAME`, `NAME=value`, `NAME+=value`);
-    `shown_only`: the builtin only prints it (its subscript is still evaluated)."""
+    `shown_only`: the builtin only prints it (its subscript is still evaluated); `exported`:
+    it goes into the environment (`export`, `declare -x`)."""
     pair = split_assignment(target)
     name = pair[0] if pair is not None else target
     if "[" in target.partition("=")[0]:
         cmd.found.flag(DYNAMIC, f"{cmd.name} {target}: the subscript is evaluated as code")
-    elif is_risky(name) and not shown_only:
-        cmd.found.flag(DYNAMIC, f"{cmd.name} {name} changes what runs")
+    elif is_risky(name, exported) and not shown_only:
+        cmd.found.flag(DYNAMIC, f"{cmd.name} {name} may change what runs")
 
 
 def hash_(cmd: Command) -> None:
@@ -143,7 +149,18 @@ def shopt(cmd: Command) -> None:
             return
 
 
+def limits(cmd: Command) -> None:
+    """`umask`, `ulimit`: read-only as queries (options only, `umask -S`, `ulimit -a`); a value
+    changes how every later command creates files or dumps core."""
+    for word in cmd.args:
+        if not (word.static and word.text.startswith("-") and word.text != "-"):
+            cmd.found.flag(WRITES, f"{cmd.name} {word.raw} changes what later commands write")
+            return
+
+
 RULES: dict[str, Callable[[Command], None]] = {name: naming for name in _NAMING}
+RULES["umask"] = limits
+RULES["ulimit"] = limits
 RULES["hash"] = hash_
 RULES["set"] = set_
 RULES["shopt"] = shopt

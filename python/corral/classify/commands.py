@@ -63,12 +63,16 @@ def run(cmd: Command) -> None:
     name = program_name(first.text)
     if name is None:
         found.seen(first.text)
-        found.flag(DYNAMIC, f"runs {first.text}, a program by path (what it does is unknown)")
+        found.flag(
+            DYNAMIC,
+            f"runs {first.text}, a program by path (what it does is unknown)",
+            unknown_program=True,
+        )
         return
     cmd.name = name
     found.seen(name)
     rule = RULES.get(name) or interpreters.versioned(name)
     if rule is None:
-        found.flag(DYNAMIC, f"unknown command: {name or repr(first.text)}")
+        found.flag(DYNAMIC, f"unknown command: {name or repr(first.text)}", unknown_program=True)
     else:
         rule(cmd)

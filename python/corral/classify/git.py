@@ -60,16 +60,11 @@ _VALUED_LISTING = names("--contains --no-contains --merged --no-merged --points-
 # programs), and corral protects only the repositories of the writable roots: a repository
 # shipped as plain files in the workspace (`evil.git`) is one it does not.
 _ELSEWHERE = ("-C", "--git-dir", "--work-tree", "--bare")
-_MOVES = frozenset({"cd", "pushd", "popd"})
 
 
 def git(cmd: Command) -> None:
+    # a cd/pushd/popd anywhere in the command makes git dynamic (`Findings.result`)
     args = cmd.args
-    if _MOVES.intersection(cmd.found.commands):
-        cmd.found.flag(
-            DYNAMIC,
-            "git after cd works on whatever repository it finds there, and obeys its config",
-        )
     i = 0
     while i < len(args):
         word = args[i]

@@ -250,11 +250,19 @@ _DOCKER_READS = names("ps images inspect logs version info port top history diff
 
 
 def docker(cmd: Command) -> None:
-    first = next((w for w in cmd.args if not w.text.startswith("-")), None)
-    sub = first.text if first is not None and first.static else ""
-    if sub in _DOCKER_READS or not cmd.args:
+    """Never read-only: every command talks to a daemon that `--host`, `--context`,
+    `--config`, DOCKER_HOST or the current context can put on any host (`ssh://` runs ssh), and
+    the config names credential helpers to run. A global option before the subcommand is
+    dynamic."""
+    first = cmd.args[0] if cmd.args else None
+    if first is not None and (not first.static or first.text.startswith("-")):
+        cmd.found.flag(DYNAMIC, f"{cmd.name} {first.raw}: a global option chooses the daemon")
         return
-    if sub in ("pull", "push", "login", "logout", "search"):
+    sub = first.text if first is not None else ""
+    if sub in _DOCKER_READS or not cmd.args:
+        shown = f"{cmd.name} {sub}".strip()
+        cmd.found.flag(NETWORK, f"{shown} talks to a container daemon, maybe a remote one")
+    elif sub in ("pull", "push", "login", "logout", "search"):
         plain(cmd)
     else:
         cmd.found.flag(DYNAMIC, f"{cmd.name} {sub or '...'} runs or changes containers")

@@ -42,12 +42,10 @@ MANAGERS: dict[str, tuple[frozenset[str], frozenset[str] | None]] = {
         names("install download wheel index search"),
     ),
     "npm": (
-        # not `npm help TOPIC`: it starts man, or the `browser` a project's .npmrc names
-        frozenset({"ls", "ls *", "list", "list *", "ll", "la", "root", "prefix", "help"}),
-        names(
-            """install i ci add update up upgrade publish view info show search outdated audit
-            exec x create init login whoami dist-tag fund doctor install-test it"""
-        ),
+        # none: every command loads the project's .npmrc, runs the update notifier (a registry
+        # request) and writes a debug log where `logs-dir` says
+        frozenset(),
+        None,
     ),
     "pnpm": (
         frozenset(),
@@ -196,7 +194,7 @@ def manager(cmd: Command) -> None:
     if network is None or first in network or (name == "pip" and options):
         # pip's options: --outdated (-o, --outd, -lo), --index-url... reach the network,
         # --python runs another interpreter, --log writes
-        cmd.found.flag(NETWORK, f"{shown} may download packages")
+        cmd.found.flag(NETWORK, f"{shown} may reach its registry or download packages")
     elif reads:
         cmd.found.flag(WRITES, f"{shown}: only exact option-free questions are known to read")
     else:

@@ -30,7 +30,7 @@ INSENSITIVE = names(
     sha512sum b2sum cksum sum base32 base64 basenc expand unexpand pr seq sleep id whoami groups
     uname arch nproc printenv tty locale users who uptime free ps pgrep pidof cd pushd popd dirs
     shift exit return break continue jq zcat bzcat xzcat lzcat numfmt tsort getconf
-    logname shellcheck expr factor cal lscpu lsblk lsmem umask ulimit
+    logname shellcheck expr factor cal lscpu lsblk lsmem
     times help unalias yes clear lsof netstat
     """
 )
@@ -283,7 +283,7 @@ def printf(cmd: Command) -> None:
     elif len(args) > 1 and args[0].text == "-v":
         if _names_subscript(args[1]):
             cmd.found.flag(DYNAMIC, f"printf -v {args[1].raw} evaluates a subscript as code")
-        elif is_risky(args[1].text):
+        elif is_risky(args[1].text, exported=False):
             cmd.found.flag(DYNAMIC, f"printf -v {args[1].text} changes what runs")
 
 

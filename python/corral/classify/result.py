@@ -14,6 +14,8 @@ READ_ONLY, WRITES, NETWORK, DYNAMIC, PRIVILEGED = (
 RISK = (READ_ONLY, WRITES, NETWORK, DYNAMIC, PRIVILEGED)  # least to most risky
 _RANK = {kind: i for i, kind in enumerate(RISK)}
 
+# Builtins that change the directory later commands run in.
+DIRECTORY_CHANGES = frozenset({"cd", "pushd", "popd"})
 # Writing to these is not writing a file.
 SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/1", "/dev/fd/2"})
 # Inline scripts (`bash -c '...'`, `eval`, heredocs fed to a shell) are classified by parsing
@@ -24,11 +26,14 @@ MAX_DEPTH = 8
 class Classification(Frozen):
     """What a bash command may do: the riskiest `kind` found, and why."""
 
-    __slots__ = ("commands", "kind", "reasons", "writes")
+    __slots__ = ("commands", "kind", "reasons", "unknown_only", "writes")
     kind: str  # one of RISK
     reasons: tuple[str, ...]  # one per finding, in the order found
     writes: tuple[str, ...]  # paths written, as spelled in the command
     commands: tuple[str, ...]  # command names seen, in order
+    # dynamic only because it runs programs the classifier does not know (`unknown command`,
+    # `./script`), nothing else: what an allow entry naming such a program may approve
+    unknown_only: bool
 
     def __init__(
         self,
@@ -36,26 +41,38 @@ class Classification(Frozen):
         reasons: tuple[str, ...] = (),
         writes: tuple[str, ...] = (),
         commands: tuple[str, ...] = (),
+        unknown_only: bool = False,
     ) -> None:
-        self._set(kind=kind, reasons=reasons, writes=writes, commands=commands)
+        self._set(
+            kind=kind,
+            reasons=reasons,
+            writes=writes,
+            commands=commands,
+            unknown_only=unknown_only and kind == DYNAMIC,
+        )
 
 
 class Findings:
     """Accumulates what one classification finds; the riskiest finding sets `kind`."""
 
-    __slots__ = ("commands", "depth", "kind", "reasons", "writes")
+    __slots__ = ("commands", "depth", "kind", "known_risk", "reasons", "writes")
 
     def __init__(self) -> None:
         self.kind = READ_ONLY
+        self.known_risk = False  # a dynamic or privileged finding other than an unknown program
         # dicts as ordered sets: a command of thousands of parts must not cost n² to record
         self.reasons: dict[str, None] = {}
         self.writes: dict[str, None] = {}
         self.commands: list[str] = []
         self.depth = 0
 
-    def flag(self, kind: str, reason: str) -> None:
+    def flag(self, kind: str, reason: str, unknown_program: bool = False) -> None:
+        """`unknown_program`: the finding is only that a program the classifier does not know
+        runs (the one kind of dynamic finding an allow entry may approve)."""
         if _RANK[kind] > _RANK[self.kind]:
             self.kind = kind
+        if _RANK[kind] >= _RANK[DYNAMIC] and not unknown_program:
+            self.known_risk = True
         self.reasons[reason] = None
 
     def write(self, path: str, reason: str) -> None:
@@ -79,6 +96,19 @@ class Findings:
             self.depth -= 1
 
     def result(self) -> Classification:
+        if "git" in self.commands and DIRECTORY_CHANGES.intersection(self.commands):
+            # decided on the whole command, not in visiting order: in a loop the git word is
+            # visited first yet runs after the cd on the next pass (`for i in 1 2; do git log;
+            # cd evil; done`)
+            self.flag(
+                DYNAMIC,
+                "git with a directory change may work on whatever repository it finds there, "
+                "and obey its config",
+            )
         return Classification(
-            self.kind, tuple(self.reasons), tuple(self.writes), tuple(self.commands)
+            self.kind,
+            tuple(self.reasons),
+            tuple(self.writes),
+            tuple(self.commands),
+            unknown_only=not self.known_risk,
         )

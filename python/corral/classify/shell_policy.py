@@ -7,13 +7,15 @@ words of one (`git status` allows `git status --short`, not `rm -rf ~ 'git statu
 `git status; curl x | sh`), and nothing may ride along: no substitution, no redirection into a
 file (also of a group or an `if`: `{ git status; } > ~/.bashrc`), no assignment, no word that
 may expand into an option. A command that cannot be parsed is never allowed. Empty patterns
-are ignored: an empty allow entry would otherwise match everything.
+are ignored: an empty allow entry would otherwise match everything. An allow verdict approves
+only what `allow_may_approve` accepts of the command's classification.
 """
 
 from __future__ import annotations
 
 import os
 
+from corral.classify.result import DYNAMIC, PRIVILEGED
 from corral.frozen import Frozen
 from corral.paths import is_within
 
@@ -21,6 +23,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
     from typing import Any
+
+    from corral.classify.result import Classification
 
 EXEMPT_PREFIXES = ("/usr/bin", "/usr/local/bin", "/bin", "/usr/sbin", "/sbin", "/usr/lib",
                    "/usr/share", "/dev/null", "/dev/stdout", "/dev/stderr")  # fmt: skip
@@ -56,6 +60,28 @@ def shell_policy(
             rule = "tools.shell.allow: " + ", ".join(map(repr, used))
             return ShellVerdict("allow", rule, flagged)
     return ShellVerdict("pass", "", flagged)
+
+
+def allow_may_approve(classification: Classification | None, workspace: str) -> bool:
+    """May an allow verdict approve a command classified so? An allow entry names a tool, not
+    everything its options and environment can make it do: it approves only when the
+    classifier understood the command, or found nothing worse than programs it does not know
+    (`./run-tests`, a project tool). Not when a loop variable, an option or the environment
+    makes it run something else (`for HOME in d; do git status; done`, `git diff --ext-diff`,
+    `find -exec`), nor when it writes a file outside `workspace` or one whose path is built at
+    run time (`sort -o ~/.bashrc f`, `git log --output=/tmp/x`)."""
+    if classification is None or classification.kind == PRIVILEGED:
+        return False
+    if classification.kind == DYNAMIC and not classification.unknown_only:
+        return False
+    root = os.path.normpath(workspace) if workspace else ""
+    for path in classification.writes:
+        if not root or any(c in path for c in "$`*?[{\\"):
+            return False
+        full = os.path.normpath(os.path.join(root, os.path.expanduser(path)))
+        if not is_within(full, root):
+            return False
+    return True
 
 
 # Redirections that open a file for writing (`>&` and `<&` only when not duplicating an fd).

@@ -205,7 +205,7 @@ def _body_evaluates(body: str) -> bool:
     if rest.startswith(":") and rest[1:2] not in ("-", "=", "?", "+"):
         # an offset and length: arithmetic, safe only when it is a constant
         return not set(rest[1:]) <= _CONSTANT_ARITHMETIC
-    if rest.startswith(("=", ":=")) and is_risky(name):
+    if rest.startswith(("=", ":=")) and is_risky(name, exported=False):
         return True
     return _nested_evaluates(rest)
 

@@ -137,7 +137,7 @@ class _Walker:
     def for_loop(self, node: Any) -> None:
         after_in = False
         for i, part in enumerate(node.parts):
-            if part.kind == "word" and i == 1 and is_risky(part.word):
+            if part.kind == "word" and i == 1 and is_risky(part.word, exported=False):
                 self.found.flag(DYNAMIC, f"loop variable {part.word} changes what runs")
             if part.kind == "reservedword" and part.word == "in":
                 after_in = True
@@ -185,7 +185,9 @@ class _Walker:
                 words.append(self.word(part))
             else:
                 self.node(part)
-        env = assignments_env(assignments, self.found, "for the command" if words else "")
+        env = assignments_env(
+            assignments, self.found, "for the command" if words else "", exported=bool(words)
+        )
         if words:
             commands.run(Command(words, self.found, commands.run, env, stdin))
 

@@ -150,6 +150,14 @@ def kill(cmd: Command) -> None:
     cmd.found.flag(WRITES, f"{cmd.name} sends signals to processes")
 
 
+_NOHUP = wrapper()
+
+
+def nohup(cmd: Command) -> None:
+    cmd.found.write("nohup.out", "nohup writes nohup.out (or ~/nohup.out) when output is a tty")
+    _NOHUP(cmd)
+
+
 PRIVILEGED_NAMES = names("sudo sudoedit su doas pkexec run0 runuser ksu pfexec dzdo calife")
 
 RULES: dict[str, Callable[[Command], None]] = {name: privileged for name in PRIVILEGED_NAMES}
@@ -159,7 +167,7 @@ RULES.update(
         "xargs": xargs,
         "watch": watch,
         "nice": wrapper("0123456789", "n", (), ("adjustment",)),
-        "nohup": wrapper(),
+        "nohup": nohup,
         "setsid": wrapper("cfw", "", ("ctty", "fork", "wait")),
         "timeout": wrapper(
             "v",
