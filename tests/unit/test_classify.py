@@ -467,7 +467,7 @@ EVERYDAY_READS = [
     "head -5 *.md",
     "python3 --version",
     "node --version",
-    "pip list",
+    "dpkg -L coreutils",
     "cat <<EOF\nhello $USER\nEOF",
     "cat <<'EOF'\n$(not run)\nEOF",
     'cat <<-"EOF"\n\t`not run`\n\tEOF',

@@ -39,7 +39,8 @@ NETWORK_SUBCOMMANDS = names(
 _GLOBAL_VALUES = ("git-dir", "work-tree", "namespace", "super-prefix", "attr-source")
 # Options of read subcommands that write a file or run a program.
 _WRITES = ("output",)
-_RUNS = ("ext-diff", "textconv", "open-files-in-pager")
+# options that run programs (--filters: cat-file runs the content filters, git-lfs downloads)
+_RUNS = ("ext-diff", "textconv", "open-files-in-pager", "filters")
 # Listing forms of subcommands that otherwise change the repository.
 _LISTING = {
     "branch": names(
@@ -274,6 +275,9 @@ _SPECIAL: dict[str, Callable[[Command, str, list[Word]], None]] = {
 
 
 def _archive(cmd: Command, rest: list[Word]) -> None:
+    # git archive runs the repository's filters (git-lfs smudge: a download from the address
+    # in the work tree's .lfsconfig)
+    cmd.found.flag(NETWORK, "git archive runs content filters, which may download (git-lfs)")
     parsed = parse(rest, "o", ("output", "remote", "exec", "prefix", "format"))
     if parsed.has("remote") or parsed.has("exec"):
         cmd.found.flag(NETWORK, "git archive --remote reaches the network")

@@ -5,9 +5,10 @@ They write (build output, caches, formatted files) and run the project's own cod
 workspace. Installing or fetching dependencies reaches the network.
 
 Only a few exact questions read, and only for tools that load no project file or configuration
-that can name a program: `pip list`, `pip show NAME`, `apt-cache policy NAME`, `dpkg -L NAME`.
-Any option makes them at least "writes" (`pip --python=./x list` runs ./x, `pip list --log F`
-writes F, `pip list --outd` reaches the network). Tools that read the project's configuration
+that can name a program or an address: `apt-cache policy NAME`, `dpkg -L NAME`. Any option
+makes them at least "writes". pip is never read-only: any pip command may ask its index for a
+newer pip (an index a workspace venv's pip.conf may name), `pip --python=./x list` runs ./x and
+`pip list --log F` writes F. Tools that read the project's configuration
 or code even to answer a question (mvn reads `.mvn/jvm.config`, gradle evaluates build.gradle,
 bazel runs `tools/bazel`, yarn runs `yarnPath`, npm reads `.npmrc`, poetry and pdm run the
 project's interpreter, cargo, rustc and go switch to the toolchain the project names, tox and
@@ -38,8 +39,10 @@ def _vectors(text: str) -> frozenset[str]:
 # (`pip show NAME...`). Managers with no read vector read project files that can run code.
 MANAGERS: dict[str, tuple[frozenset[str], frozenset[str] | None]] = {
     "pip": (
-        frozenset({"list", "freeze", "check", "show *", "inspect", "debug", "help", "help *"}),
-        names("install download wheel index search"),
+        # none: pip checks the index for a newer pip (weekly, any command, an index that a
+        # workspace venv's pip.conf may name)
+        frozenset(),
+        None,
     ),
     "npm": (
         # none: every command loads the project's .npmrc, runs the update notifier (a registry

@@ -79,7 +79,8 @@ def allow_may_approve(classification: Classification | None, workspace: str) -> 
         if not root or any(c in path for c in "$`*?[{\\"):
             return False
         full = os.path.normpath(os.path.join(root, os.path.expanduser(path)))
-        if not is_within(full, root):
+        # and where it lands: `notes.txt` may be a link to ~/.bashrc
+        if not is_within(full, root) or not is_within(os.path.realpath(full), root):
             return False
     return True
 

@@ -6,6 +6,8 @@ is a finding of its own (dynamic), never skipped.
 
 from __future__ import annotations
 
+import re
+
 from corral.classify import commands
 from corral.classify.command import Command, Word
 from corral.classify.envvars import assignments_env, is_risky
@@ -79,6 +81,7 @@ def _privileged_words(text: str, found: Findings) -> None:
             return
 
 
+_FD_VARIABLE = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 _NETWORK_FILES = ("/dev/tcp/", "/dev/udp/")
 
 
@@ -175,6 +178,15 @@ class _Walker:
         words: list[Word] = []
         assignments: list[str] = []
         stdin: str | None = None
+        if any(p.kind == "redirect" for p in node.parts):
+            for part in node.parts:
+                # `{NAME}>file` (bash 4.1+): the word is no argument but an assignment of a
+                # file descriptor number to NAME (`: {PATH}>/dev/null; ls` runs ./10/ls);
+                # bashlex reads it as a word.
+                if part.kind == "word" and _FD_VARIABLE.fullmatch(self.raw(part)):
+                    self.found.flag(
+                        DYNAMIC, f"{self.raw(part)} before a redirection assigns a variable"
+                    )
         for part in node.parts:
             if part.kind == "redirect":
                 stdin = self.redirect(part) or stdin
