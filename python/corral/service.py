@@ -192,12 +192,7 @@ class Service:
             layers = [layer for layer in _layers(request) if layer.name == "global"]
             roots = config.Layer("runtime", {"sandbox.policy.rw_paths": {"append": plan["roots"]}})
             resolved = config.resolve([*layers, roots])
-            pol = policy.resolve(resolved, plan["cwd"], self.environ)
-            return {
-                "protected": stages.protected_paths(pol),
-                "protected_names": list(pol.protected_names),
-                "chat_patterns": list(pol.chat_patterns),
-            }
+            return stages.protection(policy.resolve(resolved, plan["cwd"], self.environ))
 
         return now
 

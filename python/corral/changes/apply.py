@@ -50,12 +50,11 @@ def safe_mode(mode: int, old: int | None) -> int:
     return (mode & ~PRIVILEGE_BITS & ~OTHERS_WRITE) | (mode & allowed)
 
 
-def _clean(entry: Entry, old: int | None) -> None:
+def _clean(entry: Entry, mode: int) -> None:
     """Drop what must not reach the host with the file: privilege bits and write for others
-    (see safe_mode), overlay attributes and file capabilities."""
+    (`mode`, from safe_mode), overlay attributes and file capabilities."""
     if entry.kind != "file":
         return
-    mode = safe_mode(entry.mode, old)
     if mode != entry.mode:
         os.chmod(entry.source, mode)
     try:
@@ -93,8 +92,8 @@ def _copy_beside(entry: Entry, target: str, serial: int, mode: int) -> None:
 
 def _put(entry: Entry, target: str, serial: int, old: int | None) -> bool:
     """Put one file or link in place; True when it was copied (its source is still there)."""
-    _clean(entry, old)
     mode = safe_mode(entry.mode, old)
+    _clean(entry, mode)
     if entry.kind == "file" and entry.nlink > 1:
         # Hard links inside the change set: each applied file gets its own inode.
         _copy_beside(entry, target, serial, mode)
@@ -128,7 +127,7 @@ def _prepare_whole(entries: list[Entry], start: int) -> int:
             if mode != entry.mode:
                 os.chmod(entry.source, mode)
         else:
-            _clean(entry, None)
+            _clean(entry, safe_mode(entry.mode, None))
     return end
 
 

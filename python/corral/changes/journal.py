@@ -59,15 +59,11 @@ class Journal:
         self._log.write(json.dumps(fields) + "\n")
         self._log.flush()
 
-    def reserve(self) -> str:
-        """A new name for a saved original (the caller puts it at files/<name>)."""
-        self._open()
-        self._saved += 1
-        return str(self._saved)
-
     def save(self, path: str) -> str:
         """Move what is at `path` aside; returns its name in the journal."""
-        name = self.reserve()
+        self._open()
+        self._saved += 1
+        name = str(self._saved)
         self.saved_bytes += tree.size(path)
         move(path, os.path.join(self.path, FILES, name))
         return name

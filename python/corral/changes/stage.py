@@ -68,6 +68,16 @@ def protected_paths(policy: Policy) -> list[str]:
     return sorted(found)
 
 
+def protection(policy: Policy) -> dict[str, list[str]]:
+    """What the check refuses under `policy`: a plan's part that finish.read can also take
+    as it is now (see there)."""
+    return {
+        "protected": protected_paths(policy),
+        "protected_names": list(policy.protected_names),
+        "chat_patterns": list(policy.chat_patterns),
+    }
+
+
 def create(policy: Policy) -> str:
     """A new staging area for one run of a command under `policy`; returns its path."""
     base = root_dir()
@@ -86,11 +96,9 @@ def create(policy: Policy) -> str:
         "cwd": policy.cwd,
         "writes": policy.writes,
         "roots": list(policy.rw_roots),
-        "protected": protected_paths(policy),
+        **protection(policy),
         "hidden": list(policy.hidden),
         "visible": list(policy.visible),
-        "protected_names": list(policy.protected_names),
-        "chat_patterns": list(policy.chat_patterns),
         "max_file_bytes": dict(policy.rlimits).get("fsize", 0),
         "undo_bytes": policy.undo_bytes,
     }

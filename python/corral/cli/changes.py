@@ -19,12 +19,7 @@ def _now(stage: str) -> dict[str, list[str]]:
 
     plan = stages.read_plan(stage)
     opts = {"allow_write": list(plan["roots"]), "deny_read": [], "cwd": plan["cwd"]}
-    _, policy = layers.resolve(opts)
-    return {
-        "protected": stages.protected_paths(policy),
-        "protected_names": list(policy.protected_names),
-        "chat_patterns": list(policy.chat_patterns),
-    }
+    return stages.protection(layers.resolve(opts)[1])
 
 
 def _print(outcome: commands.Outcome) -> int:

@@ -254,7 +254,7 @@ def _through_change_set(
     directory must exist unless `create`; what is there must be a regular file (or, for a
     delete, a link or an empty directory)."""
     if not create:
-        _open_dir_checked(os.path.dirname(real), path)
+        os.close(_open_dir(os.path.dirname(real), path, False))  # raises when it is missing
     try:
         info: os.stat_result | None = os.lstat(real)
     except FileNotFoundError:
@@ -274,10 +274,6 @@ def _through_change_set(
     with _OSErrors(path):
         report = changes.change(real, data, mode)
     return {"ok": True, "path": real, **changes.outcome(report, real)}
-
-
-def _open_dir_checked(real: str, path: str) -> None:
-    os.close(_open_dir(real, path, False))
 
 
 def _fill(fd: int, source: bytes | int) -> int:
