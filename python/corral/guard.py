@@ -5,7 +5,9 @@ In order, the first rule that speaks decides:
 2. bash: privileged commands (sudo, su, doas, pkexec) always refused; `tools.shell.deny`;
 3. the sandbox mode itself: in mode read-only, write tools and bash commands the classifier
    does not find read-only are refused; without network, fetch is refused;
-4. the approval preset (`tools.approval`): full, auto, read-only, or ask;
+4. the approval preset (`tools.approval`): full, auto, read-only, or ask; read-only and auto
+   approve bash only inside a working sandbox (the classifier alone never approves a command
+   that would run on the host);
 5. with "ask": `tools.shell.allow`, then the approval chain (corral.approval).
 A call must pass both the sandbox and the approval layer.
 """
@@ -152,6 +154,20 @@ def decide(
         )
 
     preset = config["tools.approval"]
+    # The classifier only advises: it may approve a command as read-only only where a working
+    # sandbox would hold if it were wrong. On the host (mode off, no backend) a bash call is
+    # never approved for what the classifier read in it; only "full" or the chain can run it.
+    host_bash = tool == "bash" and not sandboxed
+    if preset in ("read-only", "auto") and host_bash:
+        return (
+            Decision(
+                DENY, "tools.approval",
+                f"{preset}: bash runs unasked only inside a working sandbox, and none runs "
+                "here (the classifier alone never approves a command on the host); "
+                'with tools.approval = "ask" you are asked',
+            ),
+            classification,
+        )  # fmt: skip
     if preset == "full":
         return Decision(APPROVE, "tools.approval", "full: no approval step"), classification
     if preset == "read-only":
@@ -164,7 +180,7 @@ def decide(
     if preset == "auto":
         if sandboxed or read_only:
             # Say which of the two it was: "confines" would be false without a sandbox.
-            why = "the sandbox confines it" if sandboxed else "read-only, and no sandbox runs it"
+            why = "the sandbox confines it" if sandboxed else "a read of a file tool"
             return Decision(APPROVE, "tools.approval", f"auto: {why}"), classification
         return (
             Decision(DENY, "tools.approval", "auto: no working sandbox, so nothing runs unasked"),

@@ -427,7 +427,9 @@ FIELDS: tuple[Field, ...] = (
         'Approval preset. "ask": the approval chain decides, asking you when nothing '
         'approves; "read-only": read-only operations run without asking, the rest is refused; '
         '"auto": whatever the sandbox allows runs without asking (refused when no sandbox '
-        'works); "full": no approval step (the sandbox still applies).',
+        'works); "full": no approval step (the sandbox still applies). read-only and auto '
+        "approve bash only inside a working sandbox: the classifier alone never approves a "
+        "command on the host.",
         APPROVAL_PRESETS,
     ),
     Field(

@@ -166,12 +166,14 @@ def test_bash_calls_run_in_bash_the_shell_the_classifier_reads(
 ) -> None:
     """dash reads `echo &>/dev/null touch X` as `echo &` then `touch X`; bash as an echo."""
     fresh.lua(
-        "require('corral').setup({ sandbox = { mode = 'off' },"
-        " tools = { approval = 'read-only' } })"
+        "require('corral').setup({ sandbox = { mode = 'off' }, tools = { approval = 'full' } })"
     )
     execute(fresh, "bash", command="echo &>/dev/null touch PWNED")
     r = result(fresh)
-    assert r["decision"]["decision"] == "approve"  # read-only, as bash reads it
+    assert r["decision"]["decision"] == "approve"
+    from corral.classify import classify
+
+    assert classify("echo &>/dev/null touch PWNED").kind == "read-only"  # as bash reads it
     assert r["exit"] == 0
     assert not (workspace / "PWNED").exists()
 

@@ -43,7 +43,8 @@ TABLE: dict[str, dict[str, dict[str, str]]] = {
         "workspace-write-network": {
             "bash-read": A, "bash-write": D, "read": A, "write": D, "fetch": D,
         },
-        "off": {"bash-read": A, "bash-write": D, "read": A, "write": D, "fetch": D},
+        # no sandbox: the classifier alone never approves a command on the host
+        "off": {"bash-read": D, "bash-write": D, "read": A, "write": D, "fetch": D},
     },
     "auto": {
         "read-only": {"bash-read": A, "bash-write": D, "read": A, "write": D, "fetch": D},
@@ -51,8 +52,8 @@ TABLE: dict[str, dict[str, dict[str, str]]] = {
         "workspace-write-network": {
             "bash-read": A, "bash-write": A, "read": A, "write": A, "fetch": A,
         },
-        # no sandbox: nothing but reads runs unasked, and nothing is asked either
-        "off": {"bash-read": A, "bash-write": D, "read": A, "write": D, "fetch": D},
+        # no sandbox: nothing but file reads runs unasked, and nothing is asked either
+        "off": {"bash-read": D, "bash-write": D, "read": A, "write": D, "fetch": D},
     },
     "full": {
         "read-only": {"bash-read": A, "bash-write": D, "read": A, "write": D, "fetch": D},
@@ -135,9 +136,34 @@ def test_unsandboxed_fallback_never_auto_approves_bash(tmp_path: Path) -> None:
 def test_auto_says_no_sandbox_confines_a_read_that_runs_without_one(tmp_path: Path) -> None:
     # Second review, L1: with the sandbox off, the reason claimed the sandbox confined it.
     layer = {"tools.approval": "auto", "sandbox.mode": "off"}
-    d = decide(tmp_path, "bash", {"command": "ls"}, **layer)
+    d = decide(tmp_path, "read", {"path": "README.md"}, **layer)
     assert d.decision == A
-    assert "confines" not in d.reason and "no sandbox" in d.reason, d
+    assert "confines" not in d.reason and "file tool" in d.reason, d
+
+
+@pytest.mark.parametrize("preset", ["read-only", "auto"])
+@pytest.mark.parametrize("sandboxed", [False, "mode off"])
+def test_the_classifier_alone_never_approves_a_command_on_the_host(
+    tmp_path: Path, preset: str, sandboxed: object
+) -> None:
+    """Every classifier review found a command it read as read-only and bash ran as a write.
+    Where no sandbox would hold if it were wrong (mode off, or no working backend), presets
+    that never ask refuse bash instead of trusting the classifier: a classifier mistake can
+    then only ever run inside a sandbox."""
+    mode = "off" if sandboxed == "mode off" else "workspace-write"
+    resolved = config.resolve([config.Layer("global", {"tools.approval": preset,
+                                                       "sandbox.mode": mode})])  # fmt: skip
+    env = {"HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
+    pol = policy.resolve(resolved, str(tmp_path), env)
+    for command in ("ls", "cat README.md", "git status"):
+        d, cls = guard.decide("bash", {"command": command}, resolved.values, pol, False,
+                              approval.Chain())  # fmt: skip
+        assert cls is not None and cls.kind == "read-only"  # the classifier still reads it
+        assert (d.decision, d.source) == (D, "tools.approval"), (command, d)
+        assert "only inside a working sandbox" in d.reason and '"ask"' in d.reason
+    # a file tool's read is guarded by the file tool itself and still runs
+    d, _ = guard.decide("read", {"path": "x"}, resolved.values, pol, False, approval.Chain())
+    assert d.decision == A
 
 
 @pytest.mark.parametrize(
