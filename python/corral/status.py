@@ -40,7 +40,8 @@ def report(
     warnings: list[str] = []
     backends = []
     for backend in registry.get_all():
-        reason = registry.availability(backend, policy) if policy.enabled else None
+        # checked even while the sandbox is off: whether enabling it would work
+        reason = registry.availability(backend, policy)
         backends.append(
             {
                 "name": backend.name,
@@ -64,6 +65,11 @@ def report(
     else:
         layer = config.origins["sandbox.enabled"]
         why = f"sandbox.enabled is {str(policy.enabled).lower()} (from {layer})"
+    if not policy.enabled:
+        warnings.append(
+            f"NOTHING IS CONFINED: the sandbox is off ({why}); commands run on the host with "
+            "your own rights: every file you can write, your credentials, the network"
+        )
     return {
         "workspace": policy.cwd,
         "enabled": policy.enabled,
@@ -123,25 +129,18 @@ def render(data: dict[str, Any]) -> str:
     lines.append(f"  backend:   {b['chosen'] or 'none (unsandboxed)'}  [setting: {b['setting']}]")
     for c in b["candidates"]:
         detail = "available" if c["available"] else f"unavailable: {c['reason']}"
+        if c["available"] and not data["enabled"]:
+            detail += " (not used: the sandbox is off)"
         extra = ", ".join(f"{k} {c[k]}" for k in ("binary", "version", "not used") if c.get(k))
         lines.append(
             f"    {c['name']} (priority {c['priority']}): {detail}"
             + (f"; {extra}" if extra else "")
         )
-    lines.append(f"  network:   {'allowed' if data['network'] else 'off'}")
-    privileged = "yes (capabilities kept inside)" if data["allow_privileged"] else "no"
-    lines.append(f"  privileged: {privileged}")
-    for title, key in (
-        ("writable", "writable"),
-        ("read-only inside writable", "read_only_inside_writable"),
-        ("pinned (cannot be renamed)", "pinned"),
-        ("emptied", "hidden_areas"),
-        ("shown again", "shown_in_hidden_areas"),
-        ("hidden", "denied_read"),
-    ):
-        items = data["paths"][key]
-        if items:
-            lines.append(f"  {title}: {'  '.join(items)}")
+    if data["enabled"]:
+        lines.extend(_confinement(data))
+    else:
+        # what a sandbox would hide or refuse is not listed: none of it applies
+        lines.append("  confined:  nothing (no hidden paths, no read-only system, network open)")
     lines.append(f"  environment: {' '.join(data['environment'])}")
     approval = data["approval"]
     lines.append(
@@ -161,3 +160,24 @@ def render(data: dict[str, Any]) -> str:
     for note in data["notes"]:
         lines.append(f"  note: {note}")
     return "\n".join(lines) + "\n"
+
+
+def _confinement(data: dict[str, Any]) -> list[str]:
+    """What a working sandbox confines: network, privilege, paths."""
+    privileged = "yes (capabilities kept inside)" if data["allow_privileged"] else "no"
+    lines = [
+        f"  network:   {'allowed' if data['network'] else 'off'}",
+        f"  privileged: {privileged}",
+    ]
+    for title, key in (
+        ("writable", "writable"),
+        ("read-only inside writable", "read_only_inside_writable"),
+        ("pinned (cannot be renamed)", "pinned"),
+        ("emptied", "hidden_areas"),
+        ("shown again", "shown_in_hidden_areas"),
+        ("hidden", "denied_read"),
+    ):
+        items = data["paths"][key]
+        if items:
+            lines.append(f"  {title}: {'  '.join(items)}")
+    return lines

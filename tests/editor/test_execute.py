@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -59,10 +60,31 @@ def test_a_write_asks_and_approve_runs_it(fresh: Editor, workspace: Path) -> Non
     lines = fresh.wait_for(lambda: confirm_window(fresh), what="the confirmation window")
     assert any("notes.txt" in line for line in lines)
     assert any("hello" in line for line in lines)
+    time.sleep(0.5)  # approval keys act only after the window has been up a moment
     fresh.nvim.input("a")
     r = result(fresh)
     assert r["ok"] is True and r["decision"]["source"] == "user"
     assert (workspace / "notes.txt").read_text() == "hello\n"
+
+
+def test_a_call_arriving_while_you_type_neither_takes_your_keys_nor_approves(
+    fresh: Editor, workspace: Path
+) -> None:
+    """Issue 9: the window opened in Insert mode (each key E21, the text lost); and an `a`
+    typed as it opened (to append text) must not approve the call."""
+    fresh.nvim.input("ihello")
+    assert fresh.nvim.api.get_mode()["mode"] == "i"
+    execute(fresh, "write", path="typed.txt", content="x")
+    fresh.wait_for(lambda: confirm_window(fresh), what="the confirmation window")
+    assert fresh.nvim.api.get_mode()["mode"] == "n"
+    fresh.nvim.input("a")  # at once: too early to be an answer
+    time.sleep(0.2)
+    assert confirm_window(fresh) is not None
+    assert fresh.lua(RESULT) is False
+    time.sleep(0.5)
+    fresh.nvim.input("a")
+    assert result(fresh)["ok"] is True
+    assert (workspace / "typed.txt").read_text() == "x"
 
 
 def test_deny_in_the_window_runs_nothing(fresh: Editor, workspace: Path) -> None:

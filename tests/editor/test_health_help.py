@@ -28,6 +28,21 @@ def test_checkhealth(ed: Editor) -> None:
         assert any("OK" in line and f"{module} importable" in line for line in lines), module
 
 
+def test_checkhealth_while_disabled_says_nothing_is_confined(ed: Editor) -> None:
+    """Issue 9: disabled, :checkhealth was all green with an empty "bwrap available: ()"."""
+    ed.cmd("Sandbox", "disable")
+    ed.cmd("checkhealth", "corral")
+    lines = ed.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
+    text = "\n".join(lines)
+    assert any("WARNING" in line and "nothing is confined" in line for line in lines), text
+    available = [line for line in lines if "bwrap available" in line]
+    assert available and "not used: the sandbox is off" in available[0], text
+    assert "()" not in available[0] and "smoke test" not in text
+    ed.cmd("Sandbox", "status")
+    status = "\n".join(ed.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
+    assert "NOTHING IS CONFINED" in status and "network:   off" not in status, status
+
+
 def test_checkhealth_reports_invalid_setup(spawn: Callable[..., Editor], workspace: Path) -> None:
     editor = spawn(cwd=workspace)
     editor.lua("require('corral').setup({ sandbox = { network = true } })")

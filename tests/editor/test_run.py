@@ -14,6 +14,25 @@ if TYPE_CHECKING:
 ESCAPE = "/etc/corral-escape"
 
 
+def run(ed: Editor, *words: str) -> str:
+    """:Sandbox run WORDS; the name of the run's own output buffer."""
+    ed.cmd("Sandbox", "run", *words)
+    name = ed.lua("return vim.api.nvim_buf_get_name(0)")
+    assert name.startswith("corral://run/"), name
+    return name
+
+
+def finished(ed: Editor, name: str, timeout: float = 20) -> list[str]:
+    """The run's lines once its `[exit N]` line is there."""
+    return ed.wait_for(
+        lambda: (
+            (lines := ed.buffer_lines(name)) and lines[-1].startswith("[exit") and lines
+        ),
+        timeout=timeout,
+        what=f"the command in {name} to finish",
+    )
+
+
 def test_wrapped_command_is_confined(ed: Editor, workspace: Path) -> None:
     try:
         result = ed.run_job(
@@ -34,13 +53,8 @@ def test_wrapped_command_is_confined(ed: Editor, workspace: Path) -> None:
 
 
 def test_sandbox_run_shows_output_and_exit(ed: Editor) -> None:
-    ed.cmd("Sandbox", "run", "echo", "hello")
-    assert ed.lua("return vim.api.nvim_buf_get_name(0)") == "corral://run"
-    lines = ed.wait_for(
-        lambda: (lines := ed.buffer_lines("corral://run")) and "[exit 0]" in lines and lines,
-        timeout=20,
-        what="[exit 0] in corral://run",
-    )
+    lines = finished(ed, run(ed, "echo", "hello"))
+    assert lines[-1] == "[exit 0]"
     assert lines[0] == "$ echo hello"
     assert "hello" in lines
     assert not any("UNSANDBOXED" in line for line in lines), lines
@@ -48,40 +62,30 @@ def test_sandbox_run_shows_output_and_exit(ed: Editor) -> None:
 
 
 def test_sandbox_run_keeps_the_command_as_typed(ed: Editor, workspace: Path) -> None:
-    ed.lua('vim.cmd(\'Sandbox run printf "%s|" "a b" c > typed.txt; exit 3\')')
-    ed.wait_for(
-        lambda: "[exit 3]" in (ed.buffer_lines("corral://run") or []),
-        timeout=20,
-        what="[exit 3] in corral://run",
-    )
+    # `\%` is a literal %, as with :!
+    ed.lua('vim.cmd(\'Sandbox run printf "\\\\%s|" "a b" c > typed.txt; exit 3\')')
+    name = ed.lua("return vim.api.nvim_buf_get_name(0)")
+    assert finished(ed, name)[-1] == "[exit 3]"
     assert (workspace / "typed.txt").read_text() == "a b|c|"
 
 
 def test_sandbox_run_does_not_block_the_editor(ed: Editor) -> None:
     started = time.monotonic()
-    ed.cmd("Sandbox", "run", "sleep", "2;", "echo", "slept")
+    name = run(ed, "sleep", "2;", "echo", "slept")
     returned = time.monotonic() - started
     assert returned < 1.0, f":Sandbox run took {returned:.2f} s to return"
     started = time.monotonic()
     assert ed.nvim.eval("1+1") == 2
     assert time.monotonic() - started < 1.0
-    assert "[exit 0]" not in ed.buffer_lines("corral://run")
-    lines = ed.wait_for(
-        lambda: (lines := ed.buffer_lines("corral://run")) and "[exit 0]" in lines and lines,
-        timeout=20,
-        what="the slow command to finish",
-    )
+    assert "[exit 0]" not in ed.buffer_lines(name)
+    lines = finished(ed, name)
     assert "slept" in lines
 
 
 def test_sandbox_run_disabled_says_unsandboxed(ed: Editor) -> None:
     ed.cmd("Sandbox", "disable")
-    ed.cmd("Sandbox", "run", "cat", "/proc/1/comm")
-    lines = ed.wait_for(
-        lambda: (lines := ed.buffer_lines("corral://run")) and "[exit 0]" in lines and lines,
-        timeout=20,
-        what="[exit 0] in corral://run",
-    )
+    lines = finished(ed, run(ed, "cat", "/proc/1/comm"))
+    assert lines[-1] == "[exit 0]"
     assert any("UNSANDBOXED" in line for line in lines), lines
     assert "bwrap" not in lines
 
@@ -97,13 +101,108 @@ def test_sandbox_run_uses_the_chat_buffers_sandbox(ed: Editor, workspace: Path) 
     chat = workspace / "ro.chat"
     chat.write_text('```lua\ncorral.opt.sandbox.mode = "read-only"\n```\n')
     ed.edit(chat)
-    ed.cmd("Sandbox", "run", "touch", "made.txt")
-    lines = ed.wait_for(
-        lambda: (
-            (lines := ed.buffer_lines("corral://run")) and lines[-1].startswith("[exit") and lines
-        ),
-        timeout=20,
-        what="the command to finish",
-    )
+    lines = finished(ed, run(ed, "touch", "made.txt"))
     assert lines[-1] != "[exit 0]", lines
     assert not (workspace / "made.txt").exists()
+
+
+def test_sandbox_run_output_in_many_chunks_keeps_its_lines(ed: Editor) -> None:
+    """Issue 9: `seq 1 300000` gave 300,010 lines: a line cut between two chunks was split
+    and doubled."""
+    lines = finished(ed, run(ed, "seq", "1", "300000;", "printf", "no-newline"), timeout=60)
+    assert lines[-1] == "[exit 0]"
+    body = lines[1:-1]
+    assert body[:300000] == [str(i) for i in range(1, 300001)]
+    assert body[300000:] == ["no-newline"], body[300000:]
+
+
+def test_sandbox_run_reads_nothing_from_stdin(ed: Editor) -> None:
+    """`:Sandbox run cat` hung waiting for input that could never come."""
+    lines = finished(ed, run(ed, "cat;", "echo", "after-cat"), timeout=20)
+    assert lines[-2:] == ["after-cat", "[exit 0]"], lines
+
+
+def _running(marker: str) -> bool:
+    """Whether a process with `marker` in its command line runs anywhere on the host."""
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if marker.encode() in f.read():
+                        return True
+            except OSError:
+                continue
+    return False
+
+
+def test_sandbox_stop_and_closing_the_window_stop_the_run(ed: Editor) -> None:
+    first = run(ed, "sleep", "86.5")
+    ed.wait_for(lambda: _running("86.5"), what="the first sleep to start")
+    ed.cmd("Sandbox", "stop")
+    lines = finished(ed, first)
+    assert lines[-1] != "[exit 0]", lines
+    ed.wait_for(lambda: not _running("86.5"), what="the first sleep to be gone")
+
+    second = run(ed, "sleep", "87.5")
+    ed.wait_for(lambda: _running("87.5"), what="the second sleep to start")
+    ed.nvim.input("q")  # q closes corral's windows; the run goes with its window
+    ed.wait_for(lambda: not _running("87.5"), what="the second sleep to be gone")
+    assert ed.buffer_lines(second) is None
+
+
+def test_sandbox_run_ctrl_c_stops_it(ed: Editor) -> None:
+    name = run(ed, "sleep", "88.5")
+    ed.wait_for(lambda: _running("88.5"), what="the sleep to start")
+    ed.nvim.input("<C-c>")
+    assert finished(ed, name)[-1] != "[exit 0]"
+    ed.wait_for(lambda: not _running("88.5"), what="the sleep to be gone")
+
+
+def test_each_run_has_its_own_buffer(ed: Editor) -> None:
+    first = run(ed, "sleep", "1;", "echo", "first")
+    second = run(ed, "echo", "second")
+    assert first != second
+    assert "second" in finished(ed, second)
+    lines = finished(ed, first)
+    assert "first" in lines and "second" not in lines, lines
+
+
+def test_sandbox_run_expands_percent_like_bang(ed: Editor, workspace: Path) -> None:
+    chat = workspace / "notes.chat"
+    chat.write_text("hello\n")
+    ed.edit(chat)
+    lines = finished(ed, run(ed, "echo", "%:t", "%:p:h:S", "\\%d"))
+    assert lines[1] == f"notes.chat {workspace} %d", lines
+    assert lines[0] == f"$ echo notes.chat '{workspace}' %d"
+
+
+def test_sandbox_run_percent_without_a_file_name_is_an_error(ed: Editor) -> None:
+    ed.cmd("Sandbox", "run", "echo", "%")
+    assert any("no file name for '%'" in m for m in ed.messages()), ed.messages()
+    assert not ed.lua("return vim.api.nvim_buf_get_name(0)").startswith("corral://run/")
+
+
+def test_sandbox_subcommands_end_at_a_bar_and_run_keeps_it(ed: Editor) -> None:
+    ed.lua("vim.cmd('Sandbox disable | Sandbox status')")
+    assert ed.lua("return vim.api.nvim_buf_get_name(0)") == "corral://status"
+    assert ed.lua("return require('corral.sandbox').get_override()") == {
+        "sandbox.enabled": False
+    }
+    ed.lua("require('corral.sandbox').reset_enabled()")
+    ed.lua("vim.cmd('Sandbox run printf \"a\\\\nb\\\\n\" | wc -l')")
+    name = ed.lua("return vim.api.nvim_buf_get_name(0)")
+    assert finished(ed, name)[1].strip() == "2"
+
+
+def test_q_closes_the_status_window(ed: Editor) -> None:
+    ed.cmd("Sandbox", "status")
+    assert ed.lua("return #vim.api.nvim_list_wins()") == 2
+    ed.nvim.input("q")
+    ed.wait_for(lambda: ed.lua("return #vim.api.nvim_list_wins()") == 1, what="q to close")
+
+
+def test_sandbox_run_completes_commands_then_files(ed: Editor, workspace: Path) -> None:
+    (workspace / "data-file.txt").write_text("x")
+    assert "ls" in ed.lua("return vim.fn.getcompletion('Sandbox run l', 'cmdline')")
+    got = ed.lua("return vim.fn.getcompletion('Sandbox run cat data-', 'cmdline')")
+    assert got == ["data-file.txt"], got

@@ -92,12 +92,22 @@ def test_report_required_refuses(state: Callable[..., tuple[Config, Policy]]) ->
     assert "refused" in data["warnings"][0]
 
 
-def test_report_off_has_no_warning(state: Callable[..., tuple[Config, Policy]]) -> None:
-    cfg, p = state({"sandbox.mode": "off"})
-    data = status.report(cfg, p, registry("not installed"))
-    assert data["enabled"] is False
-    assert data["warnings"] == []
-    assert data["backend"]["candidates"][0]["reason"] is None  # not detected when off
+@pytest.mark.parametrize("layer", [{"sandbox.mode": "off"}, {"sandbox.enabled": False}])
+def test_report_off_says_plainly_that_nothing_is_confined(
+    state: Callable[..., tuple[Config, Policy]], layer: dict
+) -> None:
+    """Issue 9: while disabled, status listed hidden paths and "network off" as if they held."""
+    cfg, p = state(layer)
+    data = status.report(cfg, p, registry(None))
+    assert data["enabled"] is False and data["sandboxed"] is False
+    assert len(data["warnings"]) == 1 and "NOTHING IS CONFINED" in data["warnings"][0]
+    # whether enabling it would work is still checked and said
+    assert data["backend"]["candidates"][0]["available"] is True
+    text = status.render(data)
+    assert "WARNING: NOTHING IS CONFINED" in text
+    assert "confined:  nothing" in text
+    assert "network:   off" not in text and "hidden:" not in text and "writable:" not in text
+    assert "available (not used: the sandbox is off)" in text
 
 
 def test_report_environment_lists_names_only(
