@@ -107,8 +107,9 @@ end
 ---@param request table
 ---@param tool_call table
 ---@param decision table
----@param finish fun(result: table)
-local function run_bash(request, tool_call, decision, finish)
+---@param finish fun(raw: table)
+---@param handle table the call's handle: `stop` is set while the command runs
+local function run_bash(request, tool_call, decision, finish, handle)
   local config = decision.limits
   -- The end of the output is kept (errors come last): at most `cap` bytes, the oldest dropped.
   local cap = config.output_cap
@@ -162,53 +163,55 @@ local function run_bash(request, tool_call, decision, finish)
   -- bash the sandbox planted, and with the sandbox off it would run on the host.
   local found, bash_err = engine.call("host_program", engine.request(request.bufnr_for_run, { name = "bash" }))
   if not found then
-    finish({ ok = false, error = "bash tool calls need bash: " .. tostring(bash_err) })
+    finish({ status = "failed", error = "bash tool calls need bash: " .. tostring(bash_err) })
     return
   end
   local bash = found.path
-  local job, err = require("corral.runner").start({ bash, "-c", tool_call.input.command }, request.bufnr_for_run, {
+  local cancelled = false
+  local job, err, info -- declared first: on_exit reads info
+  job, err, info = require("corral.runner").start({ bash, "-c", tool_call.input.command }, request.bufnr_for_run, {
+    stdin = "null", -- a command waiting for input would wait until the timeout
     on_stdout = collect,
     on_stderr = collect,
     on_exit = function(code, repairs, changes)
+      handle.stop = nil
       if timer then
         timer:stop()
         timer:close()
       end
-      local output = kept()
-      local report = engine.call(
-        "bash_report",
-        engine.request(request.bufnr_for_run, { output = output:sub(-65536) })
-      ) or {}
       finish({
-        ok = code == 0 and not timed_out,
+        status = cancelled and "cancelled" or timed_out and "timed_out" or "ran",
         exit = code,
         timed_out = timed_out,
-        output = output,
+        timeout = config.timeout,
+        output = kept(),
         truncated = dropped > 0,
-        sandbox_refusals = report.refusals or {},
+        sandboxed = info and info.sandboxed or false,
         repairs = repairs,
         changes = changes,
       })
     end,
   })
   if not job then
-    finish({ ok = false, error = err })
+    finish({ status = "failed", error = err })
     return
+  end
+  handle.stop = function()
+    cancelled = true
+    require("corral.runner").stop_job(job)
   end
   timer = vim.uv.new_timer()
   timer:start(config.timeout * 1000, 0, vim.schedule_wrap(function()
     timed_out = true
-    vim.fn.jobstop(job) -- bwrap goes, and its pid namespace with everything in it
+    require("corral.runner").stop_job(job) -- the sandbox goes, with everything in it
   end))
 end
 
----Run a tool call through corral. `tool_call = {name = "bash", input = {command = "ls"}}`
----(tools: bash, read, write, edit, delete, ls, fetch). `on_done(result)` gets
----`{ok, decision = {decision, source, reason}, ...}` plus the tool's own fields, or
----`{ok = false, refused = {code, path|host, rule, layer, hint}}`.
----@param tool_call {name: string, input: table}
+---Run a tool call through corral (:help corral.execute()). `on_done` gets a corral.Result.
+---@param tool_call corral.ToolCall
 ---@param opts {bufnr: integer|nil}|nil
----@param on_done fun(result: table)
+---@param on_done fun(result: corral.Result)
+---@return corral.Handle handle `handle.cancel()` stops the call
 function M.execute(tool_call, opts, on_done)
   vim.validate("tool_call", tool_call, "table")
   vim.validate("on_done", on_done, "function")
@@ -227,40 +230,66 @@ function M.execute(tool_call, opts, on_done)
   if not ok_call then
     decision, err = nil, tostring(decision)
   end
-  local function finish(result)
-    result.decision = result.decision or (decision and {
-      decision = decision.decision,
-      source = decision.source,
-      reason = decision.reason,
-    })
-    result.tool = tool_call.name
+  local handle = { done = false } ---@type corral.Handle
+  local function finish(raw)
+    if handle.done then
+      return
+    end
+    handle.done = true
+    local brief = decision and { decision = decision.decision, source = decision.source, reason = decision.reason }
+      or { decision = "deny", source = "corral", reason = "the guard could not decide" }
+    local result = engine.call("result", engine.request(bufnr, { tool = tool_call.name, raw = raw, decision = brief }))
+    if type(result) ~= "table" or result.error then
+      -- the engine is gone: still one shape, said plainly
+      result = vim.tbl_extend("keep", raw, {
+        tool = tool_call.name, decision = brief, sandboxed = false, ok = false,
+        status = raw.status or "failed",
+      })
+      result.summary = "could not run: " .. tostring(raw.error or "corral's engine failed")
+    end
     engine.call("audit", {
       event = {
         tool = tool_call.name,
-        decision = decision and decision.decision,
-        source = decision and decision.source,
+        status = result.status,
+        decision = brief.decision,
+        source = brief.source,
         command = tool_call.input and tool_call.input.command,
         path = tool_call.input and tool_call.input.path,
         url = tool_call.input and tool_call.input.url,
         exit = result.exit,
-        refusal = result.refused,
-        bufnr = bufnr,
+        refusal = result.refusal,
+        chat = vim.api.nvim_buf_is_valid(bufnr) and vim.api.nvim_buf_get_name(bufnr) or nil,
       },
     })
     on_done(result)
   end
+  handle.cancel = function()
+    if handle.done then
+      return false
+    end
+    if handle.stop then
+      handle.stop() -- a running command: its exit finishes the call as cancelled
+      return true
+    end
+    if handle.close_window then
+      handle.close_window()
+    end
+    if handle.in_engine then
+      return false -- a file tool already running in the engine finishes on its own
+    end
+    finish({ status = "cancelled" })
+    return true
+  end
   if not decision then
-    on_done({ ok = false, error = err, tool = tool_call.name })
-    return
+    finish({ status = "failed", error = err })
+    return handle
   end
   local function run()
     if tool_call.name == "bash" then
-      run_bash(request, tool_call, decision, finish)
+      run_bash(request, tool_call, decision, finish, handle)
     else
+      handle.in_engine = true
       call_async("op", request, function(result)
-        if result.error then
-          result.ok = false
-        end
         finish(result)
       end)
     end
@@ -268,23 +297,70 @@ function M.execute(tool_call, opts, on_done)
   if decision.decision == "approve" then
     run()
   elseif decision.decision == "deny" then
-    finish({
-      ok = false,
-      refused = { code = "denied", rule = decision.source, reason = decision.reason, hint = decision.hint },
-    })
+    finish({ status = "refused", refusal = decision.refusal })
   else
-    require("corral.confirm").ask(tool_call, decision, function(approved)
+    local _, win = require("corral.confirm").ask(tool_call, decision, function(approved)
+      handle.close_window = nil
+      if handle.done then
+        return -- cancelled while the window was open
+      end
       if approved then
         decision.decision, decision.source = "approve", "user"
         run()
       else
         finish({
-          ok = false,
-          refused = { code = "denied-by-user", rule = "confirmation window", reason = "you said no" },
+          status = "denied_by_user",
+          refusal = {
+            code = "denied-by-user",
+            rule = "confirmation window",
+            layer = "you",
+            message = "you declined it in the confirmation window",
+            hint = "approve it in the window (a / y) when the model asks again",
+          },
         })
       end
     end)
+    handle.close_window = function()
+      if vim.api.nvim_win_is_valid(win) then
+        vim.api.nvim_win_close(win, true)
+      end
+    end
   end
+  return handle
+end
+
+---What the guard would do with `tool_call`, without running or asking anything: a chat
+---plugin's own approval step can ask this first. Synchronous.
+---@param tool_call corral.ToolCall
+---@param opts {bufnr: integer|nil}|nil
+---@return corral.Decision|nil decision, string? err
+function M.decide(tool_call, opts)
+  vim.validate("tool_call", tool_call, "table")
+  opts = opts or {}
+  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
+  local context = { bufnr = bufnr, tool_call_id = tool_call.id, cwd = vim.fn.getcwd() }
+  local request = engine.request(bufnr, {
+    tool = tool_call.name,
+    input = tool_call.input or {},
+    lua_auto_approve = lua_auto_approve(tool_call, context),
+    dry_run = true,
+  })
+  current_call = context
+  local ok, decision, err = pcall(engine.call, "guard", request)
+  current_call = nil
+  if not ok then
+    return nil, tostring(decision)
+  end
+  if not decision then
+    return nil, err
+  end
+  return {
+    decision = decision.decision,
+    source = decision.source,
+    reason = decision.reason,
+    class = decision.class ~= vim.NIL and decision.class or nil,
+    refusal = decision.refusal,
+  }
 end
 
 return M

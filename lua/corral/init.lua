@@ -55,12 +55,21 @@ function M.setup(opts)
 end
 
 ---Run a chat's tool call through the guard, the sandbox and the guarded operations
----(:help corral-execute).
----@param tool_call {name: string, input: table}
+---(:help corral.execute()).
+---@param tool_call corral.ToolCall
 ---@param opts {bufnr: integer|nil}|nil
----@param on_done fun(result: table)
+---@param on_done fun(result: corral.Result)
+---@return corral.Handle
 function M.execute(tool_call, opts, on_done)
-  require("corral.execute").execute(tool_call, opts, on_done)
+  return require("corral.execute").execute(tool_call, opts, on_done)
+end
+
+---What the guard would answer for `tool_call`, running and asking nothing (:help corral.decide()).
+---@param tool_call corral.ToolCall
+---@param opts {bufnr: integer|nil}|nil
+---@return corral.Decision|nil decision, string? err
+function M.decide(tool_call, opts)
+  return require("corral.execute").decide(tool_call, opts)
 end
 
 ---Add an approval resolver written in Lua (:help corral-guard).

@@ -3,6 +3,10 @@ local sandbox = require("corral.sandbox")
 
 local M = {}
 
+-- Commands started here and still running: job -> what wrap_command said of it.
+---@type table<integer, corral.Wrapped|false>
+local running = {}
+
 ---Start `argv` in the buffer's sandbox. `opts` are jobstart options; `opts.on_exit` gets
 ---`(code, repairs, changes)`: what corral held or put back after the run (lines), and the
 ---change set's summary (see sandbox.after_run; nil with direct writes).
@@ -17,18 +21,56 @@ function M.start(argv, bufnr, opts)
   end
   opts = vim.deepcopy(opts or {})
   local on_exit = opts.on_exit
+  local job
   opts.on_exit = function(_, code)
+    running[job] = nil
     local repairs, changes = sandbox.after_run(info)
     if on_exit then
       on_exit(code, repairs, changes)
     end
   end
-  local job = vim.fn.jobstart(wrapped, opts)
+  job = vim.fn.jobstart(wrapped, opts)
   if job <= 0 then
     return nil, "jobstart failed for " .. wrapped[1]
   end
+  running[job] = info or false
   return job, nil, info
 end
+
+---Stop a command started by M.start, and everything it started. jobstop alone reaches only
+---the launcher, and bwrap outlives it (blocked for good when it was still setting up).
+---Where the sandbox runs, its pid 1 is killed, which ends the whole namespace; the launcher
+---then checks the change set as after any run and exits. Before that, the job's process group
+---(the launcher and bwrap) is killed.
+---@param job integer
+---@return boolean stopped false when it was not running
+function M.stop_job(job)
+  local info = running[job]
+  if info == nil then
+    return false
+  end
+  if info and info.stage and info.stage ~= "" then
+    if require("corral.engine").call("stop_sandbox", { stage = info.stage }) == true then
+      return true
+    end
+  end
+  local ok, pid = pcall(vim.fn.jobpid, job)
+  if ok and pid > 0 then
+    vim.uv.kill(-pid, "sigkill")
+  end
+  vim.fn.jobstop(job)
+  return true
+end
+
+-- Quitting the editor stops every command still running, sandbox and all.
+vim.api.nvim_create_autocmd("VimLeavePre", {
+  group = vim.api.nvim_create_augroup("corral_runner", { clear = true }),
+  callback = function()
+    for job in pairs(running) do
+      M.stop_job(job)
+    end
+  end,
+})
 
 -- :Sandbox run's jobs, by their output buffer.
 ---@type table<integer, integer>
@@ -86,8 +128,7 @@ function M.stop(out)
   if not job then
     return false
   end
-  vim.fn.jobstop(job)
-  return true
+  return M.stop_job(job)
 end
 
 ---:Sandbox run: stream a shell command's output into a scratch window of its own, then its exit
@@ -159,7 +200,7 @@ function M.run_in_window(command, bufnr)
     once = true,
     callback = function()
       if M.jobs[out] then
-        vim.fn.jobstop(M.jobs[out])
+        M.stop_job(M.jobs[out])
         M.jobs[out] = nil
       end
     end,

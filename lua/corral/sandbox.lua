@@ -60,6 +60,9 @@ end
 ---@return string[] lines, table|nil summary
 function M.after_run(info)
   if info and info.stage and info.stage ~= "" then
+    -- the launcher is gone: whatever of its sandbox still runs is an orphan (bwrap can outlive
+    -- a launcher killed alone)
+    engine.call("stop_sandbox", { stage = info.stage })
     local result = engine.call("change_report", { stage = info.stage })
     return result and result.lines or {}, result and result.summary or nil
   end

@@ -174,6 +174,13 @@ class Service:
             return {"error": f"host_program: {name!r} is not a program corral starts"}
         return {"path": hostbin.require(name, self._policy(request)[1])}
 
+    def do_stop_sandbox(self, request: Mapping[str, Any]) -> bool:
+        """Kill what is left of a wrapped command's sandbox (see changes.stage.stop_sandbox)."""
+        from corral.changes import stage as stages
+
+        stage = str(request.get("stage") or "")
+        return bool(stage) and stages.stop_sandbox(stage)
+
     def do_change_report(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """What became of a wrapped command's change set: {"report": ..., "lines": [...]}."""
         from corral.changes import finish
@@ -339,13 +346,50 @@ class Service:
                 "output_cap": resolved["tools.bash.output_cap"],
             },
         }
-        if tool == "edit" and decision.decision == approval.REQUIRE:
-            preview = self._op(resolved, pol, "edit", {**tool_input, "preview": True})
-            result["preview"] = preview.get("diff", "")
-        self.audit({"tool": tool, "decision": decision.decision, "source": decision.source,
+        if decision.decision == approval.REQUIRE:
+            # Refused anyway (a hidden file, outside the writable roots, delete off, an edit
+            # whose old text is not there): refuse at once instead of asking first.
+            refusal = self._precheck(resolved, pol, tool, tool_input)
+            if tool == "edit" and refusal is None:
+                preview = self._op(resolved, pol, "edit", {**tool_input, "preview": True})
+                refusal = preview.get("refusal")
+                result["preview"] = preview.get("diff", "")
+            if refusal is not None:
+                reason = refusal.get("message") or refusal["code"]
+                result.update(decision=approval.DENY, source=refusal["rule"] or tool,
+                              reason=f"refused before asking: {reason}")  # fmt: skip
+                result["refusal"] = refusal
+        elif decision.decision == approval.DENY:
+            from corral.results import guard_refusal
+
+            result["refusal"] = guard_refusal(result, resolved.origins)
+        if request.get("dry_run"):
+            return result  # corral.decide(): nothing runs, nothing to log
+        self.audit({"tool": tool, "decision": result["decision"], "source": result["source"],
                     "command": tool_input.get("command"), "path": tool_input.get("path"),
                     "url": tool_input.get("url"), "class": result["class"]})  # fmt: skip
         return result
+
+    def _precheck(
+        self, resolved: config.Config, pol: policy.Policy, tool: str, args: Mapping[str, Any]
+    ) -> dict[str, str] | None:
+        """The refusal a file or fetch call will meet whatever you answer, or None."""
+        from corral.ops import files, http
+        from corral.ops.globs import Permissions
+        from corral.ops.refusal import OpError
+
+        try:
+            if tool == "fetch":
+                hosts = http.expand_hosts(resolved["tools.fetch.allow_hosts"], self.environ)
+                layer = resolved.origins["tools.fetch.allow_hosts"]
+                http.check_host(str(args.get("url", "")), hosts, layer=layer)
+            elif tool in ("read", "ls", "write", "delete", "edit"):
+                perms = Permissions.from_config(resolved)
+                allowed = resolved["tools.delete.allow_sandboxed"]
+                files.precheck(pol, perms, tool, str(args.get("path", ".")), allowed)
+        except OpError as e:
+            return dict(e.refusal.as_dict())
+        return None
 
     def _op(
         self, resolved: config.Config, pol: policy.Policy, tool: str, args: Mapping[str, Any]
@@ -382,7 +426,7 @@ class Service:
             if tool == "fetch":
                 return self._fetch(resolved, args)
         except OpError as e:
-            return {"ok": False, "refused": e.refusal.as_dict()}
+            return {"ok": False, "refusal": e.refusal.as_dict()}
         return {"ok": False, "error": f"no operation for tool {tool!r}"}
 
     def _fetch(self, resolved: config.Config, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -396,8 +440,6 @@ class Service:
             private,
             layer=resolved.origins["tools.fetch.allow_hosts"],
         )
-        if not result.get("ok") and result.get("refusal"):
-            result["refused"] = result["refusal"]
         return result
 
     def do_op(self, request: Mapping[str, Any]) -> dict[str, Any]:
@@ -407,14 +449,27 @@ class Service:
         result = self._op(resolved, pol, tool, request.get("input") or {})
         self.audit({"tool": tool, "path": (request.get("input") or {}).get("path"),
                     "url": (request.get("input") or {}).get("url"),
-                    "refusal": result.get("refused")})  # fmt: skip
+                    "refusal": result.get("refusal")})  # fmt: skip
         return result
 
-    def do_bash_report(self, request: Mapping[str, Any]) -> dict[str, Any]:
+    def do_result(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """A call's result in the one shape chat plugins get (corral.results): `raw` is what
+        ran (or why not); bash output is read for what the sandbox refused."""
+        from corral import results
         from corral.ops.bash_report import report
 
-        _, pol = self._policy(request)
-        return {"refusals": report(str(request.get("output", "")), pol)}
+        resolved, pol = self._policy(request)
+        tool = str(request.get("tool", ""))
+        raw = dict(request.get("raw") or {})
+        if tool == "bash" and "output" in raw and raw.get("sandboxed"):
+            tail = str(raw["output"])[-65536:]
+            raw["sandbox_refusals"] = report(tail, pol, resolved.origins)
+        elif tool == "bash":
+            raw.setdefault("sandbox_refusals", [])
+        sandboxed = bool(raw.pop("sandboxed", False))
+        if tool != "bash":
+            sandboxed = tool != "fetch" and pol.enabled
+        return results.shape(tool, raw, request.get("decision") or {}, sandboxed)
 
     def audit(self, event: Mapping[str, Any]) -> None:
         from corral.audit import AuditLog

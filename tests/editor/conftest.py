@@ -166,6 +166,9 @@ class Editor:
         return self.nvim.exec_lua(code, *args)
 
     def close(self) -> None:
+        if getattr(self, "closed", False):
+            return  # a test quit it already
+        self.closed = True
         try:
             self.nvim.command("qa!")
         except (OSError, EOFError):

@@ -92,7 +92,7 @@ def test_deny_in_the_window_runs_nothing(fresh: Editor, workspace: Path) -> None
     fresh.wait_for(lambda: confirm_window(fresh), what="the confirmation window")
     fresh.nvim.input("d")
     r = result(fresh)
-    assert r["ok"] is False and r["refused"]["code"] == "denied-by-user"
+    assert r["ok"] is False and r["refusal"]["code"] == "denied-by-user"
     assert not (workspace / "nope.txt").exists()
 
 
@@ -105,7 +105,7 @@ def test_the_window_shows_control_characters_and_invisible_unicode(fresh: Editor
     assert "<U+202E>" in text and "<U+200B>" in text
     assert "\x1b" not in text and "\u202e" not in text
     fresh.nvim.input("q")
-    assert result(fresh)["refused"]["code"] == "denied-by-user"
+    assert result(fresh)["refusal"]["code"] == "denied-by-user"
 
 
 def test_file_tools_refuse_with_a_structured_refusal(fresh: Editor, workspace: Path) -> None:
@@ -114,7 +114,7 @@ def test_file_tools_refuse_with_a_structured_refusal(fresh: Editor, workspace: P
     execute(fresh, "read", path=".env")
     r = result(fresh)
     assert r["ok"] is False
-    refused = r["refused"]
+    refused = r["refusal"]
     assert refused["rule"].startswith("tools.permissions.deny")
     assert refused["hint"] and refused["path"].endswith(".env")
     assert "SECRET" not in str(r)
@@ -124,7 +124,7 @@ def test_read_only_chat_refuses_writes_before_asking(fresh: Editor, workspace: P
     fresh.lua("require('corral').setup({ sandbox = { mode = 'read-only' } })")
     execute(fresh, "bash", command="touch x")
     r = result(fresh)
-    assert r["refused"]["rule"] == "sandbox.mode"
+    assert r["refusal"]["rule"] == "sandbox.mode"
     assert confirm_window(fresh) is None
     assert not (workspace / "x").exists()
 
@@ -180,7 +180,7 @@ def test_a_long_command_is_shown_whole_with_the_decision_on_top(fresh: Editor) -
     height, needed, title = shown
     assert height == needed or "more below" in title, shown
     fresh.nvim.input("q")
-    assert result(fresh)["refused"]["code"] == "denied-by-user"
+    assert result(fresh)["refusal"]["code"] == "denied-by-user"
 
 
 def test_bash_calls_run_in_bash_the_shell_the_classifier_reads(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -25,9 +25,7 @@ def run(ed: Editor, *words: str) -> str:
 def finished(ed: Editor, name: str, timeout: float = 20) -> list[str]:
     """The run's lines once its `[exit N]` line is there."""
     return ed.wait_for(
-        lambda: (
-            (lines := ed.buffer_lines(name)) and lines[-1].startswith("[exit") and lines
-        ),
+        lambda: (lines := ed.buffer_lines(name)) and lines[-1].startswith("[exit") and lines,
         timeout=timeout,
         what=f"the command in {name} to finish",
     )
@@ -185,9 +183,7 @@ def test_sandbox_run_percent_without_a_file_name_is_an_error(ed: Editor) -> None
 def test_sandbox_subcommands_end_at_a_bar_and_run_keeps_it(ed: Editor) -> None:
     ed.lua("vim.cmd('Sandbox disable | Sandbox status')")
     assert ed.lua("return vim.api.nvim_buf_get_name(0)") == "corral://status"
-    assert ed.lua("return require('corral.sandbox').get_override()") == {
-        "sandbox.enabled": False
-    }
+    assert ed.lua("return require('corral.sandbox').get_override()") == {"sandbox.enabled": False}
     ed.lua("require('corral.sandbox').reset_enabled()")
     ed.lua("vim.cmd('Sandbox run printf \"a\\\\nb\\\\n\" | wc -l')")
     name = ed.lua("return vim.api.nvim_buf_get_name(0)")
@@ -206,3 +202,17 @@ def test_sandbox_run_completes_commands_then_files(ed: Editor, workspace: Path) 
     assert "ls" in ed.lua("return vim.fn.getcompletion('Sandbox run l', 'cmdline')")
     got = ed.lua("return vim.fn.getcompletion('Sandbox run cat data-', 'cmdline')")
     assert got == ["data-file.txt"], got
+
+
+def test_stopping_at_once_or_quitting_leaves_no_process(spawn: Any, workspace: Path) -> None:
+    """A stop that reached only the launcher (the editor quitting, or a stop while bwrap was
+    still starting) left bwrap and the command running, reparented to init."""
+    ed = spawn(cwd=workspace)
+    for i in range(3):
+        ed.cmd("Sandbox", "run", "sleep", f"8{i}.25")
+        ed.cmd("Sandbox", "stop")  # at once, while the sandbox may still be starting
+    ed.cmd("Sandbox", "run", "sleep", "84.25")
+    ed.wait_for(lambda: _running("84.25"), what="the last sleep to start")
+    ed.close()  # quitting with a command still running
+    for marker in ("80.25", "81.25", "82.25", "84.25"):
+        ed.wait_for(lambda m=marker: not _running(m), what=f"sleep {marker} to be gone")

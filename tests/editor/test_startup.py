@@ -8,7 +8,19 @@ if TYPE_CHECKING:
     from .conftest import Editor
 
 SUBCOMMANDS = sorted(
-    ["apply", "changes", "disable", "discard", "enable", "reload", "reset", "run", "status", "undo"]
+    [
+        "apply",
+        "changes",
+        "disable",
+        "discard",
+        "enable",
+        "reload",
+        "reset",
+        "run",
+        "status",
+        "stop",
+        "undo",
+    ]
 )
 
 
@@ -48,7 +60,7 @@ def test_sandbox_command_defined_without_setup_and_host_not_started(fresh: Edito
 def test_completion_of_subcommands(fresh: Editor) -> None:
     complete = fresh.nvim.funcs.getcompletion
     assert sorted(complete("Sandbox ", "cmdline")) == SUBCOMMANDS
-    assert complete("Sandbox st", "cmdline") == ["status"]
+    assert complete("Sandbox st", "cmdline") == ["status", "stop"]
     assert complete("Sandbox re", "cmdline") == ["reload", "reset"]
     assert complete("Sandbox status ", "cmdline") == []
     # Completion alone must not start the Python host.

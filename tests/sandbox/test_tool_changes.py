@@ -95,7 +95,7 @@ def test_a_tool_cannot_write_what_a_command_could_not(svc: Service, host: Host, 
         (host.ws / "src" / name).mkdir(exist_ok=True)  # src/HEAD would make src a repository
     result = op(svc, host, "write", path=path, content="[core]\n", create_dirs=True)
     assert result["ok"] is False, result
-    assert result["refused"]["code"] in ("protected", "new-repository", "chat-file"), result
+    assert result["refusal"]["code"] in ("protected", "new-repository", "chat-file"), result
     assert not (host.ws / path).exists()
 
 

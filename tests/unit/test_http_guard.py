@@ -389,7 +389,7 @@ def test_fetch_returns_the_body(server: Server) -> None:
     url = f"http://localhost:{server.port}/hello"
     got = guard.fetch(url, ["localhost"], ["localhost"], resolve=LOCAL)
     assert got["ok"], got
-    assert (got["status"], got["body"], got["truncated"]) == (200, "héllo wörld", False)
+    assert (got["http_status"], got["body"], got["truncated"]) == (200, "héllo wörld", False)
     assert got["headers"]["content-type"] == "text/plain; charset=utf-8"
     assert (got["address"], got["location"]) == ("127.0.0.1", None)
     assert server.seen[0]["accept-encoding"] == "identity"
@@ -452,7 +452,7 @@ def test_fetch_refuses_loopback_without_allow_private(server: Server) -> None:
 def test_fetch_reports_a_redirect_without_following_it(server: Server) -> None:
     url = f"http://localhost:{server.port}/redirect"
     got = guard.fetch(url, ["localhost"], True, resolve=LOCAL)
-    assert got["ok"] and got["status"] == 302
+    assert got["ok"] and got["http_status"] == 302
     assert got["location"] == f"http://localhost:{server.port}/target"
     assert [s["path"] for s in server.seen] == ["/redirect"]
 

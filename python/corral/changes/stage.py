@@ -211,6 +211,22 @@ def sandbox_alive(stage: str) -> bool:
         return False
 
 
+def stop_sandbox(stage: str) -> bool:
+    """Kill what is left of the stage's sandbox once its launcher is gone (stopped by the
+    editor, or the editor quitting): SIGKILL to its pid 1, from which the kernel kills the rest
+    of the namespace. bwrap may outlive a launcher killed alone, and with it the command; a
+    run that is over must leave no process behind. True when something was killed."""
+    if not sandbox_alive(stage):
+        return False
+    try:
+        with open(os.path.join(stage, SANDBOX), encoding="utf-8") as f:
+            pid = _number(f.read(), "child-pid")
+        os.kill(pid, 9)  # (sandbox_alive checked it is still the sandbox's pid 1)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
 def _number(info: str, key: str) -> int:
     """The number after "key": in bwrap's info JSON (its own fixed output: no json import)."""
     at = info.index(f'"{key}"') + len(key) + 2

@@ -2,28 +2,35 @@
 
 The sandbox itself says nothing when it refuses: the command's own error messages do
 ("Read-only file system", "Permission denied", "Network is unreachable"). Each recognised
-message becomes a structured refusal saying how to allow it.
+message becomes a Refusal (see corral.results): the line as its message, the setting that
+decides as its rule, and how to allow it.
 """
 
 from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from corral.policy import Policy
 
-# (code, phrases that show it, hint)
+# (code, phrases that show it, hint, the setting that decides, what it is in plain words)
 SIGNS = (
     (
         "read-only-file-system",
         ("Read-only file system",),
         "outside the writable roots: add the directory to sandbox.policy.rw_paths (or use mode "
         '"workspace-write" where this chat is read-only)',
+        "sandbox.policy.rw_paths",
+        "a write outside the writable area",
     ),
     (
         "permission-denied",
         ("Permission denied", "Operation not permitted"),
         "the path may be hidden (sandbox.policy.deny_read) or kept read-only "
         "(sandbox.policy.protected, sandbox.policy.deny_write); see :Sandbox status",
+        "sandbox.policy.protected",
+        "a hidden or protected path",
     ),
     (
         "network",
@@ -36,20 +43,27 @@ SIGNS = (
         ),
         'no network in this sandbox: use mode "workspace-write-network" '
         "(or sandbox.policy.network = true) if the command needs it",
+        "sandbox.policy.network",
+        "no network in this sandbox",
     ),
 )
 MAX_REPORTED = 20
 
 
-def report(output: str, policy: Policy | None = None) -> list[dict[str, str]]:
-    """One refusal per output line that shows one, at most MAX_REPORTED."""
+def report(
+    output: str, policy: Policy | None = None, origins: Mapping[str, str] | None = None
+) -> list[dict[str, str]]:
+    """One Refusal per output line that shows one, at most MAX_REPORTED."""
     found: list[dict[str, str]] = []
     for line in output.splitlines():
-        for code, phrases, hint in SIGNS:
+        for code, phrases, hint, rule, what in SIGNS:
             if any(p in line for p in phrases):
                 if code == "network" and policy is not None and policy.network:
                     continue  # with network allowed, a failure is the network's, not ours
-                found.append({"code": code, "line": line.strip()[:300], "hint": hint})
+                found.append({
+                    "code": code, "rule": rule, "layer": (origins or {}).get(rule, ""),
+                    "message": line.strip()[:300], "hint": hint, "what": what,
+                })  # fmt: skip
                 break
         if len(found) >= MAX_REPORTED:
             break

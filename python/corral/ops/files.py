@@ -36,6 +36,16 @@ DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 Result = dict[str, object]
 
 
+_DELETE_DISABLED = Refusal(
+    "delete-disabled",
+    "",
+    "tools.delete.allow_sandboxed",
+    "builtin",
+    "run rm through the sandboxed shell tool, or set tools.delete.allow_sandboxed = true",
+    "the delete tool is off while the sandbox is on",
+)
+
+
 def _refuse(code: str, path: str, hint: str, message: str) -> OpError:
     return OpError(Refusal(code, path, "", "", hint, message))
 
@@ -301,6 +311,30 @@ def _read_at(fd: int, offset: int, limit: int) -> bytes:
     return b"".join(parts)
 
 
+def precheck(
+    policy: Policy, perms: Permissions, tool: str, path: str, allow_delete: bool = False
+) -> None:
+    """Raise the OpError `tool` would raise on `path` for a rule or a missing file, without
+    reading or writing anything: the guard asks this before asking you, so a call that will be
+    refused anyway is refused at once. (The tool checks again when it runs.)"""
+    if tool in ("read", "ls"):
+        lexical, real = _locate(policy, path)
+        _guard_read(policy, perms, lexical, real, "list" if tool == "ls" else "read")
+    elif tool == "write":
+        lexical, real = _locate(policy, path)
+        _guard_write(policy, perms, lexical, real)
+        return  # a new file is fine
+    elif tool == "delete":
+        lexical, real = _locate(policy, path, entry=True)
+        if policy.enabled and not allow_delete:
+            raise OpError(_DELETE_DISABLED.replace(path=lexical))
+        _guard_write(policy, perms, lexical, real, entry=True)
+    else:
+        return
+    if not os.path.lexists(real):
+        raise _refuse("not-found", lexical, "check the path", f"{real} does not exist")
+
+
 def read(
     policy: Policy, perms: Permissions, path: str, max_bytes: int = MAX_READ, offset: int = 0
 ) -> Result:
@@ -439,17 +473,7 @@ def delete(
     write)."""
     lexical, real = _locate(policy, path, entry=True)
     if policy.enabled and not allow_sandboxed:
-        raise OpError(
-            Refusal(
-                "delete-disabled",
-                lexical,
-                "ops: delete while sandboxed",
-                "builtin",
-                "run rm through the sandboxed shell tool, or let the caller pass "
-                "allow_sandboxed=True",
-                "the delete tool is off while the sandbox is on",
-            )
-        )
+        raise OpError(_DELETE_DISABLED.replace(path=lexical))
     _guard_write(policy, perms, lexical, real, entry=True)
     directory, name = os.path.split(real)
     with _OSErrors(lexical):

@@ -324,13 +324,7 @@ def _private_allowed(host: str, allow_private: bool | Sequence[str]) -> bool:
     return host_allowed(host, allow_private)
 
 
-def _check(
-    url: str,
-    allow_hosts: Sequence[str],
-    allow_private: bool | Sequence[str],
-    resolve: Resolver,
-) -> Checked:
-    scheme, host, port, path = _split(url)
+def _check_host(host: str, allow_hosts: Sequence[str]) -> None:
     if not host_allowed(host, allow_hosts):
         empty = " (the list is empty, so nothing may be fetched)" if not allow_hosts else ""
         raise _Refused(
@@ -340,6 +334,25 @@ def _check(
             f"add {host} to {RULE_HOSTS}",
             RULE_HOSTS,
         )
+
+
+def check_host(url: str, allow_hosts: Sequence[str], *, layer: str = "") -> None:
+    """HttpRefused when the URL is malformed or its host is not allowed: what can be known
+    without a DNS lookup (the guard asks it before asking you)."""
+    try:
+        _check_host(_split(url)[1], allow_hosts)
+    except _Refused as refused:
+        raise _raise(url, refused, layer) from None
+
+
+def _check(
+    url: str,
+    allow_hosts: Sequence[str],
+    allow_private: bool | Sequence[str],
+    resolve: Resolver,
+) -> Checked:
+    scheme, host, port, path = _split(url)
+    _check_host(host, allow_hosts)
     private_ok = _private_allowed(host, allow_private)
     addresses = _resolve(host, port, resolve)
     for text in addresses:
@@ -539,7 +552,7 @@ def fetch(
 ) -> dict[str, Any]:
     """GET `url` through the guard. Never raises for a refused or failed request.
 
-    Success: ok, url, status, reason, headers (lowercased names), body (text, cut at max_bytes
+    Success: ok, url, http_status, reason, headers (lowercased names), body (text, cut at max_bytes
     with a notice), truncated, address (the IP connected to), location (absolute, for a
     redirect; None otherwise). Failure: ok=False, url, code, error, and refusal
     (HttpRefused.as_dict(): the Refusal's fields and host) when the guard refused rather than
@@ -604,7 +617,7 @@ def _success(
     return {
         "ok": True,
         "url": url,
-        "status": response.status,
+        "http_status": response.status,
         "reason": response.reason,
         "headers": found,
         "body": body,

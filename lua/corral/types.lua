@@ -1,0 +1,73 @@
+-- The types of corral's tool-call contract, for LuaLS (annotations only: nothing to require).
+-- What chat plugins program against: :help corral.execute(), :help corral-result.
+---@meta
+
+---A tool call as the model asked for it.
+---@class corral.ToolCall
+---@field name "bash"|"read"|"write"|"edit"|"delete"|"ls"|"fetch"
+---@field input table the tool's input (:help corral.execute() lists each tool's fields)
+---@field id string|nil the chat's id for the call, handed to resolvers as `tool_call_id`
+
+---Why something was refused, and how to allow it. One shape everywhere: the guard's refusals,
+---the file tools' and fetch's, and what the sandbox visibly refused in a command's output.
+---@class corral.Refusal
+---@field code string what kind of refusal (:help corral-refusal-codes)
+---@field rule string the setting or rule that refused (`sandbox.mode`, `tools.shell.deny`, ...)
+---@field layer string where that setting's value came from (default, global, a chat file, ...)
+---@field message string what was refused, in words
+---@field hint string how to allow it, when that is yours to decide
+---@field path string|nil the path it concerns (file tools)
+---@field host string|nil the host it concerns (fetch)
+---@field what string|nil (sandbox_refusals) the kind of refusal in plain words
+
+---The guard's answer for a call.
+---@class corral.Decision
+---@field decision "approve"|"require_approval"|"deny"
+---@field source string the resolver's URN or the rule that decided ("user" after the window)
+---@field reason string
+---@field class "read-only"|"writes"|"network"|"dynamic"|"privileged"|nil bash: the classifier's
+---@field refusal corral.Refusal|nil with "deny"
+
+---What became of a command's writes (:help corral-changes).
+---@class corral.Changes
+---@field id string
+---@field status "empty"|"applied"|"held"
+---@field counts {added: integer, modified: integer, deleted: integer}
+---@field changed string[] "added src/x.py", ... (up to 100)
+---@field held {path: string, code: string, why: string}[]
+---@field why string|nil
+---@field more integer|nil how many paths were not listed
+
+---The result of a call: one shape for every tool.
+---@class corral.Result
+---@field status "ran"|"refused"|"denied_by_user"|"failed"|"timed_out"|"cancelled"
+---@field ok boolean it ran and, for bash, exited 0
+---@field tool string
+---@field sandboxed boolean corral's sandbox confined it (fetch: false; its host list does)
+---@field summary string one plain line to hand the model as it is
+---@field decision {decision: string, source: string, reason: string}
+---@field refusal corral.Refusal|nil with status "refused" or "denied_by_user"
+---@field error string|nil with status "failed"
+---@field exit integer|nil bash: the exit status
+---@field output string|nil bash: stdout and stderr, the end kept when long
+---@field truncated boolean|nil output (bash) or content (read) was cut
+---@field timed_out boolean|nil bash
+---@field sandbox_refusals corral.Refusal[]|nil bash: what the sandbox visibly refused
+---@field changes corral.Changes|nil bash: the command's writes
+---@field repairs string[]|nil bash: what corral put back after the run (direct writes)
+---@field content string|nil read
+---@field notice string|nil read: where to read on after a cut
+---@field diff string|nil edit
+---@field count integer|nil edit: occurrences replaced
+---@field bytes integer|nil write
+---@field entries {name: string, type: string, size: integer}[]|nil ls
+---@field path string|nil file tools: the path acted on, resolved
+---@field http_status integer|nil fetch
+---@field body string|nil fetch
+---@field headers table<string, string>|nil fetch
+
+---Returned by execute(): stop the call.
+---@class corral.Handle
+---@field done boolean on_done has been called
+---@field cancel fun(): boolean close its confirmation window or stop its command; false when it
+---can no longer be stopped (done, or a file tool already running)

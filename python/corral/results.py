@@ -1,0 +1,189 @@
+"""The result of a tool call as a chat plugin gets it: one shape for every tool.
+
+    status     ran | refused | denied_by_user | failed | timed_out | cancelled
+    ok         the call ran and, for bash, exited 0
+    tool       the tool's name
+    sandboxed  whether corral's sandbox confined the call (bash: a working backend ran it;
+               file tools: the sandbox's rules applied; fetch: false, its host list confines it)
+    decision   {decision, source, reason}: who let it run, or refused it
+    summary    one plain-language line a chat can pass to the model as it is
+    refusal    (refused, denied_by_user) a Refusal: {code, rule, layer, message, hint} and the
+               path or host it concerns
+    error      (failed) what went wrong
+    bash:      exit, output, truncated, timed_out, sandbox_refusals (Refusals read from the
+               command's own error messages), changes (corral-changes), repairs
+    the others: the tool's own fields (content, diff, entries, bytes, status_code, ...)
+
+The codes of refusals that come from the guard are in GUARD_REFUSALS; the file tools' and
+fetch's codes are their own (ops.refusal, ops.http). `lua/corral/types.lua` types all of it.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+STATUSES = ("ran", "refused", "denied_by_user", "failed", "timed_out", "cancelled")
+
+# The guard's rule (a decision's source, or its prefix) -> (code, the setting it reads, hint).
+GUARD_REFUSALS: dict[str, tuple[str, str, str]] = {
+    "urn:corral:guard:unknown-tool": (
+        "unknown-tool", "", "use one of the tools corral knows: bash, read, write, edit, "
+        "delete, ls, fetch",
+    ),
+    "tools.available": (
+        "tool-not-available", "tools.available",
+        "add the tool to tools.available (or drop the frontmatter line that removes it)",
+    ),
+    "urn:corral:guard:invalid-input": (
+        "invalid-input", "", "send the inputs the tool takes (see :help corral.execute())",
+    ),
+    "urn:corral:guard:privileged": (
+        "privileged", "", "privileged commands never run from a chat: run it yourself in a "
+        "terminal if it is needed",
+    ),
+    "tools.shell.deny": (
+        "shell-deny", "tools.shell.deny", "remove the matching entry from tools.shell.deny",
+    ),
+    "sandbox.mode": (
+        "read-only-mode", "sandbox.mode",
+        'set sandbox.mode = "workspace-write" (:Sandbox status shows where "read-only" '
+        "comes from)",
+    ),
+    "sandbox.policy.network": (
+        "no-network", "sandbox.policy.network",
+        'set sandbox.mode = "workspace-write-network" (or sandbox.policy.network = true)',
+    ),
+    "tools.approval": (
+        "approval-preset", "tools.approval",
+        'set tools.approval = "ask" to be asked about calls like this one',
+    ),
+    "urn:corral:approval:": (
+        "denied-by-resolver", "", "the approval resolver named in rule refused it: see its "
+        "configuration (tools.auto_approve, or the plugin that registered it)",
+    ),
+}  # fmt: skip
+
+
+def guard_refusal(decision: Mapping[str, Any], origins: Mapping[str, str]) -> dict[str, str]:
+    """The Refusal for a guard's "deny": which rule, from which layer, and how to allow it."""
+    source = str(decision.get("source", ""))
+    key = next((k for k in GUARD_REFUSALS if source == k or source.startswith(k)), None)
+    code, setting, hint = GUARD_REFUSALS[key] if key else ("denied", "", "")
+    return {
+        "code": code,
+        "rule": source,
+        "layer": origins.get(setting, "") if setting else "builtin",
+        "message": str(decision.get("reason", "")),
+        "hint": hint,
+    }
+
+
+def _status(tool: str, raw: Mapping[str, Any]) -> str:
+    given = raw.get("status")
+    if given in STATUSES:
+        return str(given)
+    if raw.get("refusal"):
+        return "refused"
+    if raw.get("error"):
+        return "failed"
+    return "ran"
+
+
+def shape(
+    tool: str, raw: Mapping[str, Any], decision: Mapping[str, Any], sandboxed: bool
+) -> dict[str, Any]:
+    """The result of a call from what ran (or did not): status, ok and summary added."""
+    result = {k: v for k, v in raw.items() if k != "refused"}
+    status = _status(tool, raw)
+    result["status"] = status
+    result["tool"] = tool
+    result["sandboxed"] = bool(sandboxed) and status != "refused"
+    result["decision"] = {k: decision.get(k, "") for k in ("decision", "source", "reason")}
+    if status == "ran" and tool == "bash":
+        result["ok"] = raw.get("exit") == 0
+    else:
+        result["ok"] = status == "ran" and raw.get("ok", True) is not False
+    result["summary"] = summary(result)
+    return result
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+def _changes(changes: Mapping[str, Any] | None) -> str:
+    if not changes:
+        return ""
+    counts = changes.get("counts") or {}
+    total = sum(int(counts.get(k, 0)) for k in ("added", "modified", "deleted"))
+    held = changes.get("held") or []
+    state = changes.get("status")
+    if state == "held":
+        return (
+            f"; its changes ({_count(total + len(held), 'path')}) are held for the user's review "
+            "and are not in the workspace yet"
+        )
+    if state == "applied" and held:
+        return (
+            f"; {_count(total, 'change')} applied, {_count(len(held), 'path')} held back for "
+            "the user's review (not in the workspace)"
+        )
+    return ""
+
+
+def summary(result: Mapping[str, Any]) -> str:
+    """One plain line for the model: what happened, and what the sandbox refused."""
+    status = result["status"]
+    tool = result["tool"]
+    refusal = result.get("refusal") or {}
+    if status == "refused":
+        text = f"not run: {refusal.get('message') or refusal.get('code', 'refused')}"
+        if refusal.get("hint"):
+            text += f" (the user can allow it: {refusal['hint']})"
+        return text
+    if status == "denied_by_user":
+        return "not run: the user declined this call"
+    if status == "cancelled":
+        return "cancelled before it finished" + (
+            f"; output so far: {len(result.get('output') or '')} bytes" if tool == "bash" else ""
+        )
+    if status == "failed":
+        return f"could not run: {result.get('error', 'unknown error')}"
+    if tool == "bash":
+        text = (
+            f"killed after {result.get('timeout', '?')} s (tools.bash.timeout)"
+            if status == "timed_out"
+            else f"exit {result.get('exit')}"
+        )
+        if result.get("truncated"):
+            text += "; long output: only its end is included"
+        seen = result.get("sandbox_refusals") or []
+        if seen:
+            first = seen[0]
+            text += (
+                f"; the sandbox refused {_count(len(seen), 'operation')}, first: "
+                f"{first.get('message', '')} ({first.get('what', first.get('code', ''))})"
+            )
+        return text + _changes(result.get("changes"))
+    if not result.get("ok"):
+        return f"failed: {result.get('error', 'unknown error')}"
+    path = result.get("path", "")
+    if tool == "read":
+        cut = f"; cut short: {result.get('notice', '')}" if result.get("truncated") else ""
+        return f"read {path}{cut}"
+    held = "; held for the user's review: not in the workspace yet" if result.get("held") else ""
+    if tool == "write":
+        return f"wrote {_count(int(result.get('bytes', 0)), 'byte')} to {path}{held}"
+    if tool == "edit":
+        return f"replaced {_count(int(result.get('count', 0)), 'occurrence')} in {path}{held}"
+    if tool == "delete":
+        return f"deleted {path}{held}"
+    if tool == "ls":
+        n = len(result.get("entries") or [])
+        return f"listed {path}: {n} {'entry' if n == 1 else 'entries'}"
+    if tool == "fetch":
+        return f"HTTP {result.get('http_status', '?')} from {result.get('url', '')}"
+    return "ran"
