@@ -362,7 +362,7 @@ class Service:
         elif decision.decision == approval.DENY:
             from corral.results import guard_refusal
 
-            result["refusal"] = guard_refusal(result, resolved.origins)
+            result["refusal"] = guard_refusal(result, _named(resolved.origins, request))
         if request.get("dry_run"):
             return result  # corral.decide(): nothing runs, nothing to log
         self.audit({"tool": tool, "decision": result["decision"], "source": result["source"],
@@ -463,7 +463,7 @@ class Service:
         raw = dict(request.get("raw") or {})
         if tool == "bash" and "output" in raw and raw.get("sandboxed"):
             tail = str(raw["output"])[-65536:]
-            raw["sandbox_refusals"] = report(tail, pol, resolved.origins)
+            raw["sandbox_refusals"] = report(tail, pol, _named(resolved.origins, request))
         elif tool == "bash":
             raw.setdefault("sandbox_refusals", [])
         sandboxed = bool(raw.pop("sandboxed", False))
@@ -493,3 +493,11 @@ class Service:
             return answer  # garbage is the chain's to log and skip
 
         return self.chain.register(name, resolve, priority)
+
+
+def _named(origins: Mapping[str, str], request: Mapping[str, Any]) -> dict[str, str]:
+    """Origins with the buffer layer named by its chat file, as a refusal tells it."""
+    path = request.get("buffer_path")
+    if not path:
+        return dict(origins)
+    return {k: v.replace("buffer", f"frontmatter of {path}") for k, v in origins.items()}

@@ -1,0 +1,164 @@
+"""The result contract chat plugins program against (issue 9): one shape for every tool, a
+status, one Refusal shape with a hint, a plain summary for the model, refusal before asking
+when a call is refused anyway, a cancel handle, and decide() that runs nothing."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+from .test_execute import RESULT, confirm_window, execute, result
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .conftest import Editor
+
+REFUSAL_FIELDS = {"code", "rule", "layer", "message", "hint"}
+RESULT_FIELDS = {"status", "ok", "tool", "sandboxed", "summary", "decision"}
+
+
+def shaped(r: dict[str, Any], status: str) -> dict[str, Any]:
+    assert RESULT_FIELDS <= set(r), r
+    assert r["status"] == status, r
+    assert r["summary"] and "\n" not in r["summary"], r
+    if status in ("refused", "denied_by_user"):
+        assert REFUSAL_FIELDS <= set(r["refusal"]), r["refusal"]
+        assert r["refusal"]["hint"], r["refusal"]
+        assert "refused" not in r  # one name for it
+    return r
+
+
+def test_a_command_that_ran_says_what_the_sandbox_refused(fresh: Editor) -> None:
+    execute(fresh, "bash", command="echo ok; touch /etc/corral-contract; exit 3")
+    r = shaped(result(fresh), "ran")
+    assert r["ok"] is False and r["exit"] == 3 and r["sandboxed"] is True
+    assert not os.path.exists("/etc/corral-contract")
+    seen = r["sandbox_refusals"][0]
+    assert REFUSAL_FIELDS <= set(seen) and seen["code"] == "read-only-file-system"
+    assert seen["rule"] == "sandbox.policy.rw_paths" and "/etc/corral-contract" in seen["message"]
+    assert r["summary"].startswith("exit 3; the sandbox refused 1 operation")
+    assert "a write outside the writable area" in r["summary"]
+
+    execute(fresh, "bash", command="true")
+    r = shaped(result(fresh), "ran")
+    assert (r["ok"], r["summary"]) == (True, "exit 0")
+
+
+def test_guard_refusals_have_codes_layers_and_hints(fresh: Editor, workspace: Path) -> None:
+    chat = workspace / "ro.chat"
+    chat.write_text('```lua\ncorral.opt.sandbox.mode = "read-only"\n```\n')
+    bufnr = fresh.edit(chat)
+    fresh.lua(
+        "local call, b = ... _G.corral_test_result = vim.NIL"
+        " require('corral').execute(call, { bufnr = b }, function(r) _G.corral_test_result = r end)",
+        {"name": "bash", "input": {"command": "touch x"}},
+        bufnr,
+    )
+    r = shaped(result(fresh), "refused")
+    refusal = r["refusal"]
+    assert (refusal["code"], refusal["rule"]) == ("read-only-mode", "sandbox.mode")
+    assert refusal["layer"] == f"frontmatter of {chat}", refusal  # where "read-only" came from
+    assert "workspace-write" in refusal["hint"]
+    assert r["summary"].startswith("not run: the sandbox is read-only")
+
+    execute(fresh, "bash", command="sudo ls")
+    refusal = shaped(result(fresh), "refused")["refusal"]
+    assert refusal["code"] == "privileged" and "terminal" in refusal["hint"]
+
+
+def test_calls_refused_anyway_are_refused_before_asking(fresh: Editor, workspace: Path) -> None:
+    """Nothing auto-approves file writes or fetches here, so each would have opened the
+    window first, only to be refused after you said yes."""
+    (workspace / "f.txt").write_text("hello\n")
+    outside = workspace.parent / f"{workspace.name}-outside.txt"
+    cases = [
+        ("write", {"path": str(outside), "content": "x"}, "outside-writable-roots"),
+        ("delete", {"path": "f.txt"}, "delete-disabled"),
+        ("edit", {"path": "f.txt", "old": "absent", "new": "y"}, "match-count"),
+        ("read", {"path": "missing.txt"}, "not-found"),
+        ("setup", {}, ""),  # with network, so that fetch reaches the preset and its check
+        ("fetch", {"url": "https://example.com/"}, "host-not-allowed"),
+    ]
+    for tool, tool_input, code in cases:
+        if tool == "setup":
+            fresh.lua("require('corral').setup({ sandbox = { mode = 'workspace-write-network' } })")
+            continue
+        execute(fresh, tool, **tool_input)
+        r = fresh.wait_for(lambda: fresh.lua(RESULT) or confirm_window(fresh), what=tool)
+        assert isinstance(r, dict), f"{tool}: the window opened for a call refused anyway: {r}"
+        shaped(r, "refused")
+        assert r["refusal"]["code"] == code, (tool, r["refusal"])
+        assert r["decision"]["reason"].startswith("refused before asking"), r
+    assert not outside.exists()
+    assert (workspace / "f.txt").read_text() == "hello\n"
+
+
+def test_denied_by_user_and_cancel_while_asking(fresh: Editor, workspace: Path) -> None:
+    execute(fresh, "write", path="a.txt", content="x")
+    fresh.wait_for(lambda: confirm_window(fresh), what="the window")
+    fresh.nvim.input("n")
+    r = shaped(result(fresh), "denied_by_user")
+    assert r["refusal"]["code"] == "denied-by-user"
+    assert r["summary"] == "not run: the user declined this call"
+
+    fresh.lua(
+        "_G.corral_test_result = vim.NIL"
+        " _G.handle = require('corral').execute({ name = 'write', input = { path = 'b.txt',"
+        " content = 'x' } }, {}, function(r) _G.corral_test_result = r end)"
+    )
+    fresh.wait_for(lambda: confirm_window(fresh), what="the window")
+    assert fresh.lua("return _G.handle.cancel()") is True
+    r = shaped(result(fresh), "cancelled")
+    assert confirm_window(fresh) is None
+    assert fresh.lua("return _G.handle.cancel()") is False  # once done, nothing to cancel
+    assert not (workspace / "a.txt").exists() and not (workspace / "b.txt").exists()
+
+
+def _running(marker: str) -> bool:
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def test_cancel_stops_a_running_command_and_all_it_started(fresh: Editor) -> None:
+    fresh.lua(
+        "_G.corral_test_result = vim.NIL"
+        " _G.handle = require('corral').execute({ name = 'bash', input = { command ="
+        " 'sleep 93.25 & sleep 94.25; echo never' } }, {}, function(r) _G.corral_test_result = r end)"
+    )
+    fresh.wait_for(lambda: _running("94.25"), what="the command to start")
+    assert fresh.lua("return _G.handle.cancel()") is True
+    r = shaped(result(fresh), "cancelled")
+    assert r["ok"] is False and "never" not in r["output"]
+    fresh.wait_for(lambda: not _running("93.25") and not _running("94.25"), what="all gone")
+
+
+def test_timed_out_and_stdin(fresh: Editor) -> None:
+    fresh.lua("require('corral').setup({ tools = { bash = { timeout = 1 } } })")
+    started = time.monotonic()
+    execute(fresh, "bash", command="cat; echo after-cat")
+    r = shaped(result(fresh), "ran")  # stdin is /dev/null: cat ends at once
+    assert "after-cat" in r["output"] and time.monotonic() - started < 1
+    execute(fresh, "bash", command="sleep 30")
+    r = shaped(result(fresh, timeout=15), "timed_out")
+    assert r["summary"].startswith("killed after 1 s")
+
+
+def test_decide_answers_without_running_or_asking(fresh: Editor, workspace: Path) -> None:
+    decide = "return require('corral').decide(...)"
+    d = fresh.lua(decide, {"name": "bash", "input": {"command": "touch made.txt"}})
+    assert (d["decision"], d["source"], d["class"]) == (
+        "approve", "urn:corral:approval:sandbox", "writes",
+    )  # fmt: skip
+    d = fresh.lua(decide, {"name": "write", "input": {"path": "w.txt", "content": "x"}})
+    assert d["decision"] == "require_approval" and confirm_window(fresh) is None
+    d = fresh.lua(decide, {"name": "bash", "input": {"command": "sudo id"}})
+    assert d["decision"] == "deny" and d["refusal"]["code"] == "privileged"
+    assert not (workspace / "made.txt").exists() and not (workspace / "w.txt").exists()

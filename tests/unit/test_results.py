@@ -1,0 +1,65 @@
+"""corral.results: the one shape of a tool call's result, and its summary for the model."""
+
+from __future__ import annotations
+
+import pytest
+
+from corral import results
+
+
+@pytest.mark.parametrize("source", [*results.GUARD_REFUSALS, "urn:corral:approval:team"])
+def test_every_guard_refusal_has_a_code_and_a_hint(source: str) -> None:
+    origins = {"sandbox.mode": "global", "tools.available": "frontmatter of x.chat"}
+    refusal = results.guard_refusal({"source": source, "reason": "why"}, origins)
+    assert set(refusal) == {"code", "rule", "layer", "message", "hint"}
+    assert refusal["code"] != "denied" and refusal["hint"] and refusal["message"] == "why"
+    assert refusal["rule"] == source
+    if source == "sandbox.mode":
+        assert refusal["layer"] == "global"
+
+
+def test_a_shell_deny_rule_is_found_by_its_prefix() -> None:
+    refusal = results.guard_refusal({"source": "tools.shell.deny[0]: rm -rf"}, {})
+    assert refusal["code"] == "shell-deny"
+
+
+def shape(tool: str, **raw: object) -> dict[str, object]:
+    return results.shape(tool, raw, {"decision": "approve", "source": "s", "reason": ""}, True)
+
+
+@pytest.mark.parametrize(
+    ("tool", "raw", "status", "ok", "summary"),
+    [
+        ("bash", {"exit": 0, "output": ""}, "ran", True, "exit 0"),
+        ("bash", {"exit": 2, "output": "", "truncated": True}, "ran", False,
+         "exit 2; long output: only its end is included"),
+        ("bash", {"status": "timed_out", "exit": 137, "timeout": 5}, "timed_out", False,
+         "killed after 5 s (tools.bash.timeout)"),
+        ("bash", {"exit": 0, "changes": {"status": "held", "counts": {"added": 2}, "held": []}},
+         "ran", True, "exit 0; its changes (2 paths) are held for the user's review and are "
+         "not in the workspace yet"),
+        ("write", {"ok": True, "path": "/w/a", "bytes": 1}, "ran", True, "wrote 1 byte to /w/a"),
+        ("write", {"ok": True, "path": "/w/a", "bytes": 3, "held": {"id": "x"}}, "ran", True,
+         "wrote 3 bytes to /w/a; held for the user's review: not in the workspace yet"),
+        ("ls", {"ok": True, "path": "/w", "entries": [{}]}, "ran", True, "listed /w: 1 entry"),
+        ("fetch", {"ok": True, "url": "https://e/", "http_status": 404}, "ran", True,
+         "HTTP 404 from https://e/"),
+        ("fetch", {"ok": False, "error": "timed out"}, "failed", False,
+         "could not run: timed out"),
+        ("read", {"ok": False, "refusal": {"code": "hidden", "message": "m", "hint": "h"}},
+         "refused", False, "not run: m (the user can allow it: h)"),
+        ("bash", {"status": "cancelled", "output": "abc"}, "cancelled", False,
+         "cancelled before it finished; output so far: 3 bytes"),
+    ],
+)  # fmt: skip
+def test_status_ok_and_summary(
+    tool: str, raw: dict[str, object], status: str, ok: bool, summary: str
+) -> None:
+    got = shape(tool, **raw)
+    assert (got["status"], got["ok"], got["summary"]) == (status, ok, summary)
+    assert got["status"] in results.STATUSES
+
+
+def test_a_refused_call_is_never_called_sandboxed() -> None:
+    got = shape("read", ok=False, refusal={"code": "hidden"})
+    assert got["sandboxed"] is False and "refused" not in got
