@@ -52,6 +52,9 @@ function M.describe(tool_call, decision)
   local input = tool_call.input or {}
   local lines = { ("corral: %s wants to run — approve?"):format(tool_call.name) }
   lines[#lines + 1] = ("asked because: %s (%s)"):format(decision.reason or "", decision.source or "")
+  for _, warning in ipairs(decision.warnings or {}) do
+    lines[#lines + 1] = "!! " .. warning
+  end
   if decision.class and decision.class ~= vim.NIL then
     lines[#lines + 1] = "class: " .. decision.class
     for _, reason in ipairs(decision.reasons or {}) do

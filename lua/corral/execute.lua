@@ -222,6 +222,7 @@ function M.execute(tool_call, opts, on_done)
     tool = tool_call.name,
     input = tool_call.input or {},
     lua_auto_approve = lua_auto_approve(tool_call, context),
+    audit_at_end = true, -- one audit line per call, written by finish()
   })
   request.bufnr_for_run = bufnr
   current_call = context
@@ -257,6 +258,8 @@ function M.execute(tool_call, opts, on_done)
         path = tool_call.input and tool_call.input.path,
         url = tool_call.input and tool_call.input.url,
         exit = result.exit,
+        class = decision and decision.class ~= vim.NIL and decision.class or nil,
+        sandboxed = result.sandboxed,
         refusal = result.refusal,
         chat = vim.api.nvim_buf_is_valid(bufnr) and vim.api.nvim_buf_get_name(bufnr) or nil,
       },
@@ -283,6 +286,11 @@ function M.execute(tool_call, opts, on_done)
   if not decision then
     finish({ status = "failed", error = err })
     return handle
+  end
+  if decision.sandboxed == false and tool_call.name == "bash" and not state.warned_unsandboxed then
+    state.warned_unsandboxed = true -- said once a session; the window and status say it each time
+    vim.notify("corral: tool calls run UNSANDBOXED here: " .. table.concat(decision.warnings or {}, "; ")
+      .. " (:Sandbox status says why)", vim.log.levels.WARN)
   end
   local function run()
     if tool_call.name == "bash" then

@@ -15,5 +15,7 @@ M.buffers = {}
 M.backends = {}
 ---@type (fun(tool_call: table): boolean)|nil tools.auto_approve given as a Lua function
 M.auto_approve_fn = nil
+---@type boolean whether this session was told once that tool calls run unsandboxed
+M.warned_unsandboxed = false
 
 return M

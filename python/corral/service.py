@@ -336,8 +336,19 @@ class Service:
             buffer_values,
             str(lua_answer) if lua_answer is not None else None,
         )
+        from corral.status import workspace_warning
+
+        sandboxed = self._sandboxed(pol) if tool == "bash" else pol.enabled
+        warnings = [w for w in (workspace_warning(pol),) if w]
+        if not sandboxed and tool != "fetch":
+            warnings.append(
+                "UNSANDBOXED: this runs on the host with your own rights"
+                + ("" if pol.enabled else " (the sandbox is off)")
+            )
         result: dict[str, Any] = {
             **decision.as_dict(),
+            "sandboxed": sandboxed and tool != "fetch",
+            "warnings": warnings,
             "class": classification.kind if classification else None,
             "reasons": list(classification.reasons) if classification else [],
             "writes": list(classification.writes) if classification else [],
@@ -363,8 +374,8 @@ class Service:
             from corral.results import guard_refusal
 
             result["refusal"] = guard_refusal(result, _named(resolved.origins, request))
-        if request.get("dry_run"):
-            return result  # corral.decide(): nothing runs, nothing to log
+        if request.get("dry_run") or request.get("audit_at_end"):
+            return result  # decide() logs nothing; execute() logs one line when it is done
         self.audit({"tool": tool, "decision": result["decision"], "source": result["source"],
                     "command": tool_input.get("command"), "path": tool_input.get("path"),
                     "url": tool_input.get("url"), "class": result["class"]})  # fmt: skip

@@ -29,6 +29,18 @@ def shorten(path: str, policy: Policy) -> str:
     return path
 
 
+def workspace_warning(policy: Policy) -> str:
+    """A warning when the workspace is the whole home directory or the whole system."""
+    if policy.cwd == "/":
+        return "the workspace is / (the whole system): open Neovim in a project directory"
+    if policy.cwd == policy.home and policy.enabled and policy.rw_roots:
+        return (
+            "the workspace is your home directory: a sandboxed command may change every file "
+            "in it but what is protected or hidden; open Neovim in a project directory"
+        )
+    return ""
+
+
 def report(
     config: Config,
     policy: Policy,
@@ -65,6 +77,9 @@ def report(
     else:
         layer = config.origins["sandbox.enabled"]
         why = f"sandbox.enabled is {str(policy.enabled).lower()} (from {layer})"
+    wide = workspace_warning(policy)
+    if wide:
+        warnings.append(wide)
     if not policy.enabled:
         warnings.append(
             f"NOTHING IS CONFINED: the sandbox is off ({why}); commands run on the host with "

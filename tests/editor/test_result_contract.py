@@ -20,11 +20,11 @@ RESULT_FIELDS = {"status", "ok", "tool", "sandboxed", "summary", "decision"}
 
 
 def shaped(r: dict[str, Any], status: str) -> dict[str, Any]:
-    assert RESULT_FIELDS <= set(r), r
+    assert set(r) >= RESULT_FIELDS, r
     assert r["status"] == status, r
     assert r["summary"] and "\n" not in r["summary"], r
     if status in ("refused", "denied_by_user"):
-        assert REFUSAL_FIELDS <= set(r["refusal"]), r["refusal"]
+        assert set(r["refusal"]) >= REFUSAL_FIELDS, r["refusal"]
         assert r["refusal"]["hint"], r["refusal"]
         assert "refused" not in r  # one name for it
     return r
@@ -36,7 +36,7 @@ def test_a_command_that_ran_says_what_the_sandbox_refused(fresh: Editor) -> None
     assert r["ok"] is False and r["exit"] == 3 and r["sandboxed"] is True
     assert not os.path.exists("/etc/corral-contract")
     seen = r["sandbox_refusals"][0]
-    assert REFUSAL_FIELDS <= set(seen) and seen["code"] == "read-only-file-system"
+    assert set(seen) >= REFUSAL_FIELDS and seen["code"] == "read-only-file-system"
     assert seen["rule"] == "sandbox.policy.rw_paths" and "/etc/corral-contract" in seen["message"]
     assert r["summary"].startswith("exit 3; the sandbox refused 1 operation")
     assert "a write outside the writable area" in r["summary"]
@@ -52,7 +52,8 @@ def test_guard_refusals_have_codes_layers_and_hints(fresh: Editor, workspace: Pa
     bufnr = fresh.edit(chat)
     fresh.lua(
         "local call, b = ... _G.corral_test_result = vim.NIL"
-        " require('corral').execute(call, { bufnr = b }, function(r) _G.corral_test_result = r end)",
+        " require('corral').execute(call, { bufnr = b },"
+        " function(r) _G.corral_test_result = r end)",
         {"name": "bash", "input": {"command": "touch x"}},
         bufnr,
     )
@@ -131,7 +132,8 @@ def test_cancel_stops_a_running_command_and_all_it_started(fresh: Editor) -> Non
     fresh.lua(
         "_G.corral_test_result = vim.NIL"
         " _G.handle = require('corral').execute({ name = 'bash', input = { command ="
-        " 'sleep 93.25 & sleep 94.25; echo never' } }, {}, function(r) _G.corral_test_result = r end)"
+        " 'sleep 93.25 & sleep 94.25; echo never' } }, {},"
+        " function(r) _G.corral_test_result = r end)"
     )
     fresh.wait_for(lambda: _running("94.25"), what="the command to start")
     assert fresh.lua("return _G.handle.cancel()") is True
@@ -162,3 +164,36 @@ def test_decide_answers_without_running_or_asking(fresh: Editor, workspace: Path
     d = fresh.lua(decide, {"name": "bash", "input": {"command": "sudo id"}})
     assert d["decision"] == "deny" and d["refusal"]["code"] == "privileged"
     assert not (workspace / "made.txt").exists() and not (workspace / "w.txt").exists()
+
+
+def test_unsandboxed_calls_say_so_in_the_window_once_and_in_the_result(
+    fresh: Editor, workspace: Path
+) -> None:
+    fresh.lua("require('corral').setup({ sandbox = { mode = 'off' } })")
+    fresh.clear_messages()
+    execute(fresh, "bash", command="echo on-the-host")
+    lines = fresh.wait_for(lambda: confirm_window(fresh), what="the window")
+    assert any(line.startswith("!! UNSANDBOXED") for line in lines), lines
+    time.sleep(0.5)
+    fresh.nvim.input("a")
+    r = shaped(result(fresh), "ran")
+    assert r["sandboxed"] is False
+    execute(fresh, "bash", command="echo again")
+    fresh.wait_for(lambda: confirm_window(fresh), what="the window")
+    fresh.nvim.input("n")
+    result(fresh)
+    told = [m for m in fresh.messages() if "UNSANDBOXED" in m]
+    assert len(told) == 1, fresh.messages()
+
+
+def test_home_as_the_workspace_is_warned_about(spawn: Any, workspace: Path) -> None:
+    home = workspace / "home"
+    home.mkdir()
+    ed = spawn(cwd=home, env={"HOME": str(home)})
+    execute(ed, "write", path="x.txt", content="x")
+    lines = ed.wait_for(lambda: confirm_window(ed), what="the window")
+    assert any("workspace is your home directory" in line for line in lines), lines
+    ed.nvim.input("n")
+    ed.cmd("Sandbox", "status")
+    text = "\n".join(ed.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
+    assert "WARNING: the workspace is your home directory" in text
