@@ -9,7 +9,7 @@ local M = {}
 
 M.DEBOUNCE_MS = 300
 
-local attached = {} ---@type table<integer, {text: string|nil, timer: uv.uv_timer_t|nil, shown: table<string, boolean>, disk: string|nil, tainted: boolean, trusted_text: string|nil}>
+local attached = {} ---@type table<integer, {text: string|nil, timer: uv.uv_timer_t|nil, shown: table<string, boolean>, disk: string|nil, tainted: boolean, trusted_text: string|nil, taint_stamp: string|nil}>
 local warned_required = false
 
 ---@param bufnr integer
@@ -76,6 +76,13 @@ function M.is_trusted(path, data)
     at = eol + 1
   end
   return false
+end
+
+---When the trust database was last written (:trust writes it; no sandbox can).
+---@return string
+local function trust_db_stamp()
+  local st = vim.uv.fs_stat(vim.fn.stdpath("state") .. "/trust")
+  return st and ("%d.%d.%d"):format(st.mtime.sec, st.mtime.nsec, st.size) or ""
 end
 
 ---@return boolean
@@ -158,7 +165,9 @@ function M.refresh(bufnr, force)
     once(bufnr, listed(("corral: frontmatter of %s is invalid (the last good settings stay in force):"):format(label), result.problems), vim.log.levels.ERROR)
     return
   end
-  state.buffers[bufnr] = result.accepted
+  -- The engine judges an untrusted layer again on every request (against the layers below it
+  -- and the cwd of that moment): what is kept here is the frontmatter as written.
+  state.buffers[bufnr] = { values = values, trusted = trusted }
   if result.refused and #result.refused > 0 then
     local message = listed(("corral: frontmatter of %s may only narrow the sandbox; refused:"):format(label), result.refused)
     once(bufnr, message .. "\nTrust the file with :trust (or allow widening in setup()) to apply these.", vim.log.levels.WARN)
@@ -192,12 +201,16 @@ function M.trusted(bufnr, name, text)
     end
     info.tainted = true
     info.trusted_text = nil
+    info.taint_stamp = trust_db_stamp()
   end
   info.disk = disk
   -- Trusted only when the frontmatter being evaluated is the one in the very bytes whose
   -- hash :trust recorded: a file swapped back to its trusted version after the buffer read
-  -- another one must not lend its trust to what the buffer holds.
-  if data and block_of(data) == text and M.is_trusted(name, data) then
+  -- another one must not lend its trust to what the buffer holds. Once changed on disk by
+  -- something else, only a :trust given after that counts: the database still vouches for
+  -- bytes trusted long ago (and narrowed since), which a sandboxed command can write back.
+  local fresh = not info.tainted or trust_db_stamp() ~= info.taint_stamp
+  if fresh and data and block_of(data) == text and M.is_trusted(name, data) then
     info.tainted = false
     info.trusted_text = text
     return true

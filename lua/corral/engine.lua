@@ -69,12 +69,14 @@ function M.request(bufnr, extra)
     bufnr = source
   end
   local name = vim.api.nvim_buf_is_valid(bufnr) and vim.api.nvim_buf_get_name(bufnr) or ""
+  local chat = state.buffers[bufnr]
   local request = {
     layers = {
       global = state.global,
-      buffer = state.buffers[bufnr],
+      buffer = chat and chat.values,
       runtime = state.runtime,
     },
+    buffer_trusted = chat ~= nil and chat.trusted,
     sources = { global = "setup()", buffer = name, runtime = ":Sandbox" },
     cwd = vim.fn.getcwd(),
     buffer_path = name ~= "" and name or nil,

@@ -307,7 +307,7 @@ function M.execute(tool_call, opts, on_done)
   elseif decision.decision == "deny" then
     finish({ status = "refused", refusal = decision.refusal })
   else
-    local _, win = require("corral.confirm").ask(tool_call, decision, function(approved)
+    local asked, shown, win = pcall(require("corral.confirm").ask, tool_call, decision, function(approved)
       handle.close_window = nil
       if handle.done then
         return -- cancelled while the window was open
@@ -328,6 +328,10 @@ function M.execute(tool_call, opts, on_done)
         })
       end
     end)
+    if not asked then
+      finish({ status = "failed", error = "the confirmation window failed: " .. tostring(shown) })
+      return handle
+    end
     handle.close_window = function()
       if vim.api.nvim_win_is_valid(win) then
         vim.api.nvim_win_close(win, true)

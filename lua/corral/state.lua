@@ -9,7 +9,8 @@ M.global_checked = false
 M.global_problems = {}
 ---@type table|nil `{["sandbox.enabled"] = bool}` from :Sandbox enable/disable
 M.runtime = nil
----@type table<integer, table> accepted frontmatter layer per buffer
+---@type table<integer, {values: table, trusted: boolean}> each chat buffer's frontmatter as
+---written, and whether it is trusted (the engine judges an untrusted one on every request)
 M.buffers = {}
 ---@type table<string, table> backends registered from Lua: name -> definition
 M.backends = {}

@@ -70,6 +70,9 @@ def invalid_input(tool: str, tool_input: Mapping[str, Any]) -> str | None:
             return f"input.{name} must be a {kind.__name__}, not {type(value).__name__}"
         if kind is str and required and name in ("command", "path", "url") and not value:
             return f"input.{name} is empty"
+        if isinstance(value, str) and "\0" in value:
+            # no shell, path or URL holds one, and the editor shows none of what follows it
+            return f"input.{name} contains a NUL byte"
     return None
 
 

@@ -25,18 +25,65 @@ if TYPE_CHECKING:
 LAYER_ORDER = ("global", "buffer", "runtime")
 
 
-def _layers(request: Mapping[str, Any], skip: str = "") -> list[config.Layer]:
-    """Your configuration file first (as in the CLI), then the editor's layers."""
+def _layers(request: Mapping[str, Any], skip: tuple[str, ...] = ()) -> list[config.Layer]:
+    """Your configuration file first (as in the CLI), then the editor's layers. A chat's
+    frontmatter that is not trusted counts only for what narrows the layers below it, judged
+    now, against them and this cwd, on every request: what narrowed once may not narrow any
+    more after `:cd`, setup() or `:Sandbox reset` (see _judged)."""
     from corral.config_file import file_layer_cached
 
     given = request.get("layers") or {}
     found = [file_layer_cached()]
-    found += [
-        config.Layer(name, given[name], source=str(request.get("sources", {}).get(name, "")))
-        for name in LAYER_ORDER
-        if name != skip and given.get(name)
-    ]
+    for name in LAYER_ORDER:
+        values = given.get(name)
+        if name in skip or not values:
+            continue
+        if name == "buffer" and not request.get("buffer_trusted"):
+            values = _judged(request, values)[0]
+        source = str(request.get("sources", {}).get(name, ""))
+        found.append(config.Layer(name, values, source=source))
     return [layer for layer in found if layer is not None]
+
+
+_JUDGED: dict[str, tuple[dict[str, Any], list[str]]] = {}
+
+
+def _judged(
+    request: Mapping[str, Any], values: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[str]]:
+    """(what of an untrusted buffer layer narrows the layers below it, why the rest does not).
+    Below means the configuration file and setup() only: never the runtime layer, whose
+    `:Sandbox disable` would make a frontmatter's `sandbox.enabled = false` look harmless.
+    Memoized on everything it reads, so steady state costs one JSON encoding."""
+    import json
+
+    base_layers = _layers(request, skip=("buffer", "runtime"))
+    cwd = request.get("cwd") or os.getcwd()
+    path = request.get("buffer_path")
+    key = json.dumps(
+        [values, [(lay.name, lay.values) for lay in base_layers], cwd, path],
+        sort_keys=True, default=str,
+    )  # fmt: skip
+    if key in _JUDGED:
+        return _JUDGED[key]
+    base = config.resolve(base_layers)
+    environ = dict(os.environ)
+    flat = config.flatten(values)
+    accepted: dict[str, Any] = {}
+    refused: list[str] = []
+    # Mode first: it decides the presets the other keys are compared against.
+    for name in sorted(flat, key=lambda k: k != "sandbox.mode"):
+        trial = {**accepted, name: flat[name]}
+        layers = [*base_layers, config.Layer("buffer", trial)]
+        reasons = narrowing.widenings(base, config.resolve(layers), cwd, environ, path)
+        if reasons:
+            refused.extend(reasons)
+        else:
+            accepted = trial
+    if len(_JUDGED) > 256:
+        _JUDGED.clear()
+    _JUDGED[key] = (accepted, refused)
+    return accepted, refused
 
 
 SUMMARY_PATHS = 100  # paths listed in a tool call's result; the counts are always whole
@@ -118,23 +165,7 @@ class Service:
             return {"accepted": None, "refused": [], "problems": [str(p) for p in problems]}
         if request.get("trusted"):
             return {"accepted": values, "refused": [], "problems": []}
-        base_layers = _layers(request, skip="buffer")
-        base = config.resolve(base_layers)
-        cwd = request.get("cwd") or os.getcwd()
-        path = request.get("buffer_path")
-        # Mode first: it decides the presets the other keys are compared against.
-        flat = config.flatten(values)
-        accepted: dict[str, Any] = {}
-        refused: list[str] = []
-        for key in sorted(flat, key=lambda k: k != "sandbox.mode"):
-            trial = {**accepted, key: flat[key]}
-            layers = [*base_layers, config.Layer("buffer", trial)]
-            layers.sort(key=lambda layer: LAYER_ORDER.index(layer.name))
-            reasons = narrowing.widenings(base, config.resolve(layers), cwd, self.environ, path)
-            if reasons:
-                refused.extend(reasons)
-            else:
-                accepted = trial
+        accepted, refused = _judged(request, values)
         return {"accepted": accepted, "refused": refused, "problems": []}
 
     # -- the sandbox ---------------------------------------------------------------------
@@ -324,7 +355,8 @@ class Service:
         resolved, pol = self._policy(request)
         tool = str(request.get("tool", ""))
         tool_input = request.get("input") or {}
-        buffer_values = config.flatten((request.get("layers") or {}).get("buffer") or {})
+        buffer_layer = next((lay for lay in _layers(request) if lay.name == "buffer"), None)
+        buffer_values = config.flatten(buffer_layer.values) if buffer_layer else {}
         lua_answer = request.get("lua_auto_approve")
         decision, classification = guard.decide(
             tool,

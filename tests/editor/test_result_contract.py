@@ -197,3 +197,22 @@ def test_home_as_the_workspace_is_warned_about(spawn: Any, workspace: Path) -> N
     ed.cmd("Sandbox", "status")
     text = "\n".join(ed.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
     assert "WARNING: the workspace is your home directory" in text
+
+
+def test_a_name_too_long_is_a_refusal_not_a_hang(fresh: Editor, workspace: Path) -> None:
+    """Fourth review, F3: an OSError from the change-set path escaped the engine's async call,
+    so on_done was never called and the chat waited for good."""
+    fresh.lua("require('corral').setup({ tools = { auto_approve = { 'write' } } })")
+    execute(fresh, "write", path="x" * 300, content="y")
+    r = shaped(result(fresh), "refused")
+    assert r["refusal"]["code"] == "name-too-long", r["refusal"]
+
+
+def test_a_nul_byte_in_an_input_is_refused_not_a_hang(fresh: Editor, workspace: Path) -> None:
+    """Fourth review, F4: a NUL in the command raised E976 in the window code before asking;
+    on_done was never called."""
+    fresh.lua("require('corral').setup({ tools = { auto_approve_sandboxed = false } })")
+    execute(fresh, "bash", command="echo shown\0; touch nul-ran")
+    r = shaped(result(fresh), "refused")
+    assert r["refusal"]["code"] == "invalid-input" and "NUL" in r["refusal"]["message"]
+    assert not (workspace / "nul-ran").exists()

@@ -58,6 +58,7 @@ _ERRNO = {
     errno.ENOTEMPTY: ("not-empty", "delete the files in it first"),
     errno.EEXIST: ("exists", "pick another name, or pass overwrite=True"),
     errno.ELOOP: ("symlink-escape", "the path changed to a symlink while it was used; retry"),
+    errno.ENAMETOOLONG: ("name-too-long", "use a shorter name (at most 255 bytes a component)"),
 }
 
 
@@ -385,8 +386,9 @@ def write(
     except UnicodeEncodeError as e:
         raise _refuse("invalid-content", lexical, "send valid Unicode text", str(e)) from None
     if changes is not None and changes.handles(real):
-        created = not os.path.lexists(real)
-        result = _through_change_set(changes, real, lexical, data, create_dirs)
+        with _OSErrors(lexical):
+            created = not os.path.lexists(real)
+            result = _through_change_set(changes, real, lexical, data, create_dirs)
         return {**result, "bytes": len(data), "created": created}
     with _OSErrors(lexical):
         size, created = _atomic_write(real, lexical, data, None, create_dirs)
@@ -455,7 +457,8 @@ def edit(
     if preview:
         return {**result, "written": False}
     if changes is not None and changes.handles(real):
-        outcome = _through_change_set(changes, real, lexical, changed.encode("utf-8"), False)
+        with _OSErrors(lexical):
+            outcome = _through_change_set(changes, real, lexical, changed.encode("utf-8"), False)
         return {**result, **outcome, "written": "change" in outcome}
     with _OSErrors(lexical):
         _atomic_write(real, lexical, changed.encode("utf-8"), None, False)

@@ -80,5 +80,8 @@ class CorralPlugin:
         """For operations that may take a while (a fetch): Neovim goes on; the answer comes
         back to Lua with the caller's token."""
         method, request, token = args[0], args[1], args[2]
-        result = self.service().call(str(method), request if isinstance(request, dict) else {})
+        try:
+            result = self.service().call(str(method), request if isinstance(request, dict) else {})
+        except Exception as e:  # the caller waits for an answer: it gets one, always
+            result = {"error": f"corral's engine failed in {method}: {type(e).__name__}: {e}"[:500]}
         self.nvim.exec_lua(DELIVER, token, result)

@@ -1,0 +1,102 @@
+"""An untrusted chat's frontmatter counts only for what narrows, judged on every use (issue 7,
+fourth review, F1 and F5): it was judged once, against the layers and the cwd of that moment,
+and what narrowed then stayed in force after they changed.
+
+F1: `sandbox.enabled = false` read while `:Sandbox disable` was on counted as no change, and
+after `:Sandbox reset` it switched the sandbox off: commands ran on the host.
+F5: `rw_paths = {"~/.cargo/bin", ...}` read while the cwd was ~ counted as inside the
+workspace; after `:cd ~/proj` a sandboxed command planted an executable on the host's PATH.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .test_execute import execute, result
+from .test_frontmatter import lua_block, write_chat
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from .conftest import Editor
+
+
+def test_disabling_frontmatter_read_while_disabled_does_not_outlive_the_reset(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    ed = spawn(cwd=workspace)
+    chat = write_chat(workspace, lua_block("corral.opt.sandbox.enabled = false"))
+    buf = ed.edit(chat)
+    assert ed.lua("return require('corral.sandbox').is_enabled(...)", buf) is True
+    ed.cmd("Sandbox", "disable")
+    ed.lua("vim.cmd('silent write')")  # the chat is read again while the sandbox is off
+    ed.cmd("Sandbox", "reset")
+    assert ed.lua("return require('corral.sandbox').is_enabled(...)", buf) is True
+    config = ed.config(buf)
+    assert config["origins"]["sandbox.enabled"] != "buffer", config["origins"]
+    execute(ed, "bash", command="cat /proc/1/comm")
+    r = result(ed)
+    assert r["sandboxed"] is True and r["exit"] == 0, r
+
+
+def test_paths_that_narrowed_before_a_cd_do_not_widen_after_it(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    home = workspace / "home"
+    project = home / "proj"
+    target = home / ".cargo" / "bin"
+    project.mkdir(parents=True)
+    target.mkdir(parents=True)
+    chat = write_chat(
+        project,
+        lua_block("corral.opt.sandbox.policy.rw_paths = { '~/.cargo/bin', 'urn:corral:cwd' }"),
+    )
+    ed = spawn(cwd=home, env={"HOME": str(home)})  # started in ~, as users often do
+    buf = ed.edit(chat)
+    ed.cd(project)
+    roots = ed.lua("return require('corral.sandbox').get_policy(...).rw_roots", buf)
+    assert str(target) not in roots, roots
+    execute(ed, "bash", command="touch ~/.cargo/bin/CANARY-planted")
+    result(ed)
+    assert not (target / "CANARY-planted").exists()
+    assert "buffer" not in ed.config(buf)["origins"]["sandbox.policy.rw_paths"]
+    ed.cd(home)  # back where it narrows: it counts again
+    assert "buffer" in ed.config(buf)["origins"]["sandbox.policy.rw_paths"]
+
+
+def test_a_rollback_to_once_trusted_bytes_needs_a_new_trust(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    """F2: with direct writes, a sandboxed command wrote back the bytes the user had once
+    trusted (then narrowed and saved); the trust database still held their hash, and the
+    widening came back while corral said the file was no longer trusted."""
+    ed = spawn(cwd=workspace)
+    ed.lua("require('corral').setup({ sandbox = { writes = 'direct' } }) vim.o.autoread = true")
+    trusted = lua_block("corral.opt.sandbox.policy.network = true")
+    chat = write_chat(workspace, trusted)
+    buf = ed.edit(chat)
+    assert ed.lua("return { vim.secure.trust({ action = 'allow', bufnr = ... }) }", buf)[0]
+    ed.cmd("Sandbox", "reload")
+    assert ed.config(buf)["values"]["sandbox.policy.network"] is True
+    # the user narrows it again and saves, without trusting anything
+    ed.lua(
+        "vim.api.nvim_buf_set_lines(..., 1, 2, false,"
+        " { 'corral.opt.sandbox.policy.network = false' }) vim.cmd('silent write')",
+        buf,
+    )
+    assert ed.config(buf)["values"]["sandbox.policy.network"] is False
+    chat.write_text(trusted)  # what a sandboxed command can do with direct writes
+    ed.cmd("checktime")
+    ed.wait_for(
+        lambda: (
+            "network = true"
+            in "".join(ed.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf))
+        ),
+        what="autoread to reload the chat",
+    )
+    assert ed.config(buf)["values"]["sandbox.policy.network"] is False
+    # trusting it again, as the user, restores it
+    assert ed.lua("return { vim.secure.trust({ action = 'allow', bufnr = ... }) }", buf)[0]
+    ed.cmd("Sandbox", "reload")
+    assert ed.config(buf)["values"]["sandbox.policy.network"] is True
