@@ -9,7 +9,7 @@ local M = {}
 
 M.DEBOUNCE_MS = 300
 
-local attached = {} ---@type table<integer, {text: string|nil, timer: uv.uv_timer_t|nil, shown: table<string, boolean>, disk: string|nil, tainted: boolean, trusted_text: string|nil, taint_stamp: string|nil}>
+local attached = {} ---@type table<integer, {text: string|nil, timer: uv.uv_timer_t|nil, shown: table<string, boolean>, disk: string|nil, tainted: boolean, trusted_text: string|nil}>
 local warned_required = false
 
 ---@param bufnr integer
@@ -76,13 +76,6 @@ function M.is_trusted(path, data)
     at = eol + 1
   end
   return false
-end
-
----When the trust database was last written (:trust writes it; no sandbox can).
----@return string
-local function trust_db_stamp()
-  local st = vim.uv.fs_stat(vim.fn.stdpath("state") .. "/trust")
-  return st and ("%d.%d.%d"):format(st.mtime.sec, st.mtime.nsec, st.size) or ""
 end
 
 ---@return boolean
@@ -201,16 +194,16 @@ function M.trusted(bufnr, name, text)
     end
     info.tainted = true
     info.trusted_text = nil
-    info.taint_stamp = trust_db_stamp()
+    -- The trust database still vouches for the bytes trusted long ago (and perhaps narrowed
+    -- since), which a command could write back: the file's entry goes, and only a new :trust
+    -- brings trust back.
+    pcall(vim.secure.trust, { action = "remove", path = name })
   end
   info.disk = disk
   -- Trusted only when the frontmatter being evaluated is the one in the very bytes whose
   -- hash :trust recorded: a file swapped back to its trusted version after the buffer read
-  -- another one must not lend its trust to what the buffer holds. Once changed on disk by
-  -- something else, only a :trust given after that counts: the database still vouches for
-  -- bytes trusted long ago (and narrowed since), which a sandboxed command can write back.
-  local fresh = not info.tainted or trust_db_stamp() ~= info.taint_stamp
-  if fresh and data and block_of(data) == text and M.is_trusted(name, data) then
+  -- another one must not lend its trust to what the buffer holds.
+  if data and block_of(data) == text and M.is_trusted(name, data) then
     info.tainted = false
     info.trusted_text = text
     return true
@@ -241,6 +234,30 @@ local function warn_if_required_missing(bufnr)
       vim.log.levels.WARN
     )
   end
+end
+
+-- :trust writes Neovim's trust database: every attached chat is read again then, so trusting
+-- a chat takes effect at once (no :Sandbox reload needed).
+local trust_watch = nil ---@type uv.uv_fs_event_t|nil
+local function watch_trust()
+  if trust_watch then
+    return
+  end
+  trust_watch = vim.uv.new_fs_event()
+  if not trust_watch then
+    return
+  end
+  local dir = vim.fn.stdpath("state")
+  vim.fn.mkdir(dir, "p")
+  trust_watch:start(dir, {}, function(err, fname)
+    if not err and fname == "trust" then
+      vim.schedule(function()
+        for bufnr in pairs(attached) do
+          M.refresh(bufnr, true)
+        end
+      end)
+    end
+  end)
 end
 
 ---@param bufnr integer
@@ -301,6 +318,7 @@ function M.attach(bufnr)
     end,
   })
   M.refresh(bufnr, true)
+  watch_trust()
   warn_if_required_missing(bufnr)
 end
 

@@ -177,7 +177,7 @@ M.subcommands = {
     end,
   },
   reload = {
-    desc = "read this buffer's frontmatter again (after :trust, say)",
+    desc = "read this buffer's frontmatter again",
     impl = function()
       local chat = require("corral.chat")
       local bufnr = vim.api.nvim_get_current_buf()

@@ -98,5 +98,28 @@ def test_a_rollback_to_once_trusted_bytes_needs_a_new_trust(
     assert ed.config(buf)["values"]["sandbox.policy.network"] is False
     # trusting it again, as the user, restores it
     assert ed.lua("return { vim.secure.trust({ action = 'allow', bufnr = ... }) }", buf)[0]
-    ed.cmd("Sandbox", "reload")
-    assert ed.config(buf)["values"]["sandbox.policy.network"] is True
+    ed.wait_for(
+        lambda: ed.config(buf)["values"]["sandbox.policy.network"] is True,
+        what="the new trust to apply",
+    )
+
+
+def test_trust_takes_effect_without_a_reload(ed: Editor, workspace: Path) -> None:
+    """Issue 9: :trust did nothing until the undocumented :Sandbox reload."""
+    chat = write_chat(workspace, lua_block("corral.opt.sandbox.policy.network = true"))
+    buf = ed.edit(chat)
+    assert ed.config(buf)["values"]["sandbox.policy.network"] is False
+    ed.lua("vim.cmd('trust')")
+    ed.wait_for(
+        lambda: ed.config(buf)["values"]["sandbox.policy.network"] is True,
+        what="the trusted frontmatter to apply",
+    )
+
+
+def test_edit_bang_reads_the_frontmatter_again(ed: Editor, workspace: Path) -> None:
+    """Issue 9: :e! after the file changed on disk kept the old frontmatter."""
+    chat = write_chat(workspace, lua_block('corral.opt.sandbox.mode = "workspace-write"'))
+    buf = ed.edit(chat)
+    chat.write_text(lua_block('corral.opt.sandbox.mode = "read-only"'))
+    ed.lua("vim.cmd('edit!')")
+    assert ed.config(buf)["values"]["sandbox.mode"] == "read-only"
