@@ -8,9 +8,11 @@ whatever it puts first on PATH: `PATH_add bin`, `layout node` (node_modules/.bin
 paths those commands name, relative to the `.envrc`, are protected like it, wherever they
 stand in the script (after `then`, in a `{ }` group, behind `&&`).
 
-What cannot be known before direnv runs (a path built from a variable other than $PWD, a
-layout or `use` corral does not know, PATH changed any other way) is reported, not guessed:
-those files are not protected, and status says so.
+Any other command it runs (`./scripts/env.sh`, `bash tools/setup.sh`,
+`eval "$(python3 tools/gen.py)"`) has the files it names protected too. What cannot be known
+before direnv runs (what such a command reaches, a path built from a variable other than $PWD,
+a layout or `use` corral does not know, PATH changed any other way) is reported, not guessed,
+and status names it.
 """
 
 from __future__ import annotations
@@ -55,6 +57,16 @@ KEYWORDS = frozenset(
      "time", "export", "local", "declare", "readonly", "command", "builtin"}
 )  # fmt: skip
 SEPARATORS = frozenset({";", "&", "&&", "|", "||", "(", ")", ";;", "\n"})
+# direnv's stdlib and shell builtins that run nothing of the project's
+HARMLESS = frozenset(
+    {"watch_file", "watch_dir", "log_status", "log_error", "strict_env", "unstrict_env", "has",
+     "echo", "printf", "true", "false", ":", "unset", "env_vars_required", "direnv_version",
+     "set", "shopt"}
+)  # fmt: skip
+INTERPRETERS = frozenset(
+    {"sh", "bash", "zsh", "dash", "python", "python3", "node", "ruby", "perl", "deno", "bun",
+     "eval", "exec"}
+)  # fmt: skip
 PWD_SPELLINGS = ("$PWD/", "${PWD}/", '"$PWD"/', "$(pwd)/", "`pwd`/")
 
 
@@ -100,6 +112,22 @@ def _path_entries(value: str, base: str) -> tuple[list[str], list[str]]:
     return found, unknown
 
 
+def _path_words(words: list[str]) -> tuple[str, ...]:
+    """The words of a command (and of command substitutions inside them) that name a file:
+    a word with a `/` in it (not an option, not a URL), and what an interpreter is given."""
+    tokens: list[str] = []
+    for word in words:
+        tokens += word.replace("$(", " ").replace("(", " ").replace(")", " ").split()
+    found: list[str] = []
+    for i, token in enumerate(tokens):
+        if token.startswith("-") or "://" in token:
+            continue
+        after_interpreter = i > 0 and os.path.basename(tokens[i - 1]) in INTERPRETERS
+        if "/" in token or after_interpreter:
+            found.append(token)
+    return tuple(found)
+
+
 def referenced(envrc: str) -> tuple[list[str], list[str]]:
     """(absolute paths the `.envrc` at `envrc` runs, reads or puts on PATH, what it does that
     cannot be followed); ([], []) when it does not exist or cannot be read."""
@@ -131,8 +159,15 @@ def referenced(envrc: str) -> tuple[list[str], list[str]]:
             given = tuple(a for a in args if not a.startswith("-"))
             names = given[:1] if name.startswith(SINGLE) else given
             names = names or SOURCES[name] or ()
-        else:
+        elif "=" in name or name in HARMLESS:
             continue
+        else:
+            # Any other command: direnv runs it at the next prompt. What it names that looks
+            # like a file of the project (`./scripts/env.sh`, `bash tools/setup.sh`, a path
+            # inside `$(python3 tools/gen.py)`) is protected; the command is named in status,
+            # since what it reaches cannot be known.
+            names = _path_words(words)
+            unknown.append(" ".join(words)[:60])
         for target in names:
             target = next((target[len(p) :] for p in PWD_SPELLINGS if target.startswith(p)), target)
             if "$" in target or "`" in target:

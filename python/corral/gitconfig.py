@@ -123,7 +123,7 @@ def entries(text: str) -> Iterator[tuple[str, str, str]]:
                 yield section, key, value
 
 
-def _read(path: str) -> str | None:
+def read_text(path: str) -> str | None:
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_FILE_BYTES + 1)
@@ -157,7 +157,7 @@ def read(config_files: Iterable[str], home: str) -> Reading:
         if path in result.files:
             continue
         result.files.append(path)
-        text = _read(path)
+        text = read_text(path)
         if text is None:
             continue
         includes: list[str] = []

@@ -22,7 +22,7 @@ from corral import gitconfig, hookmanagers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
 
 HOOKS = "hooks"
 MAX_MODULE_DEPTH = 6  # submodule names may contain "/", and submodules nest
@@ -31,9 +31,10 @@ MAX_MODULE_DEPTH = 6  # submodule names may contain "/", and submodules nest
 class Protection:
     """What to do for one writable root: plain lists, merged into the Policy."""
 
-    __slots__ = ("create_dirs", "links", "notes", "pinned", "read_only", "watch")
+    __slots__ = ("create_dirs", "incomplete", "links", "notes", "pinned", "read_only", "watch")
 
     def __init__(self) -> None:
+        self.incomplete = False  # too many directories to find every repository: refuse
         self.notes: list[str] = []  # what the user should know: hooks that cannot be protected
         self.pinned: list[str] = []
         self.read_only: list[str] = []
@@ -93,13 +94,18 @@ def hooks_path(config_files: Iterable[str]) -> str | None:
     return found[-1] if found else None
 
 
-def repositories(root: str, depth: int = 2, limit: int = 256) -> list[str]:
-    """Work trees at or below `root`: `root` itself when it has a `.git`, else the
-    directories below it (to `depth` levels, at most `limit` looked at) that have one: a
-    workspace that is a folder of repositories. Nested repositories inside a repository are
-    its submodules, found through .git/modules."""
+LIMIT = 20000  # directories looked at for a folder of repositories
+
+
+def repositories(root: str, depth: int = 2, limit: int = LIMIT) -> tuple[list[str], bool]:
+    """(work trees at or below `root`, whether that is all of them): `root` itself when it
+    has a `.git`, else the directories below it (to `depth` levels) that have one: a workspace
+    that is a folder of repositories. Nested repositories inside a repository are its
+    submodules, found through .git/modules. Past `limit` directories looked at, the answer is
+    incomplete, never quietly cut: a sandboxed command can make thousands of directories to
+    push a repository past any limit, and one not found gets no protection."""
     if os.path.lexists(os.path.join(root, ".git")):
-        return [root]
+        return [root], True
     found: list[str] = []
     level = [root]
     seen = 0
@@ -113,13 +119,41 @@ def repositories(root: str, depth: int = 2, limit: int = 256) -> list[str]:
             for entry in entries:
                 seen += 1
                 if seen > limit:
-                    return found
+                    return found, False
                 if os.path.lexists(os.path.join(entry.path, ".git")):
                     found.append(entry.path)
                 elif not entry.name.startswith("."):
                     below.append(entry.path)
         level = below
-    return found
+    return found, True
+
+
+def global_configs(home: str, env: Mapping[str, str]) -> list[str]:
+    """The config files git reads for every repository, as git finds them: the system file
+    ($GIT_CONFIG_SYSTEM, else /etc/gitconfig, unless GIT_CONFIG_NOSYSTEM), then the global
+    one ($GIT_CONFIG_GLOBAL, else $XDG_CONFIG_HOME/git/config or ~/.config/git/config, and
+    ~/.gitconfig). A core.hooksPath set in any of them applies to every repository."""
+    found = []
+    if not env.get("GIT_CONFIG_NOSYSTEM"):
+        found.append(env.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig")
+    if env.get("GIT_CONFIG_GLOBAL"):
+        found.append(env["GIT_CONFIG_GLOBAL"])
+    else:
+        xdg = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+        found += [os.path.join(xdg, "git", "config"), os.path.join(home, ".gitconfig")]
+    return [os.path.expanduser(p) for p in found]
+
+
+def _worktree_of(git_dir: str) -> str | None:
+    """A submodule's work tree: `core.worktree` of its config, relative to its git dir."""
+    text = gitconfig.read_text(os.path.join(git_dir, "config"))
+    if text is None:
+        return None
+    value = None
+    for section, key, found in gitconfig.entries(text):
+        if section == "core" and key == "worktree" and found:
+            value = found
+    return os.path.realpath(os.path.join(git_dir, value)) if value else None
 
 
 def inside_work_tree(root: str) -> bool:
@@ -133,22 +167,29 @@ def inside_work_tree(root: str) -> bool:
     return False
 
 
-def protect(root: str, names: Iterable[str], home: str = "") -> Protection:
+def protect(
+    root: str, names: Iterable[str], home: str = "", env: Mapping[str, str] | None = None
+) -> Protection:
     """Protection for the work trees at or below `root`; `names` are the `.git/…` entries
-    of `sandbox.policy.protected`, without the `.git/` prefix."""
+    of `sandbox.policy.protected`, without the `.git/` prefix; `env` tells where git finds
+    its global config."""
     names = tuple(names)
-    trees = repositories(root)
+    trees, complete = repositories(root)
     result = Protection()
+    result.incomplete = not complete
     if not trees and inside_work_tree(root):
         result.watch.append(os.path.join(root, ".git"))
+    configs = global_configs(home, env if env is not None else {"HOME": home})
     for tree in trees:
-        _protect_tree(tree, names, home, result)
+        _protect_tree(tree, names, home, configs, result)
     return result
 
 
-def _protect_tree(root: str, names: tuple[str, ...], home: str, result: Protection) -> None:
+def _protect_tree(
+    root: str, names: tuple[str, ...], home: str, globals_: list[str], result: Protection
+) -> None:
     dot_git = os.path.join(root, ".git")
-    configs = [os.path.join(home, ".gitconfig"), os.path.join(home, ".config", "git", "config")]
+    configs = list(globals_)
     if os.path.islink(dot_git):
         # (the layout of Android's repo tool) the link itself can be swapped for a directory
         # of the sandbox's making: put back after the run; the real git dir is protected.
@@ -158,6 +199,19 @@ def _protect_tree(root: str, names: tuple[str, ...], home: str, result: Protecti
         for git_dir in (dot_git, *_submodule_git_dirs(dot_git)):
             result.pinned.append(git_dir)
             result.control_files(git_dir, names)
+            if git_dir == dot_git:
+                continue
+            # A submodule's own config: its core.hooksPath, includes and hook managers, with
+            # its work tree as the place they are relative to.
+            tree = _worktree_of(git_dir)
+            own = [*globals_, *(os.path.join(git_dir, n) for n in ("config", "config.worktree"))]
+            if tree is not None:
+                _protect_config(tree, git_dir, own, home, result)
+            else:
+                result.notes.append(
+                    f"{git_dir}: a submodule git dir without core.worktree: its hooksPath, if "
+                    "any, is not protected"
+                )
         configs += [os.path.join(dot_git, "config"), os.path.join(dot_git, "config.worktree")]
         _protect_config(root, dot_git, configs, home, result)
         return
@@ -171,10 +225,12 @@ def _protect_tree(root: str, names: tuple[str, ...], home: str, result: Protecti
     common = _read_pointer(os.path.join(git_dir, "commondir"))
     common_dir = os.path.realpath(os.path.join(git_dir, common)) if common else git_dir
     result.pinned.append(git_dir)  # a separate git dir or a worktree's: not to be swapped
-    result.control_files(git_dir, (n for n in names if n != HOOKS))  # hooks live in common
     if common_dir != git_dir:
+        result.control_files(git_dir, (n for n in names if n != HOOKS))  # hooks: in common
         result.pinned.append(common_dir)
         result.control_files(common_dir, names)
+    else:  # a separate git dir (`git init --separate-git-dir`): its own hooks too
+        result.control_files(git_dir, names)
     configs.append(os.path.join(common_dir, "config"))
     if git_dir != common_dir:
         configs.append(os.path.join(git_dir, "config.worktree"))

@@ -85,12 +85,16 @@ def _local_entries(config: str, tree: str) -> list[str]:
     scripts = []
     for line in text.splitlines():
         key, _, value = line.strip().lstrip("- ").partition(":")
-        if key.strip() != "entry":
+        if key.strip() not in ("entry", "args"):
             continue
-        first = value.strip().strip("\"'").split(" ", 1)[0]
-        if first and ("/" in first or first.startswith(".")) and not os.path.isabs(first):
-            path = os.path.normpath(os.path.join(tree, first))
-            if path.startswith(tree + os.sep) and os.path.lexists(path):
+        # Every word that names a file of the work tree: `./x.sh`, and what an interpreter
+        # runs (`bash scripts/lint.sh`, `python3 check.py`), args: `[scripts/x.py]` too.
+        for word in value.strip().strip("[]").replace(",", " ").split():
+            word = word.strip("\"'")
+            if not word or word.startswith("-") or os.path.isabs(word) or "://" in word:
+                continue
+            path = os.path.normpath(os.path.join(tree, word))
+            if path.startswith(tree + os.sep) and os.path.isfile(path):
                 scripts.append(path)
     return scripts
 

@@ -14,7 +14,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Mapping, Sequence
 
 URN_PREFIX = "urn:corral:"
 HOMES_ROOTS = ("/home", "/root")
@@ -338,3 +338,42 @@ def outermost(paths: Iterable[str]) -> tuple[str, ...]:
         if not (kept and is_within(p, kept[-1])):
             kept.append(p)
     return tuple(kept)
+
+
+def file_patterns(patterns: Sequence[str], home: str, env: Mapping[str, str]) -> list[str]:
+    """Neovim file patterns (`:help file-pattern`, as chat.patterns are written for its
+    autocommands) as fnmatch patterns: `{a,b}` alternatives spelled out, a leading `~` and
+    `$VAR` expanded. A pattern the check could not read the way Neovim does would let a chat
+    file through unchecked."""
+    out: list[str] = []
+    for pattern in patterns:
+        for one in _braces(pattern):
+            if one == "~" or one.startswith("~/"):
+                one = home + one[1:]
+            for name in sorted(env, key=len, reverse=True):
+                one = one.replace("${" + name + "}", env[name]).replace("$" + name, env[name])
+            out.append(one)
+    return list(dict.fromkeys(out))
+
+
+def _braces(pattern: str) -> list[str]:
+    """`*.{chat,md}` -> [`*.chat`, `*.md`], nested and repeated groups too."""
+    start = pattern.find("{")
+    if start == -1:
+        return [pattern]
+    depth = 0
+    parts, last = [], start + 1
+    for i in range(start, len(pattern)):
+        c = pattern[i]
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                parts.append(pattern[last:i])
+                head, tail = pattern[:start], pattern[i + 1 :]
+                return [x for part in parts for x in _braces(head + part + tail)]
+        elif c == "," and depth == 1:
+            parts.append(pattern[last:i])
+            last = i + 1
+    return [pattern]  # unclosed: literal, as Neovim reads it

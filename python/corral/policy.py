@@ -13,7 +13,7 @@ import os
 from corral import environment, limits
 from corral.errors import ConfigError
 from corral.frozen import Frozen
-from corral.paths import Context, is_within, outermost
+from corral.paths import Context, file_patterns, is_within, outermost
 from corral.resolution import PRIVATE_TMP, SYSTEM_DIRS, Resolution
 
 TYPE_CHECKING = False
@@ -189,6 +189,6 @@ def resolve(
         notes=tuple(build.notes),
         writes=config["sandbox.writes"],
         protected_names=tuple(config["sandbox.policy.protected"]),
-        chat_patterns=tuple(config["chat.patterns"]),
+        chat_patterns=tuple(file_patterns(config["chat.patterns"], ctx.home, ctx.env)),
         undo_bytes=int(config["sandbox.limits.undo_mb"]) * limits.MIB,
     )

@@ -39,10 +39,21 @@ def own_paths() -> list[str]:
     import sys
 
     package = os.path.dirname(os.path.abspath(__file__))
-    found = [package, sys.prefix, dirs.user_config_dir(), dirs.user_cache_dir()]
+    # the directory holding the package is on corral's sys.path: a json.py beside it would be
+    # imported in its place (in an installed corral it is inside sys.prefix anyway)
+    found = [os.path.dirname(package), sys.prefix, dirs.user_config_dir(), dirs.user_cache_dir()]
     root = os.path.dirname(os.path.dirname(package))  # a checkout: <root>/python/corral
-    found += [os.path.join(root, d) for d in ("lua", "plugin", "rplugin", "scripts", ".ci")]
+    found += [os.path.join(root, d) for d in RUNTIME_DIRS]
     return found
+
+
+# What Neovim sources from a plugin's directory on 'runtimepath' (and its after/), and what
+# runs from a checkout: a file planted in any of them runs in the editor, on the host.
+RUNTIME_DIRS = (
+    "lua", "plugin", "rplugin", "after", "ftdetect", "ftplugin", "indent", "syntax", "autoload",
+    "colors", "compiler", "queries", "lsp", "parser", "spell", "keymap", "pack", "doc",
+    "scripts", ".ci",
+)  # fmt: skip
 
 
 def _self_and_parents(path: str) -> list[str]:
@@ -177,7 +188,15 @@ class Resolution:
         for root in self.rw_roots:
             if not os.path.isdir(root):
                 continue
-            guard = gitguard.protect(root, git_names, self.ctx.home)
+            guard = gitguard.protect(root, git_names, self.ctx.home, self.ctx.env)
+            if guard.incomplete:
+                self.problem(
+                    "sandbox.policy.rw_paths",
+                    f"{root} holds more than {gitguard.LIMIT} directories in its top two "
+                    "levels: corral cannot find every repository in it to keep its hooks and "
+                    "config as they are; open a narrower workspace (a project, not a folder "
+                    "of everything)",
+                )
             found.pinned.extend(d for d in guard.pinned if writable(d))
             found.read_only.extend(guard.read_only)
             found.create_dirs.extend(d for d in guard.create_dirs if writable(d))
@@ -202,10 +221,43 @@ class Resolution:
             if self.writable(path):
                 (found.read_only if os.path.lexists(path) else found.watch).append(path)
         if unknown:
+            more = f" and {len(unknown) - 8} more" if len(unknown) > 8 else ""
             self.notes.append(
                 f"{envrc}: direnv runs it at your next prompt, and what it reaches through "
-                f"{', '.join(unknown[:3])} cannot be known before: not protected "
+                f"{'; '.join(unknown[:8])}{more} cannot be known before: not protected "
                 "(see :help corral-protected)"
+            )
+
+    def _on_path(self, found: Protection) -> None:
+        """Directories on the PATH corral runs with (the user's shell's, or the editor's) that
+        lie in a writable root: an activated venv's bin, node_modules/.bin. A program written
+        there runs on the host at the next command of that name; they are kept as they are,
+        like the directories an .envrc puts on PATH. A relative entry (".", "") or a whole
+        writable root on PATH cannot be kept so: said, not guessed."""
+        for entry in self.ctx.env.get("PATH", "").split(":"):
+            if not entry or not os.path.isabs(entry):
+                if any(is_within(self.ctx.cwd, r) for r in self.rw_roots):
+                    self.notes.append(
+                        f"PATH holds {entry or 'an empty entry'!r}, the current directory: a "
+                        "program a sandboxed command writes there runs on the host when you "
+                        "type its name there; remove it from PATH"
+                    )
+                continue
+            real = os.path.realpath(entry)
+            root = next((r for r in self.rw_roots if is_within(real, r)), None)
+            if root is None:
+                continue
+            if real == root:
+                self.notes.append(
+                    f"PATH holds {real}, a writable root: a program a sandboxed command "
+                    "writes there runs on the host at your next command of its name"
+                )
+                continue
+            (found.read_only if os.path.isdir(real) else found.watch).append(real)
+            self.notes.append(
+                f"{real} is on your PATH: kept as it is (a program written there would run on "
+                "the host); installing commands into it (pip install in an activated venv) "
+                "is refused: do it yourself, or start corral without it on PATH"
             )
 
     def _never_writable(self, found: Protection) -> None:
@@ -222,6 +274,20 @@ class Resolution:
         own_dirs = (dirs.user_config_dir(), dirs.user_cache_dir())
         own = own_paths()
         found.never = [*never, *own]
+        home = self.ctx.home
+        if home != "/" and self.writable(home):
+            # $HOME writable (the workspace, or inside one): no list of start-up files is ever
+            # whole, so every dot entry of it is kept as it is (the change-set check holds new
+            # ones too); a hidden one stays hidden
+            hidden = expand_lexical(self.config["sandbox.policy.deny_read"], self.ctx)[0]
+            try:
+                names = sorted(n for n in os.listdir(home) if n.startswith("."))
+            except OSError:
+                names = []
+            for name in names:
+                path = os.path.join(home, name)
+                if not any(is_within(path, h) or is_within(h, path) for h in hidden):
+                    found.read_only.append(path)
         for p in found.never:
             if not self.writable(p):
                 continue
@@ -294,6 +360,7 @@ class Resolution:
     def protection(self, deny_read: list[tuple[str, bool]]) -> Protection:
         found = Protection()
         self._in_roots(found)
+        self._on_path(found)
         self._never_writable(found)
         state_dir = self._state_dir(found, deny_read)
         self._resolve_read_only(found)

@@ -249,6 +249,10 @@ _DENY_WRITE = (
     "~/.config/fish",
     "~/.gitconfig",
     "~/.config/git",
+    "${XDG_CONFIG_HOME:-~/.config}/git",
+    "${XDG_CONFIG_HOME:-~/.config}/direnv",
+    "~/.config/direnv",
+    "~/.direnvrc",
     "~/.local/bin",
     "~/bin",
     "~/.config/autostart",
@@ -271,6 +275,18 @@ _PROTECTED = (
     ".profile",
     ".zshrc",
     ".zshenv",
+    # mise runs hooks and sources scripts from its project config at every prompt
+    "mise.toml",
+    "mise.local.toml",
+    ".mise.toml",
+    ".mise.local.toml",
+    ".mise",
+    "mise/config.toml",
+    ".config/mise.toml",
+    ".config/mise",
+    ".vscode/tasks.json",  # folderOpen tasks run when VS Code opens the folder
+    ".lfsconfig",  # git-lfs takes its server (and credentials it sends) from it
+    ".git/objects/info/alternates",  # host git then reads objects from any path
 )
 
 TOOLS = ("bash", "read", "write", "edit", "delete", "ls", "fetch")
@@ -283,6 +299,10 @@ _PERMISSIONS_DENY = (".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*
 _HOME_ALLOW = (
     "~/.gitconfig",
     "~/.config/git",
+    "${XDG_CONFIG_HOME:-~/.config}/git",
+    "${XDG_CONFIG_HOME:-~/.config}/direnv",
+    "~/.config/direnv",
+    "~/.direnvrc",
     "~/.local/bin",
     "~/.local/lib",
     "~/.pyenv",

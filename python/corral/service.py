@@ -119,9 +119,13 @@ class Service:
 
     # -- helpers -------------------------------------------------------------------------
     def _policy(self, request: Mapping[str, Any]) -> tuple[config.Config, policy.Policy]:
+        from corral.imports import drop_writable
+
         resolved = config.resolve(_layers(request))
         cwd = request.get("cwd") or os.getcwd()
-        return resolved, policy.resolve(resolved, cwd, self.environ, request.get("buffer_path"))
+        pol = policy.resolve(resolved, cwd, self.environ, request.get("buffer_path"))
+        drop_writable(pol.rw_roots, pol.read_only)  # before anything after a run is imported
+        return resolved, pol
 
     def call(self, method: str, request: Mapping[str, Any]) -> Any:
         """Dispatch `method`; a CorralError becomes {"error": ...}."""

@@ -108,20 +108,28 @@ def test_pre_commit_config_and_local_scripts_are_protected(host) -> None:
     )
     installed.chmod(0o755)
     config = host.ws / ".pre-commit-config.yaml"
+    # Fourth review, F10: an entry run through an interpreter (`bash x.sh`, `python3 x.py`)
+    # or named in args was not protected, only `./x.sh`.
     config.write_text(
         "repos:\n- repo: local\n  hooks:\n  - id: lint\n    name: lint\n"
         "    entry: ./scripts/lint.sh\n    language: script\n"
+        "  - id: b\n    name: b\n    entry: bash scripts/b.sh\n    language: system\n"
+        "  - id: c\n    name: c\n    entry: python3\n    args: [scripts/c.py]\n"
+        "    language: system\n"
     )
     (host.ws / "scripts").mkdir()
-    (host.ws / "scripts" / "lint.sh").write_text("#!/bin/sh\nexit 0\n")
+    scripts = ("lint.sh", "b.sh", "c.py")
+    for name in scripts:
+        (host.ws / "scripts" / name).write_text("#!/bin/sh\nexit 0\n")
     r = host.sh(
         f"cd {q(host.ws)}\n"
-        f"printf %s {q(hook)} > scripts/lint.sh\n"
-        "printf 'repos: []\\n' > .pre-commit-config.yaml\n"
+        + "".join(f"printf %s {q(hook)} > scripts/{name}\n" for name in scripts)
+        + "printf 'repos: []\\n' > .pre-commit-config.yaml\n"
     )
     assert DONE in r.stdout, r.stdout + r.stderr
     assert config.read_text().startswith("repos:\n- repo: local")
-    assert (host.ws / "scripts" / "lint.sh").read_text() == "#!/bin/sh\nexit 0\n"
+    for name in scripts:
+        assert (host.ws / "scripts" / name).read_text() == "#!/bin/sh\nexit 0\n", name
 
 
 LEFTHOOK_PAYLOAD = "pre-commit:\n  commands:\n    x:\n      run: touch PWNED\n"

@@ -83,8 +83,10 @@ def _plant(host, path) -> str:
 @pytest.mark.sandbox
 def test_bwrap_planted_in_workspace_venv_on_path_is_not_run(host):
     venv_bin = host.ws / ".venv" / "bin"
-    host.env["PATH"] = f"{venv_bin}:{host.env['PATH']}"
+    # planted while the venv was not on corral's PATH (with it there, the directory is kept
+    # read-only: see test_host_runs_later), then activated
     pwned = _plant(host, venv_bin / "bwrap")
+    host.env["PATH"] = f"{venv_bin}:{host.env['PATH']}"
 
     r = host.corral("run", "--", "true")
     assert r.returncode == 0, r.stderr
@@ -105,8 +107,10 @@ def test_bwrap_planted_in_workspace_venv_is_not_run_by_a_read_only_run(host):
     """The same planted file, then a run in mode read-only: the workspace is not writable in
     *that* run, but an earlier workspace-write run wrote the file all the same."""
     venv_bin = host.ws / ".venv" / "bin"
-    host.env["PATH"] = f"{venv_bin}:{host.env['PATH']}"
+    # planted while the venv was not on corral's PATH (with it there, the directory is kept
+    # read-only: see test_host_runs_later), then activated
     pwned = _plant(host, venv_bin / "bwrap")
+    host.env["PATH"] = f"{venv_bin}:{host.env['PATH']}"
 
     r = host.corral("run", "--mode", "read-only", "--", "true")
     s = host.corral("status", "--mode", "read-only")

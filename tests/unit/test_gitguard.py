@@ -38,7 +38,8 @@ def test_folder_of_repositories_protects_each(tmp_path: Path) -> None:
     for name in ("a", "b", "group/c"):
         git("init", "-q", str(tmp_path / name), cwd=tmp_path)
     (tmp_path / "plain").mkdir()
-    trees = gitguard.repositories(str(tmp_path))
+    trees, complete = gitguard.repositories(str(tmp_path))
+    assert complete
     assert sorted(trees) == sorted(str(tmp_path / n) for n in ("a", "b", "group/c"))
     found = gitguard.protect(str(tmp_path), NAMES)
     assert sorted(found.pinned) == sorted(str(tmp_path / n / ".git") for n in ("a", "b", "group/c"))
@@ -48,8 +49,11 @@ def test_the_scan_is_bounded(tmp_path: Path) -> None:
     for i in range(20):
         (tmp_path / f"d{i}").mkdir()
     git("init", "-q", str(tmp_path / "d19" / "deep" / "er" / "repo"), cwd=tmp_path)
-    assert gitguard.repositories(str(tmp_path)) == []  # deeper than two levels
-    assert gitguard.repositories(str(tmp_path), limit=5) == []
+    assert gitguard.repositories(str(tmp_path)) == ([], True)  # deeper than two levels
+    # Past the limit the answer says it is incomplete, never quietly cut (fourth review,
+    # F12: 3000 directories made by one run pushed a repository out of the scan).
+    assert gitguard.repositories(str(tmp_path), limit=5) == ([], False)
+    assert gitguard.protect(str(tmp_path), NAMES).incomplete is False
 
 
 def test_workspace_inside_a_work_tree_watches_for_a_new_git(tmp_path: Path) -> None:

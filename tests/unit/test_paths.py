@@ -231,3 +231,15 @@ def test_context_keeps_the_raw_environment(ws: Path, home: Path) -> None:
     ctx = Context(str(ws), env)
     assert ctx.env is env
     assert os.path.isabs(ctx.cwd)
+
+
+def test_chat_patterns_are_read_as_neovim_reads_them() -> None:
+    """Fourth review, F13: `*.{chat,chatmd}` and `~/chats/*.md` are Neovim file patterns; the
+    change-set check read them with fnmatch, so b.chatmd was applied though Neovim treats it
+    as a chat file."""
+    from corral.paths import file_patterns
+
+    got = file_patterns(
+        ["*.{chat,chatmd}", "~/chats/*.md", "$NOTES/*.{a,b{c,d}}", "odd{"], "/h", {"NOTES": "/n"}
+    )
+    assert got == ["*.chat", "*.chatmd", "/h/chats/*.md", "/n/*.a", "/n/*.bc", "/n/*.bd", "odd{"]

@@ -136,7 +136,9 @@ def test_protected_files_listed_only_when_they_exist(
         str(ws / ".envrc"),
         str(ws / ".nvim.lua"),
     }
-    assert p.pinned == (str(ws / ".git"),)
+    # .git, and the directories above .git/objects/info/alternates (protected, missing)
+    objects = ws / ".git" / "objects"
+    assert set(p.pinned) == {str(ws / ".git"), str(objects), str(objects / "info")}
     # No placeholders: resolving created nothing.
     assert entries(ws) == before
     assert not (ws / ".exrc").exists()
@@ -452,3 +454,22 @@ def test_a_protected_name_must_stay_inside_the_roots(
     # Final review lead: names are joined to each root; `../x` named a path outside it.
     with pytest.raises(ConfigError, match="not a name inside a writable root"):
         make_policy(ws, {"sandbox.policy.protected": {"append": [name]}})
+
+
+def test_a_checkout_of_corral_in_the_workspace_keeps_all_neovim_sources(
+    make_policy: Callable[..., Policy],
+) -> None:
+    """Fourth review, F15: with corral's own checkout inside the workspace, its lua/ and
+    plugin/ were read-only, but ftdetect/, after/plugin/, ftplugin/, autoload/ and syntax/
+    were writable, and Neovim ran what was planted there at its next start."""
+    import corral
+    from corral.resolution import RUNTIME_DIRS
+
+    checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(corral.__file__))))
+    p = make_policy(checkout)
+    kept = {*p.read_only, *p.watch}
+    for name in ("ftdetect", "after", "ftplugin", "autoload", "syntax", "python", "doc"):
+        assert os.path.join(checkout, name) in kept or any(
+            os.path.join(checkout, name).startswith(k + "/") for k in kept
+        ), name
+    assert "after" in RUNTIME_DIRS

@@ -98,9 +98,10 @@ def _diff(host: str, staged: str, label: str, kind: str) -> list[str]:
 
     old = [] if kind == "added" else _text(host)
     new = [] if kind == "deleted" else _text(staged)
-    header = f"diff --corral a/{label} b/{label}"
+    # the name is the sandbox's to choose: escaped like every other line (terminal escapes)
+    header = finish.shown(f"diff --corral a/{label} b/{label}")
     if old is None or new is None:
-        return [header, f"Binary, link or large file {label} ({kind})"]
+        return [header, finish.shown(f"Binary, link or large file {label} ({kind})")]
     lines = difflib.unified_diff(
         old, new, f"a/{label}" if kind != "added" else "/dev/null",
         f"b/{label}" if kind != "deleted" else "/dev/null",

@@ -45,6 +45,7 @@ GIT_ESSENTIAL = frozenset({"HEAD", "objects", "refs"})  # what makes a directory
 GIT_MAKERS = frozenset({"HEAD", "objects", "refs", "commondir"})
 MAGIC_LINK_AREAS = ("/proc", "/dev/fd")  # other spellings of any path: /proc/self/root/...
 CHAT = "chat.patterns"
+HOME_DOT = "home directory dot entries"
 SIZE = "sandbox.limits.file_size_mb"
 
 
@@ -85,6 +86,7 @@ class Checker:
         self.single_names = frozenset(n[0] for n in names if len(n) == 1)
         self.longer_names = [n for n in names if len(n) > 1]
         self.chat_patterns: list[str] = plan["chat_patterns"]
+        self.home_dot: str = plan.get("home_dot", "")  # $HOME, where it is writable
         self.max_bytes = int(plan.get("max_file_bytes") or 0)
         self.created_ns = int(plan["created_ns"])
         self.apply_hint = apply_hint  # "corral apply ID PATH": how to apply one anyway
@@ -144,6 +146,17 @@ class Checker:
             return self.refusal(
                 "protected", path, PROTECTED,
                 f"protected name {hit_name}: the host runs or obeys it by itself",
+            )  # fmt: skip
+        home = self.home_dot
+        if home and path.startswith(home + "/.") and path != home:
+            # No list of start-up files is ever whole (~/.bash_aliases, a user-site .pth,
+            # ~/.config/environment.d, ~/.tmux.conf, ...): with $HOME writable, every entry of
+            # it whose name starts with a dot is held, and all below it.
+            first = path[len(home) + 1 :].split("/", 1)[0]
+            return self.refusal(
+                "protected", path, HOME_DOT,
+                f"in ~/{first}: your programs read their configuration and start-up files from "
+                "your home directory's dot entries",
             )  # fmt: skip
         return None
 
@@ -220,6 +233,14 @@ class Checker:
                 return self.refusal(
                     "protected", path, "git",
                     "a git control file (config or hooks): git on the host would obey it",
+                )  # fmt: skip
+            if entry.kind == "link":
+                # git makes no symlinks in its directory, and writes through any it finds:
+                # COMMIT_EDITMSG, logs/HEAD, FETCH_HEAD, on every commit or fetch
+                return self.refusal(
+                    "protected", path, "git",
+                    f"a symlink in a git directory (to {entry.target}): git on the host would "
+                    "write through it to wherever it leads",
                 )  # fmt: skip
             break
         return None

@@ -14,6 +14,7 @@ import os
 import time
 
 from corral import dirs
+from corral.paths import is_within
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,13 +69,15 @@ def protected_paths(policy: Policy) -> list[str]:
     return sorted(found)
 
 
-def protection(policy: Policy) -> dict[str, list[str]]:
+def protection(policy: Policy) -> dict[str, Any]:
     """What the check refuses under `policy`: a plan's part that finish.read can also take
     as it is now (see there)."""
+    writable_home = any(is_within(policy.home, r) for r in policy.rw_roots)
     return {
         "protected": protected_paths(policy),
         "protected_names": list(policy.protected_names),
         "chat_patterns": list(policy.chat_patterns),
+        "home_dot": policy.home if writable_home and policy.home != "/" else "",
     }
 
 

@@ -7,6 +7,7 @@ failed (invalid configuration or usage, or the sandbox could not be set up), wit
 
 from __future__ import annotations
 
+import os
 import sys
 
 from corral.errors import CorralError
@@ -65,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"corral {__version__}")
         return 0
     command, rest = args[0], args[1:]
+    from corral.imports import drop_writable
+
+    drop_writable([os.getcwd()], early=True)  # before any lazy import; the roots once known
     try:
         if command in ("run", "wrap"):
             from corral.cli.run import run, wrap

@@ -50,4 +50,10 @@ def resolve(opts: dict[str, Any]) -> tuple[config.Config, policy.Policy]:
     ]
     resolved = config.resolve(layers)
     cwd = opts.get("cwd") or os.getcwd()
-    return resolved, policy.resolve(resolved, cwd, os.environ)
+    pol = policy.resolve(resolved, cwd, os.environ)
+    from corral.imports import drop_writable
+
+    drop_writable(
+        pol.rw_roots, pol.read_only
+    )  # before the check after the run imports what it needs
+    return resolved, pol

@@ -27,6 +27,11 @@ def _use_own_engine() -> None:
     engine must come from the same checkout), and a personal install has no other."""
     if ENGINE_DIR not in sys.path:
         sys.path.insert(0, ENGINE_DIR)
+        # The host starts in Neovim's directory, the workspace, with '' first on sys.path:
+        # nothing corral imports may come from where a sandboxed command writes.
+        from corral.imports import drop_writable
+
+        drop_writable([os.getcwd()], early=True)
 
 
 @pynvim.plugin

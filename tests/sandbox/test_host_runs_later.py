@@ -1,0 +1,198 @@
+"""What the host runs or writes through later, by itself, is not changed from a sandbox
+(fourth review, filesystem findings F1, F2, F3, F4, F7).
+
+Each test writes from inside real bwrap with change sets on (the default), then looks at what
+the host holds afterwards, or lets the host's ordinary action (git commit) happen.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from .sandbox_support import DONE, q
+
+if TYPE_CHECKING:
+    from .conftest import Host
+
+pytestmark = pytest.mark.sandbox
+
+
+def run(host: Host, body: str) -> str:
+    done = host.sh(host.vars() + '\ncd "$WS"\n' + body)
+    assert DONE in done.stdout, done.stdout + done.stderr
+    return done.stderr
+
+
+def test_a_symlink_in_the_git_directory_is_held(host: Host) -> None:
+    """F7: links in .git to a file outside the writable area were applied; the host's next
+    `git commit` wrote the commit message through one and appended the reflog through the
+    other."""
+    host.git("init", "-q", str(host.ws))
+    victim = host.outside / "victim.txt"
+    held = run(
+        host,
+        f"ln -sf {q(victim)} .git/COMMIT_EDITMSG\nmkdir -p .git/logs\n"
+        f"ln -sf {q(victim)} .git/logs/HEAD\n",
+    )
+    assert "held" in held and "symlink in a git directory" in held, held
+    assert not (host.ws / ".git" / "COMMIT_EDITMSG").is_symlink()
+    assert not (host.ws / ".git" / "logs" / "HEAD").is_symlink()
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q", "--allow-empty",
+             "-m", "user message", cwd=host.ws)  # fmt: skip
+    assert victim.read_text() == "original\n"
+
+
+def test_programs_in_a_workspace_directory_on_the_hosts_path_are_held(host: Host) -> None:
+    """F1: with an activated venv (its bin first on the PATH corral runs with), a sandboxed
+    command wrote .venv/bin/ls and .venv/bin/git, and the user's next `ls` ran one."""
+    bindir = host.ws / ".venv" / "bin"
+    bindir.mkdir(parents=True)
+    (bindir / "python3").write_text("#!/bin/sh\n")
+    host.env["PATH"] = f"{bindir}:{host.env['PATH']}"
+    held = run(
+        host,
+        "printf '#!/bin/sh\\n' > .venv/bin/ls; chmod +x .venv/bin/ls\n"
+        "printf '#!/bin/sh\\n' > .venv/bin/python3\n",
+    )
+    assert not (bindir / "ls").exists(), held
+    assert (bindir / "python3").read_text() == "#!/bin/sh\n"
+    status = host.corral("status")
+    assert ".venv/bin" in status.stdout and "PATH" in status.stdout, status.stdout
+
+
+def test_what_an_envrc_runs_as_a_plain_command_is_protected(host: Host) -> None:
+    """F2: `./scripts/env.sh` or `bash tools/setup.sh` in a root .envrc were neither protected
+    nor named in status; direnv runs them at the next prompt."""
+    host.git("init", "-q", str(host.ws))
+    (host.ws / "scripts").mkdir()
+    (host.ws / "tools").mkdir()
+    for name in ("scripts/env.sh", "tools/setup.sh", "tools/gen.py"):
+        (host.ws / name).write_text("# the project's own\n")
+    (host.ws / ".envrc").write_text(
+        './scripts/env.sh\nbash tools/setup.sh\neval "$(python3 tools/gen.py)"\nsome-tool --flag\n'
+    )
+    run(
+        host,
+        "for f in scripts/env.sh tools/setup.sh tools/gen.py; do echo 'touch CANARY' > $f; done\n",
+    )
+    for name in ("scripts/env.sh", "tools/setup.sh", "tools/gen.py"):
+        assert (host.ws / name).read_text() == "# the project's own\n", name
+    status = host.corral("status")
+    assert "some-tool" in status.stdout, status.stdout  # what cannot be followed is named
+
+
+@pytest.mark.parametrize("name", ["mise.toml", ".mise.toml", ".mise/config.toml",
+                                  ".vscode/tasks.json", ".lfsconfig"])  # fmt: skip
+def test_project_config_other_tools_obey_is_held(host: Host, name: str) -> None:
+    """F3: mise runs hooks and sources scripts from its project config at every prompt;
+    VS Code runs folderOpen tasks; git-lfs takes its server from .lfsconfig."""
+    held = run(host, f'mkdir -p "$(dirname {q(name)})"; echo x > {q(name)}\n')
+    assert not (host.ws / name).exists(), held
+    assert "held" in held, held
+
+
+def test_with_home_as_the_workspace_every_dotfile_is_held(host: Host) -> None:
+    """F4: with $HOME writable, ~/.bash_aliases, a user-site .pth, ~/.config/environment.d
+    and many more start-up files were applied: only a fixed list was protected."""
+    names = (".bash_aliases", ".local/lib/python3.11/site-packages/evil.pth",
+             ".config/environment.d/x.conf", ".tmux.conf", ".config/starship.toml",
+             ".xsessionrc", ".direnvrc")  # fmt: skip
+    body = "".join(f'mkdir -p "$(dirname {q(n)})"; echo x > {q(n)}\n' for n in names)
+    body += "echo plain > notes.txt\n"
+    done = host.corral("run", "--cwd", str(host.home), "--", "sh", "-c",
+                       f'cd {q(host.home)}\n{body}echo {DONE}')  # fmt: skip
+    assert DONE in done.stdout, done.stdout + done.stderr
+    for n in names:
+        assert not (host.home / n).exists(), (n, done.stderr)
+    assert (host.home / "notes.txt").read_text() == "plain\n"
+
+
+def test_a_held_names_terminal_escapes_do_not_reach_the_terminal(host: Host) -> None:
+    """F6: `corral changes ID --diff` printed a sandbox-chosen directory name raw in the diff
+    header: OSC 52 sets the clipboard in many terminals, CR and erase-line rewrite the screen."""
+    name = "x\x1b]52;c;Q0FOQVJZ\x07\x1b[2K\rCANARY"
+    held = run(host, f"mkdir {q(name)} && echo x > {q(name + '/.envrc')}\n")
+    assert "held" in held, held
+    listing = host.corral("changes")
+    change_id = next(w.rstrip(":") for w in listing.stdout.split() if len(w) > 16 and "-" in w)
+    shown = host.corral("changes", change_id, "--diff")
+    assert shown.returncode == 0, shown.stderr
+    assert "diff --corral" in shown.stdout
+    assert "\x1b" not in shown.stdout and "\x07" not in shown.stdout and "\r" not in shown.stdout
+
+
+def _hook_body(canary: object) -> str:
+    return f"#!/bin/sh\ntouch {q(canary)}\n"
+
+
+def test_a_hooks_path_set_in_git_config_under_xdg_config_home_is_protected(host: Host) -> None:
+    """F8 (a): git reads its global config from $XDG_CONFIG_HOME/git/config; corral read only
+    ~/.config/git/config, so a core.hooksPath set there was not protected."""
+    xdg = host.base / "xdg"
+    (xdg / "git").mkdir(parents=True)
+    (xdg / "git" / "config").write_text("[core]\n\thooksPath = .githooks\n")
+    host.env["XDG_CONFIG_HOME"] = str(xdg)
+    host.git("init", "-q", str(host.ws))
+    canary = host.outside / "canary-xdg-hook"
+    held = run(host, f"mkdir -p .githooks && printf %s {q(_hook_body(canary))} > "
+                     ".githooks/pre-commit && chmod +x .githooks/pre-commit\n")  # fmt: skip
+    assert not (host.ws / ".githooks" / "pre-commit").exists(), held
+
+
+def test_gits_global_config_inside_the_workspace_is_protected(host: Host) -> None:
+    """F8 (b): with $XDG_CONFIG_HOME inside the workspace, git's global config and direnv's
+    direnvrc were writable; a planted core.fsmonitor ran on the host's `git status`."""
+    host.env["XDG_CONFIG_HOME"] = str(host.ws / ".config")
+    host.git("init", "-q", str(host.ws))
+    run(host, 'mkdir -p .config/git .config/direnv\n'
+              'printf "[core]\\n\\tfsmonitor = true\\n" > .config/git/config\n'
+              "echo x > .config/direnv/direnvrc\n")  # fmt: skip
+    assert not (host.ws / ".config" / "git" / "config").exists()
+    assert not (host.ws / ".config" / "direnv" / "direnvrc").exists()
+
+
+def test_a_submodules_hooks_path_is_protected(host: Host) -> None:
+    """F11: a submodule's own config (.git/modules/sub/config) was never read for its
+    core.hooksPath; a hook planted there ran on the host's `git commit` in the submodule."""
+    upstream = host.base / "upstream"
+    host.git("init", "-q", str(upstream))
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q", "--allow-empty",
+             "-m", "first", cwd=upstream)  # fmt: skip
+    host.git("init", "-q", str(host.ws))
+    host.git("-c", "protocol.file.allow=always", "submodule", "add", str(upstream), "extmod",
+             cwd=host.ws)  # fmt: skip
+    host.git("config", "core.hooksPath", ".githooks", cwd=host.ws / "extmod")
+    canary = host.outside / "canary-submodule-hook"
+    hook = "extmod/.githooks/pre-commit"
+    held = run(host, f"mkdir -p extmod/.githooks && printf %s {q(_hook_body(canary))} > "
+                     f"{hook} && chmod +x {hook}\n")  # fmt: skip
+    assert not (host.ws / "extmod" / ".githooks" / "pre-commit").exists(), held
+    assert "held" in held and "extmod/.githooks" in held, held
+
+
+def test_a_folder_too_large_to_search_for_repositories_is_refused(host: Host) -> None:
+    """F12: the search for repositories in a folder workspace stopped quietly after 256
+    directories; one run made 3000, and the next run left a member repository unprotected."""
+    from corral import gitguard
+
+    folder = host.base / "folder"
+    host.git("init", "-q", str(folder / "projA"))
+    for i in range(gitguard.LIMIT + 1):
+        (folder / f"pad{i:05}").mkdir()
+    done = host.corral("run", "--cwd", str(folder), "--", "true", cwd=folder)
+    assert done.returncode == 125, done.stderr
+    assert "narrower workspace" in done.stderr, done.stderr
+
+
+def test_a_separate_git_dirs_hooks_are_read_only_with_direct_writes(host: Host) -> None:
+    """F14: `git init --separate-git-dir` inside the workspace: its hooks were not kept
+    read-only, and with direct writes a hook landed on the host."""
+    host.git("init", "-q", "--separate-git-dir", str(host.ws / "gitdata"), str(host.ws))
+    canary = host.outside / "canary-separate-hook"
+    done = host.corral("run", "--writes", "direct", "--", "sh", "-c",
+                       f"printf %s {q(_hook_body(canary))} > gitdata/hooks/pre-commit; "
+                       f"echo {DONE}", cwd=host.ws)  # fmt: skip
+    assert DONE in done.stdout, done.stderr
+    assert not (host.ws / "gitdata" / "hooks" / "pre-commit").exists(), done.stderr
