@@ -167,10 +167,11 @@ def _through_pipes(fds: list[int]) -> tuple[list[tuple[int, int, int]], list[int
     return actions, ends, threads
 
 
-def _terminal_state() -> list[tuple[int, Any, int]]:
-    """(descriptor, termios attributes, file status flags) of each of stdin, stdout and stderr
-    that is a terminal: a sandboxed command can turn echo off, make it exclusive or
-    non-blocking, and that outlives it (see _restore_terminal)."""
+def _terminal_state() -> list[tuple[int, Any, int, bytes]]:
+    """(descriptor, termios attributes, file status flags, window size) of each of stdin,
+    stdout and stderr that is a terminal: a sandboxed command can turn echo off, make it
+    exclusive or non-blocking, stop its output (TCOOFF), resize it, and that outlives it (see
+    _restore_terminal)."""
     saved = []
     for fd in (0, 1, 2):
         if os.isatty(fd):
@@ -178,23 +179,26 @@ def _terminal_state() -> list[tuple[int, Any, int]]:
             import termios
 
             try:
-                saved.append((fd, termios.tcgetattr(fd), fcntl.fcntl(fd, fcntl.F_GETFL)))
+                size = fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8)
+                saved.append((fd, termios.tcgetattr(fd), fcntl.fcntl(fd, fcntl.F_GETFL), size))
             except OSError:
                 continue
     return saved
 
 
-def _restore_terminal(saved: list[tuple[int, Any, int]]) -> None:
+def _restore_terminal(saved: list[tuple[int, Any, int, bytes]]) -> None:
     if not saved:
         return
     import fcntl
     import termios
 
-    for fd, attributes, flags in saved:
+    for fd, attributes, flags, size in saved:
         try:
-            termios.tcsetattr(fd, termios.TCSANOW, attributes)
+            termios.tcflow(fd, termios.TCOON)  # output stopped by the command: corral's own
+            termios.tcsetattr(fd, termios.TCSANOW, attributes)  # writes would block for good
             fcntl.fcntl(fd, fcntl.F_SETFL, flags)
             fcntl.ioctl(fd, termios.TIOCNXCL)
+            fcntl.ioctl(fd, termios.TIOCSWINSZ, size)
         except OSError:
             continue
 

@@ -222,6 +222,37 @@ def test_the_terminal_is_left_as_it_was(host: Host) -> None:
         os.close(secondary)
 
 
+def test_stopped_output_and_the_window_size_do_not_outlive_the_run(host: Host) -> None:
+    # Fourth review, F9: the command stopped the terminal's output (TCOOFF) and resized it;
+    # both stayed, and corral's own writes to the stopped terminal then blocked for good.
+    import fcntl
+    import pty
+    import termios
+
+    main, secondary = pty.openpty()
+    try:
+        size = fcntl.ioctl(secondary, termios.TIOCGWINSZ, b"\0" * 8)
+        give_to_test_user(host.base)
+        command = (
+            "import fcntl, struct, termios; "
+            "fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack('HHHH', 3, 7, 0, 0)); "
+            "termios.tcflow(1, termios.TCOOFF)"
+        )
+        done = subprocess.run(
+            [*user_prefix(), sys.executable, "-m", "corral", "run", "--",
+             "/usr/bin/python3", "-c", command],
+            cwd=str(host.ws), env=host.env, stdin=secondary, stdout=secondary,
+            stderr=subprocess.PIPE, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert fcntl.ioctl(secondary, termios.TIOCGWINSZ, b"\0" * 8) == size
+        os.set_blocking(secondary, False)
+        assert os.write(secondary, b"still flowing\n") > 0  # BlockingIOError when stopped
+    finally:
+        os.close(main)
+        os.close(secondary)
+
+
 def test_a_link_on_the_way_to_a_protected_path_cannot_be_pointed_elsewhere(host: Host) -> None:
     # Final review, A2: `env -> envdir` is the user's; .envrc sources env/local.sh. The command
     # pointed `env` at a directory of its own holding a local.sh: every entry passed.
