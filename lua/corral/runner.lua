@@ -168,7 +168,8 @@ function M.run_in_window(command, bufnr)
       append(data)
     end
   end
-  local job, err, info = M.start({ "/bin/sh", "-c", command }, bufnr, {
+  local job, err, info -- declared first: on_exit reads info
+  job, err, info = M.start({ "/bin/sh", "-c", command }, bufnr, {
     stdin = "null",
     on_stdout = on_output,
     on_stderr = on_output,
@@ -177,6 +178,15 @@ function M.run_in_window(command, bufnr)
       for _, stream in ipairs({ "stdout", "stderr" }) do
         if partial[stream] ~= "" then
           append({ partial[stream] })
+        end
+      end
+      if info and info.sandboxed and vim.api.nvim_buf_is_valid(out) then
+        -- what the sandbox refused, in corral's words: never leave a user to guess from
+        -- "Read-only file system" or "Could not resolve host"
+        local tail = vim.api.nvim_buf_get_lines(out, math.max(1, vim.api.nvim_buf_line_count(out) - 500), -1, false)
+        local told = require("corral.engine").call("explain_output", require("corral.engine").request(bufnr, { output = table.concat(tail, "\n") }))
+        if type(told) == "table" and #told > 0 then
+          append(told)
         end
       end
       for _, repair in ipairs(repairs) do

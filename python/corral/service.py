@@ -499,6 +499,15 @@ class Service:
                     "refusal": result.get("refusal")})  # fmt: skip
         return result
 
+    def do_explain_output(self, request: Mapping[str, Any]) -> list[str]:
+        """What the sandbox visibly refused in a command's output, in corral's words (for
+        :Sandbox run, after the output)."""
+        from corral.ops.bash_report import explain, report
+
+        resolved, pol = self._policy(request)
+        tail = str(request.get("output", ""))[-65536:]
+        return explain(report(tail, pol, _named(resolved.origins, request)))
+
     def do_result(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """A call's result in the one shape chat plugins get (corral.results): `raw` is what
         ran (or why not); bash output is read for what the sandbox refused."""

@@ -216,3 +216,14 @@ def test_stopping_at_once_or_quitting_leaves_no_process(spawn: Any, workspace: P
     ed.close()  # quitting with a command still running
     for marker in ("80.25", "81.25", "82.25", "84.25"):
         ed.wait_for(lambda m=marker: not _running(m), what=f"sleep {marker} to be gone")
+
+
+def test_sandbox_run_explains_what_the_sandbox_refused(ed: Editor) -> None:
+    """Issue 9: a user must never have to guess from `Read-only file system`."""
+    lines = finished(ed, run(ed, "touch", "/etc/corral-run-x;", "touch", "/usr/corral-run-y"))
+    told = [line for line in lines if line.startswith("corral: the sandbox refused")]
+    assert len(told) == 1, lines
+    assert "a write outside the writable area (2 times, first: touch:" in told[0]
+    assert "[sandbox.policy.rw_paths, from mode workspace-write]" in told[0]
+    assert "to allow: " in told[0]
+    assert lines.index(told[0]) < len(lines) - 1  # before [exit N]

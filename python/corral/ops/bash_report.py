@@ -68,3 +68,21 @@ def report(
         if len(found) >= MAX_REPORTED:
             break
     return found
+
+
+def explain(refusals: list[dict[str, str]]) -> list[str]:
+    """The refusals in corral's words, one line per kind, for after a command's own output:
+    "corral: the sandbox refused a write outside the writable area (2 times, first: touch:
+    cannot touch '/etc/x': Read-only file system) [sandbox.policy.rw_paths, from default];
+    to allow: ..."."""
+    lines = []
+    for code in dict.fromkeys(r["code"] for r in refusals):
+        same = [r for r in refusals if r["code"] == code]
+        first = same[0]
+        times = f"{len(same)} times, first: " if len(same) > 1 else ""
+        where = f" [{first['rule']}, from {first['layer']}]" if first.get("layer") else ""
+        lines.append(
+            f"corral: the sandbox refused {first['what']} ({times}{first['message']}){where}; "
+            f"to allow: {first['hint']}"
+        )
+    return lines
