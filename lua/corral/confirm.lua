@@ -72,7 +72,7 @@ function M.describe(tool_call, decision)
     end
   end
   if tool_call.name == "bash" then
-    add("command: ", input.command or "")
+    add("command: ", decision.command or input.command or "") -- as bash runs it (cwd: a cd)
   elseif tool_call.name == "edit" then
     add("file:    ", input.path or "")
     if decision.preview and decision.preview ~= "" then

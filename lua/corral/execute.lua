@@ -169,7 +169,9 @@ local function run_bash(request, tool_call, decision, finish, handle)
   local bash = found.path
   local cancelled = false
   local job, err, info -- declared first: on_exit reads info
-  job, err, info = require("corral.runner").start({ bash, "-c", tool_call.input.command }, request.bufnr_for_run, {
+  -- decision.command: the text the classifier read (with `cd` to input.cwd when given)
+  local command = decision.command or tool_call.input.command
+  job, err, info = require("corral.runner").start({ bash, "-c", command }, request.bufnr_for_run, {
     stdin = "null", -- a command waiting for input would wait until the timeout
     on_stdout = collect,
     on_stderr = collect,

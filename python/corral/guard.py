@@ -39,7 +39,7 @@ CAPABILITIES: dict[str, frozenset[str]] = {
 # Each tool's input: name -> (type, required). A call with a misspelt or missing field is
 # refused before anything runs: `{cmd = "ls"}` must not become `bash -c ""`.
 INPUTS: dict[str, dict[str, tuple[type, bool]]] = {
-    "bash": {"command": (str, True)},
+    "bash": {"command": (str, True), "cwd": (str, False)},
     "read": {"path": (str, True), "max_bytes": (int, False), "offset": (int, False)},
     "ls": {"path": (str, False)},
     "write": {"path": (str, True), "content": (str, True), "create_dirs": (bool, False)},
@@ -74,6 +74,30 @@ def invalid_input(tool: str, tool_input: Mapping[str, Any]) -> str | None:
             # no shell, path or URL holds one, and the editor shows none of what follows it
             return f"input.{name} contains a NUL byte"
     return None
+
+
+def bash_command(tool_input: Mapping[str, Any], policy: Policy) -> tuple[str, str | None]:
+    """(the command text bash runs, why `cwd` is refused or None). With `cwd`, the command
+    starts with a `cd` there: the classifier reads and bash runs one and the same text. `cwd`
+    is a directory inside the writable roots (the workspace when the sandbox is off),
+    relative to the workspace."""
+    command = str(tool_input.get("command", ""))
+    cwd = tool_input.get("cwd")
+    if not cwd:
+        return command, None
+    import os
+    import shlex
+
+    from corral.paths import is_within
+
+    real = os.path.realpath(os.path.join(policy.cwd, os.path.expanduser(cwd)))
+    roots = policy.rw_roots if policy.enabled else (policy.cwd,)
+    if not os.path.isdir(real) or not any(is_within(real, r) for r in roots):
+        where = "the writable roots" if policy.enabled else "the workspace"
+        return command, f"input.cwd {cwd!r} is not a directory inside {where}"
+    if real == policy.cwd:
+        return command, None
+    return f"cd -- {shlex.quote(real)} || exit 1\n{command}", None
 
 
 def _is_read_only(tool: str, classification: Any) -> bool:
@@ -128,7 +152,9 @@ def decide(
     if tool == "bash":
         from corral.classify import PRIVILEGED, READ_ONLY, classify, shell_policy
 
-        command = str(tool_input.get("command", ""))
+        command, bad_cwd = bash_command(tool_input, policy)
+        if bad_cwd is not None:
+            return Decision(DENY, GUARD + "invalid-input", bad_cwd), None
         classification = classify(command)
         if classification.kind == READ_ONLY and "git" in classification.commands:
             classification = _git_elsewhere(classification, policy)

@@ -393,6 +393,8 @@ class Service:
                 "output_cap": resolved["tools.bash.output_cap"],
             },
         }
+        if tool == "bash":
+            result["command"] = guard.bash_command(tool_input, pol)[0]  # what bash runs
         if decision.decision == approval.REQUIRE:
             # Refused anyway (a hidden file, outside the writable roots, delete off, an edit
             # whose old text is not there): refuse at once instead of asking first.

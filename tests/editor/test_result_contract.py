@@ -216,3 +216,20 @@ def test_a_nul_byte_in_an_input_is_refused_not_a_hang(fresh: Editor, workspace: 
     r = shaped(result(fresh), "refused")
     assert r["refusal"]["code"] == "invalid-input" and "NUL" in r["refusal"]["message"]
     assert not (workspace / "nul-ran").exists()
+
+
+def test_bash_takes_a_cwd_inside_the_writable_roots(fresh: Editor, workspace: Path) -> None:
+    (workspace / "sub").mkdir()
+    execute(fresh, "bash", command="pwd; touch here", cwd="sub")
+    r = shaped(result(fresh), "ran")
+    assert r["output"].strip() == str(workspace / "sub"), r
+    assert (workspace / "sub" / "here").exists()
+    for bad in ("/etc", "..", "missing"):
+        execute(fresh, "bash", command="touch x", cwd=bad)
+        r = shaped(result(fresh), "refused")
+        assert r["refusal"]["code"] == "invalid-input" and "input.cwd" in r["refusal"]["message"]
+    d = fresh.lua(
+        "return require('corral').decide(...)",
+        {"name": "bash", "input": {"command": "git status", "cwd": "sub"}},
+    )
+    assert d["class"] == "dynamic", d  # git after a change of directory: never read-only
