@@ -257,11 +257,24 @@ def expand(entry: str, ctx: Context, existing_only: bool = False) -> list[str]:
     return _resolve(_unresolved(entry, ctx), existing_only)
 
 
+_LEXICAL: dict[tuple[object, ...], tuple[list[str], list[str]]] = {}
+
+
 def expand_lexical(entries: Iterable[str], ctx: Context) -> tuple[list[str], list[str]]:
     """Like expand_all, but absolute and normalised without resolving symlinks (no system
-    calls); callers resolve the few paths they keep."""
-    paths, errors = _unresolved_all(entries, ctx)
-    return [os.path.normpath(p) for p in paths], errors
+    calls); callers resolve the few paths they keep. No system call means a pure function of
+    the entries and the context: remembered (a policy expands the same lists several times,
+    and the editor resolves one for every command)."""
+    entries = tuple(entries)
+    key = (entries, ctx.cwd, ctx.home, ctx.buffer_path, frozenset(ctx.env.items()))
+    found = _LEXICAL.get(key)
+    if found is None:
+        paths, errors = _unresolved_all(entries, ctx)
+        found = ([os.path.normpath(p) for p in paths], errors)
+        if len(_LEXICAL) > 64:
+            _LEXICAL.clear()
+        _LEXICAL[key] = found
+    return list(found[0]), list(found[1])
 
 
 def expand_all(
