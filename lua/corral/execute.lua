@@ -30,13 +30,6 @@ function M.register_resolver(name, fn, priority)
   return urn
 end
 
----@param name string
----@return boolean
-function M.unregister_resolver(name)
-  resolvers[name] = nil
-  return engine.call("unregister_resolver", { name = name }) == true
-end
-
 -- The call being decided: resolvers get it as their second argument.
 local current_call = nil ---@type table|nil
 

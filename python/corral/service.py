@@ -320,12 +320,6 @@ class Service:
             return {"error": str(e)}
         return {"ok": True}
 
-    def do_unregister_resolver(self, request: Mapping[str, Any]) -> bool:
-        return self.chain.unregister(str(request["name"]))
-
-    def do_resolvers(self, request: Mapping[str, Any]) -> list[dict[str, Any]]:
-        return [{"name": r.name, "priority": r.priority} for r in self.chain.resolvers()]
-
     def do_unregister(self, request: Mapping[str, Any]) -> bool:
         return self.registry.unregister(str(request["name"]))
 

@@ -140,8 +140,3 @@ def _note_value(out: Parsed, value: Word) -> None:
     # A value that splits can smuggle extra words (`sort -k $X`, X='1 --compress-program=sh').
     if value.spelling.splits:
         out.opaque.append(value)
-
-
-def long_opts(args: Sequence[Word]) -> list[str]:
-    """The names of every `--name[=value]` word, for quick scans that need no parsing."""
-    return [w.text[2:].partition("=")[0] for w in args if w.text.startswith("--")]
