@@ -19,6 +19,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+# What a Python process (corral's, the editor's Python host) imports from its path before
+# corral's own code runs and can drop the writable entries: kept as they are where they would
+# be found first (see resolution._on_pythonpath).
+STARTUP_MODULES = (
+    "sitecustomize", "usercustomize", "corral", "encodings", "__future__", "pynvim",
+    "msgpack", "greenlet", "bashlex", "platformdirs",
+)  # fmt: skip
+
 _done: set[tuple[str, ...]] = set()
 
 

@@ -39,6 +39,7 @@ class Policy(Frozen):
         "home",
         "links",
         "mode",
+        "module_dirs",
         "network",
         "never_writable",
         "notes",
@@ -70,6 +71,7 @@ class Policy(Frozen):
     watch: tuple[str, ...]  # protected paths that must not appear: swept after a run
     links: tuple[tuple[str, str], ...]  # protected symlinks: put back after a run if changed
     never_writable: tuple[str, ...]  # read-only in every run, whatever the mode (not resolved)
+    module_dirs: tuple[str, ...]  # where Python finds modules first, inside a writable root
     hidden: tuple[str, ...]  # areas replaced by an empty tmpfs: /tmp, and $HOME when private
     visible: tuple[str, ...]  # read-only paths inside a hidden area shown again
     deny_read: tuple[tuple[str, bool], ...]  # (existing path, is a directory): masked last
@@ -170,6 +172,7 @@ def resolve(
         create_dirs=tuple(kept.create_dirs),
         watch=tuple(kept.watch),
         links=tuple(dict(kept.links).items()),
+        module_dirs=tuple(kept.module_dirs),
         never_writable=tuple(kept.never),
         hidden=tuple(hidden),
         visible=outermost(visible),

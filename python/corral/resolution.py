@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from corral import dirs, environment, gitguard, limits
+from corral import dirs, environment, gitguard, imports, limits
 from corral.backends import bwrap_args
 from corral.errors import Problem
 from corral.paths import (
@@ -73,6 +73,7 @@ class Protection:
         self.links: list[tuple[str, str]] = []  # protected symlinks put back after the run
         self.pinned: list[str] = []  # directories bound onto themselves
         self.never: list[str] = []  # never writable, wherever they are
+        self.module_dirs: list[str] = []  # PYTHONPATH and the workspace: where Python looks first
 
 
 class Resolution:
@@ -243,6 +244,22 @@ class Resolution:
                         "type its name there; remove it from PATH"
                     )
                 continue
+            # The shell looks programs up by the entry as written: every symlink on its way
+            # (`bin -> /opt/x`, `.venv -> .venv-3.12`) is kept pointing where it points, or
+            # replacing it would plant a directory of programs.
+            lexical = os.path.normpath(entry)
+            for top in self.rw_roots:
+                if is_within(lexical, top) and lexical != top:
+                    step = top
+                    for part in os.path.relpath(lexical, top).split("/"):
+                        # each link named where it really is (its directory resolved)
+                        step = os.path.join(os.path.realpath(step), part)
+                        if os.path.islink(step) and self.writable(step):
+                            found.links.append((step, os.readlink(step)))
+                            self.notes.append(
+                                f"{step} is a symlink on your PATH ({entry}): kept pointing "
+                                "where it points"
+                            )
             real = os.path.realpath(entry)
             root = next((r for r in self.rw_roots if is_within(real, r)), None)
             if root is None:
@@ -259,6 +276,23 @@ class Resolution:
                 "the host); installing commands into it (pip install in an activated venv) "
                 "is refused: do it yourself, or start corral without it on PATH"
             )
+
+    def _on_pythonpath(self, found: Protection) -> None:
+        """Where Python finds modules before the standard library and installed packages: the
+        PYTHONPATH entries (a project's `src`) and the current directory (`python -m`). A
+        `sitecustomize.py` there runs when any Python starts, corral's own included, before
+        corral can do anything; a `corral/` or `json.py` there replaces the real one. Those
+        that run at start-up are kept as they are; the change-set check holds any new module
+        named like a standard or installed one (see changes.rules)."""
+        entries = [e or "." for e in self.ctx.env.get("PYTHONPATH", "").split(":") if e]
+        for entry in [*entries, self.ctx.cwd]:
+            real = os.path.realpath(os.path.join(self.ctx.cwd, entry))
+            if not self.writable(real) or real in found.module_dirs:
+                continue
+            found.module_dirs.append(real)
+            for name in imports.STARTUP_MODULES:
+                for path in (os.path.join(real, name + ".py"), os.path.join(real, name)):
+                    (found.read_only if os.path.lexists(path) else found.watch).append(path)
 
     def _never_writable(self, found: Protection) -> None:
         """Never-writable paths and corral's own: read-only where they exist; where they do
@@ -361,6 +395,7 @@ class Resolution:
         found = Protection()
         self._in_roots(found)
         self._on_path(found)
+        self._on_pythonpath(found)
         self._never_writable(found)
         state_dir = self._state_dir(found, deny_read)
         self._resolve_read_only(found)

@@ -7,6 +7,7 @@ the host holds afterwards, or lets the host's ordinary action (git commit) happe
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 import pytest
@@ -196,3 +197,38 @@ def test_a_separate_git_dirs_hooks_are_read_only_with_direct_writes(host: Host) 
                        f"echo {DONE}", cwd=host.ws)  # fmt: skip
     assert DONE in done.stdout, done.stderr
     assert not (host.ws / "gitdata" / "hooks" / "pre-commit").exists(), done.stderr
+
+
+def test_symlinks_on_the_way_to_a_path_directory_cannot_be_replaced(host: Host) -> None:
+    """Fifth review, S1: the PATH fix kept the link's target, not the link: `bin -> /opt/x`
+    replaced by a directory of programs, `tools -> venvdir` re-pointed at one."""
+    outside = host.outside / "realbin"
+    outside.mkdir()
+    (host.ws / "bin").symlink_to(outside)
+    (host.ws / "venvdir" / "bin").mkdir(parents=True)
+    (host.ws / "tools").symlink_to("venvdir")
+    host.env["PATH"] = f"{host.ws / 'bin'}:{host.ws / 'tools' / 'bin'}:{host.env['PATH']}"
+    held = run(
+        host,
+        "rm -f bin && mkdir bin && printf '#!/bin/sh\\n' > bin/ls && chmod +x bin/ls\n"
+        "mkdir -p evil/bin && printf '#!/bin/sh\\n' > evil/bin/git && chmod +x evil/bin/git\n"
+        "rm -f tools && ln -s evil tools\n",
+    )
+    assert (host.ws / "bin").is_symlink(), held
+    assert os.readlink(host.ws / "tools") == "venvdir", held
+    assert not (outside / "ls").exists()
+
+
+def test_a_home_reached_through_a_symlink_keeps_change_sets(host: Host) -> None:
+    """Fifth review, S2: with $HOME spelled through a symlink (/home -> /var/home), the
+    staging area was named to bwrap by that spelling, which does not exist in the sandbox's
+    root: the overlay could not be mounted and every run fell back to direct writes."""
+    link = host.base / "homelink"
+    link.symlink_to(host.home)
+    host.env["HOME"] = str(link)
+    for name in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        host.env.pop(name, None)
+    held = run(host, "echo x > made.txt\necho y > .nvim.lua\n")
+    assert "WRITES GO STRAIGHT" not in held, held
+    assert (host.ws / "made.txt").read_text() == "x\n"
+    assert "held" in held and not (host.ws / ".nvim.lua").exists(), held

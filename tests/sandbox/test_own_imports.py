@@ -34,3 +34,32 @@ def test_modules_planted_in_the_workspace_are_not_imported_by_corral(host) -> No
         assert r.returncode == 0, r.stderr
     planted = sorted(p.name for p in host.base.glob("PWNED-import*"))
     assert planted == [], f"corral imported modules a sandboxed command wrote: {planted}"
+
+
+def test_modules_python_runs_at_start_up_cannot_be_planted(host) -> None:
+    """Fifth review, S3: corral drops writable sys.path entries only once its own code runs;
+    by then Python has run `sitecustomize` from PYTHONPATH, and a `corral/` package there has
+    replaced corral itself. Those names are kept as they are in every directory Python
+    searches first (PYTHONPATH inside the workspace, the workspace for `python -m`), and a new
+    module named like a standard one there is held."""
+    canary = host.base / "PWNED-startup"
+    payload = f"open({str(canary)!r} + '-' + __name__, 'w').close()\n"
+    host.env["PYTHONPATH"] = "src"
+    targets = ["src/sitecustomize.py", "src/usercustomize.py", "src/corral/__init__.py",
+               "sitecustomize.py", "corral/__init__.py", "src/json.py", "src/fcntl.py"]  # fmt: skip
+    writes = "".join(
+        f'mkdir -p "$(dirname {q(host.ws / t)})"; printf %s {q(payload)} > {q(host.ws / t)}\n'
+        for t in targets
+    )
+    r = host.sh(f"mkdir -p {q(host.ws / 'src')}\n{writes}")
+    assert DONE in r.stdout, r.stdout + r.stderr
+    for t in targets:
+        assert not (host.ws / t).exists(), (t, r.stderr)
+    (host.ws / "src" / "mine.py").write_text("x = 1\n")  # the project's own modules: fine
+    r = host.sh(f"printf 'x = 2\\n' > {q(host.ws / 'src' / 'mine.py')}\n"
+                f"printf 'y = 1\\n' > {q(host.ws / 'src' / 'helpers.py')}\n")  # fmt: skip
+    assert (host.ws / "src" / "mine.py").read_text() == "x = 2\n", r.stderr
+    assert (host.ws / "src" / "helpers.py").exists(), r.stderr
+    r = host.corral("status")
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in host.base.glob("PWNED-startup*")) == []

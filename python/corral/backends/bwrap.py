@@ -318,6 +318,20 @@ class BwrapBackend(Backend):
             finisher = finish_command(policy)  # checked before anything is made
             stage = stages.create(policy)
         else:
+            writable_home = policy.home != "/" and any(
+                is_within(policy.home, r) for r in policy.rw_roots
+            )
+            if writable_home and policy.writes != "direct":
+                from corral.errors import BackendError
+
+                # New dot entries of a writable home (~/.bash_aliases, a user-site .pth) are
+                # held only by the change-set check: without one, nothing would guard them.
+                raise BackendError(
+                    f"your home directory {policy.home} is writable here, and without a change "
+                    f"set ({problem}) nothing would keep a command from adding start-up files "
+                    "to it: open a project directory instead (or set sandbox.writes = "
+                    '"direct" to accept that)'
+                )
             if policy.writes != "direct" and policy.rw_roots:
                 notes.append(
                     "WRITES GO STRAIGHT TO THE WORKSPACE (no change set: "

@@ -27,6 +27,7 @@ from __future__ import annotations
 import fnmatch
 import os
 
+from corral.imports import STARTUP_MODULES
 from corral.ops.refusal import BUILTIN, PROTECTED, Refusal
 from corral.paths import is_within
 
@@ -46,6 +47,20 @@ GIT_MAKERS = frozenset({"HEAD", "objects", "refs", "commondir"})
 MAGIC_LINK_AREAS = ("/proc", "/dev/fd")  # other spellings of any path: /proc/self/root/...
 CHAT = "chat.patterns"
 HOME_DOT = "home directory dot entries"
+MODULES = "PYTHONPATH"
+
+
+def _shadowable() -> frozenset[str]:
+    """The standard library's module names and those installed beside corral."""
+    import sys
+
+    names = set(sys.stdlib_module_names)
+    for directory in sys.path:
+        if directory.endswith(("site-packages", "dist-packages")) and os.path.isdir(directory):
+            names.update(n.partition(".")[0] for n in os.listdir(directory) if "-" not in n)
+    return frozenset(names)
+
+
 SIZE = "sandbox.limits.file_size_mb"
 
 
@@ -87,6 +102,7 @@ class Checker:
         self.longer_names = [n for n in names if len(n) > 1]
         self.chat_patterns: list[str] = plan["chat_patterns"]
         self.home_dot: str = plan.get("home_dot", "")  # $HOME, where it is writable
+        self.module_dirs = frozenset(plan.get("module_dirs", ()))  # PYTHONPATH, workspace
         self.max_bytes = int(plan.get("max_file_bytes") or 0)
         self.created_ns = int(plan["created_ns"])
         self.apply_hint = apply_hint  # "corral apply ID PATH": how to apply one anyway
@@ -147,6 +163,13 @@ class Checker:
                 "protected", path, PROTECTED,
                 f"protected name {hit_name}: the host runs or obeys it by itself",
             )  # fmt: skip
+        module = self._shadowing_module(entry)
+        if module is not None:
+            return self.refusal(
+                "protected", path, MODULES,
+                f"a new module {module} where Python looks first (PYTHONPATH, the workspace): "
+                "it would be imported in place of the real one, by corral's own process too",
+            )  # fmt: skip
         home = self.home_dot
         if home and path.startswith(home + "/.") and path != home:
             # No list of start-up files is ever whole (~/.bash_aliases, a user-site .pth,
@@ -158,6 +181,21 @@ class Checker:
                 f"in ~/{first}: your programs read their configuration and start-up files from "
                 "your home directory's dot entries",
             )  # fmt: skip
+        return None
+
+    def _shadowing_module(self, entry: Entry) -> str | None:
+        """The module name a new entry would shadow: `json.py` or `json/` put directly in a
+        directory Python searches before the standard library. Existing files are the
+        project's own and are not judged; a new one named like a standard or an installed
+        module is held."""
+        if not self.module_dirs or entry.kind == "whiteout":
+            return None
+        directory, name = os.path.split(entry.path)
+        if directory not in self.module_dirs or os.path.lexists(entry.path):
+            return None
+        stem = name[:-3] if name.endswith(".py") else name if entry.kind != "file" else ""
+        if stem and (stem in _shadowable() or stem in STARTUP_MODULES):
+            return stem
         return None
 
     @staticmethod

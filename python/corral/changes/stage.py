@@ -35,11 +35,14 @@ NEVER_STARTED_AFTER = 3600.0  # seconds: a wrapped argv nobody ran (corral wrap,
 
 
 def root_dir() -> str:
-    return os.path.join(dirs.user_state_dir(), "changes")
+    # Resolved: the staging area is named to bwrap, and a $HOME reached through a symlink
+    # (/home -> /var/home) does not exist as such inside the sandbox's new root; its overlay
+    # could not be mounted, and every run fell back to direct writes.
+    return os.path.join(os.path.realpath(dirs.user_state_dir()), "changes")
 
 
 def journal_dir() -> str:
-    return os.path.join(dirs.user_state_dir(), "journal")
+    return os.path.join(os.path.realpath(dirs.user_state_dir()), "journal")
 
 
 def lock_path() -> str:
@@ -78,6 +81,7 @@ def protection(policy: Policy) -> dict[str, Any]:
         "protected_names": list(policy.protected_names),
         "chat_patterns": list(policy.chat_patterns),
         "home_dot": policy.home if writable_home and policy.home != "/" else "",
+        "module_dirs": list(policy.module_dirs),
     }
 
 
