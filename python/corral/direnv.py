@@ -112,7 +112,7 @@ def _path_entries(value: str, base: str) -> tuple[list[str], list[str]]:
     return found, unknown
 
 
-def _path_words(words: list[str]) -> tuple[str, ...]:
+def path_words(words: list[str]) -> tuple[str, ...]:
     """The words of a command (and of command substitutions inside them) that name a file:
     a word with a `/` in it (not an option, not a URL), and what an interpreter is given."""
     tokens: list[str] = []
@@ -159,14 +159,24 @@ def referenced(envrc: str) -> tuple[list[str], list[str]]:
             given = tuple(a for a in args if not a.startswith("-"))
             names = given[:1] if name.startswith(SINGLE) else given
             names = names or SOURCES[name] or ()
-        elif "=" in name or name in HARMLESS:
+        elif "=" in name:
+            # `export BASH_ENV=.bashenv`, `FOO="$(python3 tools/x.py)"`: a value that names a
+            # file of the project (a variable a shell or tool loads, or a command run for it)
+            value = name.split("=", 1)[1]
+            names = path_words([value, *args])
+            plain = value.strip("\"'")
+            if plain and "$" not in plain and os.path.isfile(os.path.join(base, plain)):
+                names += (plain,)
+            if "$(" in value or "`" in value:
+                unknown.append(" ".join(words)[:60])
+        elif name in HARMLESS:
             continue
         else:
             # Any other command: direnv runs it at the next prompt. What it names that looks
             # like a file of the project (`./scripts/env.sh`, `bash tools/setup.sh`, a path
             # inside `$(python3 tools/gen.py)`) is protected; the command is named in status,
             # since what it reaches cannot be known.
-            names = _path_words(words)
+            names = path_words(words)
             unknown.append(" ".join(words)[:60])
         for target in names:
             target = next((target[len(p) :] for p in PWD_SPELLINGS if target.startswith(p)), target)

@@ -141,11 +141,27 @@ def _include_target(value: str, including: str, home: str) -> str:
 class Reading:
     """What a set of config files makes git read and run."""
 
-    __slots__ = ("files", "hooks_paths")
+    __slots__ = ("commands", "files", "hooks_paths")
 
     def __init__(self) -> None:
         self.files: list[str] = []  # every config file read or named by an include, in order
         self.hooks_paths: list[str] = []  # every core.hooksPath value, as written
+        self.commands: list[str] = []  # every value git runs as a command (see COMMANDS)
+
+
+# Keys whose value git runs as a command: (section or its first part, key); "*" any key.
+COMMANDS = {
+    ("core", "fsmonitor"), ("core", "sshcommand"), ("core", "editor"), ("core", "pager"),
+    ("core", "askpass"), ("sequence", "editor"), ("filter", "clean"), ("filter", "smudge"),
+    ("filter", "process"), ("diff", "command"), ("diff", "textconv"), ("merge", "driver"),
+    ("credential", "helper"), ("gpg", "program"), ("interactive", "difffilter"),
+    ("pager", "*"), ("alias", "*"), ("uploadpack", "packobjectshook"),
+}  # fmt: skip
+
+
+def _is_command(section: str, key: str) -> bool:
+    first = section.partition(".")[0]
+    return (first, key) in COMMANDS or (first, "*") in COMMANDS
 
 
 def read(config_files: Iterable[str], home: str) -> Reading:
@@ -164,6 +180,8 @@ def read(config_files: Iterable[str], home: str) -> Reading:
         for section, key, value in entries(text):
             if section == "core" and key == "hookspath" and value:
                 result.hooks_paths.append(value)
+            elif value and _is_command(section, key) and value.lower() not in ("true", "false"):
+                result.commands.append(value.lstrip("!"))
             elif (
                 key == "path"
                 and value

@@ -122,7 +122,7 @@ def repositories(root: str, depth: int = 2, limit: int = LIMIT) -> tuple[list[st
                     return found, False
                 if os.path.lexists(os.path.join(entry.path, ".git")):
                     found.append(entry.path)
-                elif not entry.name.startswith("."):
+                elif entry.name != ".git":  # dot directories too: .worktrees/x, .repos/y
                     below.append(entry.path)
         level = below
     return found, True
@@ -180,6 +180,10 @@ def protect(
     if not trees and inside_work_tree(root):
         result.watch.append(os.path.join(root, ".git"))
     configs = global_configs(home, env if env is not None else {"HOME": home})
+    for path in (p for p in configs if os.path.isabs(p)):
+        # git reads these for every repository: one inside a writable root ($GIT_CONFIG_GLOBAL
+        # pointing into the workspace) is kept as it is (resolution drops what is outside)
+        result.file(path)
     for tree in trees:
         _protect_tree(tree, names, home, configs, result)
     return result
@@ -256,6 +260,24 @@ def _protect_config(
     for path in found.files:
         result.file(path)
     result.notes.extend(found.notes)
+    # What git runs from the work tree without being a hook: `core.fsmonitor =
+    # tools/fsmon.sh`, a filter's `./tools/clean.sh`, an alias `!scripts/x`; and what the
+    # installed hooks run there (a hook that is a link into the work tree, or one that runs
+    # `./scripts/pre-commit.sh`).
+    hooks = hookmanagers.hook_files(hook_dirs)
+    if not reading.commands and not hooks:
+        return
+    from corral.direnv import path_words  # only here: it imports shlex, which imports re
+
+    named = [w for command in reading.commands for w in path_words(command.split())]
+    for _, text, link in hooks:
+        if link is not None:
+            result.file(link)
+        named += path_words(text.split())
+    for word in named:
+        path = os.path.normpath(os.path.join(tree, os.path.expanduser(word)))
+        if path.startswith(tree + os.sep) and os.path.isfile(path):
+            result.file(path)
 
 
 def _open_parent(path: str) -> int:

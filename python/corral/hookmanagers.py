@@ -65,6 +65,30 @@ def _hooks(directories: Iterable[str]) -> list[tuple[str, str]]:
     return found
 
 
+def hook_files(directories: Iterable[str]) -> list[tuple[str, str, str | None]]:
+    """(directory, text, the resolved target when the hook is a symlink) of every hook, the
+    links included (a hook linked into the work tree runs what the work tree holds)."""
+    found: list[tuple[str, str, str | None]] = []
+    for directory in directories:
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if len(found) >= MAX_HOOKS:
+                return found
+            if entry.name.endswith(".sample"):
+                continue
+            link = os.path.realpath(entry.path) if entry.is_symlink() else None
+            try:
+                with open(entry.path, "rb") as f:
+                    text = f.read(MAX_HOOK_BYTES).decode("utf-8", errors="replace")
+            except OSError:
+                text = ""
+            found.append((directory, text, link))
+    return found
+
+
 def _pre_commit_configs(text: str) -> list[str]:
     """The --config of pre-commit's installed hook (`--config=X` or `--config X`)."""
     names = []

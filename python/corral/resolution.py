@@ -53,6 +53,10 @@ RUNTIME_DIRS = (
     "lua", "plugin", "rplugin", "after", "ftdetect", "ftplugin", "indent", "syntax", "autoload",
     "colors", "compiler", "queries", "lsp", "parser", "spell", "keymap", "pack", "doc",
     "scripts", ".ci",
+    # files Neovim sources from the top of every runtimepath entry
+    "filetype.lua", "filetype.vim", "ftplugin.vim", "indent.vim", "ftoff.vim", "ftplugof.vim",
+    "indoff.vim", "menu.vim", "synmenu.vim", "scripts.vim", "delmenu.vim", "init.lua",
+    "init.vim",
 )  # fmt: skip
 
 
@@ -120,7 +124,10 @@ class Resolution:
         as written. No mount may be decided by following a link a sandboxed command made there
         (a missing rw path made a link to ~/.config by one command is the next one's root)."""
         rw_lexical = expand_lexical(self.config["sandbox.policy.rw_paths"], self.ctx)[0]
-        areas = (self.ctx.cwd, *rw_lexical)
+        # Where each entry really is, too: `~/cache -> /data/cache` makes /data/cache
+        # writable, and a link a command made there is as planted as one in the workspace.
+        real = [os.path.realpath(p) for p in rw_lexical if os.path.lexists(p)]
+        areas = tuple(dict.fromkeys((self.ctx.cwd, *rw_lexical, *real)))
         allow_lexical = expand_lexical(self.config["sandbox.policy.home_allow"], self.ctx)[0]
         for key, entries in (
             ("sandbox.policy.rw_paths", rw_lexical),
@@ -199,7 +206,8 @@ class Resolution:
                     "of everything)",
                 )
             found.pinned.extend(d for d in guard.pinned if writable(d))
-            found.read_only.extend(guard.read_only)
+            # (outside the writable roots everything is read-only already, or hidden)
+            found.read_only.extend(p for p in guard.read_only if writable(os.path.realpath(p)))
             found.create_dirs.extend(d for d in guard.create_dirs if writable(d))
             found.watch.extend(w for w in guard.watch if writable(w))
             found.links.extend(link for link in guard.links if writable(os.path.dirname(link[0])))
@@ -308,6 +316,14 @@ class Resolution:
         own_dirs = (dirs.user_config_dir(), dirs.user_cache_dir())
         own = own_paths()
         found.never = [*never, *own]
+        for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+            # Every program's configuration (fish, systemd user units, autostart, tmux, pip,
+            # environment.d) and data (desktop entries, user units) lives there: inside a
+            # writable root (a dotfiles repository as the workspace), all of it is kept.
+            value = self.ctx.env.get(name, "")
+            real = os.path.realpath(value) if os.path.isabs(value) else ""
+            if real and self.writable(real) and real not in self.rw_roots:
+                (found.read_only if os.path.lexists(real) else found.watch).append(real)
         home = self.ctx.home
         if home != "/" and self.writable(home):
             # $HOME writable (the workspace, or inside one): no list of start-up files is ever

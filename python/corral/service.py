@@ -45,27 +45,17 @@ def _layers(request: Mapping[str, Any], skip: tuple[str, ...] = ()) -> list[conf
     return [layer for layer in found if layer is not None]
 
 
-_JUDGED: dict[str, tuple[dict[str, Any], list[str]]] = {}
-
-
 def _judged(
     request: Mapping[str, Any], values: Mapping[str, Any]
 ) -> tuple[dict[str, Any], list[str]]:
     """(what of an untrusted buffer layer narrows the layers below it, why the rest does not).
     Below means the configuration file and setup() only: never the runtime layer, whose
     `:Sandbox disable` would make a frontmatter's `sandbox.enabled = false` look harmless.
-    Memoized on everything it reads, so steady state costs one JSON encoding."""
-    import json
-
+    Judged afresh on every request, never remembered: the verdict on a path follows the
+    links on its way as they are now, which a sandboxed command may have re-pointed."""
     base_layers = _layers(request, skip=("buffer", "runtime"))
     cwd = request.get("cwd") or os.getcwd()
     path = request.get("buffer_path")
-    key = json.dumps(
-        [values, [(lay.name, lay.values) for lay in base_layers], cwd, path],
-        sort_keys=True, default=str,
-    )  # fmt: skip
-    if key in _JUDGED:
-        return _JUDGED[key]
     base = config.resolve(base_layers)
     environ = dict(os.environ)
     flat = config.flatten(values)
@@ -80,9 +70,6 @@ def _judged(
             refused.extend(reasons)
         else:
             accepted = trial
-    if len(_JUDGED) > 256:
-        _JUDGED.clear()
-    _JUDGED[key] = (accepted, refused)
     return accepted, refused
 
 

@@ -123,3 +123,36 @@ def test_edit_bang_reads_the_frontmatter_again(ed: Editor, workspace: Path) -> N
     chat.write_text(lua_block('corral.opt.sandbox.mode = "read-only"'))
     ed.lua("vim.cmd('edit!')")
     assert ed.config(buf)["values"]["sandbox.mode"] == "read-only"
+
+
+def test_a_verdict_that_followed_a_link_is_not_kept_after_the_link_moves(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    """Fifth review, G1: the verdict on an untrusted chat's rw_paths entry was remembered by
+    its text, though it had followed a link a sandboxed command can re-point: once the link
+    led out, the entry stayed accepted and made a directory outside every writable area
+    writable. (The link is in a writable root the user set up through a symlink.)"""
+    base = workspace.parent / f"{workspace.name}-g1"
+    real, victim = base / "real", base / "victim" / "x"
+    (workspace / "in" / "x").mkdir(parents=True)
+    real.mkdir(parents=True)
+    victim.mkdir(parents=True)
+    (base / "lnroot").symlink_to(real)
+    (real / "L").symlink_to(workspace / "in")
+    chat = write_chat(
+        workspace, lua_block(f"corral.opt.sandbox.policy.rw_paths:append('{real}/L/x')")
+    )
+    ed = spawn(cwd=workspace)
+    ed.lua(
+        "require('corral').setup({ sandbox = { policy = { rw_paths = { 'urn:corral:cwd', ... } } } })",
+        str(base / "lnroot"),
+    )
+    buf = ed.edit(chat)
+    ed.lua("return require('corral.sandbox').get_policy(...)", buf)
+    (real / "L").unlink()
+    (real / "L").symlink_to(base / "victim")  # what a command in the writable root can do
+    got = ed.lua(
+        "local p, err = require('corral.sandbox').get_policy(...) return p and p.rw_roots or err",
+        buf,
+    )
+    assert str(victim) not in (got if isinstance(got, list) else [got]), got

@@ -9,6 +9,7 @@ planted `true`: a failing one made corral report "bwrap does not work" and run u
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -74,3 +75,36 @@ def test_system_programs_are_owned_by_root() -> None:
     for name in ("env", "sh", "true"):
         path = hostbin.find(name)
         assert path is not None and hostbin._safe_chain(path), name
+
+
+def test_a_bwrap_checked_for_one_workspace_is_checked_again_for_another(host) -> None:
+    """Fifth review, G3: the bwrap chosen and probed was remembered under a key without the
+    workspace, so after `:cd` into the directory holding it (which a sandboxed command could
+    then rewrite) it was still run, on the host."""
+    import shutil
+
+    from corral import config, policy
+    from corral.backends.bwrap import BwrapBackend, bundled_bwrap
+    from corral.errors import BackendError
+
+    real = bundled_bwrap() or hostbin.find("bwrap")
+    assert real, "a bwrap is needed"
+    tools = host.base / "tools"
+    tools.mkdir()
+    # the bundled bwrap with the libraries beside it that it loads
+    package = os.path.dirname(os.path.dirname(real))
+    for name in os.listdir(os.path.dirname(package)):
+        if name.startswith(os.path.basename(package)):
+            shutil.copytree(os.path.join(os.path.dirname(package), name), tools / name)
+    copy = tools / os.path.relpath(real, os.path.dirname(package))
+    layer = config.Layer("global", {"sandbox": {"backends": {"bwrap": {"path": str(copy)}}}})
+    resolved = config.resolve([layer])
+    env = {"HOME": str(host.home), "PATH": "/usr/bin:/bin"}
+    backend = BwrapBackend()
+    elsewhere = policy.resolve(resolved, str(host.ws), env)
+    assert backend.available(elsewhere) is None
+    assert backend.binary(elsewhere) == str(copy)
+    inside = policy.resolve(resolved, str(tools), env)  # the user now works in tools/
+    assert backend.available(inside) is not None
+    with pytest.raises(BackendError):
+        backend.binary(inside)

@@ -232,3 +232,90 @@ def test_a_home_reached_through_a_symlink_keeps_change_sets(host: Host) -> None:
     assert "WRITES GO STRAIGHT" not in held, held
     assert (host.ws / "made.txt").read_text() == "x\n"
     assert "held" in held and not (host.ws / ".nvim.lua").exists(), held
+
+
+def test_undo_never_changes_a_mode_through_a_link(host: Host) -> None:
+    """Fifth review, S12: undo put a directory's old mode back with chmod, which follows a
+    symlink put there since (by a run with direct writes): a file outside the writable area
+    went from 600 to 755."""
+    victim = host.outside / "victim.txt"
+    victim.chmod(0o600)
+    (host.ws / "d").mkdir(mode=0o755)
+    (host.ws / "d" / "f").write_text("x")
+    run(host, "chmod 700 d\n")
+    assert (host.ws / "d").stat().st_mode & 0o777 == 0o700
+    done = host.corral("run", "--writes", "direct", "--", "sh", "-c",
+                       f"rm -rf d && ln -s {q(victim)} d")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    undo = host.corral("undo")
+    assert victim.stat().st_mode & 0o777 == 0o600, undo.stdout + undo.stderr
+    assert undo.returncode != 0 and "no longer the directory" in undo.stdout + undo.stderr
+
+
+def test_what_git_runs_from_the_work_tree_is_protected(host: Host) -> None:
+    """Fifth review, S4 and S5: scripts named by core.fsmonitor or a filter in .git/config,
+    a hook that is a link into the work tree, and a hook that runs a tracked script were all
+    writable; host `git status` / `git commit` ran them."""
+    host.git("init", "-q", str(host.ws))
+    (host.ws / "tools").mkdir()
+    (host.ws / "scripts").mkdir()
+    names = ("tools/fsmon.sh", "tools/clean.sh", "scripts/pre-commit.sh", "scripts/commit-msg.sh")
+    for name in names:
+        (host.ws / name).write_text("#!/bin/sh\nexit 0\n")
+        (host.ws / name).chmod(0o755)
+    host.git("config", "core.fsmonitor", "tools/fsmon.sh")
+    host.git("config", "filter.x.clean", "./tools/clean.sh")
+    hooks = host.ws / ".git" / "hooks"
+    (hooks / "pre-commit").symlink_to("../../scripts/pre-commit.sh")
+    (hooks / "commit-msg").write_text('#!/bin/sh\nexec ./scripts/commit-msg.sh "$@"\n')
+    run(host, "".join(f"echo 'touch CANARY' > {n}\n" for n in names))
+    for name in names:
+        assert (host.ws / name).read_text() == "#!/bin/sh\nexit 0\n", name
+
+
+def test_files_an_envrc_points_variables_at_are_protected(host: Host) -> None:
+    """Fifth review, S8 and S15: `export BASH_ENV=.bashenv` and
+    `export FOO="$(python3 tools/x.py)"` left both files writable."""
+    host.git("init", "-q", str(host.ws))
+    (host.ws / "tools").mkdir()
+    (host.ws / ".bashenv").write_text("# mine\n")
+    (host.ws / "tools" / "x.py").write_text("# mine\n")
+    (host.ws / ".envrc").write_text(
+        'export BASH_ENV=.bashenv\nexport FOO="$(python3 tools/x.py)"\n'
+    )
+    run(host, "echo 'touch CANARY' > .bashenv\necho 'import os' > tools/x.py\n")
+    assert (host.ws / ".bashenv").read_text() == "# mine\n"
+    assert (host.ws / "tools" / "x.py").read_text() == "# mine\n"
+
+
+def test_a_repository_under_a_dot_directory_of_a_folder_is_found(host: Host) -> None:
+    """Fifth review, S6: `.worktrees/feature` two levels down was never searched."""
+    folder = host.base / "folder"
+    repo = folder / ".worktrees" / "feature"
+    host.git("init", "-q", str(repo))
+    host.git("config", "core.hooksPath", ".githooks", cwd=repo)
+    done = host.corral("run", "--cwd", str(folder), "--", "sh", "-c",
+                       "mkdir -p .worktrees/feature/.githooks && "
+                       "echo x > .worktrees/feature/.githooks/pre-commit", cwd=folder)  # fmt: skip
+    assert not (repo / ".githooks" / "pre-commit").exists(), done.stderr
+
+
+def test_git_global_config_named_by_git_config_global_is_protected(host: Host) -> None:
+    """Fifth review, S7: $GIT_CONFIG_GLOBAL pointing into the workspace was read for
+    hooksPath but stayed writable; a planted core.fsmonitor ran on host `git status`."""
+    host.git("init", "-q", str(host.ws))
+    (host.ws / "gitconfig").write_text("[user]\n\tname = me\n")
+    host.env["GIT_CONFIG_GLOBAL"] = str(host.ws / "gitconfig")
+    run(host, "printf '[core]\\n\\tfsmonitor = true\\n' >> gitconfig\n")
+    assert (host.ws / "gitconfig").read_text() == "[user]\n\tname = me\n"
+
+
+def test_xdg_config_home_inside_the_workspace_is_kept_whole(host: Host) -> None:
+    """Fifth review, S13: with $XDG_CONFIG_HOME in the workspace (a dotfiles repository),
+    fish, systemd user units, autostart, environment.d, tmux and pip config were applied."""
+    config = host.ws / "dot-config"
+    (config / "fish").mkdir(parents=True)
+    host.env["XDG_CONFIG_HOME"] = str(config)
+    run(host, "mkdir -p dot-config/tmux dot-config/systemd/user\n"
+              "echo 'run-shell x' > dot-config/tmux/tmux.conf\necho x > dot-config/fish/config.fish\n")  # fmt: skip
+    assert not (config / "tmux").exists() and not (config / "fish" / "config.fish").exists()

@@ -468,7 +468,8 @@ def test_a_checkout_of_corral_in_the_workspace_keeps_all_neovim_sources(
     checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(corral.__file__))))
     p = make_policy(checkout)
     kept = {*p.read_only, *p.watch}
-    for name in ("ftdetect", "after", "ftplugin", "autoload", "syntax", "python", "doc"):
+    for name in ("ftdetect", "after", "ftplugin", "autoload", "syntax", "python", "doc",
+                 "filetype.lua", "ftplugin.vim", "indent.vim"):  # fmt: skip
         assert os.path.join(checkout, name) in kept or any(
             os.path.join(checkout, name).startswith(k + "/") for k in kept
         ), name

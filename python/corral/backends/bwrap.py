@@ -228,7 +228,9 @@ class BwrapBackend(Backend):
         return bool(policy.bwrap_path)
 
     def detection_key(self, policy: Policy) -> Hashable:
-        return (policy.bwrap_path, policy.writes != "direct")
+        # The writable roots too: a bwrap fine for one workspace may lie inside another, where
+        # a sandboxed command could replace it (fifth review, G3).
+        return (policy.bwrap_path, policy.writes != "direct", policy.rw_roots)
 
     def available(self, policy: Policy) -> str | None:
         candidates = self.candidates(policy)
@@ -281,7 +283,12 @@ class BwrapBackend(Backend):
                 from corral.errors import BackendError
 
                 raise BackendError(f"bwrap is not available: {reason}")
-        return self._chosen[key]
+        chosen = self._chosen[key]
+        if policy.could_have_written(chosen):  # whatever was cached: never one they could write
+            from corral.errors import BackendError
+
+            raise BackendError(f"{chosen} is inside a writable root: it is never run")
+        return chosen
 
     def argv(
         self,

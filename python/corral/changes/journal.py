@@ -119,6 +119,9 @@ def conflicts(entry: str, base: str | None = None) -> list[str]:
             found.append(f"{path}: no longer the directory the command made")
         elif op == "remove" and os.path.lexists(path):
             found.append(f"{path}: made again since the command deleted it")
+        elif op == "chmod" and not (os.path.isdir(path) and not os.path.islink(path)):
+            # a link put there since would have undo change the mode of where it points
+            found.append(f"{path}: no longer the directory whose mode the command changed")
     return found
 
 
@@ -140,7 +143,14 @@ def undo(entry: str, base: str | None = None) -> list[str]:
                     raise
                 done.append(f"kept {path}: files were added there since")
         elif op == "chmod":
-            os.chmod(path, r["old"])
+            # on the directory itself, never through a link that replaced it meanwhile
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            try:
+                os.fchmod(fd, r["old"])
+            finally:
+                os.close(fd)
+            done.append(f"mode put back on {path}")
+            continue
         if r.get("saved"):
             move(os.path.join(files, r["saved"]), path)
         done.append(f"{'restored' if r.get('saved') or op == 'remove' else 'removed'} {path}")

@@ -50,15 +50,21 @@ HOME_DOT = "home directory dot entries"
 MODULES = "PYTHONPATH"
 
 
+_SHADOWABLE: list[frozenset[str]] = []
+
+
 def _shadowable() -> frozenset[str]:
-    """The standard library's module names and those installed beside corral."""
+    """The standard library's module names and those installed beside corral (once)."""
     import sys
 
+    if _SHADOWABLE:
+        return _SHADOWABLE[0]
     names = set(sys.stdlib_module_names)
     for directory in sys.path:
         if directory.endswith(("site-packages", "dist-packages")) and os.path.isdir(directory):
             names.update(n.partition(".")[0] for n in os.listdir(directory) if "-" not in n)
-    return frozenset(names)
+    _SHADOWABLE.append(frozenset(names))
+    return _SHADOWABLE[0]
 
 
 SIZE = "sandbox.limits.file_size_mb"
@@ -188,14 +194,19 @@ class Checker:
         directory Python searches before the standard library. Existing files are the
         project's own and are not judged; a new one named like a standard or an installed
         module is held."""
-        if not self.module_dirs or entry.kind == "whiteout":
+        if not self.module_dirs or entry.kind not in ("file", "link"):
             return None
         directory, name = os.path.split(entry.path)
+        if name == "__init__.py":  # a regular package (a bare directory never shadows one)
+            directory, name = os.path.split(directory)
+        elif name.endswith((".py", ".pyc", ".so")):
+            name = name.partition(".")[0]
+        else:
+            return None
         if directory not in self.module_dirs or os.path.lexists(entry.path):
             return None
-        stem = name[:-3] if name.endswith(".py") else name if entry.kind != "file" else ""
-        if stem and (stem in _shadowable() or stem in STARTUP_MODULES):
-            return stem
+        if name in _shadowable() or name in STARTUP_MODULES:
+            return name
         return None
 
     @staticmethod
