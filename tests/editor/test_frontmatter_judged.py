@@ -144,7 +144,8 @@ def test_a_verdict_that_followed_a_link_is_not_kept_after_the_link_moves(
     )
     ed = spawn(cwd=workspace)
     ed.lua(
-        "require('corral').setup({ sandbox = { policy = { rw_paths = { 'urn:corral:cwd', ... } } } })",
+        "require('corral').setup({ sandbox = { policy ="
+        " { rw_paths = { 'urn:corral:cwd', ... } } } })",
         str(base / "lnroot"),
     )
     buf = ed.edit(chat)

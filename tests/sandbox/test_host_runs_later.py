@@ -317,5 +317,6 @@ def test_xdg_config_home_inside_the_workspace_is_kept_whole(host: Host) -> None:
     (config / "fish").mkdir(parents=True)
     host.env["XDG_CONFIG_HOME"] = str(config)
     run(host, "mkdir -p dot-config/tmux dot-config/systemd/user\n"
-              "echo 'run-shell x' > dot-config/tmux/tmux.conf\necho x > dot-config/fish/config.fish\n")  # fmt: skip
+              "echo 'run-shell x' > dot-config/tmux/tmux.conf\n"
+              "echo x > dot-config/fish/config.fish\n")  # fmt: skip
     assert not (config / "tmux").exists() and not (config / "fish" / "config.fish").exists()
