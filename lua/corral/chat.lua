@@ -28,7 +28,20 @@ end
 ---@param items string[]
 ---@return string `header` and the items, one per indented line
 local function listed(header, items)
-  return header .. "\n  " .. table.concat(items, "\n  ")
+  local shown = {}
+  for i, item in ipairs(items) do
+    shown[i] = M.plain(item)
+  end
+  return header .. "\n  " .. table.concat(shown, "\n  ")
+end
+
+---Text a chat file chose (an error() message, a value), as one line with control characters
+---and invisible code points made visible: it must not pass for corral's own lines.
+---@param text string
+---@return string
+function M.plain(text)
+  local line = require("corral.confirm").visible(tostring(text)):gsub("\n", "\\n")
+  return #line > 400 and (line:sub(1, 400) .. "...") or line
 end
 
 -- Captured when this module loads, before any frontmatter is read: trust is decided with
@@ -47,6 +60,29 @@ local function read_file(path)
   return data
 end
 
+---The hash the trust database (:trust, vim.secure) holds for this file, or nil.
+---@param path string
+---@return string|nil hash, string full the file's full path
+local function trusted_hash(path)
+  -- The trust database is one "hash path" a line: a name with a line break in it could
+  -- have :trust write an entry for another file.
+  local full = vim.uv.fs_realpath(path) or vim.fs.normalize(vim.fn.fnamemodify(path, ":p"))
+  if path == "" or sfind(path, "[\r\n]") then
+    return nil, full
+  end
+  local db = read_file(vim.fn.stdpath("state") .. "/trust")
+  local at = 1
+  while db and at <= #db do
+    local eol = sfind(db, "\n", at, true) or (#db + 1)
+    local space = sfind(db, " ", at, true)
+    if space and space < eol and ssub(db, space + 1, eol - 1) == full then
+      return ssub(db, at, space - 1), full
+    end
+    at = eol + 1
+  end
+  return nil, full
+end
+
 ---Is this exact file trusted with :trust (vim.secure)? Trust binds to the file's contents (the
 ---sha256 that :trust recorded), never to a directory: a chat file lives in the workspace, where
 ---a sandboxed command can write it.
@@ -54,28 +90,12 @@ end
 ---@return boolean
 ---@param data string|nil the file's contents as already read (one read: see M.trusted)
 function M.is_trusted(path, data)
-  -- The trust database is one "hash path" a line: a name with a line break in it could
-  -- have :trust write an entry for another file.
-  if path == "" or sfind(path, "[\r\n]") then
+  local hash, full = trusted_hash(path)
+  if not hash then
     return false
   end
-  local full = vim.uv.fs_realpath(path) or vim.fs.normalize(vim.fn.fnamemodify(path, ":p"))
-  local db = read_file(vim.fn.stdpath("state") .. "/trust")
-  data = db and (data or read_file(full))
-  if not data then
-    return false
-  end
-  local want = sha256(data)
-  local at = 1
-  while at <= #db do
-    local eol = sfind(db, "\n", at, true) or (#db + 1)
-    local space = sfind(db, " ", at, true)
-    if space and space < eol and ssub(db, space + 1, eol - 1) == full then
-      return ssub(db, at, space - 1) == want
-    end
-    at = eol + 1
-  end
-  return false
+  data = data or read_file(full)
+  return data ~= nil and hash == sha256(data)
 end
 
 ---@return boolean
@@ -140,7 +160,7 @@ function M.refresh(bufnr, force)
   local label = vim.fn.fnamemodify(name, ":~:.")
   local values, err = frontmatter.read(lines)
   if err then
-    once(bufnr, ("corral: frontmatter of %s, %s (the last good settings stay in force)"):format(label, err), vim.log.levels.ERROR)
+    once(bufnr, ("corral: frontmatter of %s, %s (the last good settings stay in force)"):format(label, M.plain(err)), vim.log.levels.ERROR)
     return
   end
   if values == nil then
@@ -279,8 +299,22 @@ function M.attach(bufnr)
     buffer = bufnr,
     callback = function()
       -- What this editor wrote is the file's known contents: not a change by someone else.
-      local data = read_file(vim.api.nvim_buf_get_name(bufnr))
-      attached[bufnr].disk = data and sha256(data) or nil
+      local name = vim.api.nvim_buf_get_name(bufnr)
+      local data = read_file(name)
+      local info = attached[bufnr]
+      info.disk = data and sha256(data) or nil
+      -- The trust database vouches for one hash a file. Keep it on what you just wrote while
+      -- the trusted frontmatter is unchanged; drop it when the block changed: else it would go
+      -- on vouching for older bytes (perhaps wider than what you narrowed them to), which a
+      -- command could write back while no buffer watches the file.
+      local hash = data and trusted_hash(name)
+      if hash and hash ~= sha256(data) then
+        if info.trusted_text ~= nil and info.trusted_text == block_of(data) then
+          pcall(vim.secure.trust, { action = "allow", bufnr = bufnr })
+        else
+          pcall(vim.secure.trust, { action = "remove", path = name })
+        end
+      end
       M.refresh(bufnr, true)
     end,
   })

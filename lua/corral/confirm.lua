@@ -98,12 +98,64 @@ end
 -- text as a call arrives would approve it. Approval keys act only this long after it opens.
 M.grace_ms = 400
 
----Show the window; `on_answer(true|false)` is called once.
+-- One window at a time: a second call waits until the first is answered. Stacked, a double
+-- press of `a` approved the visible call and then one under it that was never seen.
+local showing = false
+local waiting = {} ---@type {tool_call: table, decision: table, on_answer: fun(approved: boolean), close: fun()|nil}[]
+
+local open
+
+---Show the next waiting call, if any.
+local function next_call()
+  showing = false
+  local item = table.remove(waiting, 1)
+  if item and not pcall(open, item) then
+    showing = false
+    item.on_answer(false) -- a window that cannot open is a "no"
+    next_call()
+  end
+end
+
+---Ask about a call: its window opens now, or when the one before it is answered.
+---`on_answer(true|false)` is called once.
 ---@param tool_call table
 ---@param decision table
 ---@param on_answer fun(approved: boolean)
----@return integer bufnr, integer win
+---@return fun() close closes its window, or takes it out of the queue (on_answer not called)
 function M.ask(tool_call, decision, on_answer)
+  local item = { tool_call = tool_call, decision = decision, on_answer = on_answer }
+  local function close()
+    if item.close then
+      item.close()
+      return
+    end
+    for i, queued in ipairs(waiting) do
+      if queued == item then
+        table.remove(waiting, i)
+        return
+      end
+    end
+  end
+  if showing then
+    waiting[#waiting + 1] = item
+  else
+    local ok, err = pcall(open, item)
+    if not ok then
+      showing = false
+      error(err, 0)
+    end
+  end
+  return close
+end
+
+---@param item {tool_call: table, decision: table, on_answer: fun(approved: boolean), close: fun()|nil}
+open = function(item)
+  showing = true
+  local tool_call, decision = item.tool_call, item.decision
+  local on_answer = function(approved)
+    vim.schedule(next_call)
+    item.on_answer(approved)
+  end
   local lines = M.describe(tool_call, decision)
   -- A call arriving while you type: leave Insert mode (in the window every key was E21 and the
   -- text was lost), and drop keys typed ahead so none of them answers the window.
@@ -179,7 +231,11 @@ function M.ask(tool_call, decision, on_answer)
       end)
     end,
   })
-  return bufnr, win
+  item.close = function()
+    if vim.api.nvim_win_is_valid(win) then
+      vim.api.nvim_win_close(win, true)
+    end
+  end
 end
 
 return M

@@ -62,9 +62,12 @@ function M.request(bufnr, extra)
   if bufnr == nil or bufnr == 0 then
     bufnr = vim.api.nvim_get_current_buf()
   end
+  -- A buffer gone meanwhile (a call's window wiped) has no layer of its own any more: setup()
+  -- and the config file decide, never whichever buffer happens to be current.
+  local valid = vim.api.nvim_buf_is_valid(bufnr)
   -- corral's own windows (status, run output) act for the buffer they were opened from:
   -- `:Sandbox run` typed there must not get a looser sandbox than the chat's.
-  local source = vim.b[bufnr].corral_source
+  local source = valid and vim.b[bufnr].corral_source or nil
   if source and vim.api.nvim_buf_is_valid(source) then
     bufnr = source
   end

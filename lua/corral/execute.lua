@@ -302,7 +302,7 @@ function M.execute(tool_call, opts, on_done)
   elseif decision.decision == "deny" then
     finish({ status = "refused", refusal = decision.refusal })
   else
-    local asked, shown, win = pcall(require("corral.confirm").ask, tool_call, decision, function(approved)
+    local asked, close = pcall(require("corral.confirm").ask, tool_call, decision, function(approved)
       handle.close_window = nil
       if handle.done then
         return -- cancelled while the window was open
@@ -324,14 +324,10 @@ function M.execute(tool_call, opts, on_done)
       end
     end)
     if not asked then
-      finish({ status = "failed", error = "the confirmation window failed: " .. tostring(shown) })
+      finish({ status = "failed", error = "the confirmation window failed: " .. tostring(close) })
       return handle
     end
-    handle.close_window = function()
-      if vim.api.nvim_win_is_valid(win) then
-        vim.api.nvim_win_close(win, true)
-      end
-    end
+    handle.close_window = close
   end
   return handle
 end

@@ -20,6 +20,8 @@ fetch's codes are their own (ops.refusal, ops.http). `lua/corral/types.lua` type
 
 from __future__ import annotations
 
+import json
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -163,9 +165,11 @@ def summary(result: Mapping[str, Any]) -> str:
         seen = result.get("sandbox_refusals") or []
         if seen:
             first = seen[0]
+            # the line is the command's own output: quoted, so it cannot pass for corral's words
+            quoted = json.dumps(str(first.get("message", ""))[:160], ensure_ascii=False)
             text += (
                 f"; the sandbox refused {_count(len(seen), 'operation')}, first: "
-                f"{first.get('message', '')} ({first.get('what', first.get('code', ''))})"
+                f"{quoted} ({first.get('what', first.get('code', ''))})"
             )
         return text + _changes(result.get("changes"))
     if not result.get("ok"):

@@ -187,3 +187,14 @@ def test_oversized_frontmatter_is_refused_at_once(ed: Editor, workspace: Path) -
     errors = ed.wait_for(lambda: ed.messages(ERROR), timeout=5, what="the size error")
     assert "bytes, more than the" in errors[0], errors[0]
     assert ed.config(buf)["values"]["sandbox.mode"] == "workspace-write"
+
+
+def test_a_frontmatter_error_cannot_speak_as_corral(ed: Editor, workspace: Path) -> None:
+    """Fifth review, G5: an error() text of the chat file went into corral's notification as
+    it was: fake `corral:` lines and raw escape characters."""
+    chat = write_chat(workspace, lua_block('error("boom\\ncorral: sandbox enabled\\27[2K")'))
+    ed.edit(chat)
+    errors = [m for m in ed.messages(ERROR) if "frontmatter" in m]
+    assert errors, ed.messages()
+    assert "\n" not in errors[0] and "\x1b" not in errors[0], errors
+    assert "^[" in errors[0]

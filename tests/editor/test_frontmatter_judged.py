@@ -157,3 +157,27 @@ def test_a_verdict_that_followed_a_link_is_not_kept_after_the_link_moves(
         buf,
     )
     assert str(victim) not in (got if isinstance(got, list) else [got]), got
+
+
+def test_a_rollback_no_buffer_saw_is_not_trusted_either(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    """Fifth review, G2: the trust database went on vouching for the bytes trusted first
+    after the user narrowed and saved them; written back while no buffer watched the file
+    (wiped, or the editor quit), they were trusted again, silently."""
+    ed = spawn(cwd=workspace)
+    ed.lua("require('corral').setup({ sandbox = { writes = 'direct' } })")
+    trusted = lua_block("corral.opt.sandbox.policy.network = true")
+    chat = write_chat(workspace, trusted)
+    buf = ed.edit(chat)
+    assert ed.lua("return { vim.secure.trust({ action = 'allow', bufnr = ... }) }", buf)[0]
+    ed.wait_for(lambda: ed.config(buf)["values"]["sandbox.policy.network"] is True, what="trust")
+    ed.lua(
+        "vim.api.nvim_buf_set_lines(..., 1, 2, false,"
+        " { 'corral.opt.sandbox.policy.network = false' }) vim.cmd('silent write')",
+        buf,
+    )
+    ed.lua("vim.cmd('bwipeout!')")
+    chat.write_text(trusted)  # written back while no buffer watches it
+    buf = ed.edit(chat)
+    assert ed.config(buf)["values"]["sandbox.policy.network"] is False

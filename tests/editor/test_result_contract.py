@@ -233,3 +233,36 @@ def test_bash_takes_a_cwd_inside_the_writable_roots(fresh: Editor, workspace: Pa
         {"name": "bash", "input": {"command": "git status", "cwd": "sub"}},
     )
     assert d["class"] == "dynamic", d  # git after a change of directory: never read-only
+
+
+def test_two_calls_asked_at_once_are_asked_one_after_the_other(
+    fresh: Editor, workspace: Path
+) -> None:
+    """Fifth review, G4: two windows stacked, each with its own 0.4 s; a double `a` approved
+    the visible call and then the one under it, never seen."""
+    fresh.lua(
+        "_G.r1, _G.r2 = vim.NIL, vim.NIL"
+        " local c = require('corral')"
+        " c.execute({ name = 'write', input = { path = 'one.txt', content = '1' } }, {},"
+        "   function(r) _G.r1 = r end)"
+        " c.execute({ name = 'write', input = { path = 'two.txt', content = '2' } }, {},"
+        "   function(r) _G.r2 = r end)"
+    )
+    lines = fresh.wait_for(lambda: confirm_window(fresh), what="the first window")
+    assert any("one.txt" in line for line in lines)
+    windows = fresh.lua(
+        "local n = 0 for _, w in ipairs(vim.api.nvim_list_wins()) do"
+        " if vim.bo[vim.api.nvim_win_get_buf(w)].filetype == 'corral-confirm' then n = n + 1 end"
+        " end return n"
+    )
+    assert windows == 1
+    time.sleep(0.5)
+    fresh.nvim.input("aa")  # the second `a` lands before the next window is up 0.4 s
+    fresh.wait_for(lambda: fresh.lua("return _G.r1 ~= vim.NIL"), what="the first result")
+    time.sleep(0.3)
+    assert fresh.lua("return _G.r2 == vim.NIL"), "the second call was approved unseen"
+    lines = fresh.wait_for(lambda: confirm_window(fresh), what="the second window")
+    assert any("two.txt" in line for line in lines)
+    fresh.nvim.input("n")
+    fresh.wait_for(lambda: fresh.lua("return _G.r2 ~= vim.NIL"), what="the second result")
+    assert (workspace / "one.txt").exists() and not (workspace / "two.txt").exists()
