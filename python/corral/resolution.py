@@ -207,7 +207,9 @@ class Resolution:
                 )
             found.pinned.extend(d for d in guard.pinned if writable(d))
             # (outside the writable roots everything is read-only already, or hidden)
-            found.read_only.extend(p for p in guard.read_only if writable(os.path.realpath(p)))
+            found.read_only.extend(
+                p for p in guard.read_only if writable(p) or writable(os.path.realpath(p))
+            )
             found.create_dirs.extend(d for d in guard.create_dirs if writable(d))
             found.watch.extend(w for w in guard.watch if writable(w))
             found.links.extend(link for link in guard.links if writable(os.path.dirname(link[0])))
