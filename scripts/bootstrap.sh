@@ -32,12 +32,17 @@ if [ ! -x "$venv/bin/python" ]; then
     "$py" -m venv "$venv"
 fi
 
+# extras: "test" (scripts/test: everything) or "demo" (scripts/demo: Neovim and bwrap only);
+# a venv set up for the tests serves the demo too.
+extras="${CORRAL_EXTRAS:-test}"
 stamp="$venv/.corral-installed"
-want=$(cksum <"$root/pyproject.toml")
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+sum=$(cksum <"$root/pyproject.toml")
+have=$(cat "$stamp" 2>/dev/null || true)
+if [ "$have" != "$sum $extras" ] && { [ "$extras" = test ] || [ "$have" != "$sum test" ]; }; then
+    echo "corral: setting up $venv with corral[$extras] (the first time takes a minute)" >&2
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$root[test]"
-    printf '%s\n' "$want" >"$stamp"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$root[$extras]"
+    printf '%s\n' "$sum $extras" >"$stamp"
 fi
 # An editable install writes no bytecode, and with PYTHONDONTWRITEBYTECODE set nothing ever
 # would: every `corral run` would compile the engine again (~20 ms). Cheap when up to date.
