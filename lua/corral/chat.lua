@@ -356,6 +356,21 @@ function M.attach(bufnr)
   warn_if_required_missing(bufnr)
 end
 
+---The files of the chat buffers open now: whatever their name, a command must not rewrite
+---one (a file made a chat with :Sandbox reload may match no chat pattern).
+---@return string[]
+function M.paths()
+  local found = {}
+  for bufnr in pairs(attached) do
+    local name = vim.api.nvim_buf_is_valid(bufnr) and vim.api.nvim_buf_get_name(bufnr) or ""
+    if name ~= "" then
+      found[#found + 1] = name
+    end
+  end
+  table.sort(found)
+  return found
+end
+
 ---@param bufnr integer
 ---@return boolean
 function M.is_attached(bufnr)

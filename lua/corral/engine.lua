@@ -83,6 +83,8 @@ function M.request(bufnr, extra)
     sources = { global = "setup()", buffer = name, runtime = ":Sandbox" },
     cwd = vim.fn.getcwd(),
     buffer_path = name ~= "" and name or nil,
+    -- (only when corral.chat is loaded: a chat was opened; start-up loads nothing)
+    chat_files = package.loaded["corral.chat"] and package.loaded["corral.chat"].paths() or nil,
   }
   for k, v in pairs(extra or {}) do
     request[k] = v

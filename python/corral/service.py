@@ -9,6 +9,7 @@ Errors come back as `{"error": message}` rather than exceptions crossing the RPC
 
 from __future__ import annotations
 
+import glob
 import os
 
 from corral import approval, config, guard, narrowing, policy, status
@@ -42,6 +43,10 @@ def _layers(request: Mapping[str, Any], skip: tuple[str, ...] = ()) -> list[conf
             values = _judged(request, values)[0]
         source = str(request.get("sources", {}).get(name, ""))
         found.append(config.Layer(name, values, source=source))
+    chats = [glob.escape(str(p)) for p in request.get("chat_files") or ()]
+    if chats and "chats" not in skip:
+        # the editor's open chat files, whatever their name: held like chat.patterns
+        found.append(config.Layer("chats", {"chat": {"patterns": {"append": chats}}}))
     return [layer for layer in found if layer is not None]
 
 

@@ -181,3 +181,19 @@ def test_a_rollback_no_buffer_saw_is_not_trusted_either(
     chat.write_text(trusted)  # written back while no buffer watches it
     buf = ed.edit(chat)
     assert ed.config(buf)["values"]["sandbox.policy.network"] is False
+
+
+def test_a_chat_opened_under_any_name_is_held_like_one(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    """Fifth review, G2 (second form): a file made a chat with :Sandbox reload whose name
+    matches no chat pattern was not held when a command rewrote it."""
+    notes = workspace / "notes.txt"
+    notes.write_text(lua_block('corral.opt.sandbox.mode = "workspace-write"'))
+    ed = spawn(cwd=workspace)
+    ed.edit(notes)
+    ed.cmd("Sandbox", "reload")  # a chat now, though *.txt is no chat pattern
+    execute(ed, "bash", command="echo hijacked > notes.txt")
+    r = result(ed)
+    assert notes.read_text().startswith("```lua"), r
+    assert r["changes"]["status"] == "held", r["changes"]
