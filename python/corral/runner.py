@@ -139,16 +139,49 @@ def _file_descriptors() -> list[int]:
     return found
 
 
-def _pump(source: int, sink: int) -> None:
+TAIL = 65536  # how much of stderr is kept to tell what the sandbox refused
+
+
+def _pump(source: int, sink: int, tail: bytearray | None = None) -> None:
     try:
         while chunk := os.read(source, 65536):
+            if tail is not None:
+                tail += chunk
+                del tail[:-TAIL]
             view = memoryview(chunk)
             while view:
                 view = view[os.write(sink, view) :]
     except OSError:
-        pass
+        pass  # (a pty's main side reads EIO once the command's side is closed)
     finally:
         os.close(source if sink in (1, 2) else sink)
+
+
+def _stderr_tee(tail: bytearray) -> tuple[tuple[int, int, int], int, Any]:
+    """The command's stderr through corral, which keeps its end (`tail`) to explain what the
+    sandbox refused after it: a pty when stderr is a terminal (the command still sees one, and
+    cannot reach the user's terminal settings through it), else a pipe. (file action, the
+    command's end, the thread copying to the real stderr)."""
+    import threading
+
+    if os.isatty(2):
+        import fcntl
+        import termios
+
+        main, side = os.openpty()
+        try:
+            attributes = termios.tcgetattr(2)
+            attributes[1] &= ~termios.OPOST  # bytes pass as written; the real terminal
+            termios.tcsetattr(side, termios.TCSANOW, attributes)  # does its own processing
+            size = fcntl.ioctl(2, termios.TIOCGWINSZ, b"\0" * 8)
+            fcntl.ioctl(side, termios.TIOCSWINSZ, size)
+        except OSError:
+            pass
+    else:
+        main, side = os.pipe()
+    os.set_inheritable(side, False)
+    thread = threading.Thread(target=_pump, args=(main, 2, tail), daemon=True)
+    return (os.POSIX_SPAWN_DUP2, side, 2), side, thread
 
 
 def _through_pipes(fds: list[int]) -> tuple[list[tuple[int, int, int]], list[int], list[Any]]:
@@ -216,9 +249,12 @@ def _read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def launch(wrapped: Wrapped, timeout: float | None = None) -> tuple[int, bool]:
+def launch(
+    wrapped: Wrapped, timeout: float | None = None, stderr_tail: bytearray | None = None
+) -> tuple[int, bool]:
     """Run `wrapped` with stdin/stdout/stderr passed through; return the exit status and
-    whether the command was stopped before it ended (timeout, Ctrl-C)."""
+    whether the command was stopped before it ended (timeout, Ctrl-C). With `stderr_tail`, a
+    sandboxed command's stderr goes through corral, and its end is kept there."""
     _seal_descriptors(wrapped.fds)
     argv = list(wrapped.argv)
     env = dict(wrapped.env)
@@ -230,7 +266,13 @@ def launch(wrapped: Wrapped, timeout: float | None = None) -> tuple[int, bool]:
     spawn = os.posix_spawn if os.path.isabs(argv[0]) else os.posix_spawnp
     files = _file_descriptors() if wrapped.sandboxed else []
     terminal = _terminal_state() if wrapped.sandboxed else []
-    actions, ends, pumps = _through_pipes(files) if files else ([], [], [])
+    keep = stderr_tail is not None and wrapped.sandboxed
+    actions, ends, pumps = _through_pipes([f for f in files if not (keep and f == 2)])
+    if keep and stderr_tail is not None:
+        action, end, pump = _stderr_tee(stderr_tail)
+        actions.append(action)
+        ends.append(end)
+        pumps.append(pump)
     try:
         if own_group:  # posix_spawn rejects setpgroup=None: two calls
             pid = spawn(argv[0], argv, env, setpgroup=0, file_actions=actions)

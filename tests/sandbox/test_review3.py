@@ -263,3 +263,35 @@ def test_a_link_on_the_way_to_a_protected_path_cannot_be_pointed_elsewhere(host:
     held = run(host, "mkdir evil && echo 'touch /tmp/x' > evil/local.sh && ln -sfn evil env")
     assert os.readlink(host.ws / "env") == "envdir", "the protected path's link was re-pointed"
     assert "held" in held and "/env" in held, held
+
+
+def test_corral_run_explains_what_the_sandbox_refused_after_the_output(host: Host) -> None:
+    # Issue 9: `corral run` left the user to guess from "Read-only file system". Its stderr
+    # now goes through corral (a pty when it is a terminal: the command still sees one).
+    import pty
+
+    main, secondary = pty.openpty()
+    try:
+        give_to_test_user(host.base)
+        done = subprocess.run(
+            [*user_prefix(), sys.executable, "-m", "corral", "run", "--",
+             "sh", "-c", "[ -t 2 ] && echo stderr-is-a-terminal; touch /etc/corral-x"],
+            cwd=str(host.ws), env=host.env, stdout=subprocess.PIPE, stderr=secondary,
+            timeout=60,
+        )  # fmt: skip
+        os.set_blocking(main, False)
+        seen = b""
+        try:
+            while chunk := os.read(main, 65536):
+                seen += chunk
+        except (BlockingIOError, OSError):
+            pass
+    finally:
+        os.close(main)
+        os.close(secondary)
+    text = seen.decode(errors="replace")
+    assert done.returncode != 0
+    assert b"stderr-is-a-terminal" in done.stdout, (done.stdout, text)
+    assert "Read-only file system" in text
+    assert "corral: the sandbox refused a write outside the writable area" in text, text
+    assert text.index("Read-only file system") < text.index("corral: the sandbox refused")

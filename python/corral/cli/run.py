@@ -15,6 +15,7 @@ from corral.runner import launch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from corral.backends.base import Wrapped
@@ -25,8 +26,9 @@ NOT_FOUND = 127
 
 def _prepare(
     command: str, args: list[str], launcher_fds: bool
-) -> tuple[Wrapped, list[str], dict[str, Any], Policy] | None:
-    """(wrapped command, the command's words, options, policy), or None when help was printed."""
+) -> tuple[Wrapped, list[str], dict[str, Any], Policy, Mapping[str, str]] | None:
+    """(wrapped command, the command's words, options, policy, where each setting came from),
+    or None when help was printed."""
     opts, words = parse(command, args)
     if wants_help(opts):
         return None
@@ -48,7 +50,7 @@ def _prepare(
             warn(note)
     for note in policy.notes:
         warn(note)
-    return wrapped, words, opts, policy
+    return wrapped, words, opts, policy, config.origins
 
 
 def _findable(name: str, path: str) -> bool:
@@ -65,7 +67,7 @@ def run(args: list[str]) -> int:
     prepared = _prepare("run", args, launcher_fds=True)
     if prepared is None:
         return 0
-    wrapped, words, opts, policy = prepared
+    wrapped, words, opts, policy, origins = prepared
     if wrapped.sandboxed and not _findable(words[0], dict(wrapped.env).get("PATH", "")):
         for fd in (*wrapped.fds, wrapped.status_fd):
             if fd is not None:
@@ -73,24 +75,39 @@ def run(args: list[str]) -> int:
         sys.stderr.write(f"corral: {words[0]}: command not found\n")
         return NOT_FOUND
     sys.stdout.flush()
+    timeout = opts.get("timeout") or policy.timeout or None
+    tail = bytearray()  # the end of the command's stderr: what the sandbox refused, told after
     if wrapped.stage is None:
         try:
-            return launch(wrapped, opts.get("timeout") or policy.timeout or None)[0]
+            return launch(wrapped, timeout, tail)[0]
         finally:
             for repair in sweep(policy.watch, policy.links):
                 warn(repair)
+            _explain(tail, policy, origins)
     from corral.changes import finish, stage
 
     stage.mark_owner(wrapped.stage)
     stopped = True
     try:
-        code, stopped = launch(wrapped, opts.get("timeout") or policy.timeout or None)
+        code, stopped = launch(wrapped, timeout, tail)
     finally:
         # Also when launching failed: the change set is held or removed, never left unchecked.
+        _explain(tail, policy, origins)
         report = finish.finish(wrapped.stage, interrupted=stopped)
         for line in finish.describe(report):
             sys.stderr.write(f"corral: {line}\n")
     return code
+
+
+def _explain(tail: bytearray, policy: Policy, origins: Mapping[str, str]) -> None:
+    """What the sandbox visibly refused, in corral's words, after the command's own output:
+    never leave a user to guess from `Read-only file system` or `Could not resolve host`."""
+    if not tail:
+        return
+    from corral.ops.bash_report import explain, report
+
+    for line in explain(report(tail.decode("utf-8", errors="replace"), policy, origins)):
+        sys.stderr.write(line + "\n")
 
 
 def wrap(args: list[str]) -> int:
