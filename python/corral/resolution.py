@@ -60,6 +60,44 @@ RUNTIME_DIRS = (
 )  # fmt: skip
 
 
+DENY_SEARCH_DEPTH = 4
+DENY_SEARCH_LIMIT = 5000
+BULKY = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", "target",
+                   ".mypy_cache", ".pytest_cache", ".ruff_cache", "dist", "build", ".direnv"})  # fmt: skip
+
+
+def _name_matches(pattern: str, name: str) -> bool:
+    """`*` any characters, `?` one, the rest literally (a name pattern, as gitignore reads one
+    without a `/`: at any depth)."""
+    if "*" not in pattern and "?" not in pattern:
+        return pattern == name
+    parts = pattern.split("*")
+    if len(parts) == 1:
+        return len(name) == len(pattern) and all(
+            p in ("?", c) for p, c in zip(pattern, name, strict=True)
+        )
+
+    def at(piece: str, text: str, i: int) -> bool:
+        return len(text) - i >= len(piece) and all(
+            p in ("?", text[i + k]) for k, p in enumerate(piece)
+        )
+
+    first, last = parts[0], parts[-1]
+    if not at(first, name, 0) or len(name) < len(first) + len(last):
+        return False
+    end = len(name) - len(last)
+    if not at(last, name, end):
+        return False
+    i = len(first)
+    for piece in parts[1:-1]:
+        while i + len(piece) <= end and not at(piece, name, i):
+            i += 1
+        if i + len(piece) > end:
+            return False
+        i += len(piece)
+    return True
+
+
 def _self_and_parents(path: str) -> list[str]:
     found = [path]
     while (parent := os.path.dirname(found[-1])) != found[-1]:
@@ -169,12 +207,63 @@ class Resolution:
     # -- phase 3: hidden paths -------------------------------------------------------------
     def deny_read(self) -> list[tuple[str, bool]]:
         found = []
-        for p in outermost(self.paths_of("sandbox.policy.deny_read", existing_only=True)):
+        listed = self.paths_of("sandbox.policy.deny_read", existing_only=True)
+        for p in outermost([*listed, *self._denied_in_workspace()]):
             found.append((p, os.path.isdir(p)))
             if is_within(self.ctx.cwd, p):
                 self.notes.append(
                     f"the workspace is inside denied path {p}: it is hidden in the sandbox"
                 )
+        return found
+
+    def _denied_in_workspace(self) -> list[str]:
+        """Files of the workspace that `tools.permissions.deny` keeps from the file tools
+        (`.env`, `*.pem`, ...): hidden from commands too, or `cat .env` would hand the model
+        what the read tool refuses. Looked for a few levels down, past the usual bulky
+        directories; where the search stops early, status says so."""
+        patterns = tuple(self.config["tools.permissions.deny"])
+        if not patterns:
+            return []
+        # Names alone (`.env`, `*.pem`): matched here; anything else by the glob rules, whose
+        # regular expressions would cost every run (the check after a run included) ~10 ms.
+        simple = [p for p in patterns if not any(c in p for c in "/[]\\") and "**" not in p]
+        others = [p for p in patterns if p not in simple]
+        if others:
+            from corral.ops import globs
+
+            def covered(path_rel: str, name: str) -> bool:
+                return any(_name_matches(p, name) for p in simple) or any(
+                    globs.covers(p, path_rel) for p in others
+                )
+        else:
+
+            def covered(path_rel: str, name: str) -> bool:
+                return any(_name_matches(p, name) for p in simple)
+
+        found: list[str] = []
+        level, seen = [(self.ctx.cwd, "")], 0
+        for _ in range(DENY_SEARCH_DEPTH):
+            below = []
+            for directory, rel in level:
+                try:
+                    entries = list(os.scandir(directory))
+                except OSError:
+                    continue
+                for entry in entries:
+                    seen += 1
+                    if seen > DENY_SEARCH_LIMIT:
+                        self.notes.append(
+                            f"the workspace is large: files matching tools.permissions.deny "
+                            f"were looked for in its first {DENY_SEARCH_LIMIT} entries only; "
+                            "others are not hidden from commands"
+                        )
+                        return found
+                    path_rel = f"{rel}/{entry.name}" if rel else entry.name
+                    if covered(path_rel, entry.name):
+                        found.append(entry.path)
+                    elif entry.is_dir(follow_symlinks=False) and entry.name not in BULKY:
+                        below.append((entry.path, path_rel))
+            level = below
         return found
 
     # -- phase 4: what stays as it is inside the writable roots ----------------------------

@@ -474,3 +474,33 @@ def test_a_checkout_of_corral_in_the_workspace_keeps_all_neovim_sources(
             os.path.join(checkout, name).startswith(k + "/") for k in kept
         ), name
     assert "after" in RUNTIME_DIRS
+
+
+@pytest.mark.parametrize(
+    ("pattern", "name"),
+    [(p, n) for p in (".env", ".env.*", "*.pem", "id_rsa*", "a*b*c", "?x", "*", "a?c", "**x")
+     for n in (".env", ".env.local", "a.pem", "pem", "id_rsa.pub", "axxbyyc", "acb", "ax", "x",
+               "abc", "")],
+)  # fmt: skip
+def test_name_patterns_match_as_fnmatch_does(pattern: str, name: str) -> None:
+    import fnmatch
+
+    from corral.resolution import _name_matches
+
+    assert _name_matches(pattern, name) == fnmatch.fnmatchcase(name, pattern)
+
+
+def test_files_the_file_tools_deny_are_hidden_from_commands_too(
+    make_policy: Callable[..., Policy], ws: Path
+) -> None:
+    """Issue 9: `cat .env` in bash handed the model what the read tool refuses."""
+    (ws / ".env").write_text("SECRET=1\n")
+    (ws / "app" / "keys").mkdir(parents=True)
+    (ws / "app" / "keys" / "server.pem").write_text("x")
+    (ws / "node_modules" / "pkg").mkdir(parents=True)
+    (ws / "node_modules" / "pkg" / ".env").write_text("x")
+    (ws / "notes.txt").write_text("x")
+    hidden = {p for p, _ in make_policy(ws).deny_read}
+    assert str(ws / ".env") in hidden and str(ws / "app" / "keys" / "server.pem") in hidden
+    assert str(ws / "notes.txt") not in hidden
+    assert str(ws / "node_modules" / "pkg" / ".env") not in hidden  # not searched: bulky

@@ -27,8 +27,9 @@ SIGNS = (
     (
         "permission-denied",
         ("Permission denied", "Operation not permitted"),
-        "the path may be hidden (sandbox.policy.deny_read) or kept read-only "
-        "(sandbox.policy.protected, sandbox.policy.deny_write); see :Sandbox status",
+        "the path may be hidden (sandbox.policy.deny_read, or a tools.permissions.deny glob "
+        "such as .env) or kept read-only (sandbox.policy.protected, sandbox.policy.deny_write); "
+        "see :Sandbox status",
         "sandbox.policy.protected",
         "a hidden or protected path",
     ),

@@ -118,10 +118,12 @@ def _check_globs(policy: Policy, perms: Permissions, path: str, real: str, op: s
 
 
 def _guard_read(policy: Policy, perms: Permissions, path: str, real: str, op: str) -> None:
+    # The globs first: a file hidden from commands because a deny glob names it (`.env`) is
+    # refused by that glob, which is the rule to change to allow it.
+    _check_globs(policy, perms, path, real, op)
     refused = check_read(policy, path, real, perms.layers)
     if refused is not None:
         raise OpError(refused)
-    _check_globs(policy, perms, path, real, op)
 
 
 def _guard_write(
