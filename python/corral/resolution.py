@@ -62,8 +62,10 @@ RUNTIME_DIRS = (
 
 DENY_SEARCH_DEPTH = 4
 DENY_SEARCH_LIMIT = 5000
-BULKY = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", "target",
-                   ".mypy_cache", ".pytest_cache", ".ruff_cache", "dist", "build", ".direnv"})  # fmt: skip
+BULKY = frozenset({
+    ".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", "target", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", "dist", "build", ".direnv",
+})  # fmt: skip
 
 
 def _name_matches(pattern: str, name: str) -> bool:
