@@ -9,7 +9,7 @@ local M = {}
 
 M.DEBOUNCE_MS = 300
 
-local attached = {} ---@type table<integer, {text: string|nil, timer: uv.uv_timer_t|nil, shown: table<string, boolean>, disk: string|nil, tainted: boolean, trusted_text: string|nil}>
+local attached = {} ---@type table<integer, {text: string|nil, timer: uv.uv_timer_t|nil, shown: table<string, boolean>, disk: string|nil, tainted: boolean, trusted_text: string|nil, link: boolean}>
 local warned_required = false
 
 ---@param bufnr integer
@@ -67,8 +67,8 @@ local function trusted_hash(path)
   -- The trust database is one "hash path" a line: a name with a line break in it could
   -- have :trust write an entry for another file.
   local full = vim.uv.fs_realpath(path) or vim.fs.normalize(vim.fn.fnamemodify(path, ":p"))
-  if path == "" or sfind(path, "[\r\n]") then
-    return nil, full
+  if path == "" or sfind(path, "[\r\n]") or M.is_link(path) then
+    return nil, full -- a chat file that is a link now: trusted for nothing, whatever it leads to
   end
   local db = read_file(vim.fn.stdpath("state") .. "/trust")
   local at = 1
@@ -81,6 +81,15 @@ local function trusted_hash(path)
     at = eol + 1
   end
   return nil, full
+end
+
+---Is the chat's path a symbolic link now? A command can swap a chat file for a link to a
+---file you trusted (an exrc): trust is then neither read nor written through it.
+---@param path string
+---@return boolean
+function M.is_link(path)
+  local st = vim.uv.fs_lstat(path)
+  return st ~= nil and st.type == "link"
 end
 
 ---Is this exact file trusted with :trust (vim.secure)? Trust binds to the file's contents (the
@@ -198,7 +207,7 @@ end
 ---@return boolean
 function M.trusted(bufnr, name, text)
   local info = attached[bufnr]
-  if vim.bo[bufnr].modified or name == "" then
+  if vim.bo[bufnr].modified or name == "" or M.is_link(name) then
     return false
   end
   local data = read_file(name)
@@ -217,7 +226,9 @@ function M.trusted(bufnr, name, text)
     -- The trust database still vouches for the bytes trusted long ago (and perhaps narrowed
     -- since), which a command could write back: the file's entry goes, and only a new :trust
     -- brings trust back.
-    pcall(vim.secure.trust, { action = "remove", path = name })
+    if not M.is_link(name) then -- (through a link it would drop the entry of its target)
+      pcall(vim.secure.trust, { action = "remove", path = name })
+    end
   end
   info.disk = disk
   -- Trusted only when the frontmatter being evaluated is the one in the very bytes whose
@@ -292,8 +303,24 @@ function M.attach(bufnr)
   -- user trusted; tainted: changed on disk by something else since.
   local path = vim.api.nvim_buf_get_name(bufnr)
   local data = path ~= "" and read_file(path) or nil
-  attached[bufnr] = { text = nil, timer = nil, shown = {}, disk = data and sha256(data) or nil, tainted = false, trusted_text = nil }
+  attached[bufnr] = {
+    text = nil, timer = nil, shown = {}, disk = data and sha256(data) or nil, tainted = false,
+    trusted_text = nil, link = path ~= "" and M.is_link(path),
+  }
   local group = vim.api.nvim_create_augroup("corral_chat_" .. bufnr, { clear = true })
+  vim.api.nvim_create_autocmd("BufWritePre", {
+    group = group,
+    buffer = bufnr,
+    callback = function()
+      -- A chat file swapped for a link since it was read (a command did it): writing the
+      -- buffer would write through it, to a file outside every writable area perhaps.
+      local name = vim.api.nvim_buf_get_name(bufnr)
+      if M.is_link(name) and not attached[bufnr].link then
+        error(("corral: not writing %s: it is a symbolic link now (to %s), made since it was "
+          .. "read; remove the link, then write"):format(M.plain(name), M.plain(vim.uv.fs_realpath(name) or "?")), 0)
+      end
+    end,
+  })
   vim.api.nvim_create_autocmd("BufWritePost", {
     group = group,
     buffer = bufnr,
@@ -308,7 +335,10 @@ function M.attach(bufnr)
       -- on vouching for older bytes (perhaps wider than what you narrowed them to), which a
       -- command could write back while no buffer watches the file.
       local hash = data and trusted_hash(name)
-      if hash and hash ~= sha256(data) then
+      if M.is_link(name) then
+        once(bufnr, ("corral: %s is a symbolic link now (to %s): its trust is left alone; check it"):format(
+          M.plain(name), M.plain(vim.uv.fs_realpath(name) or "?")), vim.log.levels.WARN)
+      elseif hash and hash ~= sha256(data) then
         if info.trusted_text ~= nil and info.trusted_text == block_of(data) then
           pcall(vim.secure.trust, { action = "allow", bufnr = bufnr })
         else

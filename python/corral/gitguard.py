@@ -95,12 +95,18 @@ def hooks_path(config_files: Iterable[str]) -> str | None:
 
 
 LIMIT = 20000  # directories looked at for a folder of repositories
+DEPTH = 4  # how far down: ghq and GOPATH keep clones at host/owner/repo
+# where repositories (or files worth hiding) are not looked for: tools' own trees
+BULKY = frozenset({
+    ".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", "target", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", "dist", "build", ".direnv",
+})  # fmt: skip
 
 
-def repositories(root: str, depth: int = 2, limit: int = LIMIT) -> tuple[list[str], bool]:
+def repositories(root: str, depth: int = DEPTH, limit: int = LIMIT) -> tuple[list[str], bool]:
     """(work trees at or below `root`, whether that is all of them): `root` itself when it
-    has a `.git`, else the directories below it (to `depth` levels) that have one: a workspace
-    that is a folder of repositories. Nested repositories inside a repository are its
+    has a `.git`, else the directories below it (to `depth` levels, past tools' own trees)
+    that have one: a workspace that is a folder of repositories. Nested repositories inside a repository are its
     submodules, found through .git/modules. Past `limit` directories looked at, the answer is
     incomplete, never quietly cut: a sandboxed command can make thousands of directories to
     push a repository past any limit, and one not found gets no protection."""
@@ -122,7 +128,7 @@ def repositories(root: str, depth: int = 2, limit: int = LIMIT) -> tuple[list[st
                     return found, False
                 if os.path.lexists(os.path.join(entry.path, ".git")):
                     found.append(entry.path)
-                elif entry.name != ".git":  # dot directories too: .worktrees/x, .repos/y
+                elif entry.name not in BULKY:  # dot directories too: .worktrees/x, .repos/y
                     below.append(entry.path)
         level = below
     return found, True
@@ -156,15 +162,20 @@ def _worktree_of(git_dir: str) -> str | None:
     return os.path.realpath(os.path.join(git_dir, value)) if value else None
 
 
-def inside_work_tree(root: str) -> bool:
-    """Whether a directory above `root` holds a `.git`: then a new `<root>/.git` would take
-    over git commands run in `root` on the host."""
+def enclosing_work_tree(root: str) -> str | None:
+    """The nearest directory above `root` that holds a `.git`, or None."""
     parent = os.path.dirname(root)
     while parent != os.path.dirname(parent):
         if os.path.lexists(os.path.join(parent, ".git")):
-            return True
+            return parent
         parent = os.path.dirname(parent)
-    return False
+    return None
+
+
+def inside_work_tree(root: str) -> bool:
+    """Whether a directory above `root` holds a `.git`: then a new `<root>/.git` would take
+    over git commands run in `root` on the host."""
+    return enclosing_work_tree(root) is not None
 
 
 def protect(
@@ -177,8 +188,13 @@ def protect(
     trees, complete = repositories(root)
     result = Protection()
     result.incomplete = not complete
-    if not trees and inside_work_tree(root):
+    enclosing = enclosing_work_tree(root) if not trees else None
+    if enclosing is not None:
         result.watch.append(os.path.join(root, ".git"))
+        # The workspace is part of a larger repository (a monorepo package opened alone):
+        # that repository's config may name files in the workspace (husky's
+        # `frontend/.husky`, an fsmonitor script); what lies outside is read-only anyway.
+        trees = [enclosing]
     configs = global_configs(home, env if env is not None else {"HOME": home})
     for path in (p for p in configs if os.path.isabs(p)):
         # git reads these for every repository: one inside a writable root ($GIT_CONFIG_GLOBAL

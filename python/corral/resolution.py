@@ -62,10 +62,6 @@ RUNTIME_DIRS = (
 
 DENY_SEARCH_DEPTH = 4
 DENY_SEARCH_LIMIT = 5000
-BULKY = frozenset({
-    ".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", "target", ".mypy_cache",
-    ".pytest_cache", ".ruff_cache", "dist", "build", ".direnv",
-})  # fmt: skip
 
 
 def _name_matches(pattern: str, name: str) -> bool:
@@ -263,7 +259,7 @@ class Resolution:
                     path_rel = f"{rel}/{entry.name}" if rel else entry.name
                     if covered(path_rel, entry.name):
                         found.append(entry.path)
-                    elif entry.is_dir(follow_symlinks=False) and entry.name not in BULKY:
+                    elif entry.is_dir(follow_symlinks=False) and entry.name not in gitguard.BULKY:
                         below.append((entry.path, path_rel))
             level = below
         return found
@@ -291,8 +287,8 @@ class Resolution:
             if guard.incomplete:
                 self.problem(
                     "sandbox.policy.rw_paths",
-                    f"{root} holds more than {gitguard.LIMIT} directories in its top two "
-                    "levels: corral cannot find every repository in it to keep its hooks and "
+                    f"{root} holds more than {gitguard.LIMIT} directories in its top "
+                    f"{gitguard.DEPTH} levels: corral cannot find every repository in it to keep its hooks and "
                     "config as they are; open a narrower workspace (a project, not a folder "
                     "of everything)",
                 )

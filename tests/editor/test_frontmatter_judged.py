@@ -197,3 +197,32 @@ def test_a_chat_opened_under_any_name_is_held_like_one(
     r = result(ed)
     assert notes.read_text().startswith("```lua"), r
     assert r["changes"]["status"] == "held", r["changes"]
+
+
+def test_a_chat_swapped_for_a_link_is_neither_written_through_nor_trusted(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    """Sixth review, R1: a command swapped the (trusted) chat file for a link to a file you
+    once trusted (an exrc outside the workspace); the chat's save wrote through it, and the
+    trust update that followed your own write trusted the target with the chat's bytes."""
+    outside = workspace.parent / f"{workspace.name}-proj2"
+    outside.mkdir()
+    exrc = outside / ".nvimrc"
+    exrc.write_text('echo "mine"\n')
+    ed = spawn(cwd=workspace)
+    ed.lua("require('corral').setup({ sandbox = { writes = 'direct' } })")
+    trust_db = ed.lua("return vim.fn.stdpath('state') .. '/trust'")
+    chat = write_chat(workspace, lua_block("corral.opt.sandbox.policy.network = false"))
+    buf = ed.edit(chat)
+    assert ed.lua("return { vim.secure.trust({ action = 'allow', bufnr = ... }) }", buf)[0]
+    exrc_buf = ed.edit(exrc)
+    assert ed.lua("return { vim.secure.trust({ action = 'allow', bufnr = ... }) }", exrc_buf)[0]
+    ed.lua("vim.cmd('buffer ' .. ...)", buf)
+    before = open(trust_db).read()
+    chat.unlink()
+    chat.symlink_to(exrc)  # what a command with direct writes can do
+    ed.lua("vim.api.nvim_buf_set_lines(..., -1, -1, false, { 'call writefile([], \"x\")' })", buf)
+    failed = ed.lua("local ok = pcall(vim.cmd, 'write!') return not ok")
+    assert failed, "the chat was written through the link"
+    assert exrc.read_text() == 'echo "mine"\n'
+    assert open(trust_db).read() == before

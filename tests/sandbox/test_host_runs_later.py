@@ -320,3 +320,28 @@ def test_xdg_config_home_inside_the_workspace_is_kept_whole(host: Host) -> None:
               "echo 'run-shell x' > dot-config/tmux/tmux.conf\n"
               "echo x > dot-config/fish/config.fish\n")  # fmt: skip
     assert not (config / "tmux").exists() and not (config / "fish" / "config.fish").exists()
+
+
+def test_repositories_three_levels_down_a_folder_are_protected(host: Host) -> None:
+    """Sixth review, R1: clones kept as host/owner/repo (ghq, GOPATH) were not searched."""
+    folder = host.base / "src"
+    repo = folder / "github.com" / "owner" / "repo"
+    host.git("init", "-q", str(repo))
+    host.git("config", "core.hooksPath", ".githooks", cwd=repo)
+    done = host.corral("run", "--cwd", str(folder), "--", "sh", "-c",
+                       "mkdir -p github.com/owner/repo/.githooks && "
+                       "echo x > github.com/owner/repo/.githooks/pre-commit", cwd=folder)  # fmt: skip
+    assert not (repo / ".githooks" / "pre-commit").exists(), done.stderr
+
+
+def test_a_workspace_inside_a_repository_keeps_what_its_config_names(host: Host) -> None:
+    """Sixth review, R2: a monorepo package opened alone; the enclosing repository's
+    core.hooksPath (husky's `frontend/.husky/_`) lies in the workspace and was writable."""
+    mono = host.base / "mono"
+    host.git("init", "-q", str(mono))
+    host.git("config", "core.hooksPath", "frontend/.husky/_", cwd=mono)
+    frontend = mono / "frontend"
+    frontend.mkdir()
+    done = host.corral("run", "--cwd", str(frontend), "--", "sh", "-c",
+                       "mkdir -p .husky/_ && echo x > .husky/_/pre-commit", cwd=frontend)  # fmt: skip
+    assert not (frontend / ".husky" / "_" / "pre-commit").exists(), done.stderr
