@@ -106,10 +106,11 @@ BULKY = frozenset({
 def repositories(root: str, depth: int = DEPTH, limit: int = LIMIT) -> tuple[list[str], bool]:
     """(work trees at or below `root`, whether that is all of them): `root` itself when it
     has a `.git`, else the directories below it (to `depth` levels, past tools' own trees)
-    that have one: a workspace that is a folder of repositories. Nested repositories inside a repository are its
-    submodules, found through .git/modules. Past `limit` directories looked at, the answer is
-    incomplete, never quietly cut: a sandboxed command can make thousands of directories to
-    push a repository past any limit, and one not found gets no protection."""
+    that have one: a workspace that is a folder of repositories. Nested repositories inside
+    a repository are its submodules, found through .git/modules. Past `limit` directories
+    looked at, the answer is incomplete, never quietly cut: a sandboxed command can make
+    thousands of directories to push a repository past any limit, and one not found gets no
+    protection."""
     if os.path.lexists(os.path.join(root, ".git")):
         return [root], True
     found: list[str] = []

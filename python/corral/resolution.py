@@ -288,8 +288,9 @@ class Resolution:
                 self.problem(
                     "sandbox.policy.rw_paths",
                     f"{root} holds more than {gitguard.LIMIT} directories in its top "
-                    f"{gitguard.DEPTH} levels: corral cannot find every repository in it to keep its hooks and "
-                    "config as they are; open a narrower workspace (a project, not a folder "
+                    f"{gitguard.DEPTH} levels: corral cannot find every repository in it to "
+                    "keep its hooks and config as they are; open a narrower workspace (a "
+                    "project, not a folder "
                     "of everything)",
                 )
             found.pinned.extend(d for d in guard.pinned if writable(d))

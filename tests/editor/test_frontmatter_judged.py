@@ -10,6 +10,7 @@ workspace; after `:cd ~/proj` a sandboxed command planted an executable on the h
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .test_execute import execute, result
@@ -17,7 +18,6 @@ from .test_frontmatter import lua_block, write_chat
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
     from .conftest import Editor
 
@@ -218,11 +218,11 @@ def test_a_chat_swapped_for_a_link_is_neither_written_through_nor_trusted(
     exrc_buf = ed.edit(exrc)
     assert ed.lua("return { vim.secure.trust({ action = 'allow', bufnr = ... }) }", exrc_buf)[0]
     ed.lua("vim.cmd('buffer ' .. ...)", buf)
-    before = open(trust_db).read()
+    before = Path(trust_db).read_text()
     chat.unlink()
     chat.symlink_to(exrc)  # what a command with direct writes can do
     ed.lua("vim.api.nvim_buf_set_lines(..., -1, -1, false, { 'call writefile([], \"x\")' })", buf)
     failed = ed.lua("local ok = pcall(vim.cmd, 'write!') return not ok")
     assert failed, "the chat was written through the link"
     assert exrc.read_text() == 'echo "mine"\n'
-    assert open(trust_db).read() == before
+    assert Path(trust_db).read_text() == before

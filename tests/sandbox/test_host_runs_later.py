@@ -328,9 +328,9 @@ def test_repositories_three_levels_down_a_folder_are_protected(host: Host) -> No
     repo = folder / "github.com" / "owner" / "repo"
     host.git("init", "-q", str(repo))
     host.git("config", "core.hooksPath", ".githooks", cwd=repo)
+    hooks = "github.com/owner/repo/.githooks"
     done = host.corral("run", "--cwd", str(folder), "--", "sh", "-c",
-                       "mkdir -p github.com/owner/repo/.githooks && "
-                       "echo x > github.com/owner/repo/.githooks/pre-commit", cwd=folder)  # fmt: skip
+                       f"mkdir -p {hooks} && echo x > {hooks}/pre-commit", cwd=folder)  # fmt: skip
     assert not (repo / ".githooks" / "pre-commit").exists(), done.stderr
 
 
@@ -342,6 +342,6 @@ def test_a_workspace_inside_a_repository_keeps_what_its_config_names(host: Host)
     host.git("config", "core.hooksPath", "frontend/.husky/_", cwd=mono)
     frontend = mono / "frontend"
     frontend.mkdir()
-    done = host.corral("run", "--cwd", str(frontend), "--", "sh", "-c",
-                       "mkdir -p .husky/_ && echo x > .husky/_/pre-commit", cwd=frontend)  # fmt: skip
+    body = "mkdir -p .husky/_ && echo x > .husky/_/pre-commit"
+    done = host.corral("run", "--cwd", str(frontend), "--", "sh", "-c", body, cwd=frontend)
     assert not (frontend / ".husky" / "_" / "pre-commit").exists(), done.stderr
