@@ -156,6 +156,11 @@ COMMANDS = {
     ("filter", "process"), ("diff", "command"), ("diff", "textconv"), ("merge", "driver"),
     ("credential", "helper"), ("gpg", "program"), ("interactive", "difffilter"),
     ("pager", "*"), ("alias", "*"), ("uploadpack", "packobjectshook"),
+    ("diff", "external"), ("core", "gitproxy"), ("core", "alternaterefscommand"),
+    ("remote", "uploadpack"), ("remote", "receivepack"), ("submodule", "update"),
+    ("trailer", "command"), ("trailer", "cmd"), ("difftool", "cmd"), ("mergetool", "cmd"),
+    ("man", "cmd"), ("browser", "cmd"), ("web", "browser"), ("sendemail", "sendmailcmd"),
+    ("gpg", "defaultkeycommand"),
 }  # fmt: skip
 
 

@@ -112,7 +112,7 @@ def repositories(root: str, depth: int = DEPTH, limit: int = LIMIT) -> tuple[lis
     thousands of directories to push a repository past any limit, and one not found gets no
     protection."""
     if os.path.lexists(os.path.join(root, ".git")):
-        return [root], True
+        return [root, *_linked_worktrees(root)], True
     found: list[str] = []
     level = [root]
     seen = 0
@@ -133,6 +133,25 @@ def repositories(root: str, depth: int = DEPTH, limit: int = LIMIT) -> tuple[lis
                     below.append(entry.path)
         level = below
     return found, True
+
+
+def _linked_worktrees(root: str) -> list[str]:
+    """The linked worktrees of the repository at `root` that lie inside it (`git worktree add
+    .worktrees/feat`): each is a work tree of its own, where a relative core.hooksPath and
+    the files the config names are found from its own top."""
+    found = []
+    try:
+        names = os.listdir(os.path.join(root, ".git", "worktrees"))
+    except OSError:
+        return []
+    for name in sorted(names)[:256]:
+        pointer = _read_pointer(os.path.join(root, ".git", "worktrees", name, "gitdir"))
+        if pointer is None:
+            continue
+        tree = os.path.dirname(os.path.realpath(pointer))
+        if tree != root and tree.startswith(root + os.sep):
+            found.append(tree)
+    return found
 
 
 def global_configs(home: str, env: Mapping[str, str]) -> list[str]:
@@ -292,8 +311,17 @@ def _protect_config(
             result.file(link)
         named += path_words(text.split())
     for word in named:
+        word = word.strip("\"'")
+        if "/" in word and word.startswith("/") and not os.path.exists(word):
+            # `"$(git rev-parse --show-toplevel)/scripts/x.sh"`, `$ROOT/x`: split at the
+            # substitution, the rest is a path from the top of the work tree
+            word = word.lstrip("/")
         path = os.path.normpath(os.path.join(tree, os.path.expanduser(word)))
-        if path.startswith(tree + os.sep) and os.path.isfile(path):
+        if not path.startswith(tree + os.sep):
+            continue
+        # a script named with a `/` is kept even before it exists (an optional hook's
+        # `[ -x scripts/local.sh ] && ./scripts/local.sh`); a bare name only when it is there
+        if "/" in word or os.path.isfile(path):
             result.file(path)
 
 

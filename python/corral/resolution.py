@@ -64,6 +64,9 @@ DENY_SEARCH_DEPTH = 4
 DENY_SEARCH_LIMIT = 5000
 
 
+MAX_LINK_HOPS = 40  # the kernel's own limit on links followed in one lookup
+
+
 def _name_matches(pattern: str, name: str) -> bool:
     """`*` any characters, `?` one, the rest literally (a name pattern, as gitignore reads one
     without a `/`: at any depth)."""
@@ -346,18 +349,14 @@ class Resolution:
             # (`bin -> /opt/x`, `.venv -> .venv-3.12`) is kept pointing where it points, or
             # replacing it would plant a directory of programs.
             lexical = os.path.normpath(entry)
-            for top in self.rw_roots:
-                if is_within(lexical, top) and lexical != top:
-                    step = top
-                    for part in os.path.relpath(lexical, top).split("/"):
-                        # each link named where it really is (its directory resolved)
-                        step = os.path.join(os.path.realpath(step), part)
-                        if os.path.islink(step) and self.writable(step):
-                            found.links.append((step, os.readlink(step)))
-                            self.notes.append(
-                                f"{step} is a symlink on your PATH ({entry}): kept pointing "
-                                "where it points"
-                            )
+            if any(is_within(lexical, top) and lexical != top for top in self.rw_roots):
+                before = len(found.links)
+                self._links_on_the_way(lexical, found)
+                for link, _ in found.links[before:]:
+                    self.notes.append(
+                        f"{link} is a symlink on your PATH ({entry}): kept pointing where it "
+                        "points"
+                    )
             real = os.path.realpath(entry)
             root = next((r for r in self.rw_roots if is_within(real, r)), None)
             if root is None:
@@ -453,17 +452,31 @@ class Resolution:
 
     def _links_on_the_way(self, path: str, found: Protection) -> None:
         """Symlinks inside the writable roots on the way to a protected path (`env` of
-        `env/local.sh`, a link to `envdir`): protected as links, so a command cannot point
-        one elsewhere and put its own file where the host reads the protected path."""
-        current = "/"
-        for part in path.split("/"):
-            if not part:
+        `env/local.sh`, a link to `envdir`), each link of a chain too (`.venv ->
+        venvs/current -> py312`): protected as links, so a command cannot point one elsewhere
+        and put its own file where the host reads the protected path. Followed one hop at a
+        time, as the kernel does."""
+        parts = [p for p in path.split("/") if p]
+        current, hops = "/", 0
+        while parts and hops < MAX_LINK_HOPS:
+            part = parts.pop(0)
+            if part == ".":
                 continue
-            current = os.path.join(current, part)
-            if os.path.islink(current):
-                if self.writable(os.path.dirname(current)):
-                    found.links.append((current, os.readlink(current)))
-                current = os.path.realpath(current)
+            if part == "..":
+                current = os.path.dirname(current)
+                continue
+            candidate = os.path.join(current, part)
+            if not os.path.islink(candidate):
+                current = candidate
+                continue
+            hops += 1
+            target = os.readlink(candidate)
+            if self.writable(current):
+                found.links.append((candidate, target))
+            # the target's components, relative to the link's (real) directory
+            parts = [p for p in target.split("/") if p] + parts
+            if os.path.isabs(target):
+                current = "/"
 
     def _resolve_read_only(self, found: Protection) -> None:
         kept = []
@@ -474,7 +487,7 @@ class Resolution:
                 found.links.append((p, os.readlink(p)))  # the target stays read-only, not the link
             real = real_existing(p)
             if real is not None and real != p:
-                self._links_on_the_way(os.path.dirname(p), found)
+                self._links_on_the_way(p, found)  # its own chain too: `.git/hooks -> ../h`
             if real is not None and self.writable(real):
                 kept.append(real)
         found.read_only = kept

@@ -263,14 +263,30 @@ def test_what_git_runs_from_the_work_tree_is_protected(host: Host) -> None:
     for name in names:
         (host.ws / name).write_text("#!/bin/sh\nexit 0\n")
         (host.ws / name).chmod(0o755)
+    (host.ws / "tools" / "extdiff.sh").write_text("#!/bin/sh\nexit 0\n")
+    names += ("tools/extdiff.sh",)
     host.git("config", "core.fsmonitor", "tools/fsmon.sh")
     host.git("config", "filter.x.clean", "./tools/clean.sh")
+    host.git("config", "diff.external", "tools/extdiff.sh")  # sixth review, R4
     hooks = host.ws / ".git" / "hooks"
     (hooks / "pre-commit").symlink_to("../../scripts/pre-commit.sh")
-    (hooks / "commit-msg").write_text('#!/bin/sh\nexec ./scripts/commit-msg.sh "$@"\n')
-    run(host, "".join(f"echo 'touch CANARY' > {n}\n" for n in names))
+    # sixth review, R3: the top of the work tree spelled by git itself, and an optional
+    # script that does not exist yet
+    (hooks / "commit-msg").write_text(
+        '#!/bin/sh\nexec ./scripts/commit-msg.sh "$@"\n'
+        '"$(git rev-parse --show-toplevel)/scripts/top.sh"\n'
+        "[ -x scripts/local.sh ] && ./scripts/local.sh\n"
+    )
+    (host.ws / "scripts" / "top.sh").write_text("#!/bin/sh\nexit 0\n")
+    names += ("scripts/top.sh",)
+    run(
+        host,
+        "".join(f"echo 'touch CANARY' > {n}\n" for n in names)
+        + "echo 'touch CANARY' > scripts/local.sh\n",
+    )
     for name in names:
         assert (host.ws / name).read_text() == "#!/bin/sh\nexit 0\n", name
+    assert not (host.ws / "scripts" / "local.sh").exists()
 
 
 def test_files_an_envrc_points_variables_at_are_protected(host: Host) -> None:
@@ -345,3 +361,56 @@ def test_a_workspace_inside_a_repository_keeps_what_its_config_names(host: Host)
     body = "mkdir -p .husky/_ && echo x > .husky/_/pre-commit"
     done = host.corral("run", "--cwd", str(frontend), "--", "sh", "-c", body, cwd=frontend)
     assert not (frontend / ".husky" / "_" / "pre-commit").exists(), done.stderr
+
+
+def test_a_file_replaced_by_a_link_out_of_the_workspace_is_held(host: Host) -> None:
+    """Sixth review (editor) R2: a change set turned notes.txt, open in the editor, into a
+    link to a file outside every writable area; the user's next :write went through it."""
+    notes = host.ws / "notes.txt"
+    notes.write_text("my notes\n")
+    victim = host.outside / "victim.txt"
+    held = run(host, f"ln -s {q(victim)} l && mv -T l notes.txt\n")
+    assert not notes.is_symlink(), held
+    assert "held" in held and "saving the file would write there" in held, held
+
+
+def test_every_link_of_a_chain_to_a_protected_path_is_kept(host: Host) -> None:
+    """Sixth review R7: `.git/hooks -> ../hooklink -> tools/hooks` and `.venv ->
+    venvs/current -> py312` on PATH: only the first link was kept; the middle one was
+    re-pointed at a directory of the command's making."""
+    host.git("init", "-q", str(host.ws))
+    (host.ws / "tools" / "hooks").mkdir(parents=True)
+    (host.ws / "hooklink").symlink_to("tools/hooks")
+    hooks = host.ws / ".git" / "hooks"
+    for entry in hooks.iterdir():
+        entry.unlink()
+    hooks.rmdir()
+    hooks.symlink_to("../hooklink")
+    (host.ws / "venvs" / "py312" / "bin").mkdir(parents=True)
+    (host.ws / "venvs" / "current").symlink_to("py312")
+    (host.ws / ".venv").symlink_to("venvs/current")
+    host.env["PATH"] = f"{host.ws / '.venv' / 'bin'}:{host.env['PATH']}"
+    held = run(
+        host,
+        "mkdir -p evil/bin && echo x > evil/pre-commit && echo x > evil/bin/ls\n"
+        "rm -f hooklink && ln -s evil hooklink\n"
+        "rm -f venvs/current && ln -s ../evil venvs/current\n",
+    )
+    assert os.readlink(host.ws / "hooklink") == "tools/hooks", held
+    assert os.readlink(host.ws / "venvs" / "current") == "py312", held
+
+
+def test_a_linked_worktree_inside_the_workspace_keeps_its_hooks_path(host: Host) -> None:
+    """Sixth review R5: with a relative core.hooksPath, git resolves it from the top of the
+    worktree a commit runs in; `.worktrees/feat/.githooks` was writable."""
+    host.git("init", "-q", str(host.ws))
+    (host.ws / ".githooks").mkdir()
+    (host.ws / ".githooks" / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    (host.ws / ".gitignore").write_text(".worktrees/\n")
+    host.git("config", "core.hooksPath", ".githooks")
+    host.git("add", "-A")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q", "-m", "one")
+    host.git("worktree", "add", "-q", str(host.ws / ".worktrees" / "feat"))
+    hook = host.ws / ".worktrees" / "feat" / ".githooks" / "pre-commit"
+    held = run(host, "echo 'touch CANARY' > .worktrees/feat/.githooks/pre-commit\n")
+    assert hook.read_text() == "#!/bin/sh\nexit 0\n", held

@@ -370,6 +370,15 @@ class Checker:
             refusal = self._link_target(entry, target)
             if refusal is not None:
                 return refusal
+        host = os.path.lexists(entry.path) and not os.path.islink(entry.path)
+        if host and not any(is_within(resolved, r) for r in self.roots):
+            # A file (perhaps open in your editor) turned into a link out of the writable
+            # roots: the next save of it would write there.
+            return self.refusal(
+                "symlink-outside", entry.path, BUILTIN,
+                f"{entry.path} replaced by a symlink to {entry.target}, outside the writable "
+                "roots: saving the file would write there",
+            )  # fmt: skip
         return None
 
     def _link_target(self, entry: Entry, target: str) -> Refusal | None:
