@@ -354,8 +354,7 @@ class Resolution:
                 self._links_on_the_way(lexical, found)
                 for link, _ in found.links[before:]:
                     self.notes.append(
-                        f"{link} is a symlink on your PATH ({entry}): kept pointing where it "
-                        "points"
+                        f"{link} is a symlink on your PATH ({entry}): kept pointing where it points"
                     )
             real = os.path.realpath(entry)
             root = next((r for r in self.rw_roots if is_within(real, r)), None)
