@@ -54,6 +54,24 @@ local function check_global()
   end
 end
 
+---The workspace of a buffer: the directory of a window showing it (:lcd, :tcd), else the
+---editor's own; never that of whichever window is current when a call arrives (a project in
+---another tab would become writable).
+---@param bufnr integer
+---@return string
+function M.cwd_of(bufnr)
+  local current = vim.api.nvim_get_current_win()
+  if vim.api.nvim_win_get_buf(current) == bufnr then
+    return vim.fn.getcwd() -- the window in front shows it
+  end
+  local wins = vim.api.nvim_buf_is_valid(bufnr) and vim.fn.win_findbuf(bufnr) or {}
+  if #wins > 0 then
+    local tab = vim.api.nvim_tabpage_get_number(vim.api.nvim_win_get_tabpage(wins[1]))
+    return vim.fn.getcwd(vim.fn.win_id2win(wins[1]), tab)
+  end
+  return vim.fn.getcwd(-1, -1)
+end
+
 ---@param bufnr integer|nil
 ---@param extra table|nil
 ---@return table
@@ -81,7 +99,7 @@ function M.request(bufnr, extra)
     },
     buffer_trusted = chat ~= nil and chat.trusted,
     sources = { global = "setup()", buffer = name, runtime = ":Sandbox" },
-    cwd = vim.fn.getcwd(),
+    cwd = M.cwd_of(bufnr),
     buffer_path = name ~= "" and name or nil,
     -- (only when corral.chat is loaded: a chat was opened; start-up loads nothing)
     chat_files = package.loaded["corral.chat"] and package.loaded["corral.chat"].paths() or nil,

@@ -212,7 +212,7 @@ function M.execute(tool_call, opts, on_done)
   vim.validate("on_done", on_done, "function")
   opts = opts or {}
   local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
-  local context = { bufnr = bufnr, tool_call_id = tool_call.id, cwd = vim.fn.getcwd() }
+  local context = { bufnr = bufnr, tool_call_id = tool_call.id, cwd = engine.cwd_of(bufnr) }
   local request = engine.request(bufnr, {
     tool = tool_call.name,
     input = tool_call.input or {},
@@ -307,7 +307,11 @@ function M.execute(tool_call, opts, on_done)
       if handle.done then
         return -- cancelled while the window was open
       end
-      if approved then
+      if approved and not vim.api.nvim_buf_is_valid(bufnr) then
+        -- decided with the chat's settings, which went with its buffer while the call waited:
+        -- it would run with others
+        finish({ status = "cancelled", error = "the chat's buffer was closed while the call waited" })
+      elseif approved then
         decision.decision, decision.source = "approve", "user"
         run()
       else
@@ -341,7 +345,7 @@ function M.decide(tool_call, opts)
   vim.validate("tool_call", tool_call, "table")
   opts = opts or {}
   local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
-  local context = { bufnr = bufnr, tool_call_id = tool_call.id, cwd = vim.fn.getcwd() }
+  local context = { bufnr = bufnr, tool_call_id = tool_call.id, cwd = engine.cwd_of(bufnr) }
   local request = engine.request(bufnr, {
     tool = tool_call.name,
     input = tool_call.input or {},

@@ -141,12 +141,13 @@ def _include_target(value: str, including: str, home: str) -> str:
 class Reading:
     """What a set of config files makes git read and run."""
 
-    __slots__ = ("commands", "files", "hooks_paths")
+    __slots__ = ("commands", "files", "hooks_paths", "template_dirs")
 
     def __init__(self) -> None:
         self.files: list[str] = []  # every config file read or named by an include, in order
         self.hooks_paths: list[str] = []  # every core.hooksPath value, as written
         self.commands: list[str] = []  # every value git runs as a command (see COMMANDS)
+        self.template_dirs: list[str] = []  # init.templateDir: its hooks go into new repos
 
 
 # Keys whose value git runs as a command: (section or its first part, key); "*" any key.
@@ -185,6 +186,8 @@ def read(config_files: Iterable[str], home: str) -> Reading:
         for section, key, value in entries(text):
             if section == "core" and key == "hookspath" and value:
                 result.hooks_paths.append(value)
+            elif section == "init" and key == "templatedir" and value:
+                result.template_dirs.append(value)  # copied into every new repository
             elif value and _is_command(section, key) and value.lower() not in ("true", "false"):
                 result.commands.append(value.lstrip("!"))
             elif (

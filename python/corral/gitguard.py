@@ -287,6 +287,8 @@ def _protect_config(
     for path in reading.files:
         if path not in config_files:
             result.file(path)
+    for template in reading.template_dirs:
+        result.file(os.path.normpath(os.path.join(tree, os.path.expanduser(template))))
     hook_dirs = [os.path.join(common_dir, HOOKS)]
     for configured in reading.hooks_paths:
         path = os.path.normpath(os.path.join(tree, os.path.expanduser(configured)))

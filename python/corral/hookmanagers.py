@@ -137,11 +137,12 @@ def detect(tree: str, hook_dirs: Iterable[str]) -> Found:
             found.files.extend(os.path.join(tree, name) for name in LEFTHOOK_FILES)
         if "overcommit" in text.lower():
             found.files.extend(os.path.join(tree, name) for name in OVERCOMMIT_FILES)
-        if (
-            os.path.basename(directory) == "_"
-            and os.path.basename(os.path.dirname(directory)) == ".husky"
+        if os.path.basename(directory) == "_" and (
+            os.path.basename(os.path.dirname(directory)) == ".husky"
+            or os.path.isfile(os.path.join(directory, "h"))  # `husky .config/husky`
+            or "husky" in text
         ):
-            found.files.append(os.path.dirname(directory))  # husky v9: .husky/<hook> runs
+            found.files.append(os.path.dirname(directory))  # husky v9: <dir>/<hook> runs
         if "husky-run" in text or ("husky.sh" in text and "node_modules" in text):
             found.notes.append(
                 f"{tree}: husky v4 hooks run commands from package.json and node_modules, "

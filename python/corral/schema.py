@@ -287,6 +287,16 @@ _PROTECTED = (
     ".vscode/tasks.json",  # folderOpen tasks run when VS Code opens the folder
     ".lfsconfig",  # git-lfs takes its server (and credentials it sends) from it
     ".git/objects/info/alternates",  # host git then reads objects from any path
+    # what language servers evaluate when a file is merely opened, and version managers obey
+    ".cargo/config.toml",  # rustc-wrapper: `cargo metadata`, rust-analyzer's first step
+    ".cargo/config",
+    "rust-toolchain.toml",  # a `path =` toolchain is a directory of programs
+    "rust-toolchain",
+    "rust-analyzer.toml",
+    ".luarc.json",  # lua-language-server runs a `runtime.plugin`
+    ".luarc.jsonc",
+    ".vscode/settings.json",
+    ".tool-versions",  # asdf and mise: a `path:` version puts a directory on PATH
 )
 
 TOOLS = ("bash", "read", "write", "edit", "delete", "ls", "fetch")

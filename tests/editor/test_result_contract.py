@@ -266,3 +266,56 @@ def test_two_calls_asked_at_once_are_asked_one_after_the_other(
     fresh.nvim.input("n")
     fresh.wait_for(lambda: fresh.lua("return _G.r2 ~= vim.NIL"), what="the second result")
     assert (workspace / "one.txt").exists() and not (workspace / "two.txt").exists()
+
+
+def test_a_chats_workspace_is_its_own_windows_not_the_current_one(
+    spawn: Any, workspace: Path
+) -> None:
+    """Sixth review (editor) R4: the workspace came from whichever window was current when a
+    call arrived: with another project open in a tab of its own (:tcd), that project became
+    writable for the chat's command."""
+    other = workspace.parent / f"{workspace.name}-other"
+    other.mkdir()
+    ed = spawn(cwd=workspace)
+    chat = workspace / "talk.chat"
+    chat.write_text("hello\n")
+    buf = ed.edit(chat)
+    ed.lua("vim.cmd('tabnew') vim.cmd('tcd ' .. vim.fn.fnameescape(...))", str(other))
+    assert ed.lua("return vim.fn.getcwd()") == str(other)
+    ed.lua(
+        "local b = ... _G.corral_test_result = vim.NIL"
+        " require('corral').execute({ name = 'bash', input = { command = 'pwd; touch made' } },"
+        " { bufnr = b }, function(r) _G.corral_test_result = r end)",
+        buf,
+    )
+    r = result(ed)
+    assert r["output"].strip().splitlines()[0] == str(workspace), r
+    assert (workspace / "made").exists() and not (other / "made").exists()
+
+
+def test_a_call_whose_chat_was_closed_while_it_waited_does_not_run(
+    fresh: Editor, workspace: Path
+) -> None:
+    """Sixth review (editor) R6: decided with the chat's settings, run with others once its
+    buffer was gone (its narrowing lost, and the window did not say so)."""
+    chat = workspace / "talk.chat"
+    chat.write_text("```lua\ncorral.opt.sandbox.policy.network = false\n```\n")
+    buf = fresh.edit(chat)
+    fresh.lua(
+        "local b = ... _G.corral_test_result = vim.NIL"
+        " require('corral').execute({ name = 'write', input = { path = 'w.txt', content = 'x' } },"
+        " { bufnr = b }, function(r) _G.corral_test_result = r end)",
+        buf,
+    )
+    fresh.wait_for(lambda: confirm_window(fresh), what="the window")
+    fresh.lua(
+        "local b = ... local main = vim.fn.win_findbuf(b)[1]"
+        " vim.api.nvim_win_set_buf(main, vim.api.nvim_create_buf(true, false))"
+        " vim.cmd('bwipeout! ' .. b)",
+        buf,
+    )
+    assert fresh.lua("return vim.api.nvim_buf_is_valid(...)", buf) is False
+    time.sleep(0.5)
+    fresh.nvim.input("a")
+    r = shaped(result(fresh), "cancelled")
+    assert not (workspace / "w.txt").exists(), r

@@ -108,3 +108,9 @@ def test_a_bwrap_checked_for_one_workspace_is_checked_again_for_another(host) ->
     assert backend.available(inside) is not None
     with pytest.raises(BackendError):
         backend.binary(inside)
+    # Sixth review, R8: replaced while tools/ was the workspace, then back in the first one:
+    # the choice remembered for it must not run the replacement.
+    copy.write_bytes(copy.read_bytes() + b"\0")
+    with pytest.raises(BackendError):
+        backend.binary(elsewhere)
+    assert backend.available(elsewhere) is not None  # and it is not probed (run) again

@@ -63,3 +63,21 @@ def test_modules_python_runs_at_start_up_cannot_be_planted(host) -> None:
     r = host.corral("status")
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in host.base.glob("PWNED-startup*")) == []
+
+
+def test_start_up_bytecode_and_other_tools_config_are_held(host) -> None:
+    """Sixth review: R8, a `__pycache__/sitecustomize.cpython-311.pyc` beside the kept source
+    ran in its place; R6 and R13, configuration language servers and version managers obey
+    when a file is merely opened (.cargo/config.toml, .luarc.json, .tool-versions); R9, git's
+    init.templateDir inside the workspace (its hooks go into every new repository)."""
+    (host.ws / "sitecustomize.py").write_text("# mine\n")
+    (host.home / ".gitconfig").write_text("[init]\n\ttemplateDir = " + str(host.ws / "tpl") + "\n")
+    names = ["__pycache__/sitecustomize.cpython-311.pyc", ".cargo/config.toml", ".luarc.json",
+             ".tool-versions", "tpl/hooks/post-checkout"]  # fmt: skip
+    writes = "".join(
+        f'mkdir -p "$(dirname {q(host.ws / n)})"; echo x > {q(host.ws / n)}\n' for n in names
+    )
+    r = host.sh(writes)
+    assert DONE in r.stdout, r.stdout + r.stderr
+    for n in names:
+        assert not (host.ws / n).exists(), (n, r.stderr)

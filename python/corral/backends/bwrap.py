@@ -206,12 +206,23 @@ def finish_command(policy: Policy) -> list[str]:
     return [sys.executable, parent, FINISH]
 
 
+def _identity(path: str) -> tuple[int, ...]:
+    """Which file `path` is: device, inode, size, modification and change times."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ()
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 class BwrapBackend(Backend):
     name = "bwrap"
     priority = 100
 
     def __init__(self) -> None:
         self._chosen: dict[Hashable, str] = {}
+        self._identity: dict[str, tuple[int, ...]] = {}  # the file each choice was probed as
+        self._tampered: set[str] = set()  # changed after it was probed: never run again
 
     def candidates(self, policy: Policy) -> list[str]:
         if policy.bwrap_path:
@@ -242,6 +253,9 @@ class BwrapBackend(Backend):
         reasons = []
         working = []
         for binary in candidates:
+            if binary in self._tampered:
+                reasons.append(f"{binary} changed since it was checked; not used")
+                continue
             if policy.could_have_written(binary):
                 # A sandboxed command could have replaced it: running it would run their code
                 # on the host, unsandboxed. Never probe or use it.
@@ -258,9 +272,9 @@ class BwrapBackend(Backend):
                 break
         if not working:
             return "; ".join(reasons)
-        self._chosen[self.detection_key(policy)] = next(
-            (b for b in working if self._overlay_problem(b) is None), working[0]
-        )
+        chosen = next((b for b in working if self._overlay_problem(b) is None), working[0])
+        self._chosen[self.detection_key(policy)] = chosen
+        self._identity[chosen] = _identity(chosen)
         return None
 
     @staticmethod
@@ -284,10 +298,19 @@ class BwrapBackend(Backend):
 
                 raise BackendError(f"bwrap is not available: {reason}")
         chosen = self._chosen[key]
-        if policy.could_have_written(chosen):  # whatever was cached: never one they could write
-            from corral.errors import BackendError
+        from corral.errors import BackendError
 
+        if policy.could_have_written(chosen):  # whatever was cached: never one they could write
             raise BackendError(f"{chosen} is inside a writable root: it is never run")
+        if _identity(chosen) != self._identity.get(chosen):
+            # Not the file that was probed: replaced since (by a command of another workspace
+            # where it was writable, say). Never run; forget it, so it is looked at afresh.
+            self._chosen = {k: v for k, v in self._chosen.items() if v != chosen}
+            self._tampered.add(chosen)  # never probed (run) again by this process
+            raise BackendError(
+                f"{chosen} changed since it was checked: it is not run again (keep bwrap in a "
+                "system directory or corral's own environment)"
+            )
         return chosen
 
     def argv(

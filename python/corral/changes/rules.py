@@ -197,6 +197,13 @@ class Checker:
         if not self.module_dirs or entry.kind not in ("file", "link"):
             return None
         directory, name = os.path.split(entry.path)
+        if os.path.basename(directory) == "__pycache__" and name.endswith(".pyc"):
+            # the bytecode Python runs in place of a source it matches (timestamp and size
+            # are in its header): a start-up module's, new or changed, is held
+            name = name.partition(".")[0]
+            if os.path.dirname(directory) in self.module_dirs and name in STARTUP_MODULES:
+                return name
+            return None
         if name == "__init__.py":  # a regular package (a bare directory never shadows one)
             directory, name = os.path.split(directory)
         elif name.endswith((".py", ".pyc", ".so")):
