@@ -202,6 +202,23 @@ local function run_bash(request, tool_call, decision, finish, handle)
   end))
 end
 
+---Ask the guard about `tool_call` for its buffer (resolvers get the call as their context).
+---@return integer bufnr, table request, boolean ok, any decision, string? err
+local function ask_guard(tool_call, opts, extra)
+  opts = opts or {}
+  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
+  local context = { bufnr = bufnr, tool_call_id = tool_call.id, cwd = engine.cwd_of(bufnr) }
+  local request = engine.request(bufnr, vim.tbl_extend("force", {
+    tool = tool_call.name,
+    input = tool_call.input or {},
+    lua_auto_approve = lua_auto_approve(tool_call, context),
+  }, extra))
+  current_call = context
+  local ok, decision, err = pcall(engine.call, "guard", request)
+  current_call = nil
+  return bufnr, request, ok, decision, err
+end
+
 ---Run a tool call through corral (:help corral.execute()). `on_done` gets a corral.Result.
 ---@param tool_call corral.ToolCall
 ---@param opts {bufnr: integer|nil}|nil
@@ -210,19 +227,9 @@ end
 function M.execute(tool_call, opts, on_done)
   vim.validate("tool_call", tool_call, "table")
   vim.validate("on_done", on_done, "function")
-  opts = opts or {}
-  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
-  local context = { bufnr = bufnr, tool_call_id = tool_call.id, cwd = engine.cwd_of(bufnr) }
-  local request = engine.request(bufnr, {
-    tool = tool_call.name,
-    input = tool_call.input or {},
-    lua_auto_approve = lua_auto_approve(tool_call, context),
-    audit_at_end = true, -- one audit line per call, written by finish()
-  })
+  -- audit_at_end: one audit line per call, written by finish()
+  local bufnr, request, ok_call, decision, err = ask_guard(tool_call, opts, { audit_at_end = true })
   request.bufnr_for_run = bufnr
-  current_call = context
-  local ok_call, decision, err = pcall(engine.call, "guard", request)
-  current_call = nil
   if not ok_call then
     decision, err = nil, tostring(decision)
   end
@@ -343,18 +350,7 @@ end
 ---@return corral.Decision|nil decision, string? err
 function M.decide(tool_call, opts)
   vim.validate("tool_call", tool_call, "table")
-  opts = opts or {}
-  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
-  local context = { bufnr = bufnr, tool_call_id = tool_call.id, cwd = engine.cwd_of(bufnr) }
-  local request = engine.request(bufnr, {
-    tool = tool_call.name,
-    input = tool_call.input or {},
-    lua_auto_approve = lua_auto_approve(tool_call, context),
-    dry_run = true,
-  })
-  current_call = context
-  local ok, decision, err = pcall(engine.call, "guard", request)
-  current_call = nil
+  local _, _, ok, decision, err = ask_guard(tool_call, opts, { dry_run = true })
   if not ok then
     return nil, tostring(decision)
   end

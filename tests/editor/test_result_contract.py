@@ -9,6 +9,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .test_execute import RESULT, confirm_window, execute, result
+from .test_run import _running
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -115,17 +116,6 @@ def test_denied_by_user_and_cancel_while_asking(fresh: Editor, workspace: Path) 
     assert confirm_window(fresh) is None
     assert fresh.lua("return _G.handle.cancel()") is False  # once done, nothing to cancel
     assert not (workspace / "a.txt").exists() and not (workspace / "b.txt").exists()
-
-
-def _running(marker: str) -> bool:
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if marker.encode() in f.read():
-                    return True
-        except OSError:
-            continue
-    return False
 
 
 def test_cancel_stops_a_running_command_and_all_it_started(fresh: Editor) -> None:

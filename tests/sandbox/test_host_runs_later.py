@@ -13,17 +13,12 @@ from typing import TYPE_CHECKING
 import pytest
 
 from .sandbox_support import DONE, q
+from .test_change_sets_review2 import run
 
 if TYPE_CHECKING:
     from .conftest import Host
 
 pytestmark = pytest.mark.sandbox
-
-
-def run(host: Host, body: str) -> str:
-    done = host.sh(host.vars() + '\ncd "$WS"\n' + body)
-    assert DONE in done.stdout, done.stdout + done.stderr
-    return done.stderr
 
 
 def test_a_symlink_in_the_git_directory_is_held(host: Host) -> None:
