@@ -36,7 +36,9 @@ def size(path: str) -> int:
 
 def remove(path: str) -> None:
     """Delete `path` and everything below it; directories without write or search permission
-    (an overlay's work directory, mode 000) are opened up first."""
+    (an overlay's work directory, mode 000) are opened up first. Walked by directory
+    descriptors, not by path names: a command can nest directories past PATH_MAX, and a
+    change set it leaves must still go."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -44,19 +46,32 @@ def remove(path: str) -> None:
     if not stat.S_ISDIR(st.st_mode):
         os.unlink(path)
         return
-    stack = [(path, False)]
-    while stack:
-        current, listed = stack.pop()
-        if listed:
-            os.rmdir(current)
-            continue
-        os.chmod(current, 0o700)
-        stack.append((current, True))
-        for entry in _entries(current):
-            if entry.is_dir(follow_symlinks=False):
-                stack.append((entry.path, False))
-            else:
-                os.unlink(entry.path)
+    parent, name = os.path.split(path.rstrip("/"))
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    top = os.open(parent or "/", flags)
+    # (the directory holding it, its name, its own descriptor once listed)
+    stack: list[tuple[int, str, int | None]] = [(top, name, None)]
+    try:
+        while stack:
+            holder, name, fd = stack.pop()
+            if fd is not None:  # everything below it is gone
+                os.close(fd)
+                os.rmdir(name, dir_fd=holder)
+                continue
+            os.chmod(name, 0o700, dir_fd=holder)
+            fd = os.open(name, flags, dir_fd=holder)
+            stack.append((holder, name, fd))
+            with os.scandir(fd) as it:
+                for entry in list(it):
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append((fd, entry.name, None))
+                    else:
+                        os.unlink(entry.name, dir_fd=fd)
+    finally:
+        for _, _, fd in stack:
+            if fd is not None:
+                os.close(fd)
+        os.close(top)
 
 
 def copy(source: str, destination: str) -> None:
