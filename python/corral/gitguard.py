@@ -314,7 +314,7 @@ def _protect_config(
         named += path_words(text.split())
     for word in named:
         word = word.strip("\"'")
-        if "/" in word and word.startswith("/") and not os.path.exists(word):
+        if word.startswith("/") and not os.path.exists(word):
             # `"$(git rev-parse --show-toplevel)/scripts/x.sh"`, `$ROOT/x`: split at the
             # substitution, the rest is a path from the top of the work tree
             word = word.lstrip("/")

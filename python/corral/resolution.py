@@ -62,8 +62,6 @@ RUNTIME_DIRS = (
 
 DENY_SEARCH_DEPTH = 4
 DENY_SEARCH_LIMIT = 5000
-
-
 MAX_LINK_HOPS = 40  # the kernel's own limit on links followed in one lookup
 
 
@@ -117,6 +115,10 @@ class Protection:
         self.pinned: list[str] = []  # directories bound onto themselves
         self.never: list[str] = []  # never writable, wherever they are
         self.module_dirs: list[str] = []  # PYTHONPATH and the workspace: where Python looks first
+
+    def keep(self, path: str) -> None:
+        """Read-only where it exists, watched where it does not."""
+        (self.read_only if os.path.lexists(path) else self.watch).append(path)
 
 
 class Resolution:
@@ -232,14 +234,11 @@ class Resolution:
         if others:
             from corral.ops import globs
 
-            def covered(path_rel: str, name: str) -> bool:
-                return any(_name_matches(p, name) for p in simple) or any(
-                    globs.covers(p, path_rel) for p in others
-                )
-        else:
-
-            def covered(path_rel: str, name: str) -> bool:
-                return any(_name_matches(p, name) for p in simple)
+        # (with no other patterns, globs is neither imported nor looked up)
+        def covered(path_rel: str, name: str) -> bool:
+            return any(_name_matches(p, name) for p in simple) or any(
+                globs.covers(p, path_rel) for p in others
+            )
 
         found: list[str] = []
         level, seen = [(self.ctx.cwd, "")], 0
@@ -293,8 +292,7 @@ class Resolution:
                     f"{root} holds more than {gitguard.LIMIT} directories in its top "
                     f"{gitguard.DEPTH} levels: corral cannot find every repository in it to "
                     "keep its hooks and config as they are; open a narrower workspace (a "
-                    "project, not a folder "
-                    "of everything)",
+                    "project, not a folder of everything)",
                 )
             found.pinned.extend(d for d in guard.pinned if writable(d))
             # (outside the writable roots everything is read-only already, or hidden)
@@ -309,7 +307,7 @@ class Resolution:
                 if not name.startswith(".git/"):
                     path = os.path.join(root, name)
                     # missing ones (a new .nvim.lua, .envrc) are watched: removed if created
-                    (found.read_only if os.path.lexists(path) else found.watch).append(path)
+                    found.keep(path)
             self._direnv(root, found)
 
     def _direnv(self, root: str, found: Protection) -> None:
@@ -321,7 +319,7 @@ class Resolution:
         referenced, unknown = direnv.referenced(envrc)
         for path in referenced:
             if self.writable(path):
-                (found.read_only if os.path.lexists(path) else found.watch).append(path)
+                found.keep(path)
         if unknown:
             more = f" and {len(unknown) - 8} more" if len(unknown) > 8 else ""
             self.notes.append(
@@ -388,7 +386,7 @@ class Resolution:
             found.module_dirs.append(real)
             for name in imports.STARTUP_MODULES:
                 for path in (os.path.join(real, name + ".py"), os.path.join(real, name)):
-                    (found.read_only if os.path.lexists(path) else found.watch).append(path)
+                    found.keep(path)
 
     def _never_writable(self, found: Protection) -> None:
         """Never-writable paths and corral's own: read-only where they exist; where they do
@@ -411,7 +409,7 @@ class Resolution:
             value = self.ctx.env.get(name, "")
             real = os.path.realpath(value) if os.path.isabs(value) else ""
             if real and self.writable(real) and real not in self.rw_roots:
-                (found.read_only if os.path.lexists(real) else found.watch).append(real)
+                found.keep(real)
         home = self.ctx.home
         if home != "/" and self.writable(home):
             # $HOME writable (the workspace, or inside one): no list of start-up files is ever

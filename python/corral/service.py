@@ -110,10 +110,14 @@ class Service:
         self._audit: Any = None
 
     # -- helpers -------------------------------------------------------------------------
-    def _policy(self, request: Mapping[str, Any]) -> tuple[config.Config, policy.Policy]:
+    def _policy(
+        self, request: Mapping[str, Any], layers: list[config.Layer] | None = None
+    ) -> tuple[config.Config, policy.Policy]:
+        """The configuration and policy of a request (`layers`: its _layers, when the caller
+        has them already: an untrusted chat's are judged afresh each time they are made)."""
         from corral.imports import drop_writable
 
-        resolved = config.resolve(_layers(request))
+        resolved = config.resolve(_layers(request) if layers is None else layers)
         cwd = request.get("cwd") or os.getcwd()
         pol = policy.resolve(resolved, cwd, self.environ, request.get("buffer_path"))
         drop_writable(pol.rw_roots, pol.read_only)  # before anything after a run is imported
@@ -342,10 +346,11 @@ class Service:
 
     def do_guard(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """May this tool call run? {decision, source, reason, class, reasons, writes, ...}."""
-        resolved, pol = self._policy(request)
+        layers = _layers(request)
+        resolved, pol = self._policy(request, layers)
         tool = str(request.get("tool", ""))
         tool_input = request.get("input") or {}
-        buffer_layer = next((lay for lay in _layers(request) if lay.name == "buffer"), None)
+        buffer_layer = next((lay for lay in layers if lay.name == "buffer"), None)
         buffer_values = config.flatten(buffer_layer.values) if buffer_layer else {}
         lua_answer = request.get("lua_auto_approve")
         decision, classification = guard.decide(
