@@ -72,6 +72,14 @@ function M.decide(tool_call, opts)
   return require("corral.execute").decide(tool_call, opts)
 end
 
+---A result as the text to hand the model: its summary line, then the tool's output
+---(:help corral.text()).
+---@param result corral.Result
+---@return string
+function M.text(result)
+  return require("corral.result_text").text(result)
+end
+
 ---Add an approval resolver written in Lua (:help corral-guard).
 ---@param name string
 ---@param fn fun(context: table): string|nil

@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 
 REPO = Path(__file__).resolve().parents[2]
 SCRATCH = "/var/tmp"
+# Pinned copies of real chat plugins (with PINNED, the commit of each), for the integration
+# tests only: they are not part of corral. A clone without them skips those tests, saying so.
+PLUGINS = Path(os.environ.get("CORRAL_TEST_PLUGINS") or REPO.parent / "shared" / "plugins")
 
 # Values reach init.lua through the environment: no data is ever spliced into Lua code.
 INIT_LUA = """\
@@ -192,6 +195,19 @@ class Editor:
         self.lua(
             "local w = { ... } vim.cmd({ cmd = table.remove(w, 1), args = w })",
             *words,
+        )
+
+    def add_plugins(self, *names: str) -> None:
+        """Put pinned chat plugins (directories under PLUGINS) on 'runtimepath', or skip."""
+        missing = [n for n in names if not (PLUGINS / n / "lua").is_dir()]
+        if missing:
+            pytest.skip(
+                f"pinned chat plugins not found: {', '.join(missing)} under {PLUGINS} "
+                "(set CORRAL_TEST_PLUGINS to their directory)"
+            )
+        self.lua(
+            "for _, p in ipairs({ ... }) do vim.opt.runtimepath:prepend(p) end",
+            *(str(PLUGINS / n) for n in names),
         )
 
     # -- notifications --------------------------------------------------------------------

@@ -1,0 +1,217 @@
+-- avante.nvim: corral's tools in place of avante's own bash and file-writing tools
+-- (:help corral-avante). avante runs its `bash` with jobstart on the host and, by default,
+-- approves every tool without asking; these tools go through corral's guard, sandbox and
+-- approval window instead.
+--
+-- They are avante custom tools (`custom_tools`). Their names start with `corral_`: avante's
+-- `disabled_tools` matches names across built-in and custom tools, so a custom tool named
+-- `bash` would be switched off together with the built-in one.
+local M = {}
+
+---avante's built-in tools that run programs or change files on the host, unconfined:
+---extend() switches them off. avante's reads (view, ls, glob, grep) stay: they are kept to
+---the project and skip what .gitignore names.
+M.REPLACED = {
+  "bash",
+  "run_python",
+  "git_commit",
+  "write_to_file",
+  "str_replace",
+  "insert",
+  "undo_edit",
+  "edit_file",
+  "create",
+  "move_path",
+  "copy_path",
+  "delete_path",
+  "create_dir",
+  "read_global_file",
+  "write_global_file",
+}
+
+local PATH_NOTE = "Relative paths are relative to the project directory."
+
+---A path from the model, made absolute the way avante's own tools do (its project root),
+---so that avante and corral mean the same file.
+---@param path string|nil
+---@return string|nil
+local function absolute(path)
+  if type(path) ~= "string" or path == "" then
+    return path
+  end
+  local ok, helpers = pcall(require, "avante.llm_tools.helpers")
+  if ok and type(helpers.get_abs_path) == "function" then
+    local done, abs = pcall(helpers.get_abs_path, path)
+    if done and type(abs) == "string" then
+      return abs
+    end
+  end
+  return path
+end
+
+---Run one corral tool call for avante: `opts.on_complete(text, nil)` when it ran and
+---succeeded, `opts.on_complete(nil, text)` otherwise (avante shows it as the tool's error; a
+---call the user declined starts with "User declined", as avante's own tools say it).
+---@param name string corral's tool
+---@param input table corral's input
+---@param opts table avante's tool options
+local function run(name, input, opts)
+  if opts.streaming then
+    return -- avante calls again once the model has sent the whole call
+  end
+  if type(opts.on_complete) ~= "function" then
+    return false, "corral: avante passed no on_complete; update avante.nvim"
+  end
+  if opts.on_log then
+    opts.on_log(name .. ": " .. (input.command or input.path or ""))
+  end
+  -- avante's stop (<C-c>, :AvanteStop) answers the call itself ("cancelled"); corral then
+  -- stops the command and everything it started, and stays silent.
+  local stopped_by_avante = false
+  local handle
+  local autocmd = vim.api.nvim_create_autocmd("User", {
+    pattern = "AvanteLLMEscape",
+    once = true,
+    callback = function()
+      stopped_by_avante = true
+      if handle then
+        handle.cancel()
+      end
+    end,
+  })
+  handle = require("corral").execute(
+    { name = name, input = input, id = opts.tool_use_id },
+    {},
+    function(result)
+      pcall(vim.api.nvim_del_autocmd, autocmd)
+      if stopped_by_avante and result.status == "cancelled" then
+        return
+      end
+      local text = require("corral").text(result)
+      if result.ok then
+        opts.on_complete(text, nil)
+      elseif result.status == "denied_by_user" then
+        opts.on_complete(nil, "User declined, reason: " .. text)
+      else
+        opts.on_complete(nil, text)
+      end
+    end
+  )
+end
+
+local function field(name, description, optional)
+  return { name = name, description = description, type = "string", optional = optional }
+end
+
+local RETURNS = {
+  { name = "result", description = "What happened, then the output", type = "string" },
+  { name = "error", description = "Why it did not run or failed", type = "string", optional = true },
+}
+
+---The custom tools, in avante's format.
+---@return table[]
+function M.tools()
+  return {
+    {
+      name = "corral_bash",
+      description = "Run a bash command in corral's sandbox. The project directory is "
+        .. "writable; your home directory, credentials and the rest of the system are "
+        .. "hidden or read-only, and the network is off unless the user turned it on. "
+        .. "The result says what the sandbox refused and how the user can allow it: "
+        .. "report that to the user instead of working around it. Standard input is empty.",
+      param = {
+        type = "table",
+        fields = {
+          field("command", "The bash command"),
+          field("path", "Directory to run it in. " .. PATH_NOTE, true),
+        },
+      },
+      returns = RETURNS,
+      func = function(input, opts)
+        return run("bash", { command = input.command, cwd = absolute(input.path) }, opts)
+      end,
+    },
+    {
+      name = "corral_write",
+      description = "Create a file or replace its whole content, through corral. " .. PATH_NOTE,
+      param = {
+        type = "table",
+        fields = { field("path", "The file"), field("content", "Its new content") },
+      },
+      returns = RETURNS,
+      func = function(input, opts)
+        return run("write", { path = absolute(input.path), content = input.content }, opts)
+      end,
+    },
+    {
+      name = "corral_edit",
+      description = "Replace text in a file, through corral: old_str must occur exactly "
+        .. "once. "
+        .. PATH_NOTE,
+      param = {
+        type = "table",
+        fields = {
+          field("path", "The file"),
+          field("old_str", "The text to replace, exactly as in the file"),
+          field("new_str", "The text to put in its place"),
+        },
+      },
+      returns = RETURNS,
+      func = function(input, opts)
+        return run(
+          "edit",
+          { path = absolute(input.path), old = input.old_str, new = input.new_str },
+          opts
+        )
+      end,
+    },
+    {
+      name = "corral_delete",
+      description = "Delete a file, through corral. While the sandbox is on, corral "
+        .. "refuses this tool unless the user allowed it: use rm with corral_bash then "
+        .. "(its changes can be undone). "
+        .. PATH_NOTE,
+      param = { type = "table", fields = { field("path", "The file") } },
+      returns = RETURNS,
+      func = function(input, opts)
+        return run("delete", { path = absolute(input.path) }, opts)
+      end,
+    },
+  }
+end
+
+---avante's options with corral's tools added and the tools they replace switched off:
+---`require("avante").setup(require("corral.integrations.avante").extend({ ... }))`.
+---Neither table is changed; the user's own `custom_tools` and `disabled_tools` are kept.
+---@param opts table|nil avante's options
+---@return table
+function M.extend(opts)
+  local out = vim.deepcopy(opts or {})
+  local custom = out.custom_tools
+  if type(custom) == "function" then
+    local user_fn = custom
+    out.custom_tools = function()
+      return vim.list_extend(vim.list_extend({}, user_fn() or {}), M.tools())
+    end
+  else
+    out.custom_tools = vim.list_extend(vim.list_extend({}, custom or {}), M.tools())
+  end
+  local disabled = vim.list_extend({}, out.disabled_tools or {})
+  for _, name in ipairs(M.REPLACED) do
+    if not vim.tbl_contains(disabled, name) then
+      disabled[#disabled + 1] = name
+    end
+  end
+  out.disabled_tools = disabled
+  -- avante runs `str_replace_editor` and `str_replace_based_edit_tool` (Anthropic's editor
+  -- tool names) whenever the model names them, disabled or not; with its default of
+  -- approving every tool, they would write unasked. Only those of avante's tools that run
+  -- or write ask it, so asking for all of them costs nothing once corral's tools stand in.
+  out.behaviour = out.behaviour or {}
+  if type(out.behaviour.auto_approve_tool_permissions) ~= "table" then
+    out.behaviour.auto_approve_tool_permissions = false
+  end
+  return out
+end
+
+return M

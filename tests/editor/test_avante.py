@@ -1,0 +1,232 @@
+"""avante.nvim with corral's tools (issue 10), driven through avante's own tool entry point
+(`avante.llm_tools.process_tool_use`, what avante calls for the model's tool use), no model.
+
+avante approves every tool by default and runs its own bash on the host: these check that its
+replaced tools are gone from what avante offers, and that corral's decide, confine and ask."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .test_execute import confirm_window
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from .conftest import Editor
+
+# avante's log module fills a table while iterating it, so a numeric log level is at times
+# "invalid" when it loads; a level by name always resolves.
+SETUP = """
+local extra = ...
+vim.g.avante = { log_level = "WARN" }
+require("avante.config").setup(require("corral.integrations.avante").extend(extra))
+"""
+
+# avante's entry point for one tool use; every on_complete call is recorded.
+USE = """
+local name, input = ...
+_G.avante_calls = {}
+local tools = require("avante.llm_tools").get_tools("", {})
+local r, e = require("avante.llm_tools").process_tool_use(
+  tools,
+  { name = name, id = "toolu_1", input = input },
+  {
+    session_ctx = {},
+    on_complete = function(result, err)
+      table.insert(_G.avante_calls, { result = result or vim.NIL, err = err or vim.NIL })
+    end,
+  }
+)
+return { r or vim.NIL, e or vim.NIL }
+"""
+
+
+def avante(ed: Editor, **extra: Any) -> Editor:
+    ed.add_plugins("avante.nvim", "plenary.nvim", "nui.nvim")
+    ed.lua(SETUP, extra)
+    return ed
+
+
+def use(ed: Editor, name: str, **tool_input: Any) -> None:
+    returned = ed.lua(USE, name, tool_input)
+    assert returned == [None, None], returned  # asynchronous: the answer comes by on_complete
+
+
+def answer(ed: Editor, timeout: float = 20) -> dict[str, Any]:
+    calls = ed.wait_for(
+        lambda: ed.lua("return #_G.avante_calls > 0 and _G.avante_calls or false"),
+        timeout=timeout,
+        what="avante's on_complete",
+    )
+    time.sleep(0.2)
+    assert len(ed.lua("return _G.avante_calls")) == 1, "on_complete ran more than once"
+    return calls[0]
+
+
+@pytest.fixture
+def av(spawn: Callable[..., Editor], workspace: Path) -> Editor:
+    return avante(spawn(cwd=workspace))
+
+
+def test_avante_offers_corral_tools_instead_of_its_own_bash_and_writers(av: Editor) -> None:
+    names = av.lua(
+        "local out = {} for _, t in ipairs(require('avante.llm_tools').get_tools('', {})) do"
+        " out[#out + 1] = t.name end return out"
+    )
+    assert {"corral_bash", "corral_write", "corral_edit", "corral_delete"} <= set(names)
+    replaced = av.lua("return require('corral.integrations.avante').REPLACED")
+    assert "bash" in replaced and "write_to_file" in replaced
+    assert not set(names) & set(replaced), set(names) & set(replaced)
+    assert "view" in names  # avante's reads stay
+
+
+def test_corral_bash_runs_in_the_sandbox_with_a_credential_hidden(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    home = workspace.parent / (workspace.name + "-home")
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("CANARY-PRIVATE-KEY\n")
+    ed = avante(spawn(cwd=workspace, env={"HOME": str(home)}))
+    use(
+        ed,
+        "corral_bash",
+        command="echo made > made.txt; cat ~/.ssh/id_rsa; echo x > /etc/corral-avante; echo end",
+    )
+    got = answer(ed)
+    assert got["err"] is None, got
+    text = got["result"]
+    assert text.startswith("exit 0; the sandbox refused 1 operation"), text
+    assert "end" in text and "CANARY-PRIVATE-KEY" not in text
+    assert (workspace / "made.txt").read_text() == "made\n"
+    assert not os.path.exists("/etc/corral-avante")
+
+    use(ed, "corral_bash", command="exit 4")
+    got = answer(ed)
+    assert got["result"] is None and got["err"].startswith("exit 4"), got
+
+
+def test_corral_bash_runs_in_the_directory_avante_names(av: Editor, workspace: Path) -> None:
+    (workspace / "sub").mkdir()
+    use(av, "corral_bash", command="pwd", path="sub")
+    got = answer(av)
+    assert got["err"] is None, got
+    assert got["result"].startswith("exit 0")
+    assert str(workspace / "sub") in got["result"]
+
+
+def test_a_write_asks_in_corrals_window(av: Editor, workspace: Path) -> None:
+    use(av, "corral_write", path="notes.txt", content="hello\n")
+    lines = av.wait_for(lambda: confirm_window(av), what="corral's window")
+    assert any("notes.txt" in line for line in lines)
+    av.nvim.input("d")
+    got = answer(av)
+    assert got["result"] is None and got["err"].startswith("User declined")
+    assert not (workspace / "notes.txt").exists()
+
+    use(av, "corral_write", path="notes.txt", content="hello\n")
+    av.wait_for(lambda: confirm_window(av), what="corral's window")
+    time.sleep(0.5)  # approval keys act only after the window has been up a moment
+    av.nvim.input("a")
+    got = answer(av)
+    assert got["err"] is None and got["result"].startswith("wrote 6 bytes")
+    assert (workspace / "notes.txt").read_text() == "hello\n"
+
+
+def test_a_write_outside_the_workspace_is_refused_without_asking(
+    av: Editor, workspace: Path
+) -> None:
+    outside = workspace.parent / (workspace.name + "-outside.txt")
+    use(av, "corral_write", path=str(outside), content="x")
+    got = answer(av)
+    assert got["result"] is None and got["err"].startswith("not run:"), got
+    assert "the user can allow it" in got["err"]
+    assert confirm_window(av) is None
+    assert not outside.exists()
+
+
+def test_an_edit_and_a_delete_go_through_corral(av: Editor, workspace: Path) -> None:
+    (workspace / "a.txt").write_text("one two\n")
+    use(av, "corral_edit", path="a.txt", old_str="two", new_str="three")
+    av.wait_for(lambda: confirm_window(av), what="corral's window")
+    time.sleep(0.5)
+    av.nvim.input("a")
+    got = answer(av)
+    assert got["err"] is None and "replaced 1 occurrence" in got["result"], got
+    assert "+one three" in got["result"]  # the diff follows the summary
+    assert (workspace / "a.txt").read_text() == "one three\n"
+
+    # corral's delete tool is off while the sandbox is on (rm in the sandbox can be undone)
+    use(av, "corral_delete", path="a.txt")
+    got = answer(av)
+    assert got["result"] is None and "tools.delete.allow_sandboxed" in got["err"], got
+    assert (workspace / "a.txt").exists()
+    av.lua("require('corral').setup({ tools = { delete = { allow_sandboxed = true } } })")
+    use(av, "corral_delete", path="a.txt")
+    av.wait_for(lambda: confirm_window(av), what="corral's window")
+    time.sleep(0.5)
+    av.nvim.input("a")
+    got = answer(av)
+    assert got["err"] is None, got
+    assert not (workspace / "a.txt").exists()
+
+
+def test_avantes_stop_kills_the_command_and_answers_once(av: Editor, workspace: Path) -> None:
+    use(av, "corral_bash", command="sleep 3; touch late.txt")
+    time.sleep(1.0)
+    av.lua("require('avante.llm').cancel_inflight_request()")
+    got = answer(av)
+    assert got["err"] == "__CANCELLED__", got  # avante's own cancel token
+    time.sleep(3.0)
+    assert not (workspace / "late.txt").exists()
+    assert len(av.lua("return _G.avante_calls")) == 1
+
+
+def test_extend_keeps_the_users_own_tools(spawn: Callable[..., Editor], workspace: Path) -> None:
+    ed = spawn(cwd=workspace)
+    ed.add_plugins("avante.nvim", "plenary.nvim", "nui.nvim")
+    names = ed.lua(
+        """
+        local mine = { name = "mine", description = "d", func = function() return "x" end }
+        local opts = { custom_tools = { mine }, disabled_tools = { "web_search" } }
+        local out = require("corral.integrations.avante").extend(opts)
+        assert(#opts.custom_tools == 1 and #opts.disabled_tools == 1, "extend changed its input")
+        local as_fn = require("corral.integrations.avante").extend({
+          custom_tools = function() return { mine } end,
+        })
+        local names = {}
+        for _, t in ipairs(out.custom_tools) do names[#names + 1] = t.name end
+        for _, t in ipairs(as_fn.custom_tools()) do names[#names + 1] = "fn:" .. t.name end
+        names[#names + 1] = vim.tbl_contains(out.disabled_tools, "web_search") and "kept" or "lost"
+        return names
+        """
+    )
+    assert names[0] == "mine" and "corral_bash" in names
+    assert "fn:mine" in names and "fn:corral_bash" in names
+    assert names[-1] == "kept"
+
+
+def test_avantes_own_editor_tools_are_no_longer_approved_unasked(av: Editor) -> None:
+    """avante runs str_replace_editor whenever the model names it, disabled or not, and its
+    tools ask through Helpers.confirm, which approved everything by default. After extend()
+    it asks (headless, with no sidebar to ask in, nothing is approved)."""
+    answers = av.lua(
+        """
+        local helpers = require("avante.llm_tools.helpers")
+        local approved = {}
+        for _, tool in ipairs({ "str_replace", "create", "insert", "undo_edit", "bash" }) do
+          -- (asking needs avante's sidebar: here it fails, or answers no)
+          pcall(helpers.confirm, "write?", function(ok)
+            if ok then approved[#approved + 1] = tool end
+          end, {}, {}, tool)
+        end
+        vim.wait(500, function() return #approved > 0 end)
+        return approved
+        """
+    )
+    assert answers == []
