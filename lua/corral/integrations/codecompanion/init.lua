@@ -1,0 +1,208 @@
+-- codecompanion.nvim: corral's tools for its chat (:help corral-codecompanion).
+-- codecompanion's own `run_command` runs on the host, and its `create_file` and
+-- `insert_edit_into_file` write without asking by default; these tools go through corral's
+-- guard, sandbox and window instead. codecompanion asks nothing for them
+-- (`require_approval_before = false`): corral's window is the one prompt, and corral's guard
+-- still decides in codecompanion's yolo mode.
+--
+-- codecompanion loads each tool by module path (corral.integrations.codecompanion.bash, ...).
+-- Its tool API changed often; the handlers below accept the two forms of a tool function
+-- (`fn(self, args, opts)` with `opts.output_cb`, and the older `fn(self, args, input,
+-- output_cb)`) and of the output handlers (`success(self, stdout, meta)`, and the older
+-- `success(self, tools, cmd, stdout)`).
+local M = {}
+
+---codecompanion's built-in tools that run or write on the host, unconfined: tools() turns
+---them off. Its reads (read_file, file_search, grep_search, ...) stay.
+M.REPLACED = { "run_command", "create_file", "insert_edit_into_file", "delete_file" }
+
+---Read-only built-ins that go with corral's tools in the `corral` group.
+M.READS = { "read_file", "file_search", "grep_search", "get_changed_files", "get_diagnostics" }
+
+local function string_field(description)
+  return { type = "string", description = description }
+end
+
+local PATH = "The file, absolute or relative to the working directory"
+
+---Per tool: corral's name for it, what the model reads, and its input made corral's.
+local KINDS = {
+  bash = {
+    corral = "bash",
+    description = "Run a bash command in corral's sandbox. The working directory is "
+      .. "writable; your home directory, credentials and the rest of the system are hidden "
+      .. "or read-only, and the network is off unless the user turned it on. The result "
+      .. "says what the sandbox refused and how the user can allow it: report that to the "
+      .. "user instead of working around it. Standard input is empty.",
+    properties = {
+      command = string_field("The bash command"),
+      cwd = string_field("Directory to run it in, relative to the working directory (optional)"),
+    },
+    required = { "command" },
+    input = function(args)
+      return { command = args.command, cwd = args.cwd ~= vim.NIL and args.cwd or nil }
+    end,
+    shown = function(args)
+      return tostring(args.command)
+    end,
+  },
+  write = {
+    corral = "write",
+    description = "Create a file or replace its whole content, through corral.",
+    properties = { path = string_field(PATH), content = string_field("Its new content") },
+    required = { "path", "content" },
+    input = function(args)
+      return { path = args.path, content = args.content }
+    end,
+    shown = function(args)
+      return "write " .. tostring(args.path)
+    end,
+  },
+  edit = {
+    corral = "edit",
+    description = "Replace text in a file, through corral: old_text must occur exactly once.",
+    properties = {
+      path = string_field(PATH),
+      old_text = string_field("The text to replace, exactly as in the file"),
+      new_text = string_field("The text to put in its place"),
+    },
+    required = { "path", "old_text", "new_text" },
+    input = function(args)
+      return { path = args.path, old = args.old_text, new = args.new_text }
+    end,
+    shown = function(args)
+      return "edit " .. tostring(args.path)
+    end,
+  },
+}
+
+---The tool object codecompanion passes first: `tools` (with `.chat`) in both forms.
+---@return table|nil chat
+local function chat_of(tools)
+  return type(tools) == "table" and tools.chat or nil
+end
+
+---Hand the text to the model (and the chat), whichever output-handler form is called.
+---@param tool table codecompanion's tool (self)
+---@param a any stdout/stderr (new form) or tools (old form)
+---@param b any meta (new form) or cmd (old form)
+---@param c any nil (new form) or stdout/stderr (old form)
+local function report(tool, a, b, c)
+  local chat, lines
+  if type(b) == "table" and b.tools then -- new: (self, stdout, meta)
+    chat, lines = chat_of(b.tools), a
+  else -- old: (self, tools, cmd, stdout)
+    chat, lines = chat_of(a), c
+  end
+  -- the text kept for this call (codecompanion's error list holds every error of the batch)
+  local text = tool.corral_text
+  if not text then
+    text = type(lines) == "table" and table.concat(vim.iter(lines):flatten():totable(), "\n")
+      or tostring(lines or "")
+  end
+  if chat then
+    chat:add_tool_output(tool, text, text)
+  end
+end
+
+---codecompanion's tool for `kind` ("bash", "write" or "edit").
+---@param kind string
+---@return table
+function M.tool(kind)
+  local spec = assert(KINDS[kind], "corral: no codecompanion tool " .. tostring(kind))
+  local name = "corral_" .. kind
+  return {
+    name = name,
+    cmds = {
+      function(self, args, third, fourth)
+        local output_cb, register_job
+        if type(third) == "table" and type(third.output_cb) == "function" then
+          output_cb, register_job = third.output_cb, third.register_job
+        elseif type(fourth) == "function" then
+          output_cb = fourth
+        end
+        if not output_cb then
+          return {
+            status = "error",
+            data = "corral: this codecompanion.nvim calls tools in a way corral does not know",
+          }
+        end
+        local chat = chat_of(self)
+        local current = type(self) == "table" and self.tool or nil -- this call's tool
+        local handle = require("corral").execute(
+          { name = spec.corral, input = spec.input(args or {}) },
+          { bufnr = chat and chat.bufnr or nil },
+          function(result)
+            local text = require("corral").text(result)
+            if type(current) == "table" then
+              current.corral_text = text
+            end
+            output_cb({ status = result.ok and "success" or "error", data = text })
+          end
+        )
+        if register_job then
+          -- codecompanion's cancel stops "the job": corral stops the command and its tree
+          register_job({
+            kill = function()
+              handle.cancel()
+            end,
+          })
+        end
+      end,
+    },
+    schema = {
+      type = "function",
+      ["function"] = {
+        name = name,
+        description = spec.description,
+        parameters = {
+          type = "object",
+          properties = spec.properties,
+          required = spec.required,
+          additionalProperties = false,
+        },
+      },
+    },
+    -- codecompanion asks nothing (`requires_approval` before 2025): corral's window asks
+    opts = { require_approval_before = false, requires_approval = false },
+    output = {
+      cmd_string = function(self)
+        return spec.shown(self.args or {})
+      end,
+      prompt = function(self)
+        return "corral: " .. spec.shown(self.args or {})
+      end,
+      success = report,
+      error = report,
+    },
+  }
+end
+
+---Entries for codecompanion's `interactions.chat.tools`: corral's tools (loaded by module
+---path, codecompanion's approval off for them), the built-ins they replace turned off, and a
+---`corral` group of corral's tools with codecompanion's reads.
+---@return table
+function M.tools()
+  local out = { groups = {} }
+  local names = {}
+  for _, kind in ipairs({ "bash", "write", "edit" }) do
+    local name = "corral_" .. kind
+    names[#names + 1] = name
+    out[name] = {
+      path = "corral.integrations.codecompanion." .. kind,
+      description = KINDS[kind].description,
+      opts = { require_approval_before = false, requires_approval = false },
+    }
+  end
+  for _, name in ipairs(M.REPLACED) do
+    out[name] = { enabled = false }
+  end
+  out.groups.corral = {
+    description = "corral's sandboxed command and file tools, with codecompanion's reads",
+    tools = vim.list_extend(vim.list_extend({}, names), M.READS),
+    opts = { collapse_tools = true },
+  }
+  return out
+end
+
+return M
