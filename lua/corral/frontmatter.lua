@@ -5,7 +5,8 @@
 -- frontmatter_child.lua) with a time limit and, where prlimit is installed, a memory limit.
 -- Nothing the chunk does (metatables, string functions, runaway patterns, memory) can reach the
 -- editor's state or freeze it. Inside that process it still runs in a restricted environment
--- (no io, os, require, load or editor API; a few pure helpers and `corral.opt`) with a budget
+-- (no io, os beyond the clock, require, load or editor API; a few pure helpers and `corral.opt`;
+-- inert stand-ins for Flemma's names) with a budget
 -- of instructions, for clear errors. What it sets on `corral.opt` comes back as JSON: a layer
 -- of dotted keys for the engine, which validates it.
 local M = {}
@@ -140,10 +141,35 @@ for _, name in ipairs({ "byte", "char", "find", "format", "gsub", "len", "lower"
   PURE_STRING[name] = string[name]
 end
 
+-- Flemma claims *.chat files too, and its Lua frontmatter sets `flemma.opt...` and may call
+-- the helpers of Flemma's environment: here they accept anything and do nothing, so a Flemma
+-- chat's frontmatter reads as no corral settings rather than an error.
+local inert = setmetatable({}, {
+  __newindex = function() end,
+  __tostring = function()
+    return ""
+  end,
+})
+getmetatable(inert).__index = function()
+  return inert
+end
+getmetatable(inert).__call = function()
+  return inert
+end
+getmetatable(inert).__concat = function(a, b)
+  return (a == inert and "" or tostring(a)) .. (b == inert and "" or tostring(b))
+end
+
 local function sandbox_env(opt)
   local pure_string = PURE_STRING
   return {
     corral = { opt = opt },
+    -- Flemma's names (see above); its os subset is time only
+    flemma = inert,
+    include = inert,
+    symbols = inert,
+    print = function() end,
+    os = { clock = os.clock, date = os.date, difftime = os.difftime, time = os.time },
     ipairs = ipairs,
     pairs = pairs,
     next = next,

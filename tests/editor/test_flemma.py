@@ -1,0 +1,181 @@
+"""Flemma with corral (issue 10): corral as the backend of Flemma's sandbox registry and a
+voice in Flemma's approval registry, driven through Flemma's own entry points (its
+`approval.resolve`, and its bash tool's `execute` with the execution context Flemma builds),
+no model. Flemma and corral both claim *.chat: a Flemma chat's frontmatter must not be an
+error in corral."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from .conftest import Editor
+
+# As :help corral-flemma shows: corral named as Flemma's backend, so that Flemma's bash fails
+# rather than running unconfined when corral cannot confine it.
+SETUP = """
+local backend = ...
+require("flemma").setup({ sandbox = { backend = backend } })
+require("corral.integrations.flemma").setup()
+"""
+
+RESOLVE = """
+local tool, input = ...
+local result, source = require("flemma.tools.approval").resolve_with_source(
+  tool, input, { bufnr = vim.api.nvim_get_current_buf(), tool_id = "toolu_1" })
+return { result, source }
+"""
+
+# Flemma's bash tool, run as Flemma's executor runs it: its execution context for the buffer.
+BASH = """
+local command = ...
+_G.flemma_result = vim.NIL
+local ctx = require("flemma.tools.executor").build_execution_context({
+  bufnr = vim.api.nvim_get_current_buf(), cwd = vim.fn.getcwd(), tool_name = "bash",
+  tool_id = "toolu_2", timeout = 20,
+})
+local tool = require("flemma.tools.registry").get("bash")
+tool.execute({ label = "t", command = command }, ctx, function(r) _G.flemma_result = r end)
+"""
+
+
+def flemma(ed: Editor, backend: str = "corral") -> Editor:
+    ed.add_plugins("flemma.nvim")
+    ed.lua(SETUP, backend)
+    return ed
+
+
+def resolve(ed: Editor, tool: str, **tool_input: Any) -> list[str]:
+    return ed.lua(RESOLVE, tool, tool_input)
+
+
+def bash(ed: Editor, command: str) -> dict[str, Any]:
+    ed.lua(BASH, command)
+    return ed.wait_for(
+        lambda: ed.lua("return _G.flemma_result ~= vim.NIL and _G.flemma_result or false"),
+        timeout=30,
+        what="Flemma's bash result",
+    )
+
+
+@pytest.fixture
+def fl(spawn: Callable[..., Editor], workspace: Path) -> Editor:
+    return flemma(spawn(cwd=workspace))
+
+
+def test_corral_is_flemmas_backend_and_confines_its_bash(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    fl = flemma(spawn(cwd=workspace), backend="auto")  # chosen by priority, above Flemma's bwrap
+    assert fl.lua("return (require('flemma.sandbox').detect_available_backend(0))") == "corral"
+    r = bash(fl, "echo made > made.txt; touch /etc/corral-flemma; echo end")
+    assert "end" in r["output" if r["success"] else "error"]
+    assert (workspace / "made.txt").read_text() == "made\n"
+    assert not os.path.exists("/etc/corral-flemma")
+
+
+def test_a_credential_is_hidden_from_flemmas_bash_and_its_read_is_denied(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    home = workspace.parent / (workspace.name + "-home")
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("CANARY-PRIVATE-KEY\n")
+    ed = flemma(spawn(cwd=workspace, env={"HOME": str(home)}))
+    r = bash(ed, "cat ~/.ssh/id_rsa; echo end")
+    assert "CANARY-PRIVATE-KEY" not in str(r)
+    # Flemma's own presets approve `read` (its config resolver, 100): corral's refusal wins
+    assert resolve(ed, "read", path=str(home / ".ssh" / "id_rsa")) == [
+        "deny",
+        "urn:corral:flemma:deny",
+    ]
+    (workspace / "notes.txt").write_text("x")
+    assert resolve(ed, "read", path="notes.txt") == ["approve", "urn:flemma:approval:config"]
+
+
+def test_the_approval_decision_is_corrals(fl: Editor, workspace: Path) -> None:
+    assert resolve(fl, "bash", command="ls") == ["approve", "urn:corral:flemma:approval"]
+    assert resolve(fl, "bash", command="sudo ls") == ["deny", "urn:corral:flemma:deny"]
+    outside = str(workspace.parent / (workspace.name + "-outside.txt"))
+    assert resolve(fl, "write", path=outside, content="x") == ["deny", "urn:corral:flemma:deny"]
+    # what corral would allow, Flemma's own presets still decide first ($standard: write)
+    assert resolve(fl, "write", path="notes.txt", content="x") == [
+        "approve",
+        "urn:flemma:approval:config",
+    ]
+    # a tool corral does not judge passes on to Flemma's own chain
+    assert resolve(fl, "grep", pattern="x")[1] != "urn:corral:flemma:approval"
+
+
+def test_flemmas_write_preset_cannot_reach_a_protected_file(fl: Editor, workspace: Path) -> None:
+    """Flemma's $standard approves every write and its write tool writes on the host: corral
+    must refuse (not just ask about) git hooks, editor start-up files and its own config."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    for path in (".git/hooks/pre-commit", ".git/config", ".nvim.lua", ".envrc"):
+        assert resolve(fl, "write", path=path, content="x") == [
+            "deny",
+            "urn:corral:flemma:deny",
+        ], path
+        assert resolve(fl, "edit", path=path, oldText="a", newText="b")[0] == "deny", path
+
+
+def test_with_flemmas_own_approval_off_corral_asks_for_a_write(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    ed = spawn(cwd=workspace)
+    ed.add_plugins("flemma.nvim")
+    ed.lua(
+        "require('flemma').setup({ sandbox = { backend = 'corral' },"
+        "  tools = { auto_approve = {} } })"
+        " require('corral.integrations.flemma').setup()"
+    )
+    assert resolve(ed, "write", path="notes.txt", content="x") == [
+        "require_approval",
+        "urn:corral:flemma:approval",
+    ]
+
+
+def test_corral_does_not_approve_bash_that_flemma_would_not_wrap_with_corral(
+    fl: Editor,
+) -> None:
+    fl.lua("require('flemma.sandbox').set_enabled(false)")
+    assert resolve(fl, "bash", command="ls") == [
+        "require_approval",
+        "urn:corral:flemma:approval",
+    ]
+
+
+def test_a_disabled_corral_makes_flemmas_bash_fail_rather_than_run_unconfined(
+    fl: Editor, workspace: Path
+) -> None:
+    fl.lua("require('flemma.sandbox').detect_available_backend(0)")  # cached: corral
+    fl.cmd("Sandbox", "disable")
+    r = bash(fl, f"touch {workspace}/CANARY-unconfined")
+    assert r["success"] is False and "corral" in r["error"]
+    time.sleep(0.3)
+    assert not (workspace / "CANARY-unconfined").exists()
+
+
+def test_a_flemma_chat_frontmatter_is_not_an_error_in_corral(fl: Editor, workspace: Path) -> None:
+    chat = workspace / "talk.chat"
+    chat.write_text(
+        "```lua\n"
+        'flemma.opt.tools.auto_approve:append("bash")\n'
+        'flemma.opt.thinking = "high"\n'
+        'today = "Today is " .. os.date("%Y")\n'
+        "```\n"
+        "@You: hello\n"
+    )
+    fl.edit(chat)
+    config = fl.wait_for(lambda: fl.config(0), what="the chat's config")
+    assert config["origins"]["sandbox.mode"] == "default"
+    errors = [m for m in fl.messages() if "frontmatter" in m.lower() or "flemma" in m]
+    assert errors == [], errors
