@@ -426,6 +426,7 @@ class Resolution:
                     found.read_only.append(path)
         for p in found.never:
             if not self.writable(p):
+                self._linked_into_a_root(p, found)
                 continue
             if os.path.lexists(p):
                 found.read_only.append(p)
@@ -433,6 +434,18 @@ class Resolution:
                 found.create_dirs.append(p)  # corral's own: made empty now, read-only in runs
             elif self.writable(os.path.realpath(p)):
                 found.watch.append(os.path.realpath(p))
+
+    def _linked_into_a_root(self, path: str, found: Protection) -> None:
+        """A start-up file outside the writable roots whose path leads into one (a dotfiles
+        repository as the workspace: ~/.bashrc -> ~/dotfiles/bashrc, ~/.config ->
+        ~/dotfiles/config, stow's layout): what the host reads is where it leads, kept as
+        the file itself would be, with the links on the way. One that leads to a writable
+        root itself (the workspace is ~/.config/nvim) is what you chose to work on."""
+        real = os.path.realpath(path)
+        if real == path or not self.writable(real) or real in self.rw_roots:
+            return
+        found.keep(real)
+        self._links_on_the_way(path, found)
 
     def _state_dir(self, found: Protection, deny_read: list[tuple[str, bool]]) -> str:
         """corral's state (the audit log, change sets, the undo journal) tells what ran and was

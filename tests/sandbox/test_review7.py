@@ -1,0 +1,58 @@
+"""Seventh review: what the host runs or reads later, reached another way (r7b, r7c).
+
+Each test writes from inside real bwrap, then looks at what the host holds afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import TYPE_CHECKING
+
+import pytest
+
+from .test_change_sets_review2 import run
+
+if TYPE_CHECKING:
+    from .conftest import Host
+
+pytestmark = pytest.mark.sandbox
+
+
+def test_start_up_files_linked_into_the_workspace_are_kept(host: Host) -> None:
+    """r7b F1: the workspace is a dotfiles repository linked from $HOME (stow's layout:
+    ~/.bashrc -> ~/dotfiles/bashrc). deny_write names ~/.bashrc, but only its own path was
+    looked at: the link's target in the workspace was writable, and the next host shell ran
+    what a sandboxed command appended."""
+    ws = host.ws
+    (ws / "bashrc").write_text("# mine\n")
+    (ws / "nvim").mkdir()
+    (ws / "nvim" / "init.lua").write_text("-- mine\n")
+    (ws / "stow").mkdir()
+    (ws / "stow" / "fish").mkdir()
+    os.symlink("stow/fish", ws / "fish")  # a link inside the workspace on the way
+    (host.home / ".config").mkdir(parents=True, exist_ok=True)
+    for name, target in (
+        (".bashrc", "bashrc"),
+        (".config/nvim", "nvim"),
+        (".config/fish", "fish"),
+        (".profile", "profile"),  # its target does not exist yet
+    ):
+        link = host.home / name
+        if link.is_dir() and not link.is_symlink():
+            shutil.rmtree(link)
+        else:
+            link.unlink(missing_ok=True)
+        os.symlink(ws / target, link)
+    run(
+        host,
+        "echo 'touch CANARY' >> bashrc; echo 'x' >> nvim/init.lua; echo x > nvim/plugin.lua\n"
+        "echo x > profile; echo x > fish/config.fish\n"
+        "rm fish; mkdir -p evil; echo x > evil/config.fish; ln -s evil fish\n",
+    )
+    assert (ws / "bashrc").read_text() == "# mine\n"
+    assert (ws / "nvim" / "init.lua").read_text() == "-- mine\n"
+    assert not (ws / "nvim" / "plugin.lua").exists()
+    assert not (ws / "profile").exists()
+    assert not (ws / "stow" / "fish" / "config.fish").exists()
+    assert os.readlink(ws / "fish") == "stow/fish"
