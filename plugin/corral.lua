@@ -24,3 +24,15 @@ vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile" }, {
     require("corral.chat").attach(ev.buf)
   end,
 })
+
+-- Where each buffer was last current: the workspace of a chat that no window shows any more
+-- (a chat plugin's calls go on while you read another file) is the directory it was shown in
+-- (:tcd, :lcd), not the editor's global one (engine.cwd_of).
+vim.api.nvim_create_augroup("corral_cwd", { clear = true })
+vim.api.nvim_create_autocmd({ "BufEnter", "DirChanged" }, {
+  group = "corral_cwd",
+  callback = function(ev)
+    local buf = ev.event == "DirChanged" and vim.api.nvim_get_current_buf() or ev.buf
+    vim.b[buf].corral_cwd = vim.fn.getcwd()
+  end,
+})

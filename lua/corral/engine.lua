@@ -54,9 +54,9 @@ local function check_global()
   end
 end
 
----The workspace of a buffer: the directory of a window showing it (:lcd, :tcd), else the
----editor's own; never that of whichever window is current when a call arrives (a project in
----another tab would become writable).
+---The workspace of a buffer: the directory of a window showing it (:lcd, :tcd), else of the
+---window it was last current in, else the editor's own; never that of whichever window is
+---current when a call arrives (a project in another tab would become writable).
 ---@param bufnr integer
 ---@return string
 function M.cwd_of(bufnr)
@@ -68,6 +68,10 @@ function M.cwd_of(bufnr)
   if #wins > 0 then
     local tab = vim.api.nvim_tabpage_get_number(vim.api.nvim_win_get_tabpage(wins[1]))
     return vim.fn.getcwd(vim.fn.win_id2win(wins[1]), tab)
+  end
+  local shown_in = vim.api.nvim_buf_is_valid(bufnr) and vim.b[bufnr].corral_cwd or nil
+  if type(shown_in) == "string" and vim.fn.isdirectory(shown_in) == 1 then
+    return shown_in -- (recorded by plugin/corral.lua)
   end
   return vim.fn.getcwd(-1, -1)
 end

@@ -283,6 +283,33 @@ def test_a_chats_workspace_is_its_own_windows_not_the_current_one(
     assert (workspace / "made").exists() and not (other / "made").exists()
 
 
+def test_a_hidden_chats_workspace_is_where_it_was_last_shown(
+    spawn: Any, workspace: Path
+) -> None:
+    """Seventh review r7b F2: a chat no window shows got the editor's global directory (another
+    project, or $HOME) as its workspace, not the :tcd directory it was opened and shown in."""
+    other = workspace.parent / f"{workspace.name}-other"
+    other.mkdir()
+    ed = spawn(cwd=other)  # Neovim started in another project
+    chat = workspace / "talk.chat"
+    chat.write_text("hello\n")
+    (workspace / "notes.txt").write_text("x\n")
+    ed.lua("vim.o.hidden = true vim.cmd('tabnew') vim.cmd('tcd ' .. vim.fn.fnameescape(...))",
+           str(workspace))  # fmt: skip
+    buf = ed.edit(chat)
+    ed.edit(workspace / "notes.txt")  # the chat is hidden now; the tab's directory is the same
+    assert ed.lua("return #vim.fn.win_findbuf(...)", buf) == 0
+    ed.lua(
+        "local b = ... _G.corral_test_result = vim.NIL"
+        " require('corral').execute({ name = 'bash', input = { command = 'pwd; touch made' } },"
+        " { bufnr = b }, function(r) _G.corral_test_result = r end)",
+        buf,
+    )
+    r = result(ed)
+    assert r["output"].strip().splitlines()[0] == str(workspace), r
+    assert (workspace / "made").exists() and not (other / "made").exists()
+
+
 def test_a_call_whose_chat_was_closed_while_it_waited_does_not_run(
     fresh: Editor, workspace: Path
 ) -> None:
