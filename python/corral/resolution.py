@@ -414,7 +414,8 @@ class Resolution:
         if home != "/" and self.writable(home):
             # $HOME writable (the workspace, or inside one): no list of start-up files is ever
             # whole, so every dot entry of it is kept as it is (the change-set check holds new
-            # ones too); a hidden one stays hidden
+            # ones too); a hidden one stays hidden, and one holding a hidden path (~/.config
+            # with ~/.config/gh) is kept all the same: the masks come after, over it
             hidden = expand_lexical(self.config["sandbox.policy.deny_read"], self.ctx)[0]
             try:
                 names = sorted(n for n in os.listdir(home) if n.startswith("."))
@@ -422,7 +423,7 @@ class Resolution:
                 names = []
             for name in names:
                 path = os.path.join(home, name)
-                if not any(is_within(path, h) or is_within(h, path) for h in hidden):
+                if not any(is_within(path, h) for h in hidden):
                     found.read_only.append(path)
         for p in found.never:
             if not self.writable(p):

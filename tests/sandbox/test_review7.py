@@ -56,3 +56,26 @@ def test_start_up_files_linked_into_the_workspace_are_kept(host: Host) -> None:
     assert not (ws / "profile").exists()
     assert not (ws / "stow" / "fish" / "config.fish").exists()
     assert os.readlink(ws / "fish") == "stow/fish"
+
+
+def test_with_home_as_the_workspace_and_direct_writes_its_dot_directories_stay_read_only(
+    host: Host,
+) -> None:
+    """r7b F3: a dot directory holding a hidden one (~/.config with ~/.config/gh) was left out
+    of the read-only dot entries: with $HOME as the workspace and direct writes, tmux.conf,
+    environment.d and desktop entries under it were written."""
+    (host.home / ".config" / "tmux").mkdir(parents=True, exist_ok=True)
+    (host.home / ".local" / "share").mkdir(parents=True, exist_ok=True)
+    assert (host.home / ".config" / "gh").exists()  # hidden: the layout's credentials
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):  # (the defaults: kept whole when set)
+        del host.env[name]
+    body = (
+        "echo 'run-shell x' > .config/tmux/tmux.conf; mkdir -p .config/environment.d; "
+        "mkdir -p .local/share/applications && echo x > .local/share/applications/x.desktop; "
+        "echo done-writing"
+    )
+    done = host.corral("run", "--writes", "direct", "--", "sh", "-c", body, cwd=host.home)
+    assert "done-writing" in done.stdout, done.stdout + done.stderr
+    assert not (host.home / ".config" / "tmux" / "tmux.conf").exists()
+    assert not (host.home / ".config" / "environment.d").exists()
+    assert not (host.home / ".local" / "share" / "applications").exists()
