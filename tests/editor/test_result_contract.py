@@ -283,9 +283,7 @@ def test_a_chats_workspace_is_its_own_windows_not_the_current_one(
     assert (workspace / "made").exists() and not (other / "made").exists()
 
 
-def test_a_hidden_chats_workspace_is_where_it_was_last_shown(
-    spawn: Any, workspace: Path
-) -> None:
+def test_a_hidden_chats_workspace_is_where_it_was_last_shown(spawn: Any, workspace: Path) -> None:
     """Seventh review r7b F2: a chat no window shows got the editor's global directory (another
     project, or $HOME) as its workspace, not the :tcd directory it was opened and shown in."""
     other = workspace.parent / f"{workspace.name}-other"

@@ -79,3 +79,53 @@ def test_with_home_as_the_workspace_and_direct_writes_its_dot_directories_stay_r
     assert not (host.home / ".config" / "tmux" / "tmux.conf").exists()
     assert not (host.home / ".config" / "environment.d").exists()
     assert not (host.home / ".local" / "share" / "applications").exists()
+
+
+def test_files_and_directories_the_command_locked_up_are_applied_whole(host: Host) -> None:
+    """r7c F1, F5 (as an unprivileged user): a hard-linked file made unreadable (it is
+    copied) and a new directory made unwritable (mode 555, with a file in it) stopped the
+    apply midway: one file lost, another half applied, nothing said."""
+    (host.ws / "important.txt").write_text("original\n")
+    run(
+        host,
+        "echo new > important.txt; ln important.txt important.link; chmod 000 important.txt\n"
+        "mkdir z; echo zf > z/f; chmod 555 z\n"
+        "mkdir -p y/w; echo yf > y/w/f; chmod 500 y/w\n",
+    )
+    assert os.stat(host.ws / "important.txt").st_mode & 0o777 == 0
+    assert (host.ws / "important.link").read_text() == "new\n"
+    assert (host.ws / "z" / "f").read_text() == "zf\n"
+    assert os.stat(host.ws / "z").st_mode & 0o777 == 0o555
+    assert (host.ws / "y" / "w" / "f").read_text() == "yf\n"
+    assert not [n for n in os.listdir(host.ws) if n.startswith(".corral-apply")]
+    undone = host.corral("undo")
+    assert undone.returncode == 0, undone.stderr
+    assert (host.ws / "important.txt").read_text() == "original\n"
+    assert not (host.ws / "z").exists() and not (host.ws / "y").exists()
+
+
+def test_a_default_acl_on_a_new_directory_does_not_reach_the_host(host: Host) -> None:
+    """r7c F4: a directory moved in whole kept its extended attributes: a default ACL made
+    every file the user later created in it writable by every local user."""
+    acl = (  # system.posix_acl_default, version 2: user::rwx group::rwx other::rwx
+        "bytes([2,0,0,0, 1,0,7,0,255,255,255,255, 4,0,7,0,255,255,255,255,"
+        " 32,0,7,0,255,255,255,255])"
+    )
+    body = (
+        "python3 -c \"import os; os.makedirs('acldir/sub'); "
+        f"[os.setxattr(d, 'system.posix_acl_default', {acl}) for d in ('acldir', 'acldir/sub')]; "
+        "os.setxattr('acldir', 'user.r7c', b'x')\"\n"
+    )
+    run(host, body)
+    for d in ("acldir", "acldir/sub"):
+        path = host.ws / d
+        assert path.is_dir()
+        assert "system.posix_acl_default" not in os.listxattr(path), d
+
+
+def test_the_owners_own_access_to_a_directory_is_kept(host: Host) -> None:
+    """r7c F7: `chmod 000 .git/objects` inside was applied: every git command failed after."""
+    host.git("init", "-q", str(host.ws))
+    run(host, "chmod 000 .git/objects .git/refs\n")
+    for d in (".git/objects", ".git/refs"):
+        assert os.stat(host.ws / d).st_mode & 0o700 == 0o700, d

@@ -162,3 +162,37 @@ def test_deleting_a_repositorys_head_is_refused(lay: Layout) -> None:
     (lay.upper / ".git").mkdir()
     os.mknod(lay.upper / ".git" / "HEAD", stat.S_IFCHR | 0o600, os.makedev(0, 0))
     assert lay.verdicts()[".git/HEAD"] == "protected"
+
+
+def test_a_deleted_directory_with_a_host_edit_below_it_is_a_conflict(lay: Layout) -> None:
+    """Seventh review r7c F6: only the deleted directory's own times were compared; an edit
+    two levels down during the run was taken out of the workspace unasked."""
+    (lay.root / "docs" / "sub").mkdir(parents=True)
+    (lay.root / "docs" / "sub" / "notes.txt").write_text("mine\n")
+    (lay.root / "old" / "deep").mkdir(parents=True)
+    (lay.root / "old" / "deep" / "x.txt").write_text("x\n")
+    lay.plan["created_ns"] = time.time_ns()
+    time.sleep(0.01)
+    with open(lay.root / "docs" / "sub" / "notes.txt", "a") as f:
+        f.write("edited during the run\n")
+    os.mknod(lay.upper / "docs", stat.S_IFCHR | 0o600, os.makedev(0, 0))
+    os.mknod(lay.upper / "old", stat.S_IFCHR | 0o600, os.makedev(0, 0))
+    found = lay.verdicts()
+    assert found["docs"] == "conflict"
+    assert found["old"] is None  # nothing below it changed
+
+
+def test_copies_of_hard_linked_files_are_bounded(lay: Layout) -> None:
+    """Seventh review r7c F3: each name of a hard-linked file is applied as a copy: many
+    names of a large (sparse, so free) file filled the host's disk."""
+    lay.plan["max_file_bytes"] = 0
+    (lay.upper / "big").mkdir()
+    for i in range(3):
+        path = lay.upper / "big" / f"f{i}"
+        with open(path, "wb") as f:
+            f.truncate(600 << 20)  # sparse: no space taken
+        os.link(path, lay.upper / "big" / f"g{i}")
+    found = lay.verdicts()
+    refused = [rel for rel, code in found.items() if code == "too-large"]
+    assert found["big/f0"] is None
+    assert sorted(refused) == ["big/f1", "big/f2", "big/g0", "big/g1", "big/g2"], found

@@ -9,7 +9,13 @@ real directories earlier in the same pass, and a link found where a directory sh
 moved aside, not entered.
 
 Set-user-ID and set-group-ID bits, write for group and others beyond what the host's file had
-(or the umask gives), file capabilities and overlayfs's own extended attributes are dropped.
+(or the umask gives), file capabilities, default ACLs of directories and overlayfs's own
+extended attributes are dropped; an existing directory keeps its owner's permissions.
+
+All or nothing: when a step fails (a full disk, a file the command made unreadable), every step
+before it is reversed, the staging area gets back what was moved out of it, and ApplyFailed
+says where and why; the change set stays held, whole. A new directory the command made without
+write permission for its owner (mode 555) gets that mode once everything below it is in.
 """
 
 from __future__ import annotations
@@ -21,12 +27,27 @@ from corral.changes.journal import Journal, move
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from corral.changes.scan import Entry
 
 PRIVILEGE_BITS = stat.S_ISUID | stat.S_ISGID
 OTHERS_WRITE = stat.S_IWGRP | stat.S_IWOTH
 # overlayfs's own attributes, and file capabilities (a setuid bit by another name)
 DROPPED_XATTRS = ("user.overlay.", "trusted.overlay.", "security.capability")
+# a directory's default ACL is the mode of everything created in it later, by anyone: the
+# umask and safe_mode would not hold for the user's own files there
+DROPPED_DIR_XATTRS = (*DROPPED_XATTRS, "system.posix_acl_default")
+OWNER = stat.S_IRWXU
+
+
+class ApplyFailed(OSError):
+    """A change set could not be applied; nothing of it was (or, with `partly`, what the
+    journal names is still in: corral undo takes it out)."""
+
+    def __init__(self, message: str, partly: bool = False) -> None:
+        super().__init__(message)
+        self.partly = partly
 
 
 _UMASK: list[int] = []
@@ -51,43 +72,86 @@ def safe_mode(mode: int, old: int | None) -> int:
 
 
 def _clean(entry: Entry, mode: int) -> None:
-    """Drop what must not reach the host with the file: privilege bits and write for others
-    (`mode`, from safe_mode), overlay attributes and file capabilities."""
-    if entry.kind != "file":
+    """Drop what must not reach the host with a file or directory: privilege bits and write
+    for others (`mode`, from safe_mode; a directory's mode is set where it lands), overlay
+    attributes, file capabilities and default ACLs."""
+    if entry.kind not in ("file", "dir"):
         return
-    if mode != entry.mode:
+    if entry.kind == "file" and mode != entry.mode:
         os.chmod(entry.source, mode)
     try:
         names = os.listxattr(entry.source, follow_symlinks=False)
     except OSError:
         return
+    dropped = DROPPED_DIR_XATTRS if entry.kind == "dir" else DROPPED_XATTRS
     for name in names:
-        if name.startswith(DROPPED_XATTRS):
+        if name.startswith(dropped):
             try:
                 os.removexattr(entry.source, name, follow_symlinks=False)
             except OSError:
                 pass
 
 
-def _copy_beside(entry: Entry, target: str, serial: int, mode: int) -> None:
-    """Copy to a temporary name in the target's directory, then rename over the target."""
-    tmp = os.path.join(os.path.dirname(target), f".corral-apply-{os.getpid()}-{serial}.tmp")
-    if entry.kind == "link":
-        os.symlink(entry.target, tmp)
-    else:
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-        src = os.open(entry.source, os.O_RDONLY | os.O_NOFOLLOW)
+def _readable(entry: Entry) -> None:
+    """The staged copy is corral's own: readable to copy it, whatever mode the command gave
+    it (the copy gets that mode)."""
+    if not os.access(entry.source, os.R_OK, follow_symlinks=False):
+        os.chmod(entry.source, stat.S_IMODE(os.lstat(entry.source).st_mode) | stat.S_IRUSR)
+
+
+def _copy_data(src: int, dst: int) -> None:
+    """Copy a file's data, holes kept holes: a sparse 8 GiB file written in no space by a
+    command must not take 8 GiB on the host."""
+    size = os.fstat(src).st_size
+    pos = 0
+    while pos < size:
         try:
-            dst = os.open(tmp, flags, 0o600)
+            start = os.lseek(src, pos, os.SEEK_DATA)
+        except OSError as e:
+            if e.errno == 6:  # ENXIO: only a hole is left
+                break
+            raise
+        end = os.lseek(src, start, os.SEEK_HOLE)
+        os.lseek(src, start, os.SEEK_SET)
+        os.lseek(dst, start, os.SEEK_SET)
+        left = end - start
+        while left > 0:
+            chunk = os.read(src, min(left, 1 << 20))
+            if not chunk:
+                break
+            os.write(dst, chunk)
+            left -= len(chunk)
+        pos = end
+    os.ftruncate(dst, size)
+
+
+def _copy_beside(entry: Entry, target: str, serial: int, mode: int) -> None:
+    """Copy to a temporary name in the target's directory, then rename over the target; the
+    temporary file is gone whatever fails."""
+    tmp = os.path.join(os.path.dirname(target), f".corral-apply-{os.getpid()}-{serial}.tmp")
+    try:
+        if entry.kind == "link":
+            os.symlink(entry.target, tmp)
+        else:
+            _readable(entry)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+            src = os.open(entry.source, os.O_RDONLY | os.O_NOFOLLOW)
             try:
-                while chunk := os.read(src, 1 << 20):
-                    os.write(dst, chunk)
-                os.fchmod(dst, mode)
+                dst = os.open(tmp, flags, 0o600)
+                try:
+                    _copy_data(src, dst)
+                    os.fchmod(dst, mode)
+                finally:
+                    os.close(dst)
             finally:
-                os.close(dst)
-        finally:
-            os.close(src)
-    os.rename(tmp, target)
+                os.close(src)
+        os.rename(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def _put(entry: Entry, target: str, serial: int, old: int | None) -> bool:
@@ -113,22 +177,65 @@ def _stat(path: str) -> list[int]:
     return [st.st_ino, st.st_size, st.st_mtime_ns]
 
 
-def _prepare_whole(entries: list[Entry], start: int) -> int:
+def _prepare_whole(entries: list[Entry], start: int, later: list[tuple[str, int]]) -> int:
     """Clean, in the staging area, the directory at `start` and everything below it (they
-    follow it: parents first, sorted by path); returns the index after its last entry."""
+    follow it: parents first, sorted by path); returns the index after its last entry. Its
+    directories are opened to their owner for the move (a directory changes parent only with
+    write permission on it); their own modes go to `later`, by host path."""
     top = entries[start]
     prefix = top.path + "/"
     end = start + 1
     while end < len(entries) and entries[end].path.startswith(prefix):
         end += 1
     for entry in entries[start:end]:
+        mode = safe_mode(entry.mode, None)
+        _clean(entry, mode)
         if entry.kind == "dir":
-            mode = safe_mode(entry.mode, None)
-            if mode != entry.mode:
-                os.chmod(entry.source, mode)
-        else:
-            _clean(entry, safe_mode(entry.mode, None))
+            os.chmod(entry.source, mode | OWNER)
+            if mode & OWNER != OWNER:
+                later.append((entry.path, mode))
     return end
+
+
+class _Steps:
+    """What was done so far, to reverse it all when a later step fails."""
+
+    def __init__(self) -> None:
+        self.undo: list[tuple[str, Any]] = []
+        self.current = ""  # the path being applied
+
+    def add(self, what: str, fn: Any) -> None:
+        self.undo.append((what, fn))
+
+    def reverse(self) -> list[str]:
+        """Reverse every step, newest first; what could not be reversed."""
+        failed = []
+        for what, fn in reversed(self.undo):
+            try:
+                fn()
+            except OSError as e:
+                failed.append(f"{what}: {e}")
+        self.undo.clear()
+        return failed
+
+
+def _restore(journal: Journal, name: str, target: str) -> Any:
+    return lambda: move(os.path.join(journal.path, "files", name), target)
+
+
+def _unput(entry: Entry, target: str, copied: bool) -> Any:
+    if copied:  # the staged source is still there
+        return lambda: os.unlink(target)
+    return lambda: os.rename(target, entry.source)
+
+
+def _fchmod(path: str, mode: int) -> None:
+    """chmod the directory itself, never through a link put in its place."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
 
 
 def apply(
@@ -136,17 +243,38 @@ def apply(
 ) -> tuple[list[dict[str, str]], list[Entry]]:
     """Apply `entries` (accepted, parents first); returns what changed, one dict a path:
     {"path", "change": added | modified | deleted}, and the entries whose source is still in
-    the staging area (for `clear`). Raises OSError on the first failure: what was applied
-    before it is in the journal.
+    the staging area (for `clear`). All or nothing: raises ApplyFailed when a step fails,
+    with every earlier step reversed and the journal entry gone.
 
     `whole`: new directories whose every entry below was accepted (see finish.settle). One
     that does not exist on the host is cleaned in place and moved by one rename, its entries
     journaled one by one as if each had been put (an `npm install` is mostly such trees)."""
+    steps = _Steps()
+    try:
+        return _apply(entries, journal, whole, steps)
+    except Exception as e:
+        where = f" at {steps.current}" if steps.current else ""
+        failed = steps.reverse()
+        if failed:
+            raise ApplyFailed(
+                f"applying stopped{where} ({e}), and {len(failed)} step(s) could not be "
+                f"reversed ({failed[0]}): corral undo takes out what is in",
+                partly=True,
+            ) from e
+        journal.discard()
+        raise ApplyFailed(f"applying stopped{where} ({e}); nothing was changed") from e
+
+
+def _apply(
+    entries: list[Entry], journal: Journal, whole: frozenset[str], steps: _Steps
+) -> tuple[list[dict[str, str]], list[Entry]]:
     changed: list[dict[str, str]] = []
     left: list[Entry] = []
+    later: list[tuple[str, int]] = []  # (path, mode) of directories, set last, deepest first
     moved_until = 0  # entries before this index went with a directory moved whole
     for serial, entry in enumerate(entries):
         target = entry.path
+        steps.current = target
         if serial < moved_until:
             if entry.kind == "dir":
                 journal.record(op="mkdir", path=target, saved=None)
@@ -160,8 +288,9 @@ def apply(
         except FileNotFoundError:
             st = None
         if st is None and entry.kind == "dir" and target in whole and not entry.opaque:
-            moved_until = _prepare_whole(entries, serial)
+            moved_until = _prepare_whole(entries, serial, later)
             os.rename(entry.source, target)
+            steps.add(target, lambda t=target, s=entry.source: os.rename(t, s))
             journal.record(op="mkdir", path=target, saved=None)
             changed.append({"path": target, "change": "added"})
             continue
@@ -169,29 +298,51 @@ def apply(
             left.append(entry)
         if entry.kind == "whiteout":
             if st is not None:
-                journal.record(op="remove", path=target, saved=journal.save(target))
+                gone = journal.save(target)
+                steps.add(target, _restore(journal, gone, target))
+                journal.record(op="remove", path=target, saved=gone)
                 changed.append({"path": target, "change": "deleted"})
             continue
         old = stat.S_IMODE(st.st_mode) if st is not None else None
         if entry.kind == "dir":
             mode = safe_mode(entry.mode, old)
             if st is not None and stat.S_ISDIR(st.st_mode) and not entry.opaque:
+                mode |= old & OWNER if old is not None else 0  # never the owner's own access
                 if old != mode:
-                    os.chmod(target, mode)
+                    _fchmod(target, mode)
+                    steps.add(target, lambda t=target, m=old: _fchmod(t, m))
                     journal.record(op="chmod", path=target, old=old)
                 continue
             saved = journal.save(target) if st is not None else None
-            os.mkdir(target, mode)
-            os.chmod(target, mode)  # past the umask
+            if saved is not None:
+                steps.add(target, _restore(journal, saved, target))
+            os.mkdir(target, mode | OWNER)
+            steps.add(target, lambda t=target: os.rmdir(t))
+            os.chmod(target, mode | OWNER)  # past the umask
             journal.record(op="mkdir", path=target, saved=saved)
+            if mode & OWNER != OWNER:
+                later.append((target, mode))
             if st is None:
                 changed.append({"path": target, "change": "added"})
             continue
         saved = journal.save(target) if st is not None else None
-        if _put(entry, target, serial, old if entry.kind == "file" else None):
+        if saved is not None:
+            steps.add(target, _restore(journal, saved, target))
+        copied = _put(entry, target, serial, old if entry.kind == "file" else None)
+        steps.add(target, _unput(entry, target, copied))
+        if copied:
             left.append(entry)
         journal.record(op="put", path=target, saved=saved, stat=_stat(target))
         changed.append({"path": target, "change": "modified" if st is not None else "added"})
+    # Modes without the owner's write or search, now that nothing more goes below them:
+    # deepest first; undo puts the owner's access back before it takes anything out.
+    for target, mode in sorted(later, key=lambda item: item[0].count("/"), reverse=True):
+        steps.current = target
+        opened = stat.S_IMODE(os.lstat(target).st_mode)
+        _fchmod(target, mode)
+        steps.add(target, lambda t=target, m=opened: _fchmod(t, m))
+        journal.record(op="chmod", path=target, old=opened)
+    steps.current = ""
     return changed, left
 
 
@@ -219,4 +370,4 @@ def discard(entry: Entry) -> None:
     tree.remove(entry.source)
 
 
-__all__ = ["apply", "clear", "discard", "move"]
+__all__ = ["ApplyFailed", "apply", "clear", "discard", "move"]

@@ -101,7 +101,7 @@ def settle(
     """Apply what passes (and the paths in `force`, and what is below them); hold the rest.
     Returns the report, also written to the staging area while anything is held."""
     from corral.changes import journal as journals
-    from corral.changes.apply import apply, clear
+    from corral.changes.apply import ApplyFailed, apply, clear
     from corral.paths import is_within
 
     accepted = []
@@ -116,10 +116,15 @@ def settle(
         elif entry.kind != "dir":
             held.append({"path": entry.path, "code": "review", "message": "held for review"})
     journal = journals.Journal(plan["id"])
+    why = ""
     try:
         whole = _whole(checked, accepted) if not problems else frozenset()
         changed, left = apply(accepted, journal, whole) if accepted else ([], [])
         clear(left)
+    except ApplyFailed as e:
+        # all of it stays held (or, when reversing failed too, what is in is in the journal)
+        changed = []
+        why = str(e)
     finally:
         journal.close()
     if changed:
@@ -132,7 +137,7 @@ def settle(
         "counts": _counts(changed),
         "held": held,
         "problems": problems,
-        "why": "",
+        "why": why,
     }
     if leftover:
         stages.write_report(stage, report)

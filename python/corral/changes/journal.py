@@ -68,6 +68,13 @@ class Journal:
         move(path, os.path.join(self.path, FILES, name))
         return name
 
+    def discard(self) -> None:
+        """Drop this entry: nothing of the change set was applied (apply reversed it all)."""
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        tree.remove(self.path)
+
     def close(self) -> None:
         if self._log is not None:
             self._log.close()

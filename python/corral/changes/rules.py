@@ -17,8 +17,10 @@ the sandbox made. It refuses:
 - deleting a git directory's HEAD, objects or refs (no git command does; `mv .git x`, which
   overlayfs turns into a copy and a delete, would);
 - chat files (`chat.patterns`): their frontmatter carries corral settings;
-- device files, fifos and sockets, and files over the size limit;
-- paths the host changed while the command ran (conflicts: never overwritten silently).
+- device files, fifos and sockets, files over the size limit, and hard-linked files past
+  1 GiB of copies in all;
+- paths the host changed while the command ran, also below a directory the command deleted
+  or replaced (conflicts: never overwritten silently).
 A refused directory takes everything below it along.
 """
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 
 from corral.imports import STARTUP_MODULES
 from corral.ops.refusal import BUILTIN, PROTECTED, Refusal
@@ -68,6 +71,7 @@ def _shadowable() -> frozenset[str]:
 
 
 SIZE = "sandbox.limits.file_size_mb"
+LINKED_COPY_BYTES = 1 << 30
 
 
 def _self_or_parent_in(path: str, paths: Container[str]) -> str | None:
@@ -80,6 +84,32 @@ def _self_or_parent_in(path: str, paths: Container[str]) -> str | None:
         if parent == path:
             return None
         path = parent
+
+
+CONFLICT_SCAN_LIMIT = 20_000  # host entries looked at below one deleted directory
+
+
+def _changed_below(top: str, since_ns: int) -> str | None:
+    """The first path below the host directory `top` changed after `since_ns`, by lstat,
+    links not followed; None past the limit too (`rm -rf node_modules` must not be held for
+    its size: what it deletes goes into the undo journal, not away)."""
+    stack, seen = [top], 0
+    while stack:
+        current = stack.pop()
+        try:
+            with os.scandir(current) as it:
+                for e in it:
+                    seen += 1
+                    if seen > CONFLICT_SCAN_LIMIT:
+                        return None
+                    st = e.stat(follow_symlinks=False)
+                    if st.st_ctime_ns > since_ns:
+                        return e.path
+                    if stat.S_ISDIR(st.st_mode):
+                        stack.append(e.path)
+        except OSError:
+            continue
+    return None
 
 
 def _components_contain(parts: list[str], name: list[str]) -> bool:
@@ -113,6 +143,7 @@ class Checker:
         self.created_ns = int(plan["created_ns"])
         self.apply_hint = apply_hint  # "corral apply ID PATH": how to apply one anyway
         self._git_dirs: dict[str, bool] = {}
+        self.linked_bytes = 0  # copies of hard-linked files so far (see _kind)
 
     def refusal(
         self, code: str, path: str, rule: str, message: str, layer: str = BUILTIN
@@ -321,6 +352,16 @@ class Checker:
                 "too-large", entry.path, SIZE,
                 f"{entry.size} bytes, over the limit of {self.max_bytes}",
             )  # fmt: skip
+        if entry.kind == "file" and entry.nlink > 1:
+            # each name of a hard-linked file lands as a copy of its own: a thousand names of
+            # one large file would be a thousand copies on the host
+            self.linked_bytes += entry.size
+            if self.linked_bytes > LINKED_COPY_BYTES:
+                return self.refusal(
+                    "too-large", entry.path, BUILTIN,
+                    f"a hard-linked file: the copies of this change set's hard-linked files "
+                    f"would pass {LINKED_COPY_BYTES >> 20} MiB",
+                )  # fmt: skip
         return None
 
     def _link_at(self, path: str, entry: Entry) -> str | None:
@@ -410,19 +451,25 @@ class Checker:
         return None
 
     def _conflict(self, entry: Entry) -> Refusal | None:
-        """The host changed this path after the command started: keep the host's version."""
+        """The host changed this path after the command started: keep the host's version.
+        Deleting or replacing a directory takes what is below it: anything changed there
+        counts (an edit two levels down does not touch the directory's own times)."""
         try:
             st = os.lstat(entry.path)
         except OSError:
             return None
         if entry.kind == "dir" and not entry.opaque:
             return None  # its contents are checked one by one
-        if st.st_ctime_ns > self.created_ns:
-            return self.refusal(
-                "conflict", entry.path, BUILTIN,
-                "changed on the host while the command ran: the host's version is kept",
-            )  # fmt: skip
-        return None
+        changed = entry.path if st.st_ctime_ns > self.created_ns else None
+        if changed is None and stat.S_ISDIR(st.st_mode):
+            changed = _changed_below(entry.path, self.created_ns)
+        if changed is None:
+            return None
+        where = "" if changed == entry.path else f" ({changed} below it)"
+        return self.refusal(
+            "conflict", entry.path, BUILTIN,
+            f"changed on the host while the command ran{where}: the host's version is kept",
+        )  # fmt: skip
 
 
 def verdicts(checker: Checker, entries: list[Entry]) -> list[tuple[Entry, Refusal | None]]:

@@ -88,15 +88,24 @@ def run(args: list[str]) -> int:
 
     stage.mark_owner(wrapped.stage)
     stopped = True
+    unchecked = False
     try:
         code, stopped = launch(wrapped, timeout, tail)
     finally:
         # Also when launching failed: the change set is held or removed, never left unchecked.
         _explain(tail, policy, origins)
-        report = finish.finish(wrapped.stage, interrupted=stopped)
-        for line in finish.describe(report):
-            sys.stderr.write(f"corral: {line}\n")
-    return code
+        try:
+            report = finish.finish(wrapped.stage, interrupted=stopped)
+        except Exception as e:  # as the launcher's finish.main: said, held, never a traceback
+            unchecked = True
+            sys.stderr.write(
+                f"corral: the changes could not be checked or applied ({e}); "
+                f"they are kept in {wrapped.stage}\n"
+            )
+        else:
+            for line in finish.describe(report):
+                sys.stderr.write(f"corral: {line}\n")
+    return finish.FAILED if unchecked else code
 
 
 def _explain(tail: bytearray, policy: Policy, origins: Mapping[str, str]) -> None:
