@@ -301,6 +301,7 @@ def test_deny_write_inside_a_writable_home(make_policy: Callable[..., Policy], h
     (home / ".bashrc").write_text("")
     (home / ".local" / "share" / "nvim").mkdir(parents=True)
     p = make_policy(home)  # the workspace is the home itself
+
     def kept(path: Path) -> bool:  # read-only itself, or inside a read-only dot directory
         return any(str(path) == r or str(path).startswith(r + "/") for r in p.read_only)
 
