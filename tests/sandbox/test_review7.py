@@ -129,3 +129,16 @@ def test_the_owners_own_access_to_a_directory_is_kept(host: Host) -> None:
     run(host, "chmod 000 .git/objects .git/refs\n")
     for d in (".git/objects", ".git/refs"):
         assert os.stat(host.ws / d).st_mode & 0o700 == 0o700, d
+
+
+def test_a_module_named_like_a_standard_one_cannot_be_planted_in_two_runs(host: Host) -> None:
+    """r7c F11: a new json.py where Python looks first is held, but an earlier run's directory
+    named json.py made the file "existing": `python3 app.py` on the host imported it."""
+    canary = host.base / "CANARY-json"
+    (host.ws / "app.py").write_text("import json\n")
+    run(host, "mkdir json.py textwrap.py\n")
+    assert (host.ws / "json.py").is_dir()
+    run(host, f"rmdir json.py textwrap.py; echo 'open({str(canary)!r}, \"w\")' > json.py\n")
+    assert (host.ws / "json.py").is_dir()  # the file in its place is held
+    run(host, "rmdir json.py; ln -s app.py json.py\n")
+    assert (host.ws / "json.py").is_dir() and not (host.ws / "json.py").is_symlink()

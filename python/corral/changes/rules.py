@@ -112,6 +112,13 @@ def _changed_below(top: str, since_ns: int) -> str | None:
     return None
 
 
+def _regular_file(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def _components_contain(parts: list[str], name: list[str]) -> bool:
     n = len(name)
     return any(parts[i : i + n] == name for i in range(len(parts) - n + 1))
@@ -222,9 +229,10 @@ class Checker:
 
     def _shadowing_module(self, entry: Entry) -> str | None:
         """The module name a new entry would shadow: `json.py` or `json/` put directly in a
-        directory Python searches before the standard library. Existing files are the
+        directory Python searches before the standard library. Existing module files are the
         project's own and are not judged; a new one named like a standard or an installed
-        module is held."""
+        module is held, also one put where something else was (a directory `json.py` made by
+        an earlier run, a link)."""
         if not self.module_dirs or entry.kind not in ("file", "link"):
             return None
         directory, name = os.path.split(entry.path)
@@ -241,8 +249,8 @@ class Checker:
             name = name.partition(".")[0]
         else:
             return None
-        if directory not in self.module_dirs or os.path.lexists(entry.path):
-            return None
+        if directory not in self.module_dirs or _regular_file(entry.path):
+            return None  # the project's own module, changed
         if name in _shadowable() or name in STARTUP_MODULES:
             return name
         return None
