@@ -142,3 +142,21 @@ def test_a_module_named_like_a_standard_one_cannot_be_planted_in_two_runs(host: 
     assert (host.ws / "json.py").is_dir()  # the file in its place is held
     run(host, "rmdir json.py; ln -s app.py json.py\n")
     assert (host.ws / "json.py").is_dir() and not (host.ws / "json.py").is_symlink()
+
+
+def test_corrals_own_config_through_a_config_directory_linked_into_the_workspace(
+    host: Host,
+) -> None:
+    """r7b F9: with ~/.config a link into the workspace (stow's default) and XDG_CONFIG_HOME
+    unset, a sandboxed command wrote corral's own config.toml: sandbox off for the next call."""
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        del host.env[name]
+    config = host.home / ".config"
+    shutil.rmtree(config)
+    (host.ws / "config").mkdir()
+    os.symlink(host.ws / "config", config)
+    run(
+        host,
+        "mkdir -p config/corral && printf '[sandbox]\\nenabled = false\\n' > config/corral/config.toml\n",
+    )
+    assert not (host.ws / "config" / "corral" / "config.toml").exists()
