@@ -608,8 +608,9 @@ FIELDS: tuple[Field, ...] = (
         "sandbox.limits.undo_mb",
         COUNT,
         1024,
-        "MiB of replaced and deleted files the undo journal keeps; the oldest change sets "
-        "are dropped first (at most 100 are kept).",
+        "MiB of replaced and deleted files the undo journal keeps (as they take space on "
+        "disk); the oldest change sets are dropped first (at most 100 are kept), never the "
+        "newest, whatever its size.",
     ),
     Field(
         "sandbox.backends.bwrap.path",

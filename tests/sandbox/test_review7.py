@@ -157,6 +157,27 @@ def test_corrals_own_config_through_a_config_directory_linked_into_the_workspace
     os.symlink(host.ws / "config", config)
     run(
         host,
-        "mkdir -p config/corral && printf '[sandbox]\\nenabled = false\\n' > config/corral/config.toml\n",
+        "mkdir -p config/corral\n"
+        "printf '[sandbox]\\nenabled = false\\n' > config/corral/config.toml\n",
     )
     assert not (host.ws / "config" / "corral" / "config.toml").exists()
+
+
+def test_a_file_turned_into_a_link_out_of_the_roots_over_two_runs_is_held(host: Host) -> None:
+    """r7c F10: held when done in one run; deleted in one run and linked in the next, it was
+    applied, and the editor that had the file open saved into the link's target."""
+    (host.ws / "notes.md").write_text("mine\n")
+    target = host.outside / "target.txt"
+    target.write_text("outside\n")
+    run(host, "rm notes.md\n")
+    assert not (host.ws / "notes.md").exists()
+    run(host, f"ln -s {target} notes.md\n")
+    assert not (host.ws / "notes.md").is_symlink()
+
+
+def test_a_link_above_a_hidden_area_is_held(host: Host) -> None:
+    """r7c F12: links into a hidden area were held, links to one of its parents were not
+    (`ln -s / root` made root/<home>/.ssh a path in the workspace)."""
+    run(host, "ln -s / rootlink; ln -s /usr/bin/env env-link\n")
+    assert not (host.ws / "rootlink").is_symlink()
+    assert (host.ws / "env-link").is_symlink()  # what every sandboxed command reads anyway

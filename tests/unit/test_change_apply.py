@@ -82,3 +82,77 @@ def test_copies_keep_holes(layout: tuple[Path, Path, Path]) -> None:
             f.seek(32 << 20)
             assert f.read(6) == b"middle"
     assert os.stat(root / "f").st_ino != os.stat(root / "g").st_ino
+
+
+def test_a_path_applied_alone_never_goes_through_a_host_link(
+    layout: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    """Seventh review r7c F13: `corral apply ID d/x.txt` applies the path without its refused
+    directory; the host had made `d` a link meanwhile, and the rename wrote through it."""
+    root, upper, journals = layout
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (upper / "d").mkdir()
+    (upper / "d" / "x.txt").write_text("forced\n")
+    os.symlink(outside, root / "d")
+    entries, _ = scan(str(root), str(upper))
+    forced = [e for e in entries if e.rel == "d/x.txt"]
+    journal = Journal("cs3", base=str(journals))
+    with pytest.raises(ApplyFailed, match="not a directory on the host"):
+        apply(forced, journal)
+    journal.close()
+    assert os.listdir(outside) == []
+    assert (upper / "d" / "x.txt").read_text() == "forced\n"
+
+
+def test_the_journal_is_the_users_alone_and_keeps_the_newest_entry(
+    layout: tuple[Path, Path, Path],
+) -> None:
+    """Seventh review r7c F14: journal entries (workspace paths, replaced files) were
+    readable by every local user; F8: one sparse file counted at its length pushed the
+    journal over its limit, and pruning dropped the entry just written with all older ones."""
+    from corral.changes.journal import entries, prune
+
+    root, upper, journals = layout
+    with open(root / "big.bin", "wb") as f:
+        f.truncate(64 << 20)  # a hole: nothing on disk
+    (root / "precious.txt").write_text("mine\n")
+    for name in ("big.bin", "precious.txt"):
+        os.mknod(upper / name, 0o020600, os.makedev(0, 0))  # deleted by the command
+    found, _ = scan(str(root), str(upper))
+    journal = Journal("cs4", base=str(journals))
+    apply(found, journal)
+    journal.close()
+    assert journal.saved_bytes < 1 << 20
+    (entry,) = entries(str(journals))
+    for path in (journals, journals / entry, journals / entry / "log.jsonl"):
+        assert os.stat(path).st_mode & 0o077 == 0, path
+    prune(1, base=str(journals))  # a limit the newest entry alone is over
+    assert entries(str(journals)) == [entry]
+
+
+def test_a_new_directory_lands_on_another_file_system_too(
+    layout: tuple[Path, Path, Path],
+) -> None:
+    """Seventh review r7c F9: a new directory moved whole by one rename failed with EXDEV
+    when the workspace is on another file system than corral's state (a data disk)."""
+    import shutil
+    import tempfile
+
+    if not os.path.isdir("/dev/shm"):
+        pytest.skip("no /dev/shm to stand for another file system")
+    root, _, journals = layout
+    upper = tempfile.mkdtemp(prefix="corral-upper-", dir="/dev/shm")
+    try:
+        if os.stat(upper).st_dev == os.stat(root).st_dev:
+            pytest.skip("/dev/shm is on the workspace's file system here")
+        os.makedirs(os.path.join(upper, "newdir", "sub"))
+        with open(os.path.join(upper, "newdir", "sub", "x"), "w") as f:
+            f.write("x\n")
+        found, _ = scan(str(root), upper)
+        journal = Journal("cs5", base=str(journals))
+        apply(found, journal, whole=frozenset({str(root / "newdir")}))
+        journal.close()
+        assert (root / "newdir" / "sub" / "x").read_text() == "x\n"
+    finally:
+        shutil.rmtree(upper)

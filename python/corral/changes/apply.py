@@ -229,6 +229,29 @@ def _unput(entry: Entry, target: str, copied: bool) -> Any:
     return lambda: os.rename(target, entry.source)
 
 
+def _parents_are_directories(entry: Entry, real: set[str]) -> None:
+    """Every directory between the entry's root and it is a real directory on the host now:
+    never a link, through which rename would write elsewhere (a path applied on its own with
+    `corral apply ID PATH`, whose directory the host replaced by a link meanwhile). `real`
+    caches the directories found or made so far."""
+    parent = os.path.dirname(entry.path)
+    missing = []
+    while parent not in real and parent != entry.root and len(parent) > len(entry.root):
+        missing.append(parent)
+        parent = os.path.dirname(parent)
+    for directory in reversed(missing):
+        st = os.lstat(directory)
+        if not stat.S_ISDIR(st.st_mode):
+            raise OSError(20, f"{directory} is not a directory on the host (a symlink?)")
+        real.add(directory)
+
+
+def _same_file_system(source: str, target: str) -> bool:
+    """Whether a rename can move `source` to `target` (elsewhere the entries are copied one
+    by one: a workspace on another disk than corral's state)."""
+    return os.lstat(os.path.dirname(source)).st_dev == os.lstat(os.path.dirname(target)).st_dev
+
+
 def _fchmod(path: str, mode: int) -> None:
     """chmod the directory itself, never through a link put in its place."""
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -272,9 +295,12 @@ def _apply(
     left: list[Entry] = []
     later: list[tuple[str, int]] = []  # (path, mode) of directories, set last, deepest first
     moved_until = 0  # entries before this index went with a directory moved whole
+    real: set[str] = set()  # host directories known to be real ones (see _parents_...)
     for serial, entry in enumerate(entries):
         target = entry.path
         steps.current = target
+        if serial >= moved_until:
+            _parents_are_directories(entry, real)
         if serial < moved_until:
             if entry.kind == "dir":
                 journal.record(op="mkdir", path=target, saved=None)
@@ -287,7 +313,13 @@ def _apply(
             st: os.stat_result | None = os.lstat(target)
         except FileNotFoundError:
             st = None
-        if st is None and entry.kind == "dir" and target in whole and not entry.opaque:
+        if (
+            st is None
+            and entry.kind == "dir"
+            and target in whole
+            and not entry.opaque
+            and _same_file_system(entry.source, target)
+        ):
             moved_until = _prepare_whole(entries, serial, later)
             os.rename(entry.source, target)
             steps.add(target, lambda t=target, s=entry.source: os.rename(t, s))

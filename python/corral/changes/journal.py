@@ -51,8 +51,16 @@ class Journal:
 
     def _open(self) -> None:
         if self._log is None:
+            # The user's alone: it names workspace paths and holds what was replaced
+            # (makedirs gives only the last directory its mode).
+            base = os.path.dirname(self.path)
+            os.makedirs(base, mode=0o700, exist_ok=True)
+            os.chmod(base, 0o700)
             os.makedirs(os.path.join(self.path, FILES), mode=0o700, exist_ok=True)
-            self._log = open(os.path.join(self.path, LOG), "a", encoding="utf-8")  # noqa: SIM115
+            os.chmod(self.path, 0o700)
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+            fd = os.open(os.path.join(self.path, LOG), flags, 0o600)
+            self._log = os.fdopen(fd, "a", encoding="utf-8")
 
     def record(self, **fields: object) -> None:
         self._open()
@@ -166,7 +174,9 @@ def undo(entry: str, base: str | None = None) -> list[str]:
 
 
 def prune(limit_bytes: int, base: str | None = None) -> None:
-    """Drop the oldest entries until the rest fit in `limit_bytes` (0: no limit)."""
+    """Drop the oldest entries until the rest fit in `limit_bytes` (0: no limit). The newest
+    stays whatever its size: it is what a user undoes first (a command that deleted more
+    than the limit is still undone whole), and older ones go before it."""
     base = base or stages.journal_dir()
     names = entries(base)
     sizes = {}
@@ -177,7 +187,7 @@ def prune(limit_bytes: int, base: str | None = None) -> None:
         except (OSError, ValueError):
             sizes[name] = 0
     total = sum(sizes.values())
-    while names and (len(names) > MAX_ENTRIES or (limit_bytes and total > limit_bytes)):
+    while len(names) > 1 and (len(names) > MAX_ENTRIES or (limit_bytes and total > limit_bytes)):
         oldest = names.pop(0)
         total -= sizes[oldest]
         tree.remove(os.path.join(base, oldest))

@@ -151,6 +151,7 @@ class Checker:
         self.apply_hint = apply_hint  # "corral apply ID PATH": how to apply one anyway
         self._git_dirs: dict[str, bool] = {}
         self.linked_bytes = 0  # copies of hard-linked files so far (see _kind)
+        self._journaled: frozenset[str] | None = None  # see _recently_applied
 
     def refusal(
         self, code: str, path: str, rule: str, message: str, layer: str = BUILTIN
@@ -426,16 +427,34 @@ class Checker:
             refusal = self._link_target(entry, target)
             if refusal is not None:
                 return refusal
+        if any(is_within(resolved, r) for r in self.roots):
+            return None
         host = os.path.lexists(entry.path) and not os.path.islink(entry.path)
-        if host and not any(is_within(resolved, r) for r in self.roots):
+        if host or entry.path in self._recently_applied():
             # A file (perhaps open in your editor) turned into a link out of the writable
-            # roots: the next save of it would write there.
+            # roots: the next save of it would write there. Also when an earlier change set
+            # deleted or wrote it (the file gone in one run, the link made in the next).
             return self.refusal(
                 "symlink-outside", entry.path, BUILTIN,
                 f"{entry.path} replaced by a symlink to {entry.target}, outside the writable "
                 "roots: saving the file would write there",
             )  # fmt: skip
         return None
+
+    def _recently_applied(self) -> frozenset[str]:
+        """Paths the undo journal's change sets deleted or wrote (read once, when a link out
+        of the writable roots is judged where the host has nothing now)."""
+        if self._journaled is None:
+            from corral.changes import journal
+
+            found: set[str] = set()
+            for name in journal.entries():
+                try:
+                    found.update(r["path"] for r in journal.records(name) if r["op"] != "chmod")
+                except (OSError, ValueError, KeyError):
+                    continue
+            self._journaled = frozenset(found)
+        return self._journaled
 
     def _link_target(self, entry: Entry, target: str) -> Refusal | None:
         magic = next((m for m in MAGIC_LINK_AREAS if is_within(target, m)), None)
@@ -455,6 +474,12 @@ class Checker:
                 "symlink-outside", entry.path, BUILTIN,
                 f"a symlink to {entry.target}, outside the writable roots and hidden from "
                 "the sandbox",
+            )  # fmt: skip
+        above = next((h for h in self.hidden if is_within(h, target) and h != target), None)
+        if above is not None:  # `ln -s / root`: root/home/me/.ssh is a path in the workspace
+            return self.refusal(
+                "symlink-outside", entry.path, BUILTIN,
+                f"a symlink to {entry.target}, above {above}, which is hidden from the sandbox",
             )  # fmt: skip
         return None
 

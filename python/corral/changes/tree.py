@@ -16,7 +16,8 @@ def _entries(path: str) -> list[os.DirEntry[str]]:
 
 
 def size(path: str) -> int:
-    """Bytes below `path` (itself included), by lstat."""
+    """Bytes below `path` (itself included) as they take space on disk, by lstat: a sparse
+    file counts what it holds, not its length (8 GiB of holes are free to keep)."""
     total = 0
     stack = [path]
     while stack:
@@ -25,7 +26,7 @@ def size(path: str) -> int:
             st = os.lstat(current)
         except OSError:
             continue
-        total += st.st_size
+        total += st.st_blocks * 512
         if stat.S_ISDIR(st.st_mode):
             try:
                 stack.extend(e.path for e in _entries(current))
