@@ -216,6 +216,24 @@ local function ask_guard(tool_call, opts, extra)
   current_call = context
   local ok, decision, err = pcall(engine.call, "guard", request)
   current_call = nil
+  if ok and not vim.api.nvim_buf_is_valid(bufnr) then
+    -- A call for a chat whose buffer is gone would be decided without that chat's settings
+    -- (its narrowing) and in Neovim's directory: refused, as one that waited in the window.
+    local message = ("the chat this call comes from (buffer %d) is closed; its settings went "
+      .. "with it"):format(bufnr)
+    decision, err = {
+      decision = "deny",
+      source = "corral",
+      reason = message,
+      refusal = {
+        code = "invalid-input",
+        rule = "opts.bufnr",
+        layer = "builtin",
+        message = message,
+        hint = "send the call from an open chat",
+      },
+    }, nil
+  end
   return bufnr, request, ok, decision, err
 end
 

@@ -245,6 +245,7 @@ local function eval_lua(code)
   local ok, proc = pcall(vim.system, argv, {
     stdin = code,
     text = true,
+    cwd = "/", -- nothing of the workspace on its module paths
     timeout = M.TIMEOUT_MS,
     clear_env = true,
     env = { PATH = "/usr/bin:/bin", HOME = "/nonexistent" },

@@ -7,7 +7,9 @@ local DEPENDENCIES = { "pynvim", "msgpack", "bashlex", "platformdirs" }
 ---@param module string
 ---@return boolean ok, string detail
 local function importable(python, module)
-  local done = vim.system({ python, "-c", "import " .. module }, { text = true }):wait(15000)
+  -- From "/", not the workspace: `python -c` puts its directory first on sys.path, and a
+  -- logging.py a sandboxed command left there would run here, on the host.
+  local done = vim.system({ python, "-c", "import " .. module }, { text = true, cwd = "/" }):wait(15000)
   return done.code == 0, vim.trim(done.stderr or "")
 end
 

@@ -151,7 +151,8 @@ def test_sandbox_disabled_lifts_confinement_but_not_deny_read_or_globs(
     outside = base / "outside.txt"
     files.write(*g, str(outside), "free")
     assert outside.read_text() == "free"
-    assert "PATH" in str(files.read(*g, "/proc/self/environ")["content"])
+    # seventh review r7b F8: never the host's /proc (every process's environment, API keys)
+    assert refused(files.read, *g, "/proc/self/environ")["code"] == "hidden"
     assert refused(files.read, *g, "~/.ssh/id")["code"] == "denied-read"
     assert refused(files.write, *g, "~/.ssh/authorized_keys", "k")["code"] == "denied-read"
     assert refused(files.write, *g, str(base / "x.pem"), "k")["code"] == "denied-by-glob"

@@ -58,11 +58,11 @@ class ToolChanges:
         for part in os.path.dirname(rel).split("/") if os.path.dirname(rel) else []:
             host, staged = os.path.join(host, part), os.path.join(staged, part)
             try:
-                mode = stat.S_IMODE(os.lstat(host).st_mode)
+                dir_mode = stat.S_IMODE(os.lstat(host).st_mode)
             except FileNotFoundError:
-                mode = 0o777 & ~process_umask()
-            os.mkdir(staged, mode)
-            os.chmod(staged, mode)
+                dir_mode = 0o777 & ~process_umask()
+            os.mkdir(staged, dir_mode)
+            os.chmod(staged, dir_mode)
         if data is None:
             os.mknod(target, stat.S_IFCHR | 0o600, WHITEOUT)
         else:

@@ -34,7 +34,8 @@ PROTECTED = "sandbox.policy.protected"
 HOME = "sandbox.policy.home"
 BUILTIN = "builtin"  # the layer of rules no setting changes
 # bwrap gives the sandbox a fresh /proc and /dev: the host's /proc shows the environment (API
-# keys) of every process of the user, corral's own included.
+# keys) of every process of the user, corral's own included; the file tools never read them,
+# with the sandbox off too.
 HOST_ONLY = ("/proc", "/dev")
 
 
@@ -92,8 +93,9 @@ def _via(path: str, real: str) -> str:
 def check_read(policy: Policy, path: str, real: str, layers: Mapping[str, str]) -> Refusal | None:
     """The policy's refusal of reading `path` (resolving to `real`), or None."""
     denied = _denied(policy, path, real, layers)
-    if denied is not None or not policy.enabled:
+    if denied is not None:
         return denied
+    # Also with the sandbox off: the environment of every process (API keys), raw disks.
     system = next((d for d in HOST_ONLY if is_within(real, d)), None)
     if system is not None:
         return Refusal(
@@ -102,8 +104,11 @@ def check_read(policy: Policy, path: str, real: str, layers: Mapping[str, str]) 
             f"sandbox: fresh {system}",
             BUILTIN,
             f"the sandbox has its own {system}; the host's is never read by a chat tool",
-            f"{_via(path, real)} is the host's {system}, which the sandbox does not show",
+            f"{_via(path, real)} is the host's {system}, which the sandbox does not show "
+            "(it holds every process's environment, API keys included)",
         )
+    if not policy.enabled:
+        return None
     area = next((h for h in policy.hidden if is_within(real, h)), None)
     if area is None or any(is_within(real, s) for s in (*policy.visible, *policy.rw_roots)):
         return None
