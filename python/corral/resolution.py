@@ -383,6 +383,17 @@ class Resolution:
         that run at start-up are kept as they are; the change-set check holds any new module
         named like a standard or installed one (see changes.rules)."""
         entries = [e or "." for e in self.ctx.env.get("PYTHONPATH", "").split(":") if e]
+        for entry in entries:
+            if not os.path.isabs(entry):
+                # `.` or `src`: every Python reads it against its own directory, so any
+                # directory of a writable root may be one Python looks in first
+                for root in self.rw_roots:
+                    if root + "/**" not in found.module_dirs:
+                        found.module_dirs.append(root + "/**")
+                self.notes.append(
+                    f"PYTHONPATH holds {entry!r}, relative: each Python reads it against its "
+                    "own directory; new modules named like standard ones are held everywhere"
+                )
         for entry in [*entries, self.ctx.cwd]:
             real = os.path.realpath(os.path.join(self.ctx.cwd, entry))
             if not self.writable(real) or real in found.module_dirs:

@@ -181,3 +181,12 @@ def test_a_link_above_a_hidden_area_is_held(host: Host) -> None:
     run(host, "ln -s / rootlink; ln -s /usr/bin/env env-link\n")
     assert not (host.ws / "rootlink").is_symlink()
     assert (host.ws / "env-link").is_symlink()  # what every sandboxed command reads anyway
+
+
+def test_a_relative_pythonpath_holds_start_up_modules_at_any_depth(host: Host) -> None:
+    """r7a A13: PYTHONPATH=. was resolved once, against the workspace: tests/sitecustomize.py
+    was applied, and a Python started in tests/ (corral's own too) ran it."""
+    host.env["PYTHONPATH"] = ":".join(filter(None, (host.env.get("PYTHONPATH"), ".")))
+    run(host, "mkdir -p tests; echo x > tests/sitecustomize.py; echo y > tests/test_a.py\n")
+    assert not (host.ws / "tests" / "sitecustomize.py").exists()
+    assert (host.ws / "tests" / "test_a.py").exists()

@@ -196,3 +196,47 @@ def test_copies_of_hard_linked_files_are_bounded(lay: Layout) -> None:
     refused = [rel for rel, code in found.items() if code == "too-large"]
     assert found["big/f0"] is None
     assert sorted(refused) == ["big/f1", "big/f2", "big/g0", "big/g1", "big/g2"], found
+
+
+def test_packages_of_any_suffix_shadow_as_their_source_would(lay: Layout) -> None:
+    """Seventh review r7a A1: `argparse/__init__.pyc` (no source) or an extension module was
+    a package Python imports first, and only `__init__.py` was judged."""
+    lay.plan["module_dirs"] = [str(lay.root)]
+    lay.write("argparse/__init__.pyc")
+    lay.write("_distutils_hack/__init__.cpython-311-x86_64-linux-gnu.so")
+    lay.write("json.abi3.so")
+    lay.write("mypkg/__init__.pyc")
+    found = lay.verdicts()
+    assert found["argparse/__init__.pyc"] == "protected"
+    assert found["json.abi3.so"] == "protected"
+    assert found["mypkg/__init__.pyc"] is None  # no module of that name to shadow
+
+
+def test_a_relative_pythonpath_makes_every_directory_one_python_looks_in(lay: Layout) -> None:
+    """Seventh review r7a A13: `PYTHONPATH=.` was read once against the workspace; a Python
+    started in tests/ imported tests/sitecustomize.py."""
+    (lay.root / "lib").mkdir()
+    (lay.root / "lib" / "sitecustomize.py").write_text("# the project's\n")
+    lay.plan["module_dirs"] = [str(lay.root) + "/**"]
+    lay.write("tests/sitecustomize.py")
+    lay.write("lib/sitecustomize.py", "changed\n")
+    lay.write("tests/json.py")
+    lay.write("tests/helpers.py")
+    found = lay.verdicts()
+    assert found["tests/sitecustomize.py"] == "protected"
+    assert found["lib/sitecustomize.py"] == "protected"  # a start-up module, changed
+    assert found["tests/json.py"] == "protected"
+    assert found["tests/helpers.py"] is None
+
+
+def test_start_up_files_of_a_venv_in_the_workspace_are_held(lay: Layout) -> None:
+    """Seventh review r7a A5: an activated venv's bin/ was kept, but a `.pth` in its
+    site-packages ran at every start of its Python."""
+    site = ".venv/lib/python3.11/site-packages"
+    lay.write(f"{site}/zz.pth", "import os\n")
+    lay.write(f"{site}/sitecustomize.py")
+    lay.write(f"{site}/requests/__init__.py")
+    found = lay.verdicts()
+    assert found[f"{site}/zz.pth"] == "protected"
+    assert found[f"{site}/sitecustomize.py"] == "protected"
+    assert found[f"{site}/requests/__init__.py"] is None

@@ -70,6 +70,8 @@ def _shadowable() -> frozenset[str]:
     return _SHADOWABLE[0]
 
 
+# what Python imports from a path entry (importlib.machinery.all_suffixes(), ABI tags aside)
+MODULE_SUFFIXES = (".py", ".pyc", ".so", ".pyd")
 SIZE = "sandbox.limits.file_size_mb"
 LINKED_COPY_BYTES = 1 << 30
 
@@ -145,7 +147,11 @@ class Checker:
         self.longer_names = [n for n in names if len(n) > 1]
         self.chat_patterns: list[str] = plan["chat_patterns"]
         self.home_dot: str = plan.get("home_dot", "")  # $HOME, where it is writable
-        self.module_dirs = frozenset(plan.get("module_dirs", ()))  # PYTHONPATH, workspace
+        dirs = plan.get("module_dirs", ())
+        # PYTHONPATH and the workspace; "<root>/**": every directory below the root (a
+        # relative PYTHONPATH entry, which each Python reads against its own directory)
+        self.module_dirs = frozenset(d for d in dirs if not d.endswith("/**"))
+        self.module_trees = tuple(d[:-3] for d in dirs if d.endswith("/**"))
         self.max_bytes = int(plan.get("max_file_bytes") or 0)
         self.created_ns = int(plan["created_ns"])
         self.apply_hint = apply_hint  # "corral apply ID PATH": how to apply one anyway
@@ -208,6 +214,12 @@ class Checker:
                 "protected", path, PROTECTED,
                 f"protected name {hit_name}: the host runs or obeys it by itself",
             )  # fmt: skip
+        if self._site_start_up(entry):
+            return self.refusal(
+                "protected", path, MODULES,
+                "a start-up file of a Python installation (.pth, sitecustomize): it runs at "
+                "every start of that Python",
+            )  # fmt: skip
         module = self._shadowing_module(entry)
         if module is not None:
             return self.refusal(
@@ -228,33 +240,54 @@ class Checker:
             )  # fmt: skip
         return None
 
+    def _in_module_dir(self, directory: str) -> bool:
+        return directory in self.module_dirs or any(
+            is_within(directory, t) for t in self.module_trees
+        )
+
     def _shadowing_module(self, entry: Entry) -> str | None:
         """The module name a new entry would shadow: `json.py` or `json/` put directly in a
         directory Python searches before the standard library. Existing module files are the
         project's own and are not judged; a new one named like a standard or an installed
         module is held, also one put where something else was (a directory `json.py` made by
-        an earlier run, a link)."""
-        if not self.module_dirs or entry.kind not in ("file", "link"):
+        an earlier run, a link); a start-up module (sitecustomize) new or changed. A package
+        is its `__init__` with any suffix Python loads (`__init__.pyc` with no source, an
+        extension module)."""
+        if not (self.module_dirs or self.module_trees) or entry.kind not in ("file", "link"):
             return None
         directory, name = os.path.split(entry.path)
         if os.path.basename(directory) == "__pycache__" and name.endswith(".pyc"):
             # the bytecode Python runs in place of a source it matches (timestamp and size
             # are in its header): a start-up module's, new or changed, is held
             name = name.partition(".")[0]
-            if os.path.dirname(directory) in self.module_dirs and name in STARTUP_MODULES:
+            if self._in_module_dir(os.path.dirname(directory)) and name in STARTUP_MODULES:
                 return name
             return None
-        if name == "__init__.py":  # a regular package (a bare directory never shadows one)
-            directory, name = os.path.split(directory)
-        elif name.endswith((".py", ".pyc", ".so")):
-            name = name.partition(".")[0]
-        else:
+        if not name.endswith(MODULE_SUFFIXES):
             return None
-        if directory not in self.module_dirs or _regular_file(entry.path):
+        name = name.partition(".")[0]
+        if name == "__init__":  # a regular package (a bare directory never shadows one)
+            directory, name = os.path.split(directory)
+        if not self._in_module_dir(directory):
+            return None
+        if name in STARTUP_MODULES:
+            return name
+        if _regular_file(entry.path):
             return None  # the project's own module, changed
-        if name in _shadowable() or name in STARTUP_MODULES:
+        if name in _shadowable():
             return name
         return None
+
+    def _site_start_up(self, entry: Entry) -> bool:
+        """A `.pth` file or sitecustomize in a site-packages directory of the writable roots
+        (a project venv's): Python runs them at every start of that interpreter (an LSP's
+        query, mypy, the venv's tools), new or changed."""
+        if entry.kind not in ("file", "link"):
+            return False
+        directory, name = os.path.split(entry.path)
+        if os.path.basename(directory) not in ("site-packages", "dist-packages"):
+            return False
+        return name.endswith(".pth") or name.partition(".")[0] in STARTUP_MODULES
 
     @staticmethod
     def _repository_in(has: Callable[[str], bool]) -> bool:
