@@ -301,30 +301,62 @@ def _protect_config(
     # What git runs from the work tree without being a hook: `core.fsmonitor =
     # tools/fsmon.sh`, a filter's `./tools/clean.sh`, an alias `!scripts/x`; and what the
     # installed hooks run there (a hook that is a link into the work tree, or one that runs
-    # `./scripts/pre-commit.sh`).
+    # `./scripts/pre-commit.sh`), and the hook managers' own hook scripts and configs (husky's
+    # `.husky/pre-commit`, lefthook's `run:` lines and the files it `extends:`).
     hooks = hookmanagers.hook_files(hook_dirs)
-    if not reading.commands and not hooks:
+    texts = [(directory, text) for directory, text, _ in hooks]
+    texts += hookmanagers.manager_texts(tree, hook_dirs, found.files)
+    if not reading.commands and not texts:
         return
     from corral.direnv import path_words  # only here: it imports shlex, which imports re
 
-    named = [w for command in reading.commands for w in path_words(command.split())]
-    for _, text, link in hooks:
+    named: list[tuple[str, str | None]] = [
+        (w, None) for command in reading.commands for w in path_words(command.split())
+    ]
+    for _, _, link in hooks:
         if link is not None:
             result.file(link)
-        named += path_words(text.split())
-    for word in named:
+    for hook_dir, text in texts:
+        named += [(w, hook_dir) for w in path_words(text.split())]
+        for module in hookmanagers.run_modules(text):
+            # `python -m pre_commit` from the top of the work tree: a package there by that
+            # name is imported first
+            for name in (module, module + ".py", module + ".pyc"):
+                result.file(os.path.join(tree, name))
+    for word, base in named:
         word = word.strip("\"'")
-        if word.startswith("/") and not os.path.exists(word):
-            # `"$(git rev-parse --show-toplevel)/scripts/x.sh"`, `$ROOT/x`: split at the
-            # substitution, the rest is a path from the top of the work tree
-            word = word.lstrip("/")
-        path = os.path.normpath(os.path.join(tree, os.path.expanduser(word)))
-        if not path.startswith(tree + os.sep):
-            continue
-        # a script named with a `/` is kept even before it exists (an optional hook's
-        # `[ -x scripts/local.sh ] && ./scripts/local.sh`); a bare name only when it is there
-        if "/" in word or os.path.isfile(path):
-            result.file(path)
+        for path, sure in _placed(tree, word, base):
+            # a script named with a `/` is kept even before it exists (an optional hook's
+            # `[ -x scripts/local.sh ] && ./scripts/local.sh`); a bare name, or one found
+            # only by another reading of the word, when it is there
+            if (sure and "/" in word) or os.path.isfile(path):
+                result.file(path)
+
+
+def _placed(tree: str, word: str, directory: str | None) -> list[tuple[str, bool]]:
+    """Where a path word of a hook or config may lead inside the work tree, and whether it is
+    the plain reading: from the top (`scripts/x`); with a substitution or variable before it
+    (`"$(git rev-parse --show-toplevel)/x"`, `$ROOT/x`, `$(dirname "$0")/../x`), from the hook's
+    own directory and from the top once what stands before is dropped."""
+    import re
+
+    places: list[tuple[str, bool]] = []
+
+    def add(base: str, rest: str, sure: bool) -> None:
+        path = os.path.normpath(os.path.join(base, os.path.expanduser(rest)))
+        if path.startswith(tree + os.sep):
+            places.append((path, sure))
+
+    plain = word
+    if word.startswith("/") and not os.path.exists(word):
+        plain = word.lstrip("/")  # what a substitution before it left: from the top
+    add(tree, plain, True)
+    rest = re.sub(r"^(?:\$\{?\w+\}?|\$\d)/", "", word)  # `$ROOT/x`, `${DIR}/x`, `$0/...`
+    if directory is not None:
+        add(directory, rest.lstrip("/"), False)
+    stripped = re.sub(r"^(?:/|\./|\.\./)+", "", rest)
+    add(tree, stripped, False)
+    return places
 
 
 def _open_parent(path: str) -> int:

@@ -129,3 +129,71 @@ def detect(tree: str, hook_dirs: Iterable[str]) -> Found:
     # one entry per path, in order
     found.files = list(dict.fromkeys(found.files))
     return found
+
+
+def run_modules(text: str) -> list[str]:
+    """Module names a hook runs with `python -m NAME` (pre-commit's `-mpre_commit`)."""
+    words = text.replace("(", " ").replace(")", " ").split()
+    found = []
+    for i, word in enumerate(words):
+        word = word.strip("\"'")
+        name = words[i + 1].strip("\"'") if word == "-m" and i + 1 < len(words) else ""
+        if word.startswith("-m") and len(word) > 2 and word[2:3] not in ("-", "="):
+            name = word[2:]
+        if name.isidentifier() or (name and all(p.isidentifier() for p in name.split("."))):
+            found.append(name.split(".")[0])
+    return list(dict.fromkeys(found))
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            return f.read(MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _lefthook_extends(text: str) -> list[str]:
+    """The files a lefthook config's `extends:` merges in (a list, or `[a, b]`)."""
+    found: list[str] = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        key, _, value = line.partition(":")
+        if key.strip() != "extends" or line[:1].isspace():
+            continue
+        value = value.strip()
+        if value.startswith("["):
+            found += [v.strip().strip("\"'") for v in value.strip("[]").split(",")]
+            continue
+        for item in lines[i + 1 :]:
+            if not item.strip():
+                continue
+            if not item[:1].isspace() and not item.lstrip().startswith("-"):
+                break
+            found.append(item.strip().lstrip("-").strip().strip("\"'"))
+    return [f for f in found if f]
+
+
+def manager_texts(
+    tree: str, hook_dirs: Iterable[str], found_files: Iterable[str]
+) -> list[tuple[str, str]]:
+    """(directory, text) of what the hook managers run besides the installed hooks: husky's
+    own hook scripts (`.husky/pre-commit`, beside its `_` directory) and lefthook's configs
+    with the files they extend. Their path words are read as a hook's."""
+    texts: list[tuple[str, str]] = []
+    files = set(found_files)
+    for directory in hook_dirs:
+        parent = os.path.dirname(directory)
+        if os.path.basename(directory) == "_" and parent in files:  # husky v9
+            texts += [(parent, text) for _, text, _ in hook_files([parent])]
+    for name in LEFTHOOK_FILES:
+        config = os.path.join(tree, name)
+        if config not in files or not os.path.isfile(config):
+            continue
+        text = _read(config)
+        texts.append((tree, text))
+        for extra in _lefthook_extends(text)[:MAX_HOOKS]:
+            path = os.path.normpath(os.path.join(tree, extra))
+            if path.startswith(tree + os.sep):
+                texts.append((tree, _read(path)))
+    return texts

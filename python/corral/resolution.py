@@ -369,6 +369,13 @@ class Resolution:
                 )
                 continue
             (found.read_only if os.path.isdir(real) else found.watch).append(real)
+            venv = os.path.dirname(real)
+            if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
+                # an activated venv: its Python runs every .pth of its site-packages at start
+                import glob
+
+                pattern = os.path.join(glob.escape(venv), "lib*", "python*", "site-packages")
+                found.module_dirs += glob.glob(pattern)
             self.notes.append(
                 f"{real} is on your PATH: kept as it is (a program written there would run on "
                 "the host); installing commands into it (pip install in an activated venv) "

@@ -231,12 +231,16 @@ def test_a_relative_pythonpath_makes_every_directory_one_python_looks_in(lay: La
 
 def test_start_up_files_of_a_venv_in_the_workspace_are_held(lay: Layout) -> None:
     """Seventh review r7a A5: an activated venv's bin/ was kept, but a `.pth` in its
-    site-packages ran at every start of its Python."""
+    site-packages ran at every start of its Python. Installed packages are no shadowing: the
+    venv's site-packages comes after the standard library."""
     site = ".venv/lib/python3.11/site-packages"
+    lay.plan["module_dirs"] = [str(lay.root / site)]  # a venv on the host's PATH
     lay.write(f"{site}/zz.pth", "import os\n")
     lay.write(f"{site}/sitecustomize.py")
     lay.write(f"{site}/requests/__init__.py")
+    lay.write(f"{site}/json.py")
     found = lay.verdicts()
     assert found[f"{site}/zz.pth"] == "protected"
     assert found[f"{site}/sitecustomize.py"] == "protected"
     assert found[f"{site}/requests/__init__.py"] is None
+    assert found[f"{site}/json.py"] is None

@@ -114,6 +114,10 @@ def _changed_below(top: str, since_ns: int) -> str | None:
     return None
 
 
+def _is_site_dir(directory: str) -> bool:
+    return os.path.basename(directory) in ("site-packages", "dist-packages")
+
+
 def _regular_file(path: str) -> bool:
     try:
         return stat.S_ISREG(os.lstat(path).st_mode)
@@ -268,8 +272,8 @@ class Checker:
         name = name.partition(".")[0]
         if name == "__init__":  # a regular package (a bare directory never shadows one)
             directory, name = os.path.split(directory)
-        if not self._in_module_dir(directory):
-            return None
+        if not self._in_module_dir(directory) or _is_site_dir(directory):
+            return None  # (a venv's site-packages comes after the standard library)
         if name in STARTUP_MODULES:
             return name
         if _regular_file(entry.path):
@@ -279,13 +283,12 @@ class Checker:
         return None
 
     def _site_start_up(self, entry: Entry) -> bool:
-        """A `.pth` file or sitecustomize in a site-packages directory of the writable roots
-        (a project venv's): Python runs them at every start of that interpreter (an LSP's
-        query, mypy, the venv's tools), new or changed."""
+        """A `.pth` file or sitecustomize in the site-packages of a venv on the host's PATH
+        (see resolution._on_path): its Python runs them at every start, new or changed."""
         if entry.kind not in ("file", "link"):
             return False
         directory, name = os.path.split(entry.path)
-        if os.path.basename(directory) not in ("site-packages", "dist-packages"):
+        if directory not in self.module_dirs or not _is_site_dir(directory):
             return False
         return name.endswith(".pth") or name.partition(".")[0] in STARTUP_MODULES
 
