@@ -135,6 +135,9 @@ def repositories(root: str, depth: int = DEPTH, limit: int = LIMIT) -> tuple[lis
     return found, True
 
 
+MAX_WORKTREE_ENTRIES = 4096
+
+
 def _linked_worktrees(root: str) -> list[str]:
     """The linked worktrees of the repository at `root` that lie inside it (`git worktree add
     .worktrees/feat`): each is a work tree of its own, where a relative core.hooksPath and
@@ -144,7 +147,9 @@ def _linked_worktrees(root: str) -> list[str]:
         names = os.listdir(os.path.join(root, ".git", "worktrees"))
     except OSError:
         return []
-    for name in sorted(names)[:256]:
+    # Only entries with a gitdir count: a command cannot add one (gitdir is a control file,
+    # and a new entry is held), so empty directories cannot push a real worktree out.
+    for name in sorted(names)[:MAX_WORKTREE_ENTRIES]:
         pointer = _read_pointer(os.path.join(root, ".git", "worktrees", name, "gitdir"))
         if pointer is None:
             continue
@@ -220,6 +225,15 @@ def protect(
         # git reads these for every repository: one inside a writable root ($GIT_CONFIG_GLOBAL
         # pointing into the workspace) is kept as it is (resolution drops what is outside)
         result.file(path)
+    # ... and what they name for every repository, this folder's or any other: an absolute
+    # core.hooksPath inside a writable root runs at any repository's next commit
+    reading = gitconfig.read([p for p in configs if os.path.isabs(p)], home)
+    for path in reading.files:
+        result.file(path)
+    for configured in reading.hooks_paths:
+        expanded = os.path.join(home, configured[2:]) if configured.startswith("~/") else configured
+        if os.path.isabs(expanded):
+            result.file(os.path.normpath(expanded))
     for tree in trees:
         _protect_tree(tree, names, home, configs, result)
     return result
@@ -316,8 +330,10 @@ def _protect_config(
     for _, _, link in hooks:
         if link is not None:
             result.file(link)
-    for hook_dir, text in texts:
-        named += [(w, hook_dir) for w in path_words(text.split())]
+    for hook_dir, text in [*((None, c) for c in reading.commands), *texts]:
+        if hook_dir is not None:
+            named += [(w, hook_dir) for w in path_words(text.split())]
+        # (a filter's `python3 -m nbstripout` runs at a plain `git status` too)
         for module in hookmanagers.run_modules(text):
             # `python -m pre_commit` from the top of the work tree: a package there by that
             # name is imported first

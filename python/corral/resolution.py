@@ -336,51 +336,68 @@ class Resolution:
         """Directories on the PATH corral runs with (the user's shell's, or the editor's) that
         lie in a writable root: an activated venv's bin, node_modules/.bin. A program written
         there runs on the host at the next command of that name; they are kept as they are,
-        like the directories an .envrc puts on PATH. A relative entry (".", "") or a whole
-        writable root on PATH cannot be kept so: said, not guessed."""
-        for entry in self.ctx.env.get("PATH", "").split(":"):
-            if not entry or not os.path.isabs(entry):
-                if any(is_within(self.ctx.cwd, r) for r in self.rw_roots):
-                    self.notes.append(
-                        f"PATH holds {entry or 'an empty entry'!r}, the current directory: a "
-                        "program a sandboxed command writes there runs on the host when you "
-                        "type its name there; remove it from PATH"
-                    )
-                continue
-            # The shell looks programs up by the entry as written: every symlink on its way
-            # (`bin -> /opt/x`, `.venv -> .venv-3.12`) is kept pointing where it points, or
-            # replacing it would plant a directory of programs.
-            lexical = os.path.normpath(entry)
-            if any(is_within(lexical, top) and lexical != top for top in self.rw_roots):
-                before = len(found.links)
-                self._links_on_the_way(lexical, found)
-                for link, _ in found.links[before:]:
-                    self.notes.append(
-                        f"{link} is a symlink on your PATH ({entry}): kept pointing where it points"
-                    )
-            real = os.path.realpath(entry)
-            root = next((r for r in self.rw_roots if is_within(real, r)), None)
-            if root is None:
-                continue
-            if real == root:
-                self.notes.append(
-                    f"PATH holds {real}, a writable root: a program a sandboxed command "
-                    "writes there runs on the host at your next command of its name"
-                )
-                continue
-            (found.read_only if os.path.isdir(real) else found.watch).append(real)
-            venv = os.path.dirname(real)
-            if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
-                # an activated venv: its Python runs every .pth of its site-packages at start
-                import glob
+        like the directories an .envrc puts on PATH. So are those on LD_LIBRARY_PATH (a
+        project's build/lib): a library written there is loaded by every host program. A
+        relative entry (".", "") or a whole writable root cannot be kept so: said, not
+        guessed."""
+        for variable, what in (("PATH", "program"), ("LD_LIBRARY_PATH", "library")):
+            for entry in self.ctx.env.get(variable, "").split(":"):
+                self._search_dir(found, variable, what, entry)
 
-                pattern = os.path.join(glob.escape(venv), "lib*", "python*", "site-packages")
-                found.module_dirs += glob.glob(pattern)
+    def _search_dir(self, found: Protection, variable: str, what: str, entry: str) -> None:
+        """One entry of a search path (see _on_path)."""
+        if not entry or not os.path.isabs(entry):
+            # (an empty LD_LIBRARY_PATH is no entry at all)
+            if (variable == "PATH" or entry) and any(
+                is_within(self.ctx.cwd, r) for r in self.rw_roots
+            ):
+                self.notes.append(
+                    f"{variable} holds {entry or 'an empty entry'!r}, the current "
+                    f"directory: a {what} a sandboxed command writes there is used on the "
+                    f"host when you work there; remove it from {variable}"
+                )
+            return
+        # The shell looks programs up by the entry as written: every symlink on its way
+        # (`bin -> /opt/x`, `.venv -> .venv-3.12`) is kept pointing where it points, or
+        # replacing it would plant a directory of programs.
+        lexical = os.path.normpath(entry)
+        if any(is_within(lexical, top) and lexical != top for top in self.rw_roots):
+            before = len(found.links)
+            self._links_on_the_way(lexical, found)
+            for link, _ in found.links[before:]:
+                self.notes.append(
+                    f"{link} is a symlink on your {variable} ({entry}): kept pointing where it "
+                    "points"
+                )
+        real = os.path.realpath(entry)
+        root = next((r for r in self.rw_roots if is_within(real, r)), None)
+        if root is None:
+            return
+        if real == root:
             self.notes.append(
-                f"{real} is on your PATH: kept as it is (a program written there would run on "
-                "the host); installing commands into it (pip install in an activated venv) "
-                "is refused: do it yourself, or start corral without it on PATH"
+                f"{variable} holds {real}, a writable root: a {what} a sandboxed command "
+                "writes there is used on the host"
             )
+            return
+        (found.read_only if os.path.isdir(real) else found.watch).append(real)
+        if variable != "PATH":
+            self.notes.append(
+                f"{real} is on your {variable}: kept as it is (a {what} written there would be "
+                "loaded on the host)"
+            )
+            return
+        venv = os.path.dirname(real)
+        if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
+            # an activated venv: its Python runs every .pth of its site-packages at start
+            import glob
+
+            pattern = os.path.join(glob.escape(venv), "lib*", "python*", "site-packages")
+            found.module_dirs += glob.glob(pattern)
+        self.notes.append(
+            f"{real} is on your PATH: kept as it is (a program written there would run on "
+            "the host); installing commands into it (pip install in an activated venv) "
+            "is refused: do it yourself, or start corral without it on PATH"
+        )
 
     def _on_pythonpath(self, found: Protection) -> None:
         """Where Python finds modules before the standard library and installed packages: the

@@ -258,3 +258,59 @@ def test_a_package_named_like_the_module_a_hook_runs_is_held(host: Host) -> None
     )
     run(host, "mkdir pre_commit; echo 'x' > pre_commit/__main__.py; echo x > pre_commit.py\n")
     assert not (host.ws / "pre_commit").exists() and not (host.ws / "pre_commit.py").exists()
+
+
+def test_a_package_named_like_the_module_a_git_filter_runs_is_held(host: Host) -> None:
+    """r7a A16: nbstripout's filter is `python3 -m nbstripout`, run from the top of the work
+    tree at a plain `git status`: a `nbstripout/` package there ran in its place."""
+    host.git("init", "-q", str(host.ws))
+    host.git("config", "filter.nbstripout.clean", '"python3" -m nbstripout', cwd=host.ws)
+    run(host, "mkdir nbstripout; echo x > nbstripout/__main__.py\n")
+    assert not (host.ws / "nbstripout").exists()
+
+
+def test_a_directory_link_named_like_a_standard_module_is_held(host: Host) -> None:
+    """r7a A1: `json -> pkgdir` imports as the package it leads to, first on sys.path."""
+    run(host, "mkdir pkgdir; echo x > pkgdir/__init__.py; ln -s pkgdir json\n")
+    assert (host.ws / "pkgdir").is_dir()
+    assert not (host.ws / "json").is_symlink()
+
+
+def test_empty_worktree_entries_cannot_push_a_linked_worktree_out(host: Host) -> None:
+    """r7a A8: 256 empty directories in .git/worktrees were applied and pushed the real
+    linked worktree past a silent cap: its relative core.hooksPath hook was then writable."""
+    host.git("init", "-q", str(host.ws))
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q", "--allow-empty",
+             "-m", "x", cwd=host.ws)  # fmt: skip
+    host.git("worktree", "add", "-q", ".worktrees/feat", "-b", "feat", cwd=host.ws)
+    host.git("config", "core.hooksPath", ".githooks", cwd=host.ws)
+    run(host, "for i in $(seq 100 355); do mkdir .git/worktrees/aa$i; done\n")
+    assert not (host.ws / ".git" / "worktrees" / "aa100").exists()
+    (host.ws / ".git" / "worktrees" / "aa100").mkdir()  # made anyway (as before this fix)
+    run(host, "mkdir -p .worktrees/feat/.githooks; echo x > .worktrees/feat/.githooks/pre-commit\n")
+    assert not (host.ws / ".worktrees" / "feat" / ".githooks" / "pre-commit").exists()
+
+
+def test_a_library_directory_on_ld_library_path_is_kept(host: Host) -> None:
+    """r7a A14: LD_LIBRARY_PATH into the workspace (build/lib) was not looked at: a library
+    built there was loaded by the host's next `ls`."""
+    (host.ws / "build" / "lib").mkdir(parents=True)
+    host.env["LD_LIBRARY_PATH"] = str(host.ws / "build" / "lib")
+    run(host, "echo x > build/lib/libselinux.so.1\n")
+    assert not (host.ws / "build" / "lib" / "libselinux.so.1").exists()
+
+
+def test_a_global_hooks_path_in_a_folder_without_repositories_is_kept(host: Host) -> None:
+    """r7a A15: the global core.hooksPath was followed per repository found only: in a folder
+    with none, the hooks directory it names there was writable, and every other repository's
+    next commit ran what was planted."""
+    folder = host.base / "plain"
+    hooks = folder / "githooks"
+    hooks.mkdir(parents=True)
+    with open(host.home / ".gitconfig", "a") as f:
+        f.write(f"[core]\n\thooksPath = {hooks}\n")
+    done = host.corral(
+        "run", "--", "sh", "-c", "echo 'touch CANARY' > githooks/pre-commit; echo ran", cwd=folder
+    )
+    assert "ran" in done.stdout, done.stdout + done.stderr
+    assert not (hooks / "pre-commit").exists()

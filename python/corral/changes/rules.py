@@ -267,7 +267,9 @@ class Checker:
             if self._in_module_dir(os.path.dirname(directory)) and name in STARTUP_MODULES:
                 return name
             return None
-        if not name.endswith(MODULE_SUFFIXES):
+        if entry.kind == "link" and "." not in name:
+            pass  # `json -> elsewhere`: a directory link imports as the package it leads to
+        elif not name.endswith(MODULE_SUFFIXES):
             return None
         name = name.partition(".")[0]
         if name == "__init__":  # a regular package (a bare directory never shadows one)
@@ -361,6 +363,12 @@ class Checker:
                 return self.refusal(
                     "protected", path, "git", f"deleting {inside[0]} would break the repository"
                 )
+            if len(inside) == 2 and inside[0] == "worktrees" and not os.path.lexists(path):
+                return self.refusal(
+                    "protected", path, "git",
+                    "a new linked-worktree entry: only `git worktree add` makes one, and git "
+                    "on the host would take its config and hooks from where it points",
+                )  # fmt: skip
             if inside[-1] in GIT_CONTROL or any(p in GIT_CONTROL_DIRS for p in inside):
                 return self.refusal(
                     "protected", path, "git",
