@@ -61,7 +61,7 @@ RUNTIME_DIRS = (
 
 
 DENY_SEARCH_DEPTH = 4
-DENY_SEARCH_LIMIT = 5000
+DENY_SEARCH_LIMIT = 50_000
 MAX_LINK_HOPS = 40  # the kernel's own limit on links followed in one lookup
 
 
@@ -256,10 +256,15 @@ class Resolution:
                 for entry in entries:
                     seen += 1
                     if seen > DENY_SEARCH_LIMIT:
-                        self.notes.append(
-                            f"the workspace is large: files matching tools.permissions.deny "
-                            f"were looked for in its first {DENY_SEARCH_LIMIT} entries only; "
-                            "others are not hidden from commands"
+                        # never hidden in part: a command could plant entries to push a
+                        # `.env` out of the search (seventh review A7)
+                        self.problem(
+                            "tools.permissions.deny",
+                            f"{self.ctx.cwd} holds more than {DENY_SEARCH_LIMIT} entries in its "
+                            f"top {DENY_SEARCH_DEPTH} levels (past node_modules and the like): "
+                            "corral cannot find every file the deny list names to hide it from "
+                            "commands; open a narrower workspace, or empty "
+                            "tools.permissions.deny",
                         )
                         return found
                     path_rel = f"{rel}/{entry.name}" if rel else entry.name

@@ -508,3 +508,21 @@ def test_files_the_file_tools_deny_are_hidden_from_commands_too(
     assert str(ws / ".env") in hidden and str(ws / "app" / "keys" / "server.pem") in hidden
     assert str(ws / "notes.txt") not in hidden
     assert str(ws / "node_modules" / "pkg" / ".env") not in hidden  # not searched: bulky
+
+
+def test_a_workspace_too_large_to_search_for_denied_files_is_refused(
+    make_policy: Callable[..., Policy], ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seventh review r7a A7: past the search's limit, `.env` files further down were left
+    visible with a warning: a command that planted enough files read them in the next run."""
+    from corral import resolution
+
+    monkeypatch.setattr(resolution, "DENY_SEARCH_LIMIT", 50)
+    (ws / "app").mkdir()
+    (ws / "app" / ".env").write_text("API_KEY=x\n")
+    assert str(ws / "app" / ".env") in [p for p, _ in make_policy(ws).deny_read]
+    for i in range(60):
+        (ws / f"o{i}.tmp").write_text("")
+    with pytest.raises(ConfigError) as info:
+        make_policy(ws)
+    assert [p.key for p in info.value.problems] == ["tools.permissions.deny"]

@@ -81,6 +81,7 @@ def run(args: list[str]) -> int:
         try:
             return launch(wrapped, timeout, tail)[0]
         finally:
+            _plain_terminal(tail, wrapped)
             for repair in sweep(policy.watch, policy.links):
                 warn(repair)
             _explain(tail, policy, origins)
@@ -93,6 +94,7 @@ def run(args: list[str]) -> int:
         code, stopped = launch(wrapped, timeout, tail)
     finally:
         # Also when launching failed: the change set is held or removed, never left unchecked.
+        _plain_terminal(tail, wrapped)
         _explain(tail, policy, origins)
         try:
             report = finish.finish(wrapped.stage, interrupted=stopped)
@@ -106,6 +108,17 @@ def run(args: list[str]) -> int:
             for line in finish.describe(report):
                 sys.stderr.write(f"corral: {line}\n")
     return finish.FAILED if unchecked else code
+
+
+def _plain_terminal(tail: bytearray, wrapped: Wrapped) -> None:
+    """Before corral's own lines after a run, on a terminal: attributes reset (a command's
+    concealed or invisible text would hide "held ..."), on a line of their own; and a warning
+    given before the run, which the command's output may have scrolled or erased, again."""
+    if not sys.stderr.isatty():
+        return
+    sys.stderr.write("\033[0m" + ("\n" if tail and not tail.endswith(b"\n") else ""))
+    if not wrapped.sandboxed:
+        warn("this ran UNSANDBOXED (see the warning before it)")
 
 
 def _explain(tail: bytearray, policy: Policy, origins: Mapping[str, str]) -> None:
