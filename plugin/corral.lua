@@ -5,6 +5,22 @@ if vim.g.loaded_corral then
 end
 vim.g.loaded_corral = 1
 
+-- Lua's own module search looks in the current directory first (./?.lua, ./?.so): a module
+-- a sandboxed command wrote to the workspace would run in the editor, on the host, when a
+-- config asks for one that is not installed (`pcall(require, "nvim-web-devicons")`). Neovim
+-- finds plugins on 'runtimepath'; only absolute entries are kept.
+local function absolute_only(paths)
+  local kept = {}
+  for entry in paths:gmatch("[^;]+") do
+    if entry:sub(1, 1) == "/" then
+      kept[#kept + 1] = entry
+    end
+  end
+  return table.concat(kept, ";")
+end
+package.path = absolute_only(package.path)
+package.cpath = absolute_only(package.cpath)
+
 vim.api.nvim_create_user_command("Sandbox", function(cmd)
   require("corral.commands").run(cmd)
 end, {

@@ -106,3 +106,18 @@ def test_checkhealth_imports_nothing_from_the_workspace(
     ed = spawn(cwd=workspace)
     ed.cmd("checkhealth", "corral")
     assert not canary.exists()
+
+
+def test_lua_modules_are_not_looked_for_in_the_workspace(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    """r7a A6: Lua's search falls back to ./?.lua: a module a sandboxed command wrote to the
+    workspace ran in the editor when a config asked for one that is not installed."""
+    canary = workspace.parent / (workspace.name + "-CANARY-lua")
+    (workspace / "corral_absent_module.lua").write_text(
+        f"vim.fn.writefile({{'x'}}, {str(canary)!r})\n"
+    )
+    ed = spawn(cwd=workspace)
+    assert ed.lua("return (pcall(require, 'corral_absent_module'))") is False
+    assert not canary.exists()
+    assert "./?.lua" not in ed.lua("return package.path")
