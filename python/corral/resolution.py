@@ -211,11 +211,13 @@ class Resolution:
     def deny_read(self) -> list[tuple[str, bool]]:
         found = []
         listed = self.paths_of("sandbox.policy.deny_read", existing_only=True)
-        in_workspace = self._denied_in_workspace()
-        # `.env -> config/prod.env`: the mount over the link lands on its target; the file
-        # tools, asked for the target by its own name, must refuse it the same way
-        targets = [os.path.realpath(p) for p in in_workspace if os.path.islink(p)]
-        for p in outermost([*listed, *in_workspace, *(t for t in targets if os.path.exists(t))]):
+        # A denied name that is a link (`.env -> config/prod.env`) is hidden where it leads:
+        # bwrap cannot mount over a symlink, and the file is the secret whatever its name.
+        in_workspace = [
+            os.path.realpath(p) if os.path.islink(p) else p for p in self._denied_in_workspace()
+        ]
+        in_workspace = [p for p in in_workspace if os.path.lexists(p)]
+        for p in outermost([*listed, *in_workspace]):
             found.append((p, os.path.isdir(p)))
             if is_within(self.ctx.cwd, p):
                 self.notes.append(

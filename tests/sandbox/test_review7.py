@@ -349,3 +349,17 @@ def test_corrals_lines_after_a_run_are_not_hidden_by_the_commands_terminal_codes
     assert b"\x1b[8m" in seen and b"corral: held" in seen, seen
     assert seen.rindex(b"\x1b[0m") > seen.rindex(b"\x1b[8m")
     assert seen.rindex(b"\x1b[0m") < seen.index(b"corral: held")
+
+
+def test_a_denied_name_that_is_a_link_hides_its_target_and_runs_go_on(host: Host) -> None:
+    """r7b F6, and what its fix met: `.env -> config/prod.env` is hidden where it leads
+    (bwrap cannot mount over a link with an absolute target: a planted `key.pem` link to a file
+    failed every later run)."""
+    (host.ws / "config").mkdir()
+    (host.ws / "config" / "prod.env").write_text("API_KEY=CANARY-prodenv\n")
+    os.symlink("config/prod.env", host.ws / ".env")
+    run(host, 'echo readme > README; ln -s "$WS/README" key.pem\n')
+    assert (host.ws / "key.pem").is_symlink()
+    out = host.sh("cat config/prod.env .env; echo after")
+    assert "after" in out.stdout, out.stdout + out.stderr
+    assert "CANARY-prodenv" not in out.stdout + out.stderr

@@ -191,7 +191,16 @@ def _parent(policy: Policy, real: str) -> str:
 
 
 def _denied(policy: Policy, path: str, real: str, layers: Mapping[str, str]) -> Refusal | None:
-    denied = next((d for d, _ in policy.deny_read if is_within(real, d)), None)
+    # A denied path that is a link (`.env -> config/prod.env`) is hidden where it leads (the
+    # mount over it lands there): asked for by its own name, that file is refused as well.
+    denied = next(
+        (
+            d
+            for d, _ in policy.deny_read
+            if is_within(real, d) or (os.path.islink(d) and is_within(real, os.path.realpath(d)))
+        ),
+        None,
+    )
     if denied is None:
         return None
     return Refusal(
