@@ -10,3 +10,5 @@ vim.g.loaded_node_provider = 0
 vim.g.loaded_perl_provider = 0
 vim.g.loaded_ruby_provider = 0
 vim.opt.number = true
+-- :DemoReplay, the scripted chat (examples/replay.lua)
+dofile(root .. "/examples/replay.lua")
