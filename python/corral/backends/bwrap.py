@@ -125,6 +125,11 @@ def mount_args(policy: Policy, stage: str | None = None) -> list[str]:
         from corral.changes.stage import upper, work
 
         for i, root in enumerate(policy.rw_roots):
+            if not os.path.isdir(root):
+                # a file made writable by name (an agent's ~/.claude.json): no overlay is
+                # mounted on a file; written straight through, as you asked
+                args += ["--bind", root, root]
+                continue
             args += ["--overlay-src", root, "--overlay", upper(stage, i), work(stage, i), root]
         # Nothing is pinned or made: writes reach the host only through the check. Existing
         # protected files stay read-only, so a command learns at once that it cannot change

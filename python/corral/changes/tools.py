@@ -38,8 +38,9 @@ class ToolChanges:
         self.review = policy.writes == "review"
 
     def handles(self, real: str) -> bool:
-        """Whether `real` is inside a writable root (else the tool writes directly)."""
-        return any(is_within(real, r) for r in self.policy.rw_roots)
+        """Whether `real` is inside a writable root that is a directory (else the tool writes
+        directly: a file made writable by name, `~/.claude.json`, has no layer of its own)."""
+        return any(is_within(real, r) and os.path.isdir(r) for r in self.policy.rw_roots)
 
     def change(self, real: str, data: bytes | None, mode: int | None = None) -> dict[str, Any]:
         """Put the new content of `real` (None: its deletion) through a change set; returns
@@ -47,7 +48,7 @@ class ToolChanges:
         from corral.changes.finish import finish
 
         roots = self.policy.rw_roots
-        index = next(i for i, r in enumerate(roots) if is_within(real, r))
+        index = next(i for i, r in enumerate(roots) if is_within(real, r) and os.path.isdir(r))
         stage = stages.create(self.policy)
         rel = os.path.relpath(real, roots[index])
         upper = stages.upper(stage, index)
