@@ -363,3 +363,32 @@ def test_a_denied_name_that_is_a_link_hides_its_target_and_runs_go_on(host: Host
     out = host.sh("cat config/prod.env .env; echo after")
     assert "after" in out.stdout, out.stdout + out.stderr
     assert "CANARY-prodenv" not in out.stdout + out.stderr
+
+
+def test_a_link_out_of_the_roots_to_what_you_can_write_is_held(host: Host) -> None:
+    """r8c G1, G2: the two-run check remembered exact paths only: deleting the file's
+    directory in one run (or pushing the journal's record out) let a link to a file outside
+    the roots through, and the editor's next :write changed that file."""
+    (host.ws / "docs").mkdir()
+    (host.ws / "docs" / "notes.txt").write_text("mine\n")
+    target = host.outside / "target.txt"
+    target.write_text("outside\n")
+    run(host, "rm -rf docs\n")
+    run(host, f"mkdir docs; ln -s {target} docs/notes.txt; ln -s {host.outside} elsewhere\n")
+    assert not (host.ws / "docs" / "notes.txt").is_symlink()
+    assert not (host.ws / "elsewhere").is_symlink()
+    assert target.read_text() == "outside\n"
+
+
+def test_a_directory_the_command_locked_is_undone_and_names_are_shown_escaped(
+    host: Host,
+) -> None:
+    """r8c G3 (as an unprivileged user): undo opened a new 000 directory for reading and
+    crashed, and no change set before it could be undone; G9: undo printed journaled names
+    raw (a name with a newline forged a line of corral's)."""
+    run(host, "mkdir locked; echo x > locked/f; chmod 000 locked; touch 'a\nundid all'\n")
+    assert os.stat(host.ws / "locked").st_mode & 0o777 == 0
+    undone = host.corral("undo")
+    assert undone.returncode == 0, undone.stderr
+    assert not (host.ws / "locked").exists() and not (host.ws / "a\nundid all").exists()
+    assert "a\\x0aundid all" in undone.stdout and "\nundid all" not in undone.stdout

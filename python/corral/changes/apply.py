@@ -254,11 +254,9 @@ def _same_file_system(source: str, target: str) -> bool:
 
 def _fchmod(path: str, mode: int) -> None:
     """chmod the directory itself, never through a link put in its place."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        os.fchmod(fd, mode)
-    finally:
-        os.close(fd)
+    from corral.changes.tree import chmod_dir
+
+    chmod_dir(path, mode)
 
 
 def apply(

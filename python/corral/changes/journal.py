@@ -159,11 +159,7 @@ def undo(entry: str, base: str | None = None) -> list[str]:
                 done.append(f"kept {path}: files were added there since")
         elif op == "chmod":
             # on the directory itself, never through a link that replaced it meanwhile
-            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-            try:
-                os.fchmod(fd, r["old"])
-            finally:
-                os.close(fd)
+            tree.chmod_dir(path, r["old"])
             done.append(f"mode put back on {path}")
             continue
         if r.get("saved"):
@@ -190,4 +186,9 @@ def prune(limit_bytes: int, base: str | None = None) -> None:
     while len(names) > 1 and (len(names) > MAX_ENTRIES or (limit_bytes and total > limit_bytes)):
         oldest = names.pop(0)
         total -= sizes[oldest]
-        tree.remove(os.path.join(base, oldest))
+        try:
+            tree.remove(os.path.join(base, oldest))
+        except OSError:
+            # (a saved directory holding one the user cannot open): kept, and the apply that
+            # pruned goes on; it was applied whatever became of an old entry
+            continue

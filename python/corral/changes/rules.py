@@ -118,6 +118,24 @@ def _is_site_dir(directory: str) -> bool:
     return os.path.basename(directory) in ("site-packages", "dist-packages")
 
 
+# Where software is installed: root writes there, but no editor or build of yours does.
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix")
+
+
+def _yours_to_write(path: str) -> bool:
+    """Whether the user applying a change set can write `path` (or create it, for a missing
+    one), outside the system's own directories."""
+    if any(is_within(path, d) for d in SYSTEM_DIRS):
+        return False
+    probe = path
+    while not os.path.lexists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return False
+        probe = parent
+    return os.access(probe, os.W_OK)
+
+
 def _regular_file(path: str) -> bool:
     try:
         return stat.S_ISREG(os.lstat(path).st_mode)
@@ -137,6 +155,7 @@ class Checker:
         self.roots: list[str] = plan["roots"]
         self.hidden: list[str] = plan.get("hidden", [])
         self.visible: list[str] = [*plan.get("visible", []), *self.roots]
+        self.shown_in_hidden: list[str] = list(plan.get("visible", []))  # home_allow
         self.protected: list[str] = plan["protected"]
         self.protected_set = frozenset(self.protected)
         # each directory above a protected path -> one protected path below it
@@ -482,6 +501,19 @@ class Checker:
                 "symlink-outside", entry.path, BUILTIN,
                 f"{entry.path} replaced by a symlink to {entry.target}, outside the writable "
                 "roots: saving the file would write there",
+            )  # fmt: skip
+        shown = any(is_within(resolved, v) for v in self.shown_in_hidden)
+        if not shown and _yours_to_write(resolved):
+            # A link out of the writable roots to what you can write (your other projects,
+            # /var/tmp): a file of that name open in your editor, or a program writing to
+            # it, would write there at its next save, however the link came to be (a file
+            # deleted in one run and a link made in the next). What only root may write
+            # (a venv's python in /usr) passes, and so do the toolchains your home shows
+            # the sandbox (home_allow: a venv's python in ~/.pyenv).
+            return self.refusal(
+                "symlink-outside", entry.path, BUILTIN,
+                f"a symlink to {entry.target}, outside the writable roots, where you can "
+                "write: saving or writing through it would change that file",
             )  # fmt: skip
         return None
 

@@ -92,3 +92,13 @@ def copy(source: str, destination: str) -> None:
             import shutil  # only here: ~8 ms to import, and most runs never copy
 
             shutil.copy2(src, dst, follow_symlinks=False)
+
+
+def chmod_dir(path: str, mode: int) -> None:
+    """chmod the directory at `path` itself, never through a link put in its place, whatever
+    its own mode (0000 included: opened as a path, not for reading)."""
+    fd = os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        os.chmod(f"/proc/self/fd/{fd}", mode)
+    finally:
+        os.close(fd)

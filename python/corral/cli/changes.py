@@ -23,10 +23,15 @@ def _now(stage: str) -> dict[str, list[str]]:
 
 
 def _print(outcome: commands.Outcome) -> int:
+    """Every line with its control characters escaped (tabs kept): paths and diffs are what a
+    sandboxed command named and wrote (a name with "\n undid everything" or a terminal
+    escape in it)."""
+    from corral.changes.finish import shown
+
     for line in outcome.out:
-        print(line)
+        print(shown(line).replace("\\x09", "\t"))
     for line in outcome.err:
-        sys.stderr.write(f"corral: {line}\n")
+        sys.stderr.write(f"corral: {shown(line)}\n")
     return outcome.code
 
 
