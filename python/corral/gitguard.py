@@ -318,42 +318,104 @@ def _protect_config(
     # `./scripts/pre-commit.sh`), and the hook managers' own hook scripts and configs (husky's
     # `.husky/pre-commit`, lefthook's `run:` lines and the files it `extends:`).
     hooks = hookmanagers.hook_files(hook_dirs)
-    texts = [(directory, text) for directory, text, _ in hooks]
+    texts = [(directory, text, False) for directory, text, _ in hooks]
     texts += hookmanagers.manager_texts(tree, hook_dirs, found.files)
     if not reading.commands and not texts:
         return
     from corral.direnv import path_words  # only here: it imports shlex, which imports re
 
-    named: list[tuple[str, str | None]] = [
-        (w, None) for command in reading.commands for w in path_words(command.split())
-    ]
     for _, _, link in hooks:
         if link is not None:
             result.file(link)
-    for hook_dir, text in [*((None, c) for c in reading.commands), *texts]:
-        if hook_dir is not None:
-            named += [(w, hook_dir) for w in path_words(text.split())]
+    # (word, the directory it may be relative to, directories the script cd's into, whether
+    # only an existing file counts: a config's words are not all paths)
+    named: list[tuple[str, str | None, tuple[str, ...], bool]] = [
+        (w, None, (), False) for command in reading.commands for w in path_words(command.split())
+    ]
+    for base, text, is_config in [*((None, c, False) for c in reading.commands), *texts]:
+        if base is not None:
+            # a config (YAML, TOML): every word may name a file, in any of its syntaxes
+            # (flow mappings, folded scalars); a script: the words path_words finds
+            words = _config_words(text) if is_config else path_words(text.split())
+            entered = tuple(_cd_targets(text))  # `(cd tools && ./lint.sh)`
+            named += [(w, base, entered, is_config) for w in words]
         # (a filter's `python3 -m nbstripout` runs at a plain `git status` too)
         for module in hookmanagers.run_modules(text):
             # `python -m pre_commit` from the top of the work tree: a package there by that
-            # name is imported first
-            for name in (module, module + ".py", module + ".pyc"):
+            # name is imported first; `-m tools.checker`: tools/ and checker in it
+            for name in _module_files(module):
                 result.file(os.path.join(tree, name))
-    for word, base in named:
+    for word, base, entered, files_only in named:
         word = word.strip("\"'")
-        for path, sure in _placed(tree, word, base):
+        for path, sure in _placed(tree, word, base, entered):
+            if files_only:
+                if os.path.isfile(path):
+                    result.file(path)
+            elif any(c in path for c in "*?["):
+                _globbed(tree, path, result)
             # a script named with a `/` is kept even before it exists (an optional hook's
             # `[ -x scripts/local.sh ] && ./scripts/local.sh`); a bare name, or one found
             # only by another reading of the word, when it is there
-            if (sure and "/" in word) or os.path.isfile(path):
+            elif (sure and "/" in word) or os.path.isfile(path):
                 result.file(path)
 
 
-def _placed(tree: str, word: str, directory: str | None) -> list[tuple[str, bool]]:
+def _config_words(text: str) -> list[str]:
+    """The words of a hook manager's config, its punctuation dropped: each is checked for a
+    file of the work tree by that name."""
+    for c in "{}[],:\"'=":
+        text = text.replace(c, " ")
+    return [w for w in text.split() if not w.startswith("-") and "://" not in w]
+
+
+def _cd_targets(text: str) -> list[str]:
+    """Directories a hook script changes into (`cd tools`): its later words may be relative
+    to them."""
+    words = text.replace("(", " ").replace(")", " ").replace(";", " ").replace("&&", " ").split()
+    return [
+        words[i + 1].strip("\"'")
+        for i, w in enumerate(words[:-1])
+        if w == "cd" and not words[i + 1].startswith("-")
+    ]
+
+
+def _module_files(module: str) -> list[str]:
+    """What `python -m module` imports from the directory it starts in."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return [module, module + ".py", module + ".pyc"]
+    found = []
+    for i in range(1, len(parts)):
+        found.append("/".join(parts[:i]) + "/__init__.py")
+    found += ["/".join(parts) + ".py", "/".join(parts) + "/__init__.py"]
+    return found
+
+
+def _globbed(tree: str, pattern: str, result: Protection) -> None:
+    """A hook's glob (`for f in .githooks/pre-commit.d/*.sh`): its directory is kept as it is,
+    so neither what matches now nor what would match later can be written."""
+    import glob
+
+    directory = pattern
+    while any(c in directory for c in "*?["):
+        directory = os.path.dirname(directory)
+    if directory.startswith(tree + os.sep):
+        result.file(directory)
+    for match in glob.glob(pattern)[:MAX_GLOB_MATCHES]:
+        result.file(match)
+
+
+MAX_GLOB_MATCHES = 256
+
+
+def _placed(
+    tree: str, word: str, directory: str | None, entered: tuple[str, ...] = ()
+) -> list[tuple[str, bool]]:
     """Where a path word of a hook or config may lead inside the work tree, and whether it is
     the plain reading: from the top (`scripts/x`); with a substitution or variable before it
     (`"$(git rev-parse --show-toplevel)/x"`, `$ROOT/x`, `$(dirname "$0")/../x`), from the hook's
-    own directory and from the top once what stands before is dropped."""
+    own directory and from the top once what stands before is dropped; and from a directory
+    the script changed into (`cd tools && ./lint.sh`)."""
     import re
 
     places: list[tuple[str, bool]] = []
@@ -372,6 +434,8 @@ def _placed(tree: str, word: str, directory: str | None) -> list[tuple[str, bool
         add(directory, rest.lstrip("/"), False)
     stripped = re.sub(r"^(?:/|\./|\.\./)+", "", rest)
     add(tree, stripped, False)
+    for place in entered:
+        add(os.path.join(tree, place), rest.lstrip("/"), False)
     return places
 
 

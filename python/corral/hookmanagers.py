@@ -140,8 +140,8 @@ def run_modules(text: str) -> list[str]:
         name = words[i + 1].strip("\"'") if word == "-m" and i + 1 < len(words) else ""
         if word.startswith("-m") and len(word) > 2 and word[2:3] not in ("-", "="):
             name = word[2:]
-        if name.isidentifier() or (name and all(p.isidentifier() for p in name.split("."))):
-            found.append(name.split(".")[0])
+        if name and all(p.isidentifier() for p in name.split(".")):
+            found.append(name)
     return list(dict.fromkeys(found))
 
 
@@ -176,24 +176,30 @@ def _lefthook_extends(text: str) -> list[str]:
 
 def manager_texts(
     tree: str, hook_dirs: Iterable[str], found_files: Iterable[str]
-) -> list[tuple[str, str]]:
-    """(directory, text) of what the hook managers run besides the installed hooks: husky's
-    own hook scripts (`.husky/pre-commit`, beside its `_` directory) and lefthook's configs
-    with the files they extend. Their path words are read as a hook's."""
-    texts: list[tuple[str, str]] = []
+) -> list[tuple[str, str, bool]]:
+    """(directory, text, whether it is a config) of what the hook managers run besides the
+    installed hooks: husky's own hook scripts (`.husky/pre-commit`, beside its `_`
+    directory), pre-commit's config, lefthook's configs with the files they extend. Their
+    words are read as a hook's (a config's: every word, in any of its syntaxes)."""
+    texts: list[tuple[str, str, bool]] = []
     files = set(found_files)
     for directory in hook_dirs:
         parent = os.path.dirname(directory)
         if os.path.basename(directory) == "_" and parent in files:  # husky v9
-            texts += [(parent, text) for _, text, _ in hook_files([parent])]
+            texts += [(parent, text, False) for _, text, _ in hook_files([parent])]
+    for config in files:
+        if config.endswith((".yaml", ".yml")) and os.path.basename(config).startswith(
+            (".pre-commit", "pre-commit")
+        ):
+            texts.append((tree, _read(config), True))
     for name in LEFTHOOK_FILES:
         config = os.path.join(tree, name)
         if config not in files or not os.path.isfile(config):
             continue
         text = _read(config)
-        texts.append((tree, text))
+        texts.append((tree, text, True))
         for extra in _lefthook_extends(text)[:MAX_HOOKS]:
             path = os.path.normpath(os.path.join(tree, extra))
             if path.startswith(tree + os.sep):
-                texts.append((tree, _read(path)))
+                texts.append((tree, _read(path), True))
     return texts

@@ -395,7 +395,9 @@ class Resolution:
             return
         venv = os.path.dirname(real)
         if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
-            # an activated venv: its Python runs every .pth of its site-packages at start
+            # an activated venv: its Python runs every .pth of its site-packages at start,
+            # and takes its standard library from where pyvenv.cfg's `home` says
+            found.keep(os.path.join(venv, "pyvenv.cfg"))
             import glob
 
             pattern = os.path.join(glob.escape(venv), "lib*", "python*", "site-packages")
@@ -426,9 +428,12 @@ class Resolution:
                     "own directory; new modules named like standard ones are held everywhere"
                 )
         for entry in [*entries, self.ctx.cwd]:
-            real = os.path.realpath(os.path.join(self.ctx.cwd, entry))
+            lexical = os.path.normpath(os.path.join(self.ctx.cwd, entry))
+            real = os.path.realpath(lexical)
             if not self.writable(real) or real in found.module_dirs:
                 continue
+            if real != lexical:  # `src -> lib`: the link keeps pointing where it points
+                self._links_on_the_way(lexical, found)
             found.module_dirs.append(real)
             for name in imports.STARTUP_MODULES:
                 for path in (os.path.join(real, name + ".py"), os.path.join(real, name)):
@@ -448,11 +453,14 @@ class Resolution:
         own_dirs = (dirs.user_config_dir(), dirs.user_cache_dir())
         own = own_paths()
         found.never = [*never, *own]
-        for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        for name, default in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share")):
             # Every program's configuration (fish, systemd user units, autostart, tmux, pip,
             # environment.d) and data (desktop entries, user units) lives there: inside a
-            # writable root (a dotfiles repository as the workspace), all of it is kept.
+            # writable root (a dotfiles repository as the workspace, or ~/.config linked
+            # into one, the variable unset), all of it is kept.
             value = self.ctx.env.get(name, "")
+            if not os.path.isabs(value) and self.ctx.home != "/":
+                value = os.path.join(self.ctx.home, default)
             real = os.path.realpath(value) if os.path.isabs(value) else ""
             if real and self.writable(real) and real not in self.rw_roots:
                 found.keep(real)
