@@ -79,11 +79,37 @@ def test_avante_offers_corral_tools_instead_of_its_own_bash_and_writers(av: Edit
         "local out = {} for _, t in ipairs(require('avante.llm_tools').get_tools('', {})) do"
         " out[#out + 1] = t.name end return out"
     )
-    assert {"corral_bash", "corral_write", "corral_edit", "corral_delete"} <= set(names)
-    replaced = av.lua("return require('corral.integrations.avante').REPLACED")
-    assert "bash" in replaced and "write_to_file" in replaced
-    assert not set(names) & set(replaced), set(names) & set(replaced)
-    assert "view" in names  # avante's reads stay
+    assert {"corral_bash", "corral_write", "corral_edit", "corral_delete", "corral_read",
+            "corral_ls"} <= set(names)  # fmt: skip
+    kept = av.lua("return require('corral.integrations.avante').KEPT")
+    # (eighth review r8b A1, A6, A7: avante's reads read outside the project, ran a shell
+    # through glob and took options through grep and git_diff)
+    assert {n for n in names if not n.startswith("corral_")} <= set(kept), names
+
+
+def test_avantes_tools_run_by_name_whatever_is_disabled_are_refused(
+    av: Editor, workspace: Path
+) -> None:
+    """r8b A1: avante runs str_replace_based_edit_tool (and str_replace_editor) by name even
+    when disabled: its `view` read any file unasked."""
+    (workspace / "a.txt").write_text("secret-ish\n")
+    got = av.lua(
+        "return { require('avante.llm_tools').process_tool_use({},"
+        " { name = 'str_replace_based_edit_tool', id = 'toolu_4',"
+        "   input = { command = 'view', path = ... } }, { session_ctx = {} }) }",
+        str(workspace / "a.txt"),
+    )
+    assert "secret-ish" not in str(got) and "not available" in str(got), got
+    canary = workspace.parent / (workspace.name + "-CANARY-glob")
+    use_result = av.lua(
+        "return { require('avante.llm_tools').process_tool_use("
+        " require('avante.llm_tools').get_tools('', {}),"
+        " { name = 'glob', id = 'toolu_5', input = { path = '.', pattern = ... } },"
+        " { session_ctx = {} }) }",
+        f"*`touch {canary}`",
+    )
+    assert "not provided" in str(use_result), use_result
+    assert not canary.exists()
 
 
 def test_corral_bash_runs_in_the_sandbox_with_a_credential_hidden(

@@ -179,3 +179,61 @@ def test_a_flemma_chat_frontmatter_is_not_an_error_in_corral(fl: Editor, workspa
     assert config["origins"]["sandbox.mode"] == "default"
     errors = [m for m in fl.messages() if "frontmatter" in m.lower() or "flemma" in m]
     assert errors == [], errors
+
+
+# Flemma's own tool, run as Flemma's executor runs it.
+TOOL = """
+local name, input = ...
+_G.flemma_result = vim.NIL
+local ctx = require("flemma.tools.executor").build_execution_context({
+  bufnr = vim.api.nvim_get_current_buf(), cwd = vim.fn.getcwd(), tool_name = name,
+  tool_id = "toolu_3", timeout = 20, __dirname = vim.fn.getcwd(),
+})
+local tool = require("flemma.tools.registry").get(name)
+tool.execute(input, ctx, function(r) _G.flemma_result = r end)
+"""
+
+
+def tool(ed: Editor, name: str, approve: bool = False, **tool_input: Any) -> dict[str, Any]:
+    from .test_execute import confirm_window
+
+    ed.lua(TOOL, name, tool_input)
+    if approve:
+        ed.wait_for(lambda: confirm_window(ed), what="corral's window")
+        time.sleep(0.5)
+        ed.nvim.input("a")
+    return ed.wait_for(
+        lambda: ed.lua("return _G.flemma_result ~= vim.NIL and _G.flemma_result or false"),
+        timeout=30,
+        what=f"Flemma's {name} result",
+    )
+
+
+def test_flemmas_file_tools_write_through_corral(fl: Editor, workspace: Path) -> None:
+    """Eighth review r8b A8, A9, A5: Flemma's write tool wrote on the host itself: a name with
+    a backtick ran a shell (vim.fn.expand), a `.git` file made a repository, the open chat file
+    was rewritten. Now corral's guarded operations write, with its rules and window."""
+    canary = workspace.parent / (workspace.name + "-CANARY-expand")
+    r = tool(fl, "write", path=f"~/x`touch {canary}`", content="x")  # outside: refused at once
+    assert r["success"] is False and not canary.exists(), r
+    r = tool(fl, "write", approve=True, path=".git", content="gitdir: notes\n")
+    assert r["success"] is False and not (workspace / ".git").exists(), r
+    r = tool(fl, "write", approve=True, path="notes.txt", content="hello\n")
+    assert r["success"] is True and (workspace / "notes.txt").read_text() == "hello\n"
+    r = tool(fl, "edit", approve=True, path="notes.txt", oldText="hello", newText="bye")
+    assert r["success"] is True and (workspace / "notes.txt").read_text() == "bye\n"
+    # Flemma's read stays its own; a name its path expansion would run is refused before
+    assert resolve(fl, "read", path=f"~/x`touch {canary}`")[0] == "deny"
+    assert resolve(fl, "read", path="~root/.bashrc")[0] == "deny"
+
+
+def test_corral_approves_bash_only_where_flemma_names_it_its_backend(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    """r8b A2: with Flemma's "auto", corral approved a command because a fresh detection chose
+    corral, while Flemma ran it with its cached detection: no sandbox."""
+    ed = flemma(spawn(cwd=workspace), backend="auto")
+    assert (
+        resolve(ed, "bash", command="ls")[0] != "approve"
+        or resolve(ed, "bash", command="ls")[1] != "urn:corral:flemma:approval"
+    )

@@ -1,20 +1,23 @@
--- avante.nvim: corral's tools in place of avante's own bash and file-writing tools
--- (:help corral-avante). avante runs its `bash` with jobstart on the host and, by default,
--- approves every tool without asking; these tools go through corral's guard, sandbox and
--- approval window instead.
+-- avante.nvim: corral's tools in place of avante's own tools that run programs or read and
+-- write files (:help corral-avante). avante runs its `bash` with jobstart on the host and,
+-- by default, approves every tool without asking; these tools go through corral's guard,
+-- sandbox and approval window instead.
 --
 -- They are avante custom tools (`custom_tools`). Their names start with `corral_`: avante's
 -- `disabled_tools` matches names across built-in and custom tools, so a custom tool named
 -- `bash` would be switched off together with the built-in one.
 local M = {}
 
----avante's built-in tools that run programs or change files on the host, unconfined:
----extend() switches them off. avante's reads (view, ls, glob, grep) stay: they are kept to
----the project and skip what .gitignore names.
+---avante's built-in tools that run programs, change files or read them on the host: extend()
+---switches these off (and every other avante tool not in KEPT). Its reads too: their
+---project check is a string prefix (`<project>/../..` passes), glob hands a pattern with a
+---backtick to the shell, grep and git_diff take the model's words as options
+---(`--pre=bash`, `--output=~/.bashrc`).
 M.REPLACED = {
   "bash",
   "run_python",
   "git_commit",
+  "git_diff",
   "write_to_file",
   "str_replace",
   "insert",
@@ -27,6 +30,26 @@ M.REPLACED = {
   "create_dir",
   "read_global_file",
   "write_global_file",
+  "view",
+  "ls",
+  "glob",
+  "grep",
+  "read_file_toplevel_symbols",
+  "read_definitions",
+  "dispatch_agent",
+  "fetch",
+  "web_search",
+  "rag_search",
+}
+
+---avante's tools that touch neither files nor programs: kept.
+M.KEPT = {
+  "think",
+  "attempt_completion",
+  "read_todos",
+  "write_todos",
+  "delete_tool_use_messages",
+  "get_diagnostics",
 }
 
 local PATH_NOTE = "Relative paths are relative to the project directory."
@@ -166,6 +189,31 @@ function M.tools()
       end,
     },
     {
+      name = "corral_read",
+      description = "Read a file, through corral (credentials and hidden paths are refused). "
+        .. PATH_NOTE,
+      param = {
+        type = "table",
+        fields = {
+          field("path", "The file"),
+          field("offset", "Byte offset to start at (optional)", true),
+        },
+      },
+      returns = RETURNS,
+      func = function(input, opts)
+        return run("read", { path = absolute(input.path), offset = tonumber(input.offset) }, opts)
+      end,
+    },
+    {
+      name = "corral_ls",
+      description = "List a directory, through corral. " .. PATH_NOTE,
+      param = { type = "table", fields = { field("path", "The directory") } },
+      returns = RETURNS,
+      func = function(input, opts)
+        return run("ls", { path = absolute(input.path or ".") }, opts)
+      end,
+    },
+    {
       name = "corral_delete",
       description = "Delete a file, through corral. While the sandbox is on, corral "
         .. "refuses this tool unless the user allowed it: use rm with corral_bash then "
@@ -197,12 +245,30 @@ function M.extend(opts)
     out.custom_tools = vim.list_extend(vim.list_extend({}, custom or {}), M.tools())
   end
   local disabled = vim.list_extend({}, out.disabled_tools or {})
-  for _, name in ipairs(M.REPLACED) do
-    if not vim.tbl_contains(disabled, name) then
+  local names = vim.list_extend({}, M.REPLACED)
+  local ok, tools = pcall(require, "avante.llm_tools")
+  if ok and type(tools.get_tool_names) == "function" then
+    -- every tool this avante has, new ones included, but those known to be harmless
+    pcall(function()
+      vim.list_extend(names, tools.get_tool_names())
+    end)
+  end
+  for _, name in ipairs(names) do
+    local ours = name:sub(1, 7) == "corral_"
+    if not ours and not vim.tbl_contains(M.KEPT, name) and not vim.tbl_contains(disabled, name) then
       disabled[#disabled + 1] = name
     end
   end
   out.disabled_tools = disabled
+  if ok then
+    -- avante runs these two by name whatever is disabled (Anthropic's editor tool names):
+    -- they view and write files on the host unasked
+    local refused = function()
+      return false, "not available: use corral_read, corral_write and corral_edit"
+    end
+    tools.str_replace_editor = refused
+    tools.str_replace_based_edit_tool = refused
+  end
   -- avante runs `str_replace_editor` and `str_replace_based_edit_tool` (Anthropic's editor
   -- tool names) whenever the model names them, disabled or not; with its default of
   -- approving every tool, they would write unasked. Only those of avante's tools that run

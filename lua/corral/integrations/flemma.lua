@@ -18,9 +18,15 @@ M.DENY_PRIORITY = 110
 M.RESOLVER = "urn:corral:flemma:approval"
 M.RESOLVER_PRIORITY = 40
 
----Flemma's wrap gets no buffer: corral reads the call as the current buffer's.
+---Flemma's wrap gets no buffer: corral reads the call as the chat's whose tool call it
+---judged last (Flemma asks the approval chain for a call right before running it), else the
+---current buffer's.
+local judged_buffer ---@type integer|nil
 ---@return integer
 local function current_buffer()
+  if judged_buffer and vim.api.nvim_buf_is_valid(judged_buffer) then
+    return judged_buffer
+  end
   return vim.api.nvim_get_current_buf()
 end
 
@@ -76,24 +82,28 @@ function M.wraps(bufnr)
   if not ok or not fsandbox.is_enabled(bufnr) then
     return false
   end
-  local backend = fsandbox.resolve_config(bufnr).backend
-  if backend == nil or backend == "auto" or backend == "required" then
-    backend = fsandbox.detect_available_backend(bufnr)
-  end
-  return backend == M.BACKEND
+  -- Named, not detected: Flemma caches what "auto" detected, and may run a command with an
+  -- older answer (its own bwrap, or none) than the one a fresh detection gives here.
+  return fsandbox.resolve_config(bufnr).backend == M.BACKEND
 end
 
 ---corral's decision for Flemma's call: "approve", "require_approval", "deny", or nil (not a
 ---tool corral judges).
 ---@return string|nil
 local function decision(tool_name, input, context)
-  local bufnr = type(context) == "table" and tonumber(context.bufnr) or current_buffer()
-  if bufnr == 0 then
-    bufnr = current_buffer()
+  local bufnr = type(context) == "table" and tonumber(context.bufnr) or nil
+  if not bufnr or bufnr == 0 then
+    bufnr = vim.api.nvim_get_current_buf()
   end
+  judged_buffer = bufnr
   local call = as_corral_call(tool_name, input, bufnr)
   if not call then
     return nil
+  end
+  local path = type(input) == "table" and input.path or nil
+  if type(path) == "string" and (path:find("[`$\n]") or path:match("^~[^/]")) then
+    -- Flemma resolves `~` paths with vim.fn.expand(), which hands a backtick to the shell
+    return "deny"
   end
   local decided = require("corral").decide(call, { bufnr = bufnr })
   if not decided then
@@ -141,8 +151,85 @@ local function wrap(policy, backend_config, inner_cmd)
   return argv, nil
 end
 
+---A path as Flemma's file tools would take it, without Flemma's vim.fn.expand() (which hands
+---a name with a backtick to the shell): relative to the chat file's directory, `~/` from
+---$HOME, anything else refused.
+---@return string|nil path, string? err
+local function flemma_path(path, ctx)
+  if type(path) ~= "string" or path == "" then
+    return nil, "no path given"
+  end
+  if path:sub(1, 2) == "~/" then
+    return vim.fs.joinpath(vim.env.HOME or "", path:sub(3))
+  elseif path:sub(1, 1) == "~" then
+    return nil, "a path starting with ~user is not taken: give it in full"
+  elseif path:sub(1, 1) == "/" then
+    return path
+  end
+  local base = ctx and ctx.__dirname or vim.fn.getcwd()
+  return vim.fs.joinpath(base, path)
+end
+
+---Flemma's write and edit tools, run by corral: its guard, the change-set rules and
+---corral's window, corral's guarded file operations (never Flemma's io.open on the host).
+---Flemma's read stays Flemma's, judged by the resolvers (see decision).
+---@param name string corral's tool
+---@param input_of fun(input: table, path: string): table
+---@return fun(input: table, ctx: table, callback: fun(result: table))
+local function through_corral(name, input_of)
+  return function(input, ctx, callback)
+    local path, err = flemma_path(input.path, ctx)
+    if not path then
+      callback({ success = false, error = "corral: " .. err })
+      return nil
+    end
+    local handle = require("corral").execute(
+      { name = name, input = input_of(input, path), id = ctx and ctx.tool_id or nil },
+      { bufnr = ctx and ctx.bufnr or nil },
+      function(result)
+        local text = require("corral").text(result)
+        if result.ok then
+          callback({ success = true, output = text })
+        else
+          callback({ success = false, error = text })
+        end
+      end
+    )
+    return function()
+      handle.cancel()
+    end
+  end
+end
+
+M.FILE_TOOLS = {
+  write = through_corral("write", function(input, path)
+    return { path = path, content = input.content }
+  end),
+  edit = through_corral("edit", function(input, path)
+    return { path = path, old = input.oldText, new = input.newText }
+  end),
+}
+
+---Put corral under Flemma's own write and edit tools (their descriptions and inputs stay
+---Flemma's).
+local function replace_file_tools()
+  local ok, registry = pcall(require, "flemma.tools.registry")
+  if not ok then
+    return
+  end
+  for name, execute in pairs(M.FILE_TOOLS) do
+    local tool = registry.get(name)
+    if tool and tool.execute ~= execute then
+      local ours = vim.tbl_extend("force", {}, tool, { execute = execute, async = true })
+      registry.unregister(name)
+      registry.register(name, ours)
+    end
+  end
+end
+
 ---Register corral with Flemma: call after `require("flemma").setup()`. Safe to call again.
 function M.setup()
+  replace_file_tools()
   require("flemma.sandbox").register(M.BACKEND, {
     priority = M.BACKEND_PRIORITY,
     description = "corral (bwrap with corral's deny-lists, change sets and limits)",

@@ -14,10 +14,18 @@ local M = {}
 
 ---codecompanion's built-in tools that run or write on the host, unconfined: tools() turns
 ---them off. Its reads (read_file, file_search, grep_search, ...) stay.
-M.REPLACED = { "run_command", "create_file", "insert_edit_into_file", "delete_file" }
+M.REPLACED = {
+  "run_command",
+  "create_file",
+  "insert_edit_into_file",
+  "delete_file",
+  "read_file", -- not kept to the project, and unasked in yolo mode: corral_read instead
+  "fetch_webpage", -- the host's network, a way out for what a call read
+  "web_search",
+}
 
 ---Read-only built-ins that go with corral's tools in the `corral` group.
-M.READS = { "read_file", "file_search", "grep_search", "get_changed_files", "get_diagnostics" }
+M.READS = { "file_search", "grep_search", "get_changed_files", "get_diagnostics" }
 
 local function string_field(description)
   return { type = "string", description = description }
@@ -56,6 +64,18 @@ local KINDS = {
     end,
     shown = function(args)
       return "write " .. tostring(args.path)
+    end,
+  },
+  read = {
+    corral = "read",
+    description = "Read a file, through corral (credentials and hidden paths are refused).",
+    properties = { path = string_field(PATH) },
+    required = { "path" },
+    input = function(args)
+      return { path = args.path }
+    end,
+    shown = function(args)
+      return "read " .. tostring(args.path)
     end,
   },
   edit = {
@@ -105,7 +125,7 @@ local function report(tool, a, b, c)
   end
 end
 
----codecompanion's tool for `kind` ("bash", "write" or "edit").
+---codecompanion's tool for `kind` ("bash", "write", "edit" or "read").
 ---@param kind string
 ---@return table
 function M.tool(kind)
@@ -185,7 +205,7 @@ end
 function M.tools()
   local out = { groups = {} }
   local names = {}
-  for _, kind in ipairs({ "bash", "write", "edit" }) do
+  for _, kind in ipairs({ "bash", "write", "edit", "read" }) do
     local name = "corral_" .. kind
     names[#names + 1] = name
     out[name] = {
