@@ -272,6 +272,15 @@ def editor_env() -> Iterator[EditorEnv]:
         shutil.rmtree(base, ignore_errors=True)
 
 
+def home_with_a_key(workspace: Path, key: str) -> Path:
+    """A $HOME beside `workspace` whose ~/.ssh/id_rsa holds `key`: for tests that check a
+    credential stays hidden (start the editor with env={"HOME": str(home)})."""
+    home = workspace.parent / (workspace.name + "-home")
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text(key + "\n")
+    return home
+
+
 @pytest.fixture
 def workspace(editor_env: EditorEnv) -> Path:
     """A fresh, empty workspace directory (under /var/tmp)."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .conftest import home_with_a_key
 from .test_execute import confirm_window
 
 if TYPE_CHECKING:
@@ -115,9 +116,7 @@ def test_avantes_tools_run_by_name_whatever_is_disabled_are_refused(
 def test_corral_bash_runs_in_the_sandbox_with_a_credential_hidden(
     spawn: Callable[..., Editor], workspace: Path
 ) -> None:
-    home = workspace.parent / (workspace.name + "-home")
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_rsa").write_text("CANARY-PRIVATE-KEY\n")
+    home = home_with_a_key(workspace, "CANARY-PRIVATE-KEY")
     ed = avante(spawn(cwd=workspace, env={"HOME": str(home)}))
     use(
         ed,

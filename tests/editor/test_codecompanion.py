@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .conftest import home_with_a_key
 from .test_execute import confirm_window
 
 if TYPE_CHECKING:
@@ -81,9 +82,7 @@ def cc(spawn: Callable[..., Editor], workspace: Path) -> Editor:
 def test_corral_bash_runs_in_the_sandbox_with_a_credential_hidden(
     spawn: Callable[..., Editor], workspace: Path
 ) -> None:
-    home = workspace.parent / (workspace.name + "-home")
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_rsa").write_text("CANARY-PRIVATE-KEY\n")
+    home = home_with_a_key(workspace, "CANARY-PRIVATE-KEY")
     ed = codecompanion(spawn(cwd=workspace, env={"HOME": str(home)}))
     command = "echo made > made.txt; cat ~/.ssh/id_rsa; touch /etc/corral-cc; echo end"
     call(ed, ("corral_bash", {"command": command}))

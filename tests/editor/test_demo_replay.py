@@ -7,7 +7,7 @@ import shutil
 import time
 from typing import TYPE_CHECKING
 
-from .conftest import REPO
+from .conftest import REPO, home_with_a_key
 from .test_execute import confirm_window
 
 if TYPE_CHECKING:
@@ -28,9 +28,7 @@ replay.play(vim.api.nvim_get_current_buf(), function(results) _G.replay_results 
 def test_the_scripted_chat_shows_each_kind_of_answer(
     spawn: Callable[..., Editor], workspace: Path
 ) -> None:
-    home = workspace.parent / (workspace.name + "-home")
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_rsa").write_text("CANARY-DEMO-KEY\n")
+    home = home_with_a_key(workspace, "CANARY-DEMO-KEY")
     for name in ("replay.lua", "replay.chat"):
         shutil.copy(REPO / "examples" / name, workspace / name)
     ed = spawn(cwd=workspace, env={"HOME": str(home)})

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .conftest import home_with_a_key
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
@@ -84,9 +86,7 @@ def test_corral_is_flemmas_backend_and_confines_its_bash(
 def test_a_credential_is_hidden_from_flemmas_bash_and_its_read_is_denied(
     spawn: Callable[..., Editor], workspace: Path
 ) -> None:
-    home = workspace.parent / (workspace.name + "-home")
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_rsa").write_text("CANARY-PRIVATE-KEY\n")
+    home = home_with_a_key(workspace, "CANARY-PRIVATE-KEY")
     ed = flemma(spawn(cwd=workspace, env={"HOME": str(home)}))
     r = bash(ed, "cat ~/.ssh/id_rsa; echo end")
     assert "CANARY-PRIVATE-KEY" not in str(r)

@@ -258,6 +258,19 @@ def test_two_calls_asked_at_once_are_asked_one_after_the_other(
     assert (workspace / "one.txt").exists() and not (workspace / "two.txt").exists()
 
 
+def _runs_in(ed: Editor, buf: int, workspace: Path, other: Path) -> None:
+    """A command from the chat in `buf` runs in `workspace` and writes there, not in `other`."""
+    ed.lua(
+        "local b = ... _G.corral_test_result = vim.NIL"
+        " require('corral').execute({ name = 'bash', input = { command = 'pwd; touch made' } },"
+        " { bufnr = b }, function(r) _G.corral_test_result = r end)",
+        buf,
+    )
+    r = result(ed)
+    assert r["output"].strip().splitlines()[0] == str(workspace), r
+    assert (workspace / "made").exists() and not (other / "made").exists()
+
+
 def test_a_chats_workspace_is_its_own_windows_not_the_current_one(
     spawn: Any, workspace: Path
 ) -> None:
@@ -272,15 +285,7 @@ def test_a_chats_workspace_is_its_own_windows_not_the_current_one(
     buf = ed.edit(chat)
     ed.lua("vim.cmd('tabnew') vim.cmd('tcd ' .. vim.fn.fnameescape(...))", str(other))
     assert ed.lua("return vim.fn.getcwd()") == str(other)
-    ed.lua(
-        "local b = ... _G.corral_test_result = vim.NIL"
-        " require('corral').execute({ name = 'bash', input = { command = 'pwd; touch made' } },"
-        " { bufnr = b }, function(r) _G.corral_test_result = r end)",
-        buf,
-    )
-    r = result(ed)
-    assert r["output"].strip().splitlines()[0] == str(workspace), r
-    assert (workspace / "made").exists() and not (other / "made").exists()
+    _runs_in(ed, buf, workspace, other)
 
 
 def test_a_hidden_chats_workspace_is_where_it_was_last_shown(spawn: Any, workspace: Path) -> None:
@@ -297,15 +302,7 @@ def test_a_hidden_chats_workspace_is_where_it_was_last_shown(spawn: Any, workspa
     buf = ed.edit(chat)
     ed.edit(workspace / "notes.txt")  # the chat is hidden now; the tab's directory is the same
     assert ed.lua("return #vim.fn.win_findbuf(...)", buf) == 0
-    ed.lua(
-        "local b = ... _G.corral_test_result = vim.NIL"
-        " require('corral').execute({ name = 'bash', input = { command = 'pwd; touch made' } },"
-        " { bufnr = b }, function(r) _G.corral_test_result = r end)",
-        buf,
-    )
-    r = result(ed)
-    assert r["output"].strip().splitlines()[0] == str(workspace), r
-    assert (workspace / "made").exists() and not (other / "made").exists()
+    _runs_in(ed, buf, workspace, other)
 
 
 def test_a_call_whose_chat_was_closed_while_it_waited_does_not_run(

@@ -10,12 +10,15 @@ import hashlib
 import os
 import shlex
 import stat
+import subprocess
 import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
+
+    from .conftest import Host
 
 Snapshot = dict[str, tuple[object, ...]]
 
@@ -132,3 +135,34 @@ def kill_all(pids: Iterable[int]) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, 9)
+
+
+def corral_run_on_a_terminal(
+    host: Host, *argv: str, stdout: int | None = None
+) -> tuple[subprocess.CompletedProcess[bytes], bytes]:
+    """`corral run -- ARGV` with its stderr a pty (as on a terminal); (the run, every byte
+    that reached the terminal)."""
+    import pty
+    import sys
+
+    from .conftest import give_to_test_user, user_prefix
+
+    main, secondary = pty.openpty()
+    try:
+        give_to_test_user(host.base)
+        done = subprocess.run(
+            [*user_prefix(), sys.executable, "-m", "corral", "run", "--", *argv],
+            cwd=str(host.ws), env=host.env, stdout=subprocess.PIPE if stdout is None else stdout,
+            stderr=secondary, timeout=60,
+        )  # fmt: skip
+        os.set_blocking(main, False)
+        seen = b""
+        try:
+            while chunk := os.read(main, 65536):
+                seen += chunk
+        except (BlockingIOError, OSError):
+            pass
+    finally:
+        os.close(main)
+        os.close(secondary)
+    return done, seen

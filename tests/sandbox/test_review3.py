@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from .conftest import give_to_test_user, user_prefix
-from .sandbox_support import DONE, q
+from .sandbox_support import DONE, corral_run_on_a_terminal, q
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -268,27 +268,9 @@ def test_a_link_on_the_way_to_a_protected_path_cannot_be_pointed_elsewhere(host:
 def test_corral_run_explains_what_the_sandbox_refused_after_the_output(host: Host) -> None:
     # Issue 9: `corral run` left the user to guess from "Read-only file system". Its stderr
     # now goes through corral (a pty when it is a terminal: the command still sees one).
-    import pty
-
-    main, secondary = pty.openpty()
-    try:
-        give_to_test_user(host.base)
-        done = subprocess.run(
-            [*user_prefix(), sys.executable, "-m", "corral", "run", "--",
-             "sh", "-c", "[ -t 2 ] && echo stderr-is-a-terminal; touch /etc/corral-x"],
-            cwd=str(host.ws), env=host.env, stdout=subprocess.PIPE, stderr=secondary,
-            timeout=60,
-        )  # fmt: skip
-        os.set_blocking(main, False)
-        seen = b""
-        try:
-            while chunk := os.read(main, 65536):
-                seen += chunk
-        except (BlockingIOError, OSError):
-            pass
-    finally:
-        os.close(main)
-        os.close(secondary)
+    done, seen = corral_run_on_a_terminal(
+        host, "sh", "-c", "[ -t 2 ] && echo stderr-is-a-terminal; touch /etc/corral-x"
+    )
     text = seen.decode(errors="replace")
     assert done.returncode != 0
     assert b"stderr-is-a-terminal" in done.stdout, (done.stdout, text)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from .sandbox_support import corral_run_on_a_terminal
 from .test_change_sets_review2 import run
 
 if TYPE_CHECKING:
@@ -321,31 +322,7 @@ def test_corrals_lines_after_a_run_are_not_hidden_by_the_commands_terminal_codes
 ) -> None:
     """r7a A9: a command left the terminal drawing concealed text (SGR 8), and corral's
     "held ..." lines after it were invisible."""
-    import pty
-    import subprocess
-    import sys
-
-    from .conftest import give_to_test_user, user_prefix
-
-    main, secondary = pty.openpty()
-    try:
-        give_to_test_user(host.base)
-        subprocess.run(
-            [*user_prefix(), sys.executable, "-m", "corral", "run", "--",
-             "sh", "-c", "printf 'x\\033[8m' >&2; echo y > .envrc"],
-            cwd=str(host.ws), env=host.env, stdout=subprocess.PIPE, stderr=secondary,
-            timeout=60,
-        )  # fmt: skip
-        os.set_blocking(main, False)
-        seen = b""
-        try:
-            while chunk := os.read(main, 65536):
-                seen += chunk
-        except (BlockingIOError, OSError):
-            pass
-    finally:
-        os.close(main)
-        os.close(secondary)
+    _, seen = corral_run_on_a_terminal(host, "sh", "-c", "printf 'x\\033[8m' >&2; echo y > .envrc")
     assert b"\x1b[8m" in seen and b"corral: held" in seen, seen
     assert seen.rindex(b"\x1b[0m") > seen.rindex(b"\x1b[8m")
     assert seen.rindex(b"\x1b[0m") < seen.index(b"corral: held")
