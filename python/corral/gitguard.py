@@ -31,7 +31,10 @@ MAX_MODULE_DEPTH = 6  # submodule names may contain "/", and submodules nest
 class Protection:
     """What to do for one writable root: plain lists, merged into the Policy."""
 
-    __slots__ = ("create_dirs", "incomplete", "links", "notes", "pinned", "read_only", "watch")
+    __slots__ = (
+        "create_dirs", "incomplete", "links", "module_dirs", "notes", "pinned", "read_only",
+        "watch",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.incomplete = False  # too many directories to find every repository: refuse
@@ -41,6 +44,9 @@ class Protection:
         self.create_dirs: list[str] = []
         self.watch: list[str] = []
         self.links: list[tuple[str, str]] = []  # symlinks that must still point there after
+        # where a Python the hooks start looks first: the work-tree top for `python -m`, a
+        # script's own directory for `python3 scripts/x.py` (no new module is taken there)
+        self.module_dirs: list[str] = []
 
     def control_files(self, git_dir: str, names: Iterable[str]) -> None:
         for name in names:
@@ -342,12 +348,17 @@ def _protect_config(
         # (a filter's `python3 -m nbstripout` runs at a plain `git status` too)
         for module in hookmanagers.run_modules(text):
             # `python -m pre_commit` from the top of the work tree: a package there by that
-            # name is imported first; `-m tools.checker`: tools/ and checker in it
+            # name is imported first; `-m tools.checker`: tools/ and checker in it; and
+            # every module that program imports (pre-commit's cfgv) is looked for there first
             for name in _module_files(module):
                 result.file(os.path.join(tree, name))
+            result.module_dirs.append(tree)
     for word, base, entered, files_only in named:
         word = word.strip("\"'")
         for path, sure in _placed(tree, word, base, entered):
+            if path.endswith(".py") and not files_only and os.path.isfile(path):
+                # `python3 scripts/check.py`: Python looks in scripts/ first for every import
+                result.module_dirs.append(os.path.dirname(path))
             if files_only:
                 if os.path.isfile(path):
                     result.file(path)

@@ -61,6 +61,8 @@ RUNTIME_DIRS = (
 
 
 DENY_SEARCH_DEPTH = 4
+MAX_PTH_FILES = 256
+MAX_PTH_BYTES = 64 * 1024
 DENY_SEARCH_LIMIT = 50_000
 MAX_LINK_HOPS = 40  # the kernel's own limit on links followed in one lookup
 
@@ -313,6 +315,10 @@ class Resolution:
             found.create_dirs.extend(d for d in guard.create_dirs if writable(d))
             found.watch.extend(w for w in guard.watch if writable(w))
             found.links.extend(link for link in guard.links if writable(os.path.dirname(link[0])))
+            # "<dir>/*": no new module of any name there (see changes.rules)
+            found.module_dirs.extend(
+                d + "/*" for d in dict.fromkeys(guard.module_dirs) if writable(d)
+            )
             self.notes.extend(guard.notes)
             for name in protected:
                 if not name.startswith(".git/"):
@@ -427,7 +433,7 @@ class Resolution:
                     f"PYTHONPATH holds {entry!r}, relative: each Python reads it against its "
                     "own directory; new modules named like standard ones are held everywhere"
                 )
-        for entry in [*entries, self.ctx.cwd]:
+        for entry in [*entries, *self._pth_named(found), self.ctx.cwd]:
             lexical = os.path.normpath(os.path.join(self.ctx.cwd, entry))
             real = os.path.realpath(lexical)
             if not self.writable(real) or real in found.module_dirs:
@@ -438,6 +444,34 @@ class Resolution:
             for name in imports.STARTUP_MODULES:
                 for path in (os.path.join(real, name + ".py"), os.path.join(real, name)):
                     found.keep(path)
+
+    def _pth_named(self, found: Protection) -> list[str]:
+        """Directories the `.pth` files of corral's own Python and of an activated venv put on
+        sys.path (an editable install's `src/`): inside a writable root, Python looks there as
+        surely as in PYTHONPATH."""
+        import sys
+
+        sites = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
+        sites += [d for d in found.module_dirs if d.endswith("site-packages")]
+        named = []
+        for site in dict.fromkeys(sites):
+            try:
+                pths = [n for n in os.listdir(site) if n.endswith(".pth")][:MAX_PTH_FILES]
+            except OSError:
+                continue
+            for name in pths:
+                try:
+                    with open(os.path.join(site, name), encoding="utf-8", errors="replace") as f:
+                        lines = f.read(MAX_PTH_BYTES).splitlines()
+                except OSError:
+                    continue
+                for line in lines:
+                    line = line.strip()
+                    if line and not line.startswith(("#", "import ", "import\t")):
+                        path = os.path.normpath(os.path.join(site, line))
+                        if self.writable(path):
+                            named.append(path)
+        return named
 
     def _never_writable(self, found: Protection) -> None:
         """Never-writable paths and corral's own: read-only where they exist; where they do

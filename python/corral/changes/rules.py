@@ -173,8 +173,13 @@ class Checker:
         dirs = plan.get("module_dirs", ())
         # PYTHONPATH and the workspace; "<root>/**": every directory below the root (a
         # relative PYTHONPATH entry, which each Python reads against its own directory)
-        self.module_dirs = frozenset(d for d in dirs if not d.endswith("/**"))
+        self.module_dirs = frozenset(
+            d[:-2] if d.endswith("/*") else d for d in dirs if not d.endswith("/**")
+        )
         self.module_trees = tuple(d[:-3] for d in dirs if d.endswith("/**"))
+        # "<dir>/*": a Python a hook starts looks there first for every module it imports,
+        # its own dependencies included, which corral cannot list: no new module is taken
+        self.strict_module_dirs = frozenset(d[:-2] for d in dirs if d.endswith("/*"))
         self.max_bytes = int(plan.get("max_file_bytes") or 0)
         self.created_ns = int(plan["created_ns"])
         self.apply_hint = apply_hint  # "corral apply ID PATH": how to apply one anyway
@@ -299,7 +304,7 @@ class Checker:
             return name
         if _regular_file(entry.path):
             return None  # the project's own module, changed
-        if name in _shadowable():
+        if name in _shadowable() or directory in self.strict_module_dirs:
             return name
         return None
 
