@@ -244,3 +244,16 @@ def test_start_up_files_of_a_venv_in_the_workspace_are_held(lay: Layout) -> None
     assert found[f"{site}/sitecustomize.py"] == "protected"
     assert found[f"{site}/requests/__init__.py"] is None
     assert found[f"{site}/json.py"] is None
+
+
+def test_a_link_that_climbs_back_out_of_a_directory_is_refused(lay: Layout) -> None:
+    """Ninth review r9c H1: `p/sub/../var/...` was judged through p/sub as it was (missing:
+    inside the root); a later run made p/sub a link to /usr, and the link led out of the
+    roots to a file the user's editor then saved."""
+    lay.link("notes.txt", "p/sub/../var/tmp/x.txt")
+    lay.link("lib.so", "../ws/real.so")
+    lay.link("abs", "/usr/lib/../bin/env")
+    found = lay.verdicts()
+    assert found["notes.txt"] == "symlink-outside"
+    assert found["abs"] == "symlink-outside"
+    assert found["lib.so"] is None

@@ -114,6 +114,19 @@ def _changed_below(top: str, since_ns: int) -> str | None:
     return None
 
 
+def _climbs_back(target: str) -> bool:
+    """Whether a link target has `..` after a named directory (`a/../b`); leading `..`s
+    (`../lib/x`) climb from the link's own place, which is checked."""
+    seen_name = False
+    for part in target.split("/"):
+        if part == "..":
+            if seen_name:
+                return True
+        elif part not in ("", "."):
+            seen_name = True
+    return False
+
+
 def _is_site_dir(directory: str) -> bool:
     return os.path.basename(directory) in ("site-packages", "dist-packages")
 
@@ -491,6 +504,14 @@ class Checker:
             return self.refusal(
                 "symlink-outside", entry.path, BUILTIN, "a symlink through too many links"
             )
+        if _climbs_back(entry.target):
+            # `p/sub/../x`: where `..` leads depends on what p/sub is when the link is used,
+            # and a later run can make p/sub a link elsewhere: judged now, it means nothing
+            return self.refusal(
+                "symlink-outside", entry.path, BUILTIN,
+                f"a symlink to {entry.target}, which goes into a directory and back out "
+                "of it: where it leads changes when that directory becomes a link",
+            )  # fmt: skip
         for target in dict.fromkeys((lexical, resolved)):
             refusal = self._link_target(entry, target)
             if refusal is not None:
