@@ -179,9 +179,9 @@ def test_a_file_turned_into_a_link_out_of_the_roots_over_two_runs_is_held(host: 
 def test_a_link_above_a_hidden_area_is_held(host: Host) -> None:
     """r7c F12: links into a hidden area were held, links to one of its parents were not
     (`ln -s / root` made root/<home>/.ssh a path in the workspace)."""
-    run(host, "ln -s / rootlink; ln -s /usr/bin/env env-link\n")
+    run(host, "ln -s / rootlink; mkdir -p v/bin; touch v/pyvenv.cfg; ln -s /usr/bin/env v/bin/py\n")
     assert not (host.ws / "rootlink").is_symlink()
-    assert (host.ws / "env-link").is_symlink()  # what every sandboxed command reads anyway
+    assert (host.ws / "v" / "bin" / "py").is_symlink()  # a venv's interpreter passes
 
 
 def test_a_relative_pythonpath_holds_start_up_modules_at_any_depth(host: Host) -> None:
@@ -476,3 +476,26 @@ def test_a_directory_a_pth_file_names_is_one_python_looks_in(host: Host) -> None
     run(host, "echo x > src/sitecustomize.py; echo x > src/app.py\n")
     assert not (host.ws / "src" / "sitecustomize.py").exists()
     assert (host.ws / "src" / "app.py").exists()
+
+
+def test_links_out_of_the_roots_are_held_wherever_they_lead(host: Host) -> None:
+    """r9c H2, H3: toolchains the home shows (~/.local/lib, ~/.cargo) and, for root, /usr
+    were let through as "not yours to write": a :write through a link planted there made a
+    .pth that every Python ran. Only a venv's interpreter may link out."""
+    run(host, "ln -s /usr/local/lib ulib; ln -s /usr/bin/env env-link\n")
+    assert not (host.ws / "ulib").is_symlink()
+    assert not (host.ws / "env-link").is_symlink()
+
+
+def test_a_command_cannot_open_a_private_file_to_other_users(host: Host) -> None:
+    """r9c L1: `chmod 644` of a 0600 file (and 755 of a 0700 directory) was applied: a
+    secret of the workspace became readable by every local account."""
+    secret = host.ws / "private.txt"
+    secret.write_text("k\n")
+    secret.chmod(0o600)
+    (host.ws / "privdir").mkdir(mode=0o700)
+    (host.ws / "privdir").chmod(0o700)
+    run(host, "chmod 644 private.txt; chmod 755 privdir; echo k2 > private.txt\n")
+    assert os.stat(secret).st_mode & 0o777 == 0o600
+    assert os.stat(host.ws / "privdir").st_mode & 0o777 == 0o700
+    assert secret.read_text() == "k2\n"

@@ -8,8 +8,8 @@ No host path is followed through a link: the targets' parents were all checked o
 real directories earlier in the same pass, and a link found where a directory should be is
 moved aside, not entered.
 
-Set-user-ID and set-group-ID bits, write for group and others beyond what the host's file had
-(or the umask gives), file capabilities, default ACLs of directories and overlayfs's own
+Set-user-ID and set-group-ID bits, access for group and others beyond what the host's file
+had (or the umask gives), file capabilities, default ACLs of directories and overlayfs's own
 extended attributes are dropped; an existing directory keeps its owner's permissions.
 
 All or nothing: when a step fails (a full disk, a file the command made unreadable), every step
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from corral.changes.scan import Entry
 
 PRIVILEGE_BITS = stat.S_ISUID | stat.S_ISGID
-OTHERS_WRITE = stat.S_IWGRP | stat.S_IWOTH
+GROUP_OTHERS = stat.S_IRWXG | stat.S_IRWXO
 # overlayfs's own attributes, and file capabilities (a setuid bit by another name)
 DROPPED_XATTRS = ("user.overlay.", "trusted.overlay.", "security.capability")
 # a directory's default ACL is the mode of everything created in it later, by anyone: the
@@ -63,12 +63,12 @@ def process_umask() -> int:
 
 
 def safe_mode(mode: int, old: int | None) -> int:
-    """The permissions an entry lands with: no set-user or set-group ID, and no write for
+    """The permissions an entry lands with: no set-user or set-group ID, and nothing for
     group or others that the host's own file did not grant (for a new one: that the user's
     umask would not have given): `chmod 777 .git` inside must not open the repository's hooks
-    to every local user."""
-    allowed = old & OTHERS_WRITE if old is not None else OTHERS_WRITE & ~process_umask()
-    return (mode & ~PRIVILEGE_BITS & ~OTHERS_WRITE) | (mode & allowed)
+    to every local user, nor `chmod 644` a private key to reading."""
+    allowed = old & GROUP_OTHERS if old is not None else GROUP_OTHERS & ~process_umask()
+    return (mode & ~PRIVILEGE_BITS & ~GROUP_OTHERS) | (mode & allowed)
 
 
 def _clean(entry: Entry, mode: int) -> None:

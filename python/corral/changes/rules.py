@@ -131,24 +131,6 @@ def _is_site_dir(directory: str) -> bool:
     return os.path.basename(directory) in ("site-packages", "dist-packages")
 
 
-# Where software is installed: root writes there, but no editor or build of yours does.
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix")
-
-
-def _yours_to_write(path: str) -> bool:
-    """Whether the user applying a change set can write `path` (or create it, for a missing
-    one), outside the system's own directories."""
-    if any(is_within(path, d) for d in SYSTEM_DIRS):
-        return False
-    probe = path
-    while not os.path.lexists(probe):
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            return False
-        probe = parent
-    return os.access(probe, os.W_OK)
-
-
 def _regular_file(path: str) -> bool:
     try:
         return stat.S_ISREG(os.lstat(path).st_mode)
@@ -168,7 +150,6 @@ class Checker:
         self.roots: list[str] = plan["roots"]
         self.hidden: list[str] = plan.get("hidden", [])
         self.visible: list[str] = [*plan.get("visible", []), *self.roots]
-        self.shown_in_hidden: list[str] = list(plan.get("visible", []))  # home_allow
         self.protected: list[str] = plan["protected"]
         self.protected_set = frozenset(self.protected)
         # each directory above a protected path -> one protected path below it
@@ -528,20 +509,30 @@ class Checker:
                 f"{entry.path} replaced by a symlink to {entry.target}, outside the writable "
                 "roots: saving the file would write there",
             )  # fmt: skip
-        shown = any(is_within(resolved, v) for v in self.shown_in_hidden)
-        if not shown and _yours_to_write(resolved):
-            # A link out of the writable roots to what you can write (your other projects,
-            # /var/tmp): a file of that name open in your editor, or a program writing to
-            # it, would write there at its next save, however the link came to be (a file
-            # deleted in one run and a link made in the next). What only root may write
-            # (a venv's python in /usr) passes, and so do the toolchains your home shows
-            # the sandbox (home_allow: a venv's python in ~/.pyenv).
+        if not self._venv_interpreter(entry, resolved):
+            # A link out of the writable roots: a file of that name open in your editor, or a
+            # program writing to it, would write there at its next save, however the link
+            # came to be (a file deleted in one run and a link made in the next, a directory
+            # on its way made a link later), and wherever it leads (a toolchain of yours, or
+            # /usr for root, where a .pth runs code). Only a venv's interpreter passes.
             return self.refusal(
                 "symlink-outside", entry.path, BUILTIN,
-                f"a symlink to {entry.target}, outside the writable roots, where you can "
-                "write: saving or writing through it would change that file",
+                f"a symlink to {entry.target}, outside the writable roots: saving or writing "
+                "through it would change what is there",
             )  # fmt: skip
         return None
+
+    def _venv_interpreter(self, entry: Entry, resolved: str) -> bool:
+        """`.venv/bin/python -> /usr/bin/python3.11`: a link in a venv's bin directory (its
+        pyvenv.cfg beside bin, in the change set or on the host) to an existing file."""
+        directory = os.path.dirname(entry.path)
+        if os.path.basename(directory) != "bin" or not os.path.isfile(resolved):
+            return False
+        venv = os.path.dirname(directory)
+        cfg_rel = os.path.join(os.path.dirname(os.path.dirname(entry.rel)), "pyvenv.cfg")
+        upper_root = entry.source[: len(entry.source) - len(entry.rel)].rstrip("/")
+        staged = os.path.join(upper_root, cfg_rel)
+        return os.path.isfile(staged) or os.path.isfile(os.path.join(venv, "pyvenv.cfg"))
 
     def _recently_applied(self) -> frozenset[str]:
         """Paths the undo journal's change sets deleted or wrote (read once, when a link out
