@@ -101,6 +101,12 @@ def test_avantes_tools_run_by_name_whatever_is_disabled_are_refused(
         str(workspace / "a.txt"),
     )
     assert "secret-ish" not in str(got) and "not available" in str(got), got
+    # r9b F5: avante's history refresh calls view's func directly
+    got = av.lua(
+        "return { require('avante.llm_tools.view').func({ path = ... }, { session_ctx = {} }) }",
+        str(workspace / "a.txt"),
+    )
+    assert "secret-ish" not in str(got) and "not available" in str(got), got
     canary = workspace.parent / (workspace.name + "-CANARY-glob")
     use_result = av.lua(
         "return { require('avante.llm_tools').process_tool_use("

@@ -225,6 +225,8 @@ def test_flemmas_file_tools_write_through_corral(fl: Editor, workspace: Path) ->
     # Flemma's read stays its own; a name its path expansion would run is refused before
     assert resolve(fl, "read", path=f"~/x`touch {canary}`")[0] == "deny"
     assert resolve(fl, "read", path="~root/.bashrc")[0] == "deny"
+    # ninth review r9b F1: for every tool (Flemma's ls expands ~/ paths the same way)
+    assert resolve(fl, "ls", path=f"~/`touch {canary}`") == ["deny", "urn:corral:flemma:deny"]
 
 
 def test_corral_approves_bash_only_where_flemma_names_it_its_backend(

@@ -257,3 +257,10 @@ def test_a_link_that_climbs_back_out_of_a_directory_is_refused(lay: Layout) -> N
     assert found["notes.txt"] == "symlink-outside"
     assert found["abs"] == "symlink-outside"
     assert found["lib.so"] is None
+
+
+def test_a_link_to_a_directory_above_a_protected_path_is_refused(lay: Layout) -> None:
+    """Ninth review r9b F3: `memories -> .git` was applied; a host tool writing
+    memories/config then wrote .git/config."""
+    lay.link("memories", ".git")
+    assert lay.verdicts()["memories"] == "protected"

@@ -40,6 +40,7 @@ M.REPLACED = {
   "fetch",
   "web_search",
   "rag_search",
+  "get_diagnostics",
 }
 
 ---avante's tools that touch neither files nor programs: kept.
@@ -49,7 +50,6 @@ M.KEPT = {
   "read_todos",
   "write_todos",
   "delete_tool_use_messages",
-  "get_diagnostics",
 }
 
 local PATH_NOTE = "Relative paths are relative to the project directory."
@@ -247,11 +247,14 @@ function M.extend(opts)
   local disabled = vim.list_extend({}, out.disabled_tools or {})
   local names = vim.list_extend({}, M.REPLACED)
   local ok, tools = pcall(require, "avante.llm_tools")
-  if ok and type(tools.get_tool_names) == "function" then
-    -- every tool this avante has, new ones included, but those known to be harmless
-    pcall(function()
-      vim.list_extend(names, tools.get_tool_names())
-    end)
+  if ok and type(tools._tools) == "table" then
+    -- every built-in tool this avante has, new ones included, but those known to be
+    -- harmless (its list of tool specs; asking avante for names needs its config set up)
+    for _, tool in ipairs(tools._tools) do
+      if type(tool) == "table" and type(tool.name) == "string" then
+        names[#names + 1] = tool.name
+      end
+    end
   end
   for _, name in ipairs(names) do
     local ours = name:sub(1, 7) == "corral_"
@@ -268,6 +271,12 @@ function M.extend(opts)
     end
     tools.str_replace_editor = refused
     tools.str_replace_based_edit_tool = refused
+    -- avante's history refresh calls view's func directly, disabled or not: it read any
+    -- file into the next request
+    local has_view, view = pcall(require, "avante.llm_tools.view")
+    if has_view and type(view) == "table" then
+      view.func = refused
+    end
   end
   -- avante runs `str_replace_editor` and `str_replace_based_edit_tool` (Anthropic's editor
   -- tool names) whenever the model names them, disabled or not; with its default of

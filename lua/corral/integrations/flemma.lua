@@ -96,14 +96,15 @@ local function decision(tool_name, input, context)
     bufnr = vim.api.nvim_get_current_buf()
   end
   judged_buffer = bufnr
+  local path = type(input) == "table" and input.path or nil
+  if type(path) == "string" and (path:find("[`$\n]") or path:match("^~[^/]")) then
+    -- Flemma resolves `~` paths with vim.fn.expand(), which hands a backtick to the shell:
+    -- whatever the tool (its ls and find too)
+    return "deny"
+  end
   local call = as_corral_call(tool_name, input, bufnr)
   if not call then
     return nil
-  end
-  local path = type(input) == "table" and input.path or nil
-  if type(path) == "string" and (path:find("[`$\n]") or path:match("^~[^/]")) then
-    -- Flemma resolves `~` paths with vim.fn.expand(), which hands a backtick to the shell
-    return "deny"
   end
   local decided = require("corral").decide(call, { bufnr = bufnr })
   if not decided then

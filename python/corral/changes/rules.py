@@ -574,6 +574,12 @@ class Checker:
                 "symlink-outside", entry.path, BUILTIN,
                 f"a symlink to {entry.target}, above {above}, which is hidden from the sandbox",
             )  # fmt: skip
+        below = self.above_protected.get(target)
+        if below is not None:
+            # `memories -> .git`: a tool that writes memories/config writes .git/config
+            return self.refusal(
+                "protected", entry.path, PROTECTED, f"a symlink above protected {below}"
+            )
         return None
 
     def _conflict(self, entry: Entry) -> Refusal | None:

@@ -22,10 +22,12 @@ M.REPLACED = {
   "read_file", -- not kept to the project, and unasked in yolo mode: corral_read instead
   "fetch_webpage", -- the host's network, a way out for what a call read
   "web_search",
+  "memory", -- writes files on the host, through links a command made
+  "get_diagnostics", -- opens any file to show what a language server says of it
 }
 
 ---Read-only built-ins that go with corral's tools in the `corral` group.
-M.READS = { "file_search", "grep_search", "get_changed_files", "get_diagnostics" }
+M.READS = { "file_search", "grep_search", "get_changed_files" }
 
 local function string_field(description)
   return { type = "string", description = description }
