@@ -456,7 +456,12 @@ class Resolution:
         named = []
         for site in dict.fromkeys(sites):
             try:
-                pths = [n for n in os.listdir(site) if n.endswith(".pth")][:MAX_PTH_FILES]
+                # files only: directories named x.pth (a command can make thousands) are
+                # neither read by Python nor counted here
+                with os.scandir(site) as it:
+                    pths = [e.name for e in it if e.name.endswith(".pth") and e.is_file()][
+                        :MAX_PTH_FILES
+                    ]
             except OSError:
                 continue
             for name in pths:

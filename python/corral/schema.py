@@ -286,6 +286,7 @@ _PROTECTED = (
     ".config/mise",
     ".vscode/tasks.json",  # folderOpen tasks run when VS Code opens the folder
     ".lfsconfig",  # git-lfs takes its server (and credentials it sends) from it
+    ".hg/hgrc",  # Mercurial's hooks and extensions, run by `hg status` at a prompt
     ".git/objects/info/alternates",  # host git then reads objects from any path
     # what language servers evaluate when a file is merely opened, and version managers obey
     ".cargo/config.toml",  # rustc-wrapper: `cargo metadata`, rust-analyzer's first step

@@ -499,3 +499,40 @@ def test_a_command_cannot_open_a_private_file_to_other_users(host: Host) -> None
     assert os.stat(secret).st_mode & 0o777 == 0o600
     assert os.stat(host.ws / "privdir").st_mode & 0o777 == 0o700
     assert secret.read_text() == "k2\n"
+
+
+def test_mercurial_config_and_a_prek_installed_config_are_kept(host: Host) -> None:
+    """r9a C4: `.hg/hgrc` was writable (its hooks and extensions run at `hg status`, at a
+    prompt); C6: prek's installed hook was not recognised as pre-commit's, so its config
+    and scripts were writable."""
+    (host.ws / ".hg").mkdir()
+    (host.ws / ".hg" / "hgrc").write_text("[ui]\n")
+    (host.ws / ".git" / "hooks" / "pre-commit").write_text(
+        '#!/bin/sh\nexec /usr/local/bin/prek hook-impl --hook-type=pre-commit -- "$@"\n'
+    )
+    (host.ws / ".pre-commit-config.yaml").write_text("repos: []\n")
+    run(
+        host,
+        "echo '[hooks]' >> .hg/hgrc; echo 'repos: [x]' > .pre-commit-config.yaml\n"
+        "mkdir -p sub/.hg; echo '[hooks]' > sub/.hg/hgrc\n",
+    )
+    assert (host.ws / ".hg" / "hgrc").read_text() == "[ui]\n"
+    assert (host.ws / ".pre-commit-config.yaml").read_text() == "repos: []\n"
+    assert not (host.ws / "sub" / ".hg" / "hgrc").exists()
+
+
+def test_directories_named_like_pth_files_do_not_hide_one(host: Host) -> None:
+    """r9a C5: 4000 directories named x.pth in an activated venv's site-packages pushed an
+    editable install's .pth past the 256 names read: src/ stopped counting, and a
+    src/sitecustomize.py was applied."""
+    site = host.ws / ".venv" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (host.ws / ".venv" / "bin").mkdir()
+    (host.ws / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (host.ws / "src").mkdir()
+    (site / "zz__editable__.proj.pth").write_text(f"{host.ws / 'src'}\n")
+    for i in range(300):
+        (site / f"a{i:04}.pth").mkdir()
+    host.env["PATH"] = f"{host.ws / '.venv' / 'bin'}:{host.env['PATH']}"
+    run(host, "echo x > src/sitecustomize.py\n")
+    assert not (host.ws / "src" / "sitecustomize.py").exists()
