@@ -15,6 +15,8 @@ from .sandbox_support import corral_run_on_a_terminal
 from .test_change_sets_review2 import run
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .conftest import Host
 
 pytestmark = pytest.mark.sandbox
@@ -463,16 +465,23 @@ def test_where_a_hooks_python_looks_first_no_new_module_is_taken(host: Host) -> 
     assert not (host.ws / "scripts" / "helper.py").exists()
 
 
-def test_a_directory_a_pth_file_names_is_one_python_looks_in(host: Host) -> None:
-    """r8a B8: an editable install's .pth names the project's src/ (here in an activated
-    venv): a src/sitecustomize.py ran at every start of that Python."""
+def _activated_venv_naming_src(host: Host, pth: str) -> Path:
+    """A venv in the workspace, on the PATH corral runs with, whose site-packages has a .pth
+    (an editable install's) naming the workspace's src/; returns its site-packages."""
     site = host.ws / ".venv" / "lib" / "python3.11" / "site-packages"
     site.mkdir(parents=True)
     (host.ws / ".venv" / "bin").mkdir()
     (host.ws / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
     (host.ws / "src").mkdir()
-    (site / "__editable__.proj.pth").write_text(f"{host.ws / 'src'}\n")
+    (site / pth).write_text(f"{host.ws / 'src'}\n")
     host.env["PATH"] = f"{host.ws / '.venv' / 'bin'}:{host.env['PATH']}"
+    return site
+
+
+def test_a_directory_a_pth_file_names_is_one_python_looks_in(host: Host) -> None:
+    """r8a B8: an editable install's .pth names the project's src/ (here in an activated
+    venv): a src/sitecustomize.py ran at every start of that Python."""
+    _activated_venv_naming_src(host, "__editable__.proj.pth")
     run(host, "echo x > src/sitecustomize.py; echo x > src/app.py\n")
     assert not (host.ws / "src" / "sitecustomize.py").exists()
     assert (host.ws / "src" / "app.py").exists()
@@ -525,14 +534,8 @@ def test_directories_named_like_pth_files_do_not_hide_one(host: Host) -> None:
     """r9a C5: 4000 directories named x.pth in an activated venv's site-packages pushed an
     editable install's .pth past the 256 names read: src/ stopped counting, and a
     src/sitecustomize.py was applied."""
-    site = host.ws / ".venv" / "lib" / "python3.11" / "site-packages"
-    site.mkdir(parents=True)
-    (host.ws / ".venv" / "bin").mkdir()
-    (host.ws / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
-    (host.ws / "src").mkdir()
-    (site / "zz__editable__.proj.pth").write_text(f"{host.ws / 'src'}\n")
+    site = _activated_venv_naming_src(host, "zz__editable__.proj.pth")
     for i in range(300):
         (site / f"a{i:04}.pth").mkdir()
-    host.env["PATH"] = f"{host.ws / '.venv' / 'bin'}:{host.env['PATH']}"
     run(host, "echo x > src/sitecustomize.py\n")
     assert not (host.ws / "src" / "sitecustomize.py").exists()
