@@ -342,9 +342,19 @@ def _protect_config(
         if base is not None:
             # a config (YAML, TOML): every word may name a file, in any of its syntaxes
             # (flow mappings, folded scalars); a script: the words path_words finds
-            words = _config_words(text) if is_config else path_words(text.split())
+            words = _config_words(text) if is_config else path_words(_substituted(text).split())
             entered = tuple(_cd_targets(text))  # `(cd tools && ./lint.sh)`
             named += [(w, base, entered, is_config) for w in words]
+            # a directory whose every script runs (`run-parts tools/pre-commit.d`), and, in a
+            # config, a glob of scripts (`bash -c 'for f in ci/checks/*.sh ...'`)
+            for word in _run_parts(text):
+                result.file(os.path.normpath(os.path.join(tree, word)))
+            if is_config:
+                for word in text.replace("'", " ").replace('"', " ").split():
+                    if "/" in word and "*" in word and not word.startswith(("^", "(")):
+                        path = os.path.normpath(os.path.join(tree, word))
+                        if path.startswith(tree + os.sep):
+                            _globbed(tree, path, result)
         # (a filter's `python3 -m nbstripout` runs at a plain `git status` too)
         for module in hookmanagers.run_modules(text):
             # `python -m pre_commit` from the top of the work tree: a package there by that
@@ -377,6 +387,36 @@ def _config_words(text: str) -> list[str]:
     for c in "{}[],:\"'=":
         text = text.replace(c, " ")
     return [w for w in text.split() if not w.startswith("-") and "://" not in w]
+
+
+def _substituted(text: str) -> str:
+    """A hook script with its own simple assignments put in (`D=tools/hooks` then `"$D/x"`,
+    `${D}/x`): the paths it runs through a variable it sets itself."""
+    import re
+
+    values: dict[str, str] = {}
+    for m in re.finditer(r"(?m)^\s*(?:export\s+|local\s+|readonly\s+)?([A-Za-z_]\w*)=(\S*)", text):
+        value = m.group(2).strip("\"'")
+        if "$" not in value and "`" not in value and "(" not in value:
+            values[m.group(1)] = value
+    if not values:
+        return text
+    return re.sub(r"\$\{?([A-Za-z_]\w*)\}?", lambda m: values.get(m.group(1), m.group(0)), text)
+
+
+def _run_parts(text: str) -> list[str]:
+    """Directories given to run-parts (every executable in them runs)."""
+    found: list[str] = []
+    waiting = False
+    for c in "{}[],'\";":
+        text = text.replace(c, " ")
+    for word in text.split():
+        if word.endswith("run-parts"):
+            waiting = True
+        elif waiting and not word.startswith("-"):
+            found.append(word)
+            waiting = False
+    return found[:MAX_GLOB_MATCHES]
 
 
 def _cd_targets(text: str) -> list[str]:
