@@ -501,7 +501,12 @@ class Resolution:
             if not os.path.isabs(value) and self.ctx.home != "/":
                 value = os.path.join(self.ctx.home, default)
             real = os.path.realpath(value) if os.path.isabs(value) else ""
-            if real and self.writable(real) and real not in self.rw_roots:
+            if real and real in self.rw_roots:
+                self.notes.append(
+                    f"the workspace is {name} ({real}) itself: every program's configuration "
+                    "and start-up files in it are writable (what you chose to work on)"
+                )
+            elif real and self.writable(real):
                 found.keep(real)
         home = self.ctx.home
         if home != "/" and self.writable(home):

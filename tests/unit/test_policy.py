@@ -526,3 +526,15 @@ def test_a_workspace_too_large_to_search_for_denied_files_is_refused(
     with pytest.raises(ConfigError) as info:
         make_policy(ws)
     assert [p.key for p in info.value.problems] == ["tools.permissions.deny"]
+
+
+def test_a_workspace_that_is_the_configuration_directory_says_so(
+    make_policy: Callable[..., Policy], home: Path, host_env: dict[str, str]
+) -> None:
+    """Ninth review r9a C3: with ~/.config itself as the workspace, programs' start-up files
+    there are writable by choice, and nothing said so."""
+    config = home / ".config"
+    config.mkdir(exist_ok=True)
+    env = {k: v for k, v in host_env.items() if k != "XDG_CONFIG_HOME"}
+    p = make_policy(config, env=env)
+    assert any("XDG_CONFIG_HOME" in n and "itself" in n for n in p.notes), p.notes
