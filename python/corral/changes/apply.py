@@ -24,6 +24,7 @@ import os
 import stat
 
 from corral.changes.journal import Journal, move
+from corral.changes.tree import chmod_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -252,13 +253,6 @@ def _same_file_system(source: str, target: str) -> bool:
     return os.lstat(os.path.dirname(source)).st_dev == os.lstat(os.path.dirname(target)).st_dev
 
 
-def _fchmod(path: str, mode: int) -> None:
-    """chmod the directory itself, never through a link put in its place."""
-    from corral.changes.tree import chmod_dir
-
-    chmod_dir(path, mode)
-
-
 def apply(
     entries: list[Entry], journal: Journal, whole: frozenset[str] = frozenset()
 ) -> tuple[list[dict[str, str]], list[Entry]]:
@@ -339,8 +333,8 @@ def _apply(
             if st is not None and stat.S_ISDIR(st.st_mode) and not entry.opaque:
                 mode |= old & OWNER if old is not None else 0  # never the owner's own access
                 if old != mode:
-                    _fchmod(target, mode)
-                    steps.add(target, lambda t=target, m=old: _fchmod(t, m))
+                    chmod_dir(target, mode)
+                    steps.add(target, lambda t=target, m=old: chmod_dir(t, m))
                     journal.record(op="chmod", path=target, old=old)
                 continue
             saved = journal.save(target) if st is not None else None
@@ -369,8 +363,8 @@ def _apply(
     for target, mode in sorted(later, key=lambda item: item[0].count("/"), reverse=True):
         steps.current = target
         opened = stat.S_IMODE(os.lstat(target).st_mode)
-        _fchmod(target, mode)
-        steps.add(target, lambda t=target, m=opened: _fchmod(t, m))
+        chmod_dir(target, mode)
+        steps.add(target, lambda t=target, m=opened: chmod_dir(t, m))
         journal.record(op="chmod", path=target, old=opened)
     steps.current = ""
     return changed, left
