@@ -181,9 +181,10 @@ def test_a_file_turned_into_a_link_out_of_the_roots_over_two_runs_is_held(host: 
 def test_a_link_above_a_hidden_area_is_held(host: Host) -> None:
     """r7c F12: links into a hidden area were held, links to one of its parents were not
     (`ln -s / root` made root/<home>/.ssh a path in the workspace)."""
-    run(host, "ln -s / rootlink; mkdir -p v/bin; touch v/pyvenv.cfg; ln -s /usr/bin/env v/bin/py\n")
+    run(host, "ln -s / rootlink; mkdir -p v/bin; touch v/pyvenv.cfg\n"
+              "ln -s /usr/bin/python3 v/bin/python\n")  # fmt: skip
     assert not (host.ws / "rootlink").is_symlink()
-    assert (host.ws / "v" / "bin" / "py").is_symlink()  # a venv's interpreter passes
+    assert (host.ws / "v" / "bin" / "python").is_symlink()  # a venv's interpreter passes
 
 
 def test_a_relative_pythonpath_holds_start_up_modules_at_any_depth(host: Host) -> None:
@@ -569,3 +570,24 @@ def test_what_a_hook_runs_through_its_own_variable_or_run_parts_is_kept(host: Ho
         assert (host.ws / d / "a.sh").read_text() == "# the project's\n", d
     for d in ("ci/checks.d", "tools/pre-commit.d", "ci/checks"):
         assert not (host.ws / d / "new.sh").exists(), d
+
+
+def test_only_an_interpreter_passes_as_a_venvs_link_out_of_the_roots(host: Host) -> None:
+    """r10a F1: any name in a bin/ beside a pyvenv.cfg the same run made passed as a venv's
+    interpreter, to any file: with `src -> w/bin`, the editor's next save of src/app.py
+    wrote a file outside the roots."""
+    (host.ws / "src").mkdir()
+    (host.ws / "src" / "app.py").write_text("mine\n")
+    target = host.outside / "target.txt"
+    target.write_text("outside\n")
+    target.chmod(0o755)
+    run(
+        host,
+        "rm -rf src; mkdir -p w/bin; echo 'home = /usr/bin' > w/pyvenv.cfg\n"
+        f"ln -s {target} w/bin/app.py; ln -s {target} w/bin/python3; ln -s w/bin src\n"
+        "ln -s /usr/bin/python3 w/bin/python\n",
+    )
+    assert not (host.ws / "w" / "bin" / "app.py").is_symlink()
+    assert not (host.ws / "w" / "bin" / "python3").is_symlink()  # named so, not one
+    assert (host.ws / "w" / "bin" / "python").is_symlink()
+    assert target.read_text() == "outside\n"

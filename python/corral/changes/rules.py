@@ -138,6 +138,29 @@ def _regular_file(path: str) -> bool:
         return False
 
 
+def _interpreter_name(name: str) -> bool:
+    """What a venv's bin links to its base interpreter: python, python3, python3.12, pypy3,
+    python3.13t."""
+    for stem in ("python", "pypy"):
+        if name.startswith(stem):
+            version = name[len(stem) :].removesuffix("t")
+            return version == "" or version.replace(".", "", 1).isdigit()
+    return False
+
+
+def _interpreter(path: str) -> bool:
+    """An executable regular file named like a Python interpreter."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return (
+        stat.S_ISREG(st.st_mode)
+        and st.st_mode & 0o111 != 0
+        and _interpreter_name(os.path.basename(path))
+    )
+
+
 def _components_contain(parts: list[str], name: list[str]) -> bool:
     n = len(name)
     return any(parts[i : i + n] == name for i in range(len(parts) - n + 1))
@@ -523,10 +546,14 @@ class Checker:
         return None
 
     def _venv_interpreter(self, entry: Entry, resolved: str) -> bool:
-        """`.venv/bin/python -> /usr/bin/python3.11`: a link in a venv's bin directory (its
-        pyvenv.cfg beside bin, in the change set or on the host) to an existing file."""
+        """`.venv/bin/python -> /usr/bin/python3.11`: a link named like an interpreter in a
+        venv's bin directory (its pyvenv.cfg beside bin, in the change set or on the host) to
+        an executable file named like one. Any other name or target would let a file the
+        editor holds (`src/app.py`, reached through `src -> w/bin`) write out of the roots."""
         directory = os.path.dirname(entry.path)
-        if os.path.basename(directory) != "bin" or not os.path.isfile(resolved):
+        if os.path.basename(directory) != "bin" or not _interpreter(resolved):
+            return False
+        if not _interpreter_name(os.path.basename(entry.path)):
             return False
         venv = os.path.dirname(directory)
         cfg_rel = os.path.join(os.path.dirname(os.path.dirname(entry.rel)), "pyvenv.cfg")
