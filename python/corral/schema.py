@@ -286,7 +286,17 @@ _PROTECTED = (
     ".config/mise",
     ".vscode/tasks.json",  # folderOpen tasks run when VS Code opens the folder
     ".lfsconfig",  # git-lfs takes its server (and credentials it sends) from it
-    ".hg/hgrc",  # Mercurial's hooks and extensions, run by `hg status` at a prompt
+    # Mercurial's hooks and extensions, run by `hg status` at a prompt: every file it reads
+    # as a repository's config, and the pair that makes it read another repository's
+    ".hg/hgrc",
+    ".hg/hgrc-not-shared",
+    ".hg/requires",
+    ".hg/sharedpath",
+    # pre-commit's and prek's configs: prek prefers prek.toml and runs every nested config
+    # below the top as a project of its own (a hold is a review, not a loss)
+    ".pre-commit-config.yaml",
+    ".pre-commit-config.yml",
+    "prek.toml",
     ".git/objects/info/alternates",  # host git then reads objects from any path
     # what language servers evaluate when a file is merely opened, and version managers obey
     ".cargo/config.toml",  # rustc-wrapper: `cargo metadata`, rust-analyzer's first step

@@ -591,3 +591,35 @@ def test_only_an_interpreter_passes_as_a_venvs_link_out_of_the_roots(host: Host)
     assert not (host.ws / "w" / "bin" / "python3").is_symlink()  # named so, not one
     assert (host.ws / "w" / "bin" / "python").is_symlink()
     assert target.read_text() == "outside\n"
+
+
+def test_every_config_mercurial_and_prek_read_is_kept(host: Host) -> None:
+    """r10a F4, F5: only `.hg/hgrc` and `.pre-commit-config.yaml` were kept. Mercurial also
+    reads `.hg/hgrc-not-shared` (its hooks ran at `hg status`); prek prefers `prek.toml`
+    and runs every nested project's config, whose scripts are relative to that project."""
+    (host.ws / ".hg").mkdir()
+    (host.ws / ".hg" / "requires").write_text("store\n")
+    (host.ws / ".git" / "hooks" / "pre-commit").write_text(
+        '#!/bin/sh\nexec /usr/local/bin/prek hook-impl --hook-type=pre-commit -- "$@"\n'
+    )
+    pkg = host.ws / "pkg"
+    pkg.mkdir()
+    (pkg / ".pre-commit-config.yaml").write_text(
+        "repos:\n- repo: local\n  hooks:\n"
+        "  - {id: a, name: a, entry: ./check.sh, language: script}\n"
+    )
+    (pkg / "check.sh").write_text("# the project's\n")
+    (host.ws / "sub").mkdir(exist_ok=True)
+    run(
+        host,
+        "echo '[hooks]' > .hg/hgrc-not-shared; echo shared > .hg/requires\n"
+        "echo /elsewhere > .hg/sharedpath; echo '[[repos]]' > prek.toml\n"
+        "echo 'repos: []' > .pre-commit-config.yml\n"
+        "echo 'repos: []' > sub/.pre-commit-config.yaml\n"
+        "echo 'touch CANARY' > pkg/check.sh\n",
+    )
+    for name in (".hg/hgrc-not-shared", ".hg/sharedpath", "prek.toml", ".pre-commit-config.yml",
+                 "sub/.pre-commit-config.yaml"):  # fmt: skip
+        assert not (host.ws / name).exists(), name
+    assert (host.ws / ".hg" / "requires").read_text() == "store\n"
+    assert (pkg / "check.sh").read_text() == "# the project's\n"
