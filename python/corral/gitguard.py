@@ -342,13 +342,18 @@ def _protect_config(
         if base is not None:
             # a config (YAML, TOML): every word may name a file, in any of its syntaxes
             # (flow mappings, folded scalars); a script: the words path_words finds
-            words = _config_words(text) if is_config else path_words(_substituted(text).split())
+            # (a script's own simple assignments put in first: `D=checks.d; run-parts "$D"`)
+            text = text if is_config else _substituted(text)
+            words = _config_words(text) if is_config else path_words(text.split())
             entered = tuple(_cd_targets(text))  # `(cd tools && ./lint.sh)`
             named += [(w, base, entered, is_config) for w in words]
-            # a directory whose every script runs (`run-parts tools/pre-commit.d`), and, in a
-            # config, a glob of scripts (`bash -c 'for f in ci/checks/*.sh ...'`)
+            # a directory whose every script runs (`run-parts tools/pre-commit.d`, after a
+            # `cd tools` too), and, in a config, a glob of scripts (`bash -c 'for f in
+            # ci/checks/*.sh ...'`)
             for word in _run_parts(text):
-                result.file(os.path.normpath(os.path.join(tree, word)))
+                for path, sure in _placed(tree, word, base, entered):
+                    if sure or os.path.isdir(path):
+                        result.file(path)
             if is_config:
                 for word in text.replace("'", " ").replace('"', " ").split():
                     if "/" in word and "*" in word and not word.startswith(("^", "(")):
@@ -404,16 +409,27 @@ def _substituted(text: str) -> str:
     return re.sub(r"\$\{?([A-Za-z_]\w*)\}?", lambda m: values.get(m.group(1), m.group(0)), text)
 
 
+# run-parts' options that take a value as the next word (`--regex RE dir`)
+RUN_PARTS_VALUES = frozenset({"--regex", "--arg", "-a", "--umask", "-u"})
+
+
 def _run_parts(text: str) -> list[str]:
-    """Directories given to run-parts (every executable in them runs)."""
+    """Directories given to run-parts (every executable in them runs): its first word that
+    is neither an option nor an option's value."""
     found: list[str] = []
-    waiting = False
+    waiting = skip = False
     for c in "{}[],'\";":
         text = text.replace(c, " ")
     for word in text.split():
         if word.endswith("run-parts"):
-            waiting = True
-        elif waiting and not word.startswith("-"):
+            waiting, skip = True, False
+        elif not waiting:
+            continue
+        elif skip:
+            skip = False
+        elif word in RUN_PARTS_VALUES:
+            skip = True
+        elif not word.startswith("-"):
             found.append(word)
             waiting = False
     return found[:MAX_GLOB_MATCHES]

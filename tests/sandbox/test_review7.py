@@ -623,3 +623,20 @@ def test_every_config_mercurial_and_prek_read_is_kept(host: Host) -> None:
         assert not (host.ws / name).exists(), name
     assert (host.ws / ".hg" / "requires").read_text() == "store\n"
     assert (pkg / "check.sh").read_text() == "# the project's\n"
+
+
+def test_run_parts_directories_are_read_as_the_hook_runs_them(host: Host) -> None:
+    """r10a F3: run-parts' directory was read from the raw hook text: `CHECKS=checks.d;
+    run-parts "$CHECKS"`, `cd tools && run-parts pre-commit.d` and `run-parts --regex RE
+    dir` kept nothing, and new scripts there ran at the next commit."""
+    host.git("init", "-q", str(host.ws))
+    for d in ("checks.d", "tools/pre-commit.d", "ci/parts"):
+        (host.ws / d).mkdir(parents=True)
+        (host.ws / d / "00-ok").write_text("# the project's\n")
+    (host.ws / ".git" / "hooks" / "pre-commit").write_text(
+        '#!/bin/sh\nset -e\nCHECKS=checks.d\nrun-parts --exit-on-error "$CHECKS"\n'
+        "run-parts --regex '^[0-9]' ci/parts\ncd tools && run-parts pre-commit.d\n"
+    )
+    run(host, "for d in checks.d tools/pre-commit.d ci/parts; do echo x > $d/50-x; done\n")
+    for d in ("checks.d", "tools/pre-commit.d", "ci/parts"):
+        assert not (host.ws / d / "50-x").exists(), d
