@@ -304,6 +304,7 @@ def _protect_config(
     named by include.path is config), every core.hooksPath (husky's .husky, say: hooks as
     surely as .git/hooks), and the files the hook managers installed there run or read."""
     reading = gitconfig.read(config_files, home)
+    kept_before = len(result.read_only)
     for path in reading.files:
         if path not in config_files:
             result.file(path)
@@ -326,8 +327,40 @@ def _protect_config(
     hooks = hookmanagers.hook_files(hook_dirs)
     texts = [(directory, text, False) for directory, text, _ in hooks]
     texts += hookmanagers.manager_texts(tree, hook_dirs, found.files)
-    if not reading.commands and not texts:
-        return
+    if reading.commands or texts:
+        _keep_named(tree, reading.commands, texts, hooks, result)
+    # A Python script among what is kept (`python3 scripts/check.py`, by its shebang `exec
+    # scripts/check`, a hook that is a link to tools/hooks/pre-commit) looks first in its
+    # own directory, the link target's, for every module it imports: no new module is taken
+    # there.
+    for path in result.read_only[kept_before:]:
+        if is_python_script(path):
+            real = os.path.dirname(os.path.realpath(path))
+            if real.startswith(tree + os.sep):
+                result.module_dirs.append(real)
+
+
+def is_python_script(path: str) -> bool:
+    """A regular file Python runs: named `.py`, or with a shebang naming Python (`python3`,
+    `/usr/bin/env python`, `uv run --script`)."""
+    if path.endswith((".py", ".pyw")):
+        return os.path.isfile(path)
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(256)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and any(w in first for w in (b"python", b"pypy", b"uv run"))
+
+
+def _keep_named(
+    tree: str,
+    commands: list[str],
+    texts: list[tuple[str, str, bool]],
+    hooks: list[tuple[str, str, str | None]],
+    result: Protection,
+) -> None:
+    """Keep what the config's commands, the hooks and the hook managers' files name."""
     from corral.direnv import path_words  # only here: it imports shlex, which imports re
 
     for _, _, link in hooks:
@@ -336,9 +369,9 @@ def _protect_config(
     # (word, the directory it may be relative to, directories the script cd's into, whether
     # only an existing file counts: a config's words are not all paths)
     named: list[tuple[str, str | None, tuple[str, ...], bool]] = [
-        (w, None, (), False) for command in reading.commands for w in path_words(command.split())
+        (w, None, (), False) for command in commands for w in path_words(command.split())
     ]
-    for base, text, is_config in [*((None, c, False) for c in reading.commands), *texts]:
+    for base, text, is_config in [*((None, c, False) for c in commands), *texts]:
         if base is not None:
             # a config (YAML, TOML): every word may name a file, in any of its syntaxes
             # (flow mappings, folded scalars); a script: the words path_words finds
@@ -371,9 +404,6 @@ def _protect_config(
     for word, base, entered, files_only in named:
         word = word.strip("\"'")
         for path, sure in _placed(tree, word, base, entered):
-            if path.endswith(".py") and not files_only and os.path.isfile(path):
-                # `python3 scripts/check.py`: Python looks in scripts/ first for every import
-                result.module_dirs.append(os.path.dirname(path))
             if files_only:
                 if os.path.isfile(path):
                     result.file(path)

@@ -640,3 +640,27 @@ def test_run_parts_directories_are_read_as_the_hook_runs_them(host: Host) -> Non
     run(host, "for d in checks.d tools/pre-commit.d ci/parts; do echo x > $d/50-x; done\n")
     for d in ("checks.d", "tools/pre-commit.d", "ci/parts"):
         assert not (host.ws / d / "50-x").exists(), d
+
+
+def test_where_a_python_hook_found_by_its_shebang_or_link_looks_no_module_is_taken(
+    host: Host,
+) -> None:
+    """r10a F2: a Python hook that is a link into the work tree (Python looks in the
+    target's directory first) and an extension-less Python script a shell hook runs were
+    not seen as Python: tools/hooks/subprocess.py and scripts/json.py ran at `git commit`."""
+    host.git("init", "-q", str(host.ws))
+    for d in ("tools/hooks", "scripts"):
+        (host.ws / d).mkdir(parents=True)
+    (host.ws / "tools" / "hooks" / "pre-commit").write_text(
+        "#!/usr/bin/env python3\nimport subprocess\n"
+    )
+    (host.ws / "scripts" / "check").write_text("#!/usr/bin/python3 -S\nimport json\n")
+    hooks = host.ws / ".git" / "hooks"
+    os.symlink("../../tools/hooks/pre-commit", hooks / "pre-commit")
+    (hooks / "commit-msg").write_text('#!/bin/sh\nexec scripts/check "$1"\n')
+    run(host, "echo x > tools/hooks/subprocess.py; echo x > scripts/json.py\n"
+              "echo x > scripts/helper.py; echo x > tools/notes.md\n")  # fmt: skip
+    assert not (host.ws / "tools" / "hooks" / "subprocess.py").exists()
+    assert not (host.ws / "scripts" / "json.py").exists()
+    assert not (host.ws / "scripts" / "helper.py").exists()
+    assert (host.ws / "tools" / "notes.md").exists()
