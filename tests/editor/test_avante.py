@@ -261,3 +261,59 @@ def test_avantes_own_editor_tools_are_no_longer_approved_unasked(av: Editor) -> 
         """
     )
     assert answers == []
+
+
+# A real sidebar builds the options of the next request (what pressing send builds), and the
+# model's tool use goes through avante's entry point with the tools those options hold.
+SIDEBAR = """
+local secret = ...
+local sb = require("avante.sidebar"):new(vim.api.nvim_get_current_tabpage())
+sb.code.bufnr = vim.api.nvim_get_current_buf()
+sb.chat_history = { messages = {}, entries = {}, title = "t", timestamp = "x", filename = "x" }
+local opts
+sb:get_generate_prompts_options("hello", function(o) opts = o end)
+local names = {}
+for _, t in ipairs(opts.tools) do names[#names + 1] = t.name end
+local r, e = require("avante.llm_tools").process_tool_use(opts.tools,
+  { name = "add_file_to_context", id = "toolu_a", input = { rel_path = secret } },
+  { session_ctx = {} })
+local again
+sb:get_generate_prompts_options("next", function(o) again = o end)
+return { names = names, result = r or vim.NIL, err = e or vim.NIL,
+         selected = again.selected_filepaths }
+"""
+
+
+def test_the_sidebars_own_context_tool_cannot_read_a_host_file(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    """r10b A1: the sidebar adds add_file_to_context to every request after disabled_tools
+    is applied: a file the model named (~/.ssh/id_rsa) went into every later prompt."""
+    home = home_with_a_key(workspace, "CANARY-PRIVATE-KEY")
+    (workspace / "main.py").write_text("print(1)\n")
+    ed = avante(
+        spawn(cwd=workspace, env={"HOME": str(home)}),
+        provider="openai",
+        behaviour={"enable_token_counting": False},  # (needs avante's templates, not built)
+    )
+    ed.edit(workspace / "main.py")
+    got = ed.lua(SIDEBAR, str(home / ".ssh" / "id_rsa"))
+    assert "corral_read" in got["names"]
+    assert "add_file_to_context" not in got["names"]
+    assert "not provided" in str(got["err"]), got
+    assert not any("id_rsa" in p for p in got["selected"]), got["selected"]
+
+
+def test_a_path_avante_would_edit_unescaped_is_refused(av: Editor, workspace: Path) -> None:
+    """r10b A2: Sidebar:apply opens the file a code block names with `noautocmd edit ` ..
+    path, unescaped: a backtick in the model's path ran a shell command on the host."""
+    canary = workspace / "CANARY-edit"
+    got = av.lua(
+        "local ok, err = pcall(require('avante.utils').open_buffer, ...) return tostring(err)",
+        f"x`touch {canary}`.py",
+    )
+    assert not canary.exists()
+    assert "refused" in got and "unescaped" in got, got
+    (workspace / "plain.py").write_text("x = 1\n")
+    av.lua("require('avante.utils').open_buffer(...)", str(workspace / "plain.py"))
+    assert av.lua("return vim.api.nvim_buf_get_name(0)") == str(workspace / "plain.py")

@@ -180,3 +180,24 @@ def test_the_older_handler_form_is_served(cc: Editor, workspace: Path) -> None:
     )
     assert got["status"] == "success" and got["data"].startswith("exit 0")
     assert (workspace / "old.txt").read_text() == "old-form\n"
+
+
+def test_a_replaced_tool_an_adapter_adds_back_is_refused(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    """r10b C1: Anthropic's adapter adds `memory` back after the enabled filter and resolves
+    it from the raw config entry (`enabled = false` unread): in yolo mode it wrote files,
+    a new repository's config included, on the host unasked."""
+    ed = spawn(cwd=workspace, env={"ANTHROPIC_API_KEY": "not-a-key"})
+    ed.add_plugins("codecompanion.nvim", "plenary.nvim")
+    ed.lua(SETUP.replace('adapter = "openai"', 'adapter = "anthropic"'))
+    ed.lua(
+        "require('codecompanion.interactions.chat.tools.approvals')"
+        ":toggle_yolo_mode(_G.cc_chat.bufnr)"
+    )
+    assert ed.lua("return _G.cc_chat.tools.tools_config.memory ~= nil")  # the adapter's
+    call(ed, ("memory", {"command": "create", "path": "/memories/sub/.git/config",
+                         "file_text": "[core]\n\tfsmonitor = touch CANARY\n"}))  # fmt: skip
+    [message] = tool_messages(ed)
+    assert "not available" in message, message
+    assert not (workspace / "memories").exists()

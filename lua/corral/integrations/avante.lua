@@ -43,6 +43,17 @@ M.REPLACED = {
   "get_diagnostics",
 }
 
+---Tools avante's sidebar adds to every request after `disabled_tools` is applied: extend()
+---takes them out of the request. add_file_to_context put any file the model named
+---(`~/.ssh/id_rsa`, `../other/.env`) into every later prompt, unasked.
+M.SIDEBAR_REMOVED = { "add_file_to_context", "remove_file_from_context" }
+
+---Characters avante's `:edit` of a path from the model's text gives a meaning (Sidebar:apply
+---opens the file a code block names with `noautocmd edit <path>`, unescaped): a backtick runs
+---a shell command, `|` ends the command, `%` and `#` are other files, `$`, `~` and wildcards
+---expand.
+local EDIT_MAGIC = "[`|%%#$*?%[{~\\\n\r]"
+
 ---avante's tools that touch neither files nor programs: kept.
 M.KEPT = {
   "think",
@@ -228,6 +239,45 @@ function M.tools()
   }
 end
 
+---Two ways into avante that no option closes, patched once per session: the sidebar's own
+---tools (SIDEBAR_REMOVED) are taken out of each request, and a path with a character `:edit`
+---expands (EDIT_MAGIC) is refused before avante opens it.
+function M.patch_sidebar()
+  if M.sidebar_patched then
+    return
+  end
+  local has_sidebar, Sidebar = pcall(require, "avante.sidebar")
+  if has_sidebar and type(Sidebar) == "table" then
+    local original = Sidebar.get_generate_prompts_options
+    if type(original) == "function" then
+      Sidebar.get_generate_prompts_options = function(self, request, cb)
+        return original(self, request, function(prompts_opts)
+          if type(prompts_opts) == "table" and type(prompts_opts.tools) == "table" then
+            prompts_opts.tools = vim.tbl_filter(function(tool)
+              return not vim.tbl_contains(M.SIDEBAR_REMOVED, tool.name)
+            end, prompts_opts.tools)
+          end
+          if cb then
+            return cb(prompts_opts)
+          end
+        end)
+      end
+    end
+  end
+  local has_utils, Utils = pcall(require, "avante.utils")
+  if has_utils and type(Utils) == "table" and type(Utils.open_buffer) == "function" then
+    local open_buffer = Utils.open_buffer
+    Utils.open_buffer = function(path, ...)
+      if type(path) == "string" and path:find(EDIT_MAGIC) then
+        error("corral: refused to open " .. vim.inspect(path)
+          .. ": avante would pass it to :edit unescaped, which expands ` | % # $ ~ and wildcards")
+      end
+      return open_buffer(path, ...)
+    end
+  end
+  M.sidebar_patched = true
+end
+
 ---avante's options with corral's tools added and the tools they replace switched off:
 ---`require("avante").setup(require("corral.integrations.avante").extend({ ... }))`.
 ---Neither table is changed; the user's own `custom_tools` and `disabled_tools` are kept.
@@ -278,6 +328,7 @@ function M.extend(opts)
       view.func = refused
     end
   end
+  M.patch_sidebar()
   -- avante runs `str_replace_editor` and `str_replace_based_edit_tool` (Anthropic's editor
   -- tool names) whenever the model names them, disabled or not; with its default of
   -- approving every tool, they would write unasked. Only those of avante's tools that run

@@ -200,6 +200,35 @@ function M.tool(kind)
   }
 end
 
+---The tool a replaced built-in resolves to: codecompanion reaches a tool's entry by another
+---way than its list of enabled tools (an adapter's hybrid tool, Anthropic's `memory`, is
+---resolved from the raw entry, `enabled = false` or not): every call of it is refused.
+---@return table
+function M.refused()
+  local function refuse(self)
+    local name = type(self) == "table" and self.name or "this tool"
+    return {
+      status = "error",
+      data = "corral: " .. tostring(name) .. " is not available: use corral_bash, "
+        .. "corral_read, corral_write and corral_edit",
+    }
+  end
+  return {
+    name = "corral_refused",
+    cmds = { refuse },
+    schema = {
+      type = "function",
+      ["function"] = {
+        name = "corral_refused",
+        description = "Not available",
+        parameters = { type = "object", properties = {}, additionalProperties = false },
+      },
+    },
+    opts = { require_approval_before = false, requires_approval = false },
+    output = { success = report, error = report },
+  }
+end
+
 ---Entries for codecompanion's `interactions.chat.tools`: corral's tools (loaded by module
 ---path, codecompanion's approval off for them), the built-ins they replace turned off, and a
 ---`corral` group of corral's tools with codecompanion's reads.
@@ -217,7 +246,8 @@ function M.tools()
     }
   end
   for _, name in ipairs(M.REPLACED) do
-    out[name] = { enabled = false }
+    -- off, and, reached another way, a tool that refuses
+    out[name] = { enabled = false, path = "corral.integrations.codecompanion.refused" }
   end
   out.groups.corral = {
     description = "corral's sandboxed command and file tools, with codecompanion's reads",
