@@ -71,9 +71,10 @@ def write_tree(base: str, paths: list[str]) -> None:
 
 def measure_apply(root: str, files: int, env: dict[str, str]) -> tuple[float, float]:
     """(apply seconds, rename-floor seconds) for `files` files."""
-    from corral import config, policy
+    from corral import config
     from corral.changes import stage as stages
     from corral.changes.finish import finish
+    from corral.sandbox import policy
 
     os.environ.update(env)  # corral's state directory: the temp one
     ws = os.path.join(root, "apply-ws")

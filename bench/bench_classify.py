@@ -29,7 +29,7 @@ sys.path[:0] = [os.path.join(ROOT, "python"), os.path.join(ROOT, "tests", "unit"
 
 from test_classify import EVASIONS, EVERYDAY_READS, PRIVILEGED_COMMANDS  # noqa: E402
 
-from corral.classify import RISK, classify  # noqa: E402
+from corral.toolguard.classify import RISK, classify  # noqa: E402
 
 
 def corpus(size: int) -> list[str]:

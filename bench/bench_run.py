@@ -77,9 +77,10 @@ def split_env_prefix(argv: list[str]) -> tuple[dict[str, str], list[str]]:
 
 def resolver(cwd: str) -> tuple[Callable[[], float], Callable[[], float]]:
     """In-process timers: resolve + argv (warmed backend), and resolve + wrap as `run` does."""
-    from corral import config, policy
-    from corral.backends import default_registry
-    from corral.backends.bwrap import BwrapBackend
+    from corral import config
+    from corral.sandbox import policy
+    from corral.sandbox.backends import default_registry
+    from corral.sandbox.backends.bwrap import BwrapBackend
 
     backend = BwrapBackend()
     warm = policy.resolve(config.resolve([]), cwd, os.environ)

@@ -39,7 +39,7 @@ def drop_writable(roots: Sequence[str], kept: Sequence[str] = (), early: bool = 
     key = (*roots, "\0", *kept, str(early))
     if key in _done:
         return
-    from corral.resolution import own_paths
+    from corral.sandbox.resolution import own_paths
 
     safe = [os.path.realpath(p) for p in (*own_paths(), sys.base_prefix, sys.base_exec_prefix)]
     safe += [os.path.realpath(p) for p in kept]

@@ -12,16 +12,18 @@ from __future__ import annotations
 import glob
 import os
 
-from corral import approval, config, guard, narrowing, policy, status
-from corral.backends import default_registry
+from corral import config, status
 from corral.errors import ConfigError, CorralError
+from corral.sandbox import policy
+from corral.sandbox.backends import default_registry
+from corral.toolguard import approval, guard, narrowing
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-    from corral.backends.registry import Registry
+    from corral.sandbox.backends.registry import Registry
 
 LAYER_ORDER = ("global", "buffer", "runtime")
 
@@ -198,7 +200,7 @@ class Service:
     def do_host_program(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """{"path": ...} of a program the frontend starts itself (the bash of bash tool
         calls): from a system directory, never from PATH (see hostbin)."""
-        from corral import hostbin
+        from corral.sandbox import hostbin
 
         name = request.get("name")
         if name not in ("bash", "sh"):
@@ -266,7 +268,7 @@ class Service:
         return commands.undo(str(request.get("id") or "") or None).as_dict()
 
     def do_sweep(self, request: Mapping[str, Any]) -> list[str]:
-        from corral.gitguard import sweep
+        from corral.sandbox.protect.gitguard import sweep
 
         links = [(str(p), str(t)) for p, t in request.get("links") or []]
         return sweep(request.get("watch") or [], links)
@@ -286,7 +288,7 @@ class Service:
         """{"ok": True, "backend": name} or {"ok": False, "reason": why}."""
         _, pol = self._policy(request)
         if request.get("refresh"):
-            from corral.backends import probe
+            from corral.sandbox.backends import probe
 
             probe.forget()
             self.registry.forget()
@@ -308,7 +310,7 @@ class Service:
     def register_foreign(
         self, name: str, priority: int, capabilities: list[str], call: Callable[..., Any]
     ) -> dict[str, Any]:
-        from corral.backends.foreign import ForeignBackend
+        from corral.sandbox.backends.foreign import ForeignBackend
 
         try:
             self.registry.register(ForeignBackend(name, priority, call, capabilities))
@@ -414,9 +416,9 @@ class Service:
         self, resolved: config.Config, pol: policy.Policy, tool: str, args: Mapping[str, Any]
     ) -> dict[str, str] | None:
         """The refusal a file or fetch call will meet whatever you answer, or None."""
-        from corral.ops import files, http
-        from corral.ops.globs import Permissions
-        from corral.ops.refusal import OpError
+        from corral.toolguard.ops import files, http
+        from corral.toolguard.ops.globs import Permissions
+        from corral.toolguard.ops.refusal import OpError
 
         try:
             if tool == "fetch":
@@ -434,9 +436,9 @@ class Service:
     def _op(
         self, resolved: config.Config, pol: policy.Policy, tool: str, args: Mapping[str, Any]
     ) -> dict[str, Any]:
-        from corral.ops import files
-        from corral.ops.globs import Permissions
-        from corral.ops.refusal import OpError
+        from corral.toolguard.ops import files
+        from corral.toolguard.ops.globs import Permissions
+        from corral.toolguard.ops.refusal import OpError
 
         changes = None
         if tool in ("write", "edit", "delete") and not args.get("preview") and self._staged(pol):
@@ -470,7 +472,7 @@ class Service:
         return {"ok": False, "error": f"no operation for tool {tool!r}"}
 
     def _fetch(self, resolved: config.Config, args: Mapping[str, Any]) -> dict[str, Any]:
-        from corral.ops import http
+        from corral.toolguard.ops import http
 
         hosts = http.expand_hosts(resolved["tools.fetch.allow_hosts"], self.environ)
         private = http.expand_hosts(resolved["tools.fetch.allow_private"], self.environ)
@@ -495,7 +497,7 @@ class Service:
     def do_explain_output(self, request: Mapping[str, Any]) -> list[str]:
         """What the sandbox visibly refused in a command's output, in corral's words (for
         :Sandbox run, after the output)."""
-        from corral.ops.bash_report import explain, report
+        from corral.toolguard.ops.bash_report import explain, report
 
         resolved, pol = self._policy(request)
         tail = str(request.get("output", ""))[-65536:]
@@ -505,7 +507,7 @@ class Service:
         """A call's result in the one shape chat plugins get (corral.results): `raw` is what
         ran (or why not); bash output is read for what the sandbox refused."""
         from corral import results
-        from corral.ops.bash_report import report
+        from corral.toolguard.ops.bash_report import report
 
         resolved, pol = self._policy(request)
         tool = str(request.get("tool", ""))
@@ -521,7 +523,7 @@ class Service:
         return results.shape(tool, raw, request.get("decision") or {}, sandboxed)
 
     def audit(self, event: Mapping[str, Any]) -> None:
-        from corral.audit import AuditLog
+        from corral.toolguard.audit import AuditLog
 
         if self._audit is None:
             self._audit = AuditLog()

@@ -10,9 +10,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from corral.backends.registry import Registry
     from corral.config import Config
-    from corral.policy import Policy
+    from corral.sandbox.backends.registry import Registry
+    from corral.sandbox.policy import Policy
 
 
 def shorten(path: str, policy: Policy) -> str:

@@ -235,7 +235,7 @@ class Editor:
         )
 
     def run_job(self, argv: list[str], timeout: float = 20) -> dict[str, Any]:
-        """Start `argv` with corral.runner.start for the current buffer and wait for its exit:
+        """Start `argv` with corral.runner.start (Lua) for the current buffer and wait for its exit:
         {out = stdout and stderr lines, code = exit status, repairs = what corral put back}."""
         job, err = self.lua(START_JOB, argv)
         assert err is None and job > 0, err

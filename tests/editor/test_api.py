@@ -6,7 +6,7 @@ import os
 import subprocess
 from typing import TYPE_CHECKING
 
-from corral.backends.bwrap import LAUNCH_CHANGES
+from corral.sandbox.backends.bwrap import LAUNCH_CHANGES
 
 if TYPE_CHECKING:
     from collections.abc import Callable

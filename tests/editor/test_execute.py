@@ -193,7 +193,7 @@ def test_bash_calls_run_in_bash_the_shell_the_classifier_reads(
     execute(fresh, "bash", command="echo &>/dev/null touch PWNED")
     r = result(fresh)
     assert r["decision"]["decision"] == "approve"
-    from corral.classify import classify
+    from corral.toolguard.classify import classify
 
     assert classify("echo &>/dev/null touch PWNED").kind == "read-only"  # as bash reads it
     assert r["exit"] == 0

@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from corral import hostbin
+from corral.sandbox import hostbin
 
 from .conftest import user_prefix
 from .sandbox_support import DONE, q
@@ -83,9 +83,10 @@ def test_a_bwrap_checked_for_one_workspace_is_checked_again_for_another(host) ->
     then rewrite) it was still run, on the host."""
     import shutil
 
-    from corral import config, policy
-    from corral.backends.bwrap import BwrapBackend, bundled_bwrap
+    from corral import config
     from corral.errors import BackendError
+    from corral.sandbox import policy
+    from corral.sandbox.backends.bwrap import BwrapBackend, bundled_bwrap
 
     real = bundled_bwrap() or hostbin.find("bwrap")
     assert real, "a bwrap is needed"

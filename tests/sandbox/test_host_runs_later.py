@@ -171,7 +171,7 @@ def test_a_submodules_hooks_path_is_protected(host: Host) -> None:
 def test_a_folder_too_large_to_search_for_repositories_is_refused(host: Host) -> None:
     """F12: the search for repositories in a folder workspace stopped quietly after 256
     directories; one run made 3000, and the next run left a member repository unprotected."""
-    from corral import gitguard
+    from corral.sandbox.protect import gitguard
 
     folder = host.base / "folder"
     host.git("init", "-q", str(folder / "projA"))

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from corral import limits
+from corral.sandbox import limits
 
 from .conftest import TEST_USER
 from .sandbox_support import q

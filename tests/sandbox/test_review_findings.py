@@ -13,9 +13,9 @@ import os
 
 import pytest
 
-from corral.backends import probe
-from corral.backends.bwrap import bundled_bwrap
 from corral.paths import which
+from corral.sandbox.backends import probe
+from corral.sandbox.backends.bwrap import bundled_bwrap
 
 from .sandbox_support import DONE, SANDBOXED, allowed, q
 

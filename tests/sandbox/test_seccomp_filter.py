@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from corral import seccomp
+from corral.sandbox import seccomp
 
 pytestmark = pytest.mark.sandbox
 

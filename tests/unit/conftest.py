@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from corral import config, policy
+from corral import config
+from corral.sandbox import policy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

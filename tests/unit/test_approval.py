@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from corral import approval, schema
-from corral.approval import APPROVE, DENY, REQUIRE, Chain, Context
+from corral import schema
+from corral.toolguard import approval
+from corral.toolguard.approval import APPROVE, DENY, REQUIRE, Chain, Context
 
 
 def config(**overrides: Any) -> dict[str, Any]:

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from corral import audit
-from corral.ops.refusal import Refusal
-from corral.redact import MARK, redact
+from corral.toolguard import audit
+from corral.toolguard.ops.refusal import Refusal
+from corral.toolguard.redact import MARK, redact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -236,7 +236,7 @@ def test_a_symlink_or_fifo_at_the_log_path_is_refused(tmp_path: Path) -> None:
 
 WRITER = """
 import sys
-from corral.audit import AuditLog
+from corral.toolguard.audit import AuditLog
 log = AuditLog(sys.argv[1])
 for i in range(int(sys.argv[3])):
     assert log.log({"tool": sys.argv[2], "command": sys.argv[2] * 6000, "exit": i}) is None

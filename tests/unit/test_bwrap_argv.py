@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from corral import seccomp
-from corral.backends.bwrap import (
+from corral.sandbox import seccomp
+from corral.sandbox.backends.bwrap import (
     FINISH,
     LAUNCH_CHANGES,
     BwrapBackend,
@@ -21,7 +21,7 @@ from corral.backends.bwrap import (
     mount_args,
     namespace_args,
 )
-from corral.policy import Policy
+from corral.sandbox.policy import Policy
 
 if TYPE_CHECKING:
     from collections.abc import Callable

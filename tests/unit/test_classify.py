@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from corral.classify import (
+from corral.toolguard.classify import (
     DYNAMIC,
     NETWORK,
     PRIVILEGED,
@@ -634,6 +634,6 @@ def test_deep_nesting_is_bounded() -> None:
 
 def test_import_is_light() -> None:
     # bashlex and the rules load on the first classification, not on import.
-    code = "import sys, corral.classify; print('bashlex' in sys.modules)"
+    code = "import sys, corral.toolguard.classify; print('bashlex' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

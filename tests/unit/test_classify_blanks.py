@@ -15,9 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corral import approval, config, guard, policy
-from corral.classify import classify
-from corral.classify.walk import NOT_BASH_BLANKS
+from corral import config
+from corral.sandbox import policy
+from corral.toolguard import approval, guard
+from corral.toolguard.classify import classify
+from corral.toolguard.classify.walk import NOT_BASH_BLANKS
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from corral import approval, config, guard, policy
-from corral.classify import DYNAMIC, NETWORK, READ_ONLY, WRITES, classify
+from corral import config
+from corral.sandbox import policy
+from corral.toolguard import approval, guard
+from corral.toolguard.classify import DYNAMIC, NETWORK, READ_ONLY, WRITES, classify
 
 if TYPE_CHECKING:
     from pathlib import Path

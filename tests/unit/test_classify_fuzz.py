@@ -12,9 +12,9 @@ from test_classify import (  # tests/unit is on sys.path (pytest's default impor
     PRIVILEGED_COMMANDS,
 )
 
-from corral.classify import PRIVILEGED, READ_ONLY, RISK, Classification, classify
-from corral.classify.parse import parse
-from corral.classify.walk import _only_comments
+from corral.toolguard.classify import PRIVILEGED, READ_ONLY, RISK, Classification, classify
+from corral.toolguard.classify.parse import parse
+from corral.toolguard.classify.walk import _only_comments
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from corral.classify import DYNAMIC, READ_ONLY, classify
-from corral.classify.shell_policy import allow_may_approve
+from corral.toolguard.classify import DYNAMIC, READ_ONLY, classify
+from corral.toolguard.classify.shell_policy import allow_may_approve
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from corral.classify import READ_ONLY, classify
+from corral.toolguard.classify import READ_ONLY, classify
 
 
 @pytest.mark.parametrize(

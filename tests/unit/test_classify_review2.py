@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from corral.classify import DYNAMIC, NETWORK, READ_ONLY, WRITES, classify, shell_policy
+from corral.toolguard.classify import DYNAMIC, NETWORK, READ_ONLY, WRITES, classify, shell_policy
 
 
 def _kind(command: str) -> str:

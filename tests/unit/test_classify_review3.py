@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from corral.classify import DYNAMIC, READ_ONLY, WRITES, classify, shell_policy
+from corral.toolguard.classify import DYNAMIC, READ_ONLY, WRITES, classify, shell_policy
 
 
 def _kind(command: str) -> str:

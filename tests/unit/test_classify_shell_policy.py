@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from corral.classify import ShellVerdict, shell_policy
+from corral.toolguard.classify import ShellVerdict, shell_policy
 
 WS = "/work/ws"
 

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from corral import approval, config, guard, policy
-from corral.classify import READ_ONLY, classify
+from corral import config
+from corral.sandbox import policy
+from corral.toolguard import approval, guard
+from corral.toolguard.classify import READ_ONLY, classify
 
 if TYPE_CHECKING:
     from pathlib import Path

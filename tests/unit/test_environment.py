@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from corral import environment
-from corral.environment import invalid_extra, looks_secret, scrub
+from corral.sandbox import environment
+from corral.sandbox.environment import invalid_extra, looks_secret, scrub
 
 HOST = {
     "PATH": "/usr/bin",

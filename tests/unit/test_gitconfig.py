@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from corral import gitconfig
+from corral.sandbox.protect import gitconfig
 
 if TYPE_CHECKING:
     from pathlib import Path

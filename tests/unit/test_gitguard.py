@@ -6,7 +6,7 @@ import os
 import subprocess
 from typing import TYPE_CHECKING
 
-from corral import gitguard
+from corral.sandbox.protect import gitguard
 
 if TYPE_CHECKING:
     from pathlib import Path

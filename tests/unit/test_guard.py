@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from corral import approval, config, guard, policy
+from corral import config
+from corral.sandbox import policy
+from corral.toolguard import approval, guard
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -17,8 +17,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from corral.ops import http as guard
-from corral.ops.refusal import OpError, Refusal
+from corral.toolguard.ops import http as guard
+from corral.toolguard.ops.refusal import OpError, Refusal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

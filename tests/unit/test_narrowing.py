@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from corral import config, narrowing
+from corral import config
+from corral.toolguard import narrowing
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from corral import config, policy
-from corral.ops import files
-from corral.ops.globs import Permissions
-from corral.ops.refusal import OpError
+from corral import config
+from corral.sandbox import policy
+from corral.toolguard.ops import files
+from corral.toolguard.ops.globs import Permissions
+from corral.toolguard.ops.refusal import OpError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -214,9 +215,10 @@ def test_a_failure_mid_write_leaves_the_file_and_no_temporary(ws: Path, home: Pa
 import resource, signal, sys
 sys.path.insert(0, {os.path.join(os.path.dirname(__file__), "..", "..", "python")!r})
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-from corral import config, policy
-from corral.ops import files
-from corral.ops.globs import Permissions
+from corral import config
+from corral.sandbox import policy
+from corral.toolguard.ops import files
+from corral.toolguard.ops.globs import Permissions
 cfg = config.resolve([])
 p = policy.resolve(cfg, {str(ws)!r}, {{"HOME": {str(home)!r}, "PATH": "/usr/bin:/bin"}})
 resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))

@@ -6,7 +6,7 @@ import pytest
 
 from corral import config
 from corral.errors import ConfigError
-from corral.ops.globs import Permissions, check, covers, invalid, matches
+from corral.toolguard.ops.globs import Permissions, check, covers, invalid, matches
 
 
 @pytest.mark.parametrize(

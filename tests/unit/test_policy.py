@@ -9,7 +9,7 @@ import pytest
 
 from corral import dirs
 from corral.errors import ConfigError
-from corral.policy import Policy
+from corral.sandbox.policy import Policy
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -467,7 +467,7 @@ def test_a_checkout_of_corral_in_the_workspace_keeps_all_neovim_sources(
     plugin/ were read-only, but ftdetect/, after/plugin/, ftplugin/, autoload/ and syntax/
     were writable, and Neovim ran what was planted there at its next start."""
     import corral
-    from corral.resolution import RUNTIME_DIRS
+    from corral.sandbox.resolution import RUNTIME_DIRS
 
     checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(corral.__file__))))
     p = make_policy(checkout)
@@ -489,7 +489,7 @@ def test_a_checkout_of_corral_in_the_workspace_keeps_all_neovim_sources(
 def test_name_patterns_match_as_fnmatch_does(pattern: str, name: str) -> None:
     import fnmatch
 
-    from corral.resolution import _name_matches
+    from corral.sandbox.resolution import _name_matches
 
     assert _name_matches(pattern, name) == fnmatch.fnmatchcase(name, pattern)
 
@@ -515,7 +515,7 @@ def test_a_workspace_too_large_to_search_for_denied_files_is_refused(
 ) -> None:
     """Seventh review r7a A7: past the search's limit, `.env` files further down were left
     visible with a warning: a command that planted enough files read them in the next run."""
-    from corral import resolution
+    from corral.sandbox import resolution
 
     monkeypatch.setattr(resolution, "DENY_SEARCH_LIMIT", 50)
     (ws / "app").mkdir()

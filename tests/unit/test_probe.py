@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from corral.backends import probe
-from corral.backends.bwrap import bundled_bwrap
+from corral.sandbox.backends import probe
+from corral.sandbox.backends.bwrap import bundled_bwrap
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from corral.redact import MARK, redact
+from corral.toolguard.redact import MARK, redact
 
 
 @pytest.mark.parametrize(

@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from corral.backends import Backend, Registry, Wrapped, default_registry
 from corral.errors import BackendError
+from corral.sandbox.backends import Backend, Registry, Wrapped, default_registry
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable, Sequence
     from pathlib import Path
 
-    from corral.policy import Policy
+    from corral.sandbox.policy import Policy
 
 
 class Fake(Backend):
@@ -274,7 +274,7 @@ def test_wrap_required_refuses(policy_for: Callable[..., Policy]) -> None:
 
 def test_capabilities_are_data() -> None:
     assert "can_auto_approve_if_sandboxed" in Fake("a").capabilities
-    from corral.backends.none import NoneBackend
+    from corral.sandbox.backends.none import NoneBackend
 
     assert "can_auto_approve_if_sandboxed" not in NoneBackend().capabilities
 

@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING
 import pytest
 
 from corral import status
-from corral.backends import Backend, Registry, Wrapped
+from corral.sandbox.backends import Backend, Registry, Wrapped
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
 
     from corral.config import Config
-    from corral.policy import Policy
+    from corral.sandbox.policy import Policy
 
 
 class Fake(Backend):
@@ -33,7 +33,7 @@ class Fake(Backend):
 def state(
     make_config: Callable[..., Config], host_env: dict[str, str], ws: Path
 ) -> Callable[..., tuple[Config, Policy]]:
-    from corral import policy
+    from corral.sandbox import policy
 
     def make(*layers: dict) -> tuple[Config, Policy]:
         cfg = make_config(*layers)

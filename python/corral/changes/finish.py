@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from corral.changes.scan import Entry
-    from corral.ops.refusal import Refusal
+    from corral.toolguard.ops.refusal import Refusal
 
 LISTED = 50  # paths listed on stderr; the report keeps them all
 FAILED = 125

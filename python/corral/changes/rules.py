@@ -31,8 +31,8 @@ import os
 import stat
 
 from corral.imports import STARTUP_MODULES
-from corral.ops.refusal import BUILTIN, PROTECTED, Refusal
 from corral.paths import is_within
+from corral.toolguard.ops.refusal import BUILTIN, PROTECTED, Refusal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

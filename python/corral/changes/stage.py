@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
-    from corral.policy import Policy
+    from corral.sandbox.policy import Policy
 
 PLAN = "plan.marshal"  # marshal, not json: json and re cost `corral run` ~10 ms to import
 REPORT = "report.json"

@@ -25,7 +25,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from corral.policy import Policy
+    from corral.sandbox.policy import Policy
 
 WHITEOUT = os.makedev(0, 0)  # what overlayfs writes for a deletion; unprivileged since 5.8
 
@@ -81,7 +81,7 @@ class ToolChanges:
     def outcome(self, report: dict[str, Any], real: str) -> dict[str, Any]:
         """What the tool's result says about its change: {"change": ...} when applied,
         {"held": ...} in review mode; a refusal (raised) when the check held it."""
-        from corral.ops.refusal import OpError, Refusal
+        from corral.toolguard.ops.refusal import OpError, Refusal
 
         summary = {"id": report["id"], "status": report["status"]}
         if report["status"] == "applied":

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 
-from corral import approval, guard
-from corral.backends import default_registry
 from corral.cli import wants_help
 from corral.cli.layers import resolve
 from corral.cli.options import UsageError, parse
+from corral.sandbox.backends import default_registry
+from corral.toolguard import approval, guard
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 
-from corral import config, policy
+from corral import config
 from corral.config_file import default_config_path, file_layer
+from corral.sandbox import policy
 
 __all__ = ["default_config_path", "env_layer", "file_layer", "flags_layer", "resolve"]
 

@@ -5,21 +5,21 @@ from __future__ import annotations
 import os
 import sys
 
-from corral.backends import default_registry
 from corral.cli import wants_help, warn
 from corral.cli.layers import resolve
 from corral.cli.options import UsageError, parse
-from corral.gitguard import sweep
 from corral.paths import which
-from corral.runner import launch
+from corral.sandbox.backends import default_registry
+from corral.sandbox.protect.gitguard import sweep
+from corral.sandbox.runner import launch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from corral.backends.base import Wrapped
-    from corral.policy import Policy
+    from corral.sandbox.backends.base import Wrapped
+    from corral.sandbox.policy import Policy
 
 NOT_FOUND = 127
 
@@ -126,7 +126,7 @@ def _explain(tail: bytearray, policy: Policy, origins: Mapping[str, str]) -> Non
     never leave a user to guess from `Read-only file system` or `Could not resolve host`."""
     if not tail:
         return
-    from corral.ops.bash_report import explain, report
+    from corral.toolguard.ops.bash_report import explain, report
 
     for line in explain(report(tail.decode("utf-8", errors="replace"), policy, origins)):
         sys.stderr.write(line + "\n")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sys
 
-from corral.backends import default_registry
 from corral.cli import wants_help
 from corral.cli.layers import resolve
 from corral.cli.options import UsageError, parse
+from corral.sandbox.backends import default_registry
 from corral.status import render, report
 
 

@@ -70,9 +70,7 @@ class CorralPlugin:
             def ask_lua(context: Any) -> Any:
                 return self.nvim.exec_lua(RESOLVER_CALL, name, context)
 
-            return self.service().register_resolver(
-                name, int(request.get("priority", 50)), ask_lua
-            )
+            return self.service().register_resolver(name, int(request.get("priority", 50)), ask_lua)
         if method == "engine_info":
             _use_own_engine()  # :checkhealth may be the first call: before service()
             import corral

@@ -1,8 +1,0 @@
-"""Sandbox backends and their registry."""
-
-from __future__ import annotations
-
-from corral.backends.base import Backend, Wrapped
-from corral.backends.registry import Registry, Selection, default_registry
-
-__all__ = ["Backend", "Registry", "Selection", "Wrapped", "default_registry"]

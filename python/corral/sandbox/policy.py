@@ -1,0 +1,197 @@
+"""Resolve a `Config` and the call's context into one immutable `Policy`.
+
+Everything a backend needs is decided here, once per call: absolute, symlink-resolved paths,
+which protected files exist, which deny paths exist (only existing paths are masked, so the
+sandbox never leaves placeholder files behind), and the scrubbed environment. Backends read only
+this value.
+"""
+
+from __future__ import annotations
+
+import os
+
+from corral.errors import ConfigError
+from corral.frozen import Frozen
+from corral.paths import Context, file_patterns, is_within, outermost
+from corral.sandbox import environment, limits
+from corral.sandbox.resolution import PRIVATE_TMP, SYSTEM_DIRS, Resolution
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from corral.config import Config
+
+
+class Policy(Frozen):
+    __slots__ = (
+        "allow_privileged",
+        "backend",
+        "bwrap_extra_args",
+        "bwrap_path",
+        "chat_patterns",
+        "create_dirs",
+        "cwd",
+        "deny_read",
+        "enabled",
+        "env",
+        "hidden",
+        "home",
+        "links",
+        "mode",
+        "module_dirs",
+        "network",
+        "never_writable",
+        "notes",
+        "pinned",
+        "protected_names",
+        "read_only",
+        "rlimits",
+        "rw_roots",
+        "scrub_env",
+        "timeout",
+        "tmp_size",
+        "undo_bytes",
+        "unix_sockets",
+        "visible",
+        "watch",
+        "writes",
+    )
+    enabled: bool  # False: run the command as it is (disabled, or mode "off")
+    mode: str
+    backend: str  # "auto", "required" or a backend name
+    cwd: str
+    home: str
+    network: bool
+    allow_privileged: bool
+    rw_roots: tuple[str, ...]  # writable, outermost only
+    pinned: tuple[str, ...]  # dirs inside rw roots bound onto themselves: cannot be renamed away
+    read_only: tuple[str, ...]  # paths inside rw roots kept read-only (exist by run time)
+    create_dirs: tuple[str, ...]  # made empty just before a run, then kept read-only
+    watch: tuple[str, ...]  # protected paths that must not appear: swept after a run
+    links: tuple[tuple[str, str], ...]  # protected symlinks: put back after a run if changed
+    never_writable: tuple[str, ...]  # read-only in every run, whatever the mode (not resolved)
+    module_dirs: tuple[str, ...]  # where Python finds modules first, inside a writable root
+    hidden: tuple[str, ...]  # areas replaced by an empty tmpfs: /tmp, and $HOME when private
+    visible: tuple[str, ...]  # read-only paths inside a hidden area shown again
+    deny_read: tuple[tuple[str, bool], ...]  # (existing path, is a directory): masked last
+    env: tuple[tuple[str, str], ...]
+    scrub_env: bool  # False: unsandboxed commands get the host environment as it is
+    unix_sockets: bool  # AF_UNIX sockets allowed (only ever without network)
+    bwrap_path: str
+    bwrap_extra_args: tuple[str, ...]
+    rlimits: tuple[tuple[str, int], ...]  # (prlimit option, value): nproc, fsize, data
+    tmp_size: int  # bytes of each tmpfs the sandbox writes to (/tmp, a private $HOME); 0: any
+    timeout: int  # seconds for `corral run` without --timeout; 0: none
+    notes: tuple[str, ...]  # what the user should know: skipped paths, unsandboxed reasons
+    writes: str  # "apply", "review" or "direct": see corral.changes
+    protected_names: tuple[str, ...]  # sandbox.policy.protected: refused at any depth
+    chat_patterns: tuple[str, ...]  # chat files: refused in a change set
+    undo_bytes: int  # what the undo journal keeps; 0: no limit
+
+    def __init__(self, **values: object) -> None:
+        self._set(**values)
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain data (lists, dicts) for other languages: Lua, JSON."""
+        out: dict[str, object] = {}
+        for name, value in self._fields():
+            if name == "deny_read":
+                value = [path for path, _ in value]
+            elif name == "env":
+                value = dict(value)
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[name] = value
+        return out
+
+    def could_have_written(self, path: str) -> bool:
+        """Whether a sandboxed command, in this run or an earlier one, may have written `path`:
+        inside the workspace (writable in another mode) or a writable root, and not among the
+        paths that are read-only in every run. What such a command wrote must never be run on
+        the host, unsandboxed."""
+        real = os.path.realpath(path)
+        roots = [*self.rw_roots]
+        if not any(is_within(s, self.cwd) for s in SYSTEM_DIRS):
+            roots.append(self.cwd)  # a workspace at / or /tmp can never be a writable root
+        if not any(is_within(real, r) for r in roots):
+            return False
+        return not any(is_within(real, p) for p in self.never_writable)
+
+    def is_writable(self, path: str) -> bool:
+        """Whether a sandboxed command can write `path` (resolved like the policy's paths).
+
+        Follows the mount order of the bwrap backend, last mount first. True for paths in the
+        sandbox's private /tmp: writable there, but that is not the host's /tmp, so host-side
+        file operations must not take this as leave to write the host's /tmp."""
+        if not self.enabled:
+            return True
+        real = os.path.realpath(os.path.join(self.cwd, path))
+        if any(is_within(real, d) for d, _ in self.deny_read):
+            return False
+        if any(is_within(real, r) for r in self.read_only):
+            return False
+        if any(is_within(real, r) for r in self.rw_roots):
+            return True
+        if any(is_within(real, v) for v in self.visible):
+            return False  # shown again read-only over a hidden area
+        return is_within(real, PRIVATE_TMP)
+
+
+def resolve(
+    config: Config,
+    cwd: str,
+    env: Mapping[str, str],
+    buffer_path: str | None = None,
+) -> Policy:
+    """Build the policy for one call; raises ConfigError naming every bad entry (the phases
+    are in corral.sandbox.resolution)."""
+    ctx = Context(cwd, env, buffer_path)
+    mode = config["sandbox.mode"]
+    enabled = bool(config["sandbox.enabled"]) and mode != "off"
+    network = bool(config["sandbox.policy.network"])
+    build = Resolution(config, ctx)
+    rlimits, tmp_size = build.check_values(cwd)
+    rw_roots = build.writable_roots()
+    deny_read = build.deny_read()
+    kept = build.protection(deny_read)
+    hidden, visible = build.home(deny_read)
+    if build.problems:
+        raise ConfigError(build.problems)
+    return Policy(
+        enabled=enabled,
+        mode=mode,
+        backend=config["sandbox.backend"],
+        cwd=ctx.cwd,
+        home=ctx.home,
+        network=network,
+        allow_privileged=bool(config["sandbox.policy.allow_privileged"]),
+        rw_roots=tuple(rw_roots),
+        pinned=tuple(sorted(set(kept.pinned), key=lambda p: p.split("/"))),
+        read_only=outermost([*kept.read_only, *kept.create_dirs]),
+        create_dirs=tuple(kept.create_dirs),
+        watch=tuple(kept.watch),
+        links=tuple(dict(kept.links).items()),
+        module_dirs=tuple(kept.module_dirs),
+        never_writable=tuple(kept.never),
+        hidden=tuple(hidden),
+        visible=outermost(visible),
+        deny_read=tuple(deny_read),
+        env=tuple(
+            sorted(
+                environment.scrub(env, config["sandbox.policy.env"], network or not enabled).items()
+            )
+        ),
+        scrub_env=bool(config["sandbox.policy.scrub_env"]),
+        unix_sockets=bool(config["sandbox.policy.unix_sockets"]) and not network,
+        bwrap_path=config["sandbox.backends.bwrap.path"],
+        bwrap_extra_args=tuple(config["sandbox.backends.bwrap.extra_args"]),
+        rlimits=rlimits,
+        tmp_size=tmp_size,
+        timeout=int(config["sandbox.limits.timeout"]),
+        notes=tuple(build.notes),
+        writes=config["sandbox.writes"],
+        protected_names=tuple(config["sandbox.policy.protected"]),
+        chat_patterns=tuple(file_patterns(config["chat.patterns"], ctx.home, ctx.env)),
+        undo_bytes=int(config["sandbox.limits.undo_mb"]) * limits.MIB,
+    )

@@ -1,0 +1,605 @@
+"""Keep a sandboxed command from planting code that git on the host would run.
+
+`.git` inside a writable root must stay writable (objects, refs, the index, lock files), so
+protection is by name:
+- `.git` itself is pinned (a mount point cannot be renamed or replaced);
+- existing control files (hooks, config, commondir, config.worktree), also those of existing
+  submodules under `.git/modules`, are kept read-only;
+- a missing hooks directory is created empty before the run (as `git init` does; it is inside
+  `.git`, so `git status` never shows it) and kept read-only;
+- control files that cannot be pre-created (an empty `commondir` breaks git) are watched: one
+  the sandbox created is removed after the run by `sweep`.
+A worktree's `.git` is a file naming its git dir: the file is kept read-only, and the control
+files of that git dir and of the common dir it names are handled as above.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+
+from corral.sandbox.protect import gitconfig, hookmanagers
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+HOOKS = "hooks"
+MAX_MODULE_DEPTH = 6  # submodule names may contain "/", and submodules nest
+
+
+class Protection:
+    """What to do for one writable root: plain lists, merged into the Policy."""
+
+    __slots__ = (
+        "create_dirs", "incomplete", "links", "module_dirs", "notes", "pinned", "read_only",
+        "watch",
+    )  # fmt: skip
+
+    def __init__(self) -> None:
+        self.incomplete = False  # too many directories to find every repository: refuse
+        self.notes: list[str] = []  # what the user should know: hooks that cannot be protected
+        self.pinned: list[str] = []
+        self.read_only: list[str] = []
+        self.create_dirs: list[str] = []
+        self.watch: list[str] = []
+        self.links: list[tuple[str, str]] = []  # symlinks that must still point there after
+        # where a Python the hooks start looks first: the work-tree top for `python -m`, a
+        # script's own directory for `python3 scripts/x.py` (no new module is taken there)
+        self.module_dirs: list[str] = []
+
+    def control_files(self, git_dir: str, names: Iterable[str]) -> None:
+        for name in names:
+            path = os.path.join(git_dir, name)
+            if os.path.lexists(path):
+                self.read_only.append(path)
+            elif name == HOOKS:
+                self.create_dirs.append(path)
+            else:
+                self.watch.append(path)
+
+    def file(self, path: str) -> None:
+        """Read-only where it exists, watched where it does not."""
+        (self.read_only if os.path.lexists(path) else self.watch).append(path)
+
+
+def _read_pointer(path: str, prefix: str = "") -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            line = f.readline().strip()
+    except OSError:
+        return None
+    if not line.startswith(prefix):
+        return None
+    return line[len(prefix) :].strip() or None
+
+
+def _submodule_git_dirs(git_dir: str) -> list[str]:
+    """Git dirs of existing submodules: .git/modules/<name>[/modules/<name>...]."""
+    found: list[str] = []
+    stack = [(os.path.join(git_dir, "modules"), 0)]
+    while stack:
+        directory, depth = stack.pop()
+        try:
+            entries = [e for e in os.scandir(directory) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        for entry in entries:
+            if os.path.isfile(os.path.join(entry.path, "HEAD")):
+                found.append(entry.path)
+                if depth < MAX_MODULE_DEPTH:
+                    stack.append((os.path.join(entry.path, "modules"), depth + 1))
+            elif depth < MAX_MODULE_DEPTH:
+                stack.append((entry.path, depth + 1))  # a name with "/" in it
+    return found
+
+
+def hooks_path(config_files: Iterable[str]) -> str | None:
+    """The last `core.hooksPath` set in these git config files or the files they include."""
+    found = gitconfig.read(config_files, os.path.expanduser("~")).hooks_paths
+    return found[-1] if found else None
+
+
+LIMIT = 20000  # directories looked at for a folder of repositories
+DEPTH = 4  # how far down: ghq and GOPATH keep clones at host/owner/repo
+# where repositories (or files worth hiding) are not looked for: tools' own trees
+BULKY = frozenset({
+    ".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", "target", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", "dist", "build", ".direnv",
+})  # fmt: skip
+
+
+def repositories(root: str, depth: int = DEPTH, limit: int = LIMIT) -> tuple[list[str], bool]:
+    """(work trees at or below `root`, whether that is all of them): `root` itself when it
+    has a `.git`, else the directories below it (to `depth` levels, past tools' own trees)
+    that have one: a workspace that is a folder of repositories. Nested repositories inside
+    a repository are its submodules, found through .git/modules. Past `limit` directories
+    looked at, the answer is incomplete, never quietly cut: a sandboxed command can make
+    thousands of directories to push a repository past any limit, and one not found gets no
+    protection."""
+    if os.path.lexists(os.path.join(root, ".git")):
+        return [root, *_linked_worktrees(root)], True
+    found: list[str] = []
+    level = [root]
+    seen = 0
+    for _ in range(depth):
+        below = []
+        for directory in level:
+            try:
+                entries = [e for e in os.scandir(directory) if e.is_dir(follow_symlinks=False)]
+            except OSError:
+                continue
+            for entry in entries:
+                seen += 1
+                if seen > limit:
+                    return found, False
+                if os.path.lexists(os.path.join(entry.path, ".git")):
+                    found.append(entry.path)
+                elif entry.name not in BULKY:  # dot directories too: .worktrees/x, .repos/y
+                    below.append(entry.path)
+        level = below
+    return found, True
+
+
+MAX_WORKTREE_ENTRIES = 4096
+
+
+def _linked_worktrees(root: str) -> list[str]:
+    """The linked worktrees of the repository at `root` that lie inside it (`git worktree add
+    .worktrees/feat`): each is a work tree of its own, where a relative core.hooksPath and
+    the files the config names are found from its own top."""
+    found = []
+    try:
+        names = os.listdir(os.path.join(root, ".git", "worktrees"))
+    except OSError:
+        return []
+    # Only entries with a gitdir count: a command cannot add one (gitdir is a control file,
+    # and a new entry is held), so empty directories cannot push a real worktree out.
+    for name in sorted(names)[:MAX_WORKTREE_ENTRIES]:
+        pointer = _read_pointer(os.path.join(root, ".git", "worktrees", name, "gitdir"))
+        if pointer is None:
+            continue
+        tree = os.path.dirname(os.path.realpath(pointer))
+        if tree != root and tree.startswith(root + os.sep):
+            found.append(tree)
+    return found
+
+
+def global_configs(home: str, env: Mapping[str, str]) -> list[str]:
+    """The config files git reads for every repository, as git finds them: the system file
+    ($GIT_CONFIG_SYSTEM, else /etc/gitconfig, unless GIT_CONFIG_NOSYSTEM), then the global
+    one ($GIT_CONFIG_GLOBAL, else $XDG_CONFIG_HOME/git/config or ~/.config/git/config, and
+    ~/.gitconfig). A core.hooksPath set in any of them applies to every repository."""
+    found = []
+    if not env.get("GIT_CONFIG_NOSYSTEM"):
+        found.append(env.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig")
+    if env.get("GIT_CONFIG_GLOBAL"):
+        found.append(env["GIT_CONFIG_GLOBAL"])
+    else:
+        xdg = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+        found += [os.path.join(xdg, "git", "config"), os.path.join(home, ".gitconfig")]
+    return [os.path.expanduser(p) for p in found]
+
+
+def _worktree_of(git_dir: str) -> str | None:
+    """A submodule's work tree: `core.worktree` of its config, relative to its git dir."""
+    text = gitconfig.read_text(os.path.join(git_dir, "config"))
+    if text is None:
+        return None
+    value = None
+    for section, key, found in gitconfig.entries(text):
+        if section == "core" and key == "worktree" and found:
+            value = found
+    return os.path.realpath(os.path.join(git_dir, value)) if value else None
+
+
+def enclosing_work_tree(root: str) -> str | None:
+    """The nearest directory above `root` that holds a `.git`, or None."""
+    parent = os.path.dirname(root)
+    while parent != os.path.dirname(parent):
+        if os.path.lexists(os.path.join(parent, ".git")):
+            return parent
+        parent = os.path.dirname(parent)
+    return None
+
+
+def inside_work_tree(root: str) -> bool:
+    """Whether a directory above `root` holds a `.git`: then a new `<root>/.git` would take
+    over git commands run in `root` on the host."""
+    return enclosing_work_tree(root) is not None
+
+
+def protect(
+    root: str, names: Iterable[str], home: str = "", env: Mapping[str, str] | None = None
+) -> Protection:
+    """Protection for the work trees at or below `root`; `names` are the `.git/…` entries
+    of `sandbox.policy.protected`, without the `.git/` prefix; `env` tells where git finds
+    its global config."""
+    names = tuple(names)
+    trees, complete = repositories(root)
+    result = Protection()
+    result.incomplete = not complete
+    enclosing = enclosing_work_tree(root) if not trees else None
+    if enclosing is not None:
+        result.watch.append(os.path.join(root, ".git"))
+        # The workspace is part of a larger repository (a monorepo package opened alone):
+        # that repository's config may name files in the workspace (husky's
+        # `frontend/.husky`, an fsmonitor script); what lies outside is read-only anyway.
+        trees = [enclosing]
+    configs = global_configs(home, env if env is not None else {"HOME": home})
+    for path in (p for p in configs if os.path.isabs(p)):
+        # git reads these for every repository: one inside a writable root ($GIT_CONFIG_GLOBAL
+        # pointing into the workspace) is kept as it is (resolution drops what is outside)
+        result.file(path)
+    # ... and what they name for every repository, this folder's or any other: an absolute
+    # core.hooksPath inside a writable root runs at any repository's next commit
+    reading = gitconfig.read([p for p in configs if os.path.isabs(p)], home)
+    for path in reading.files:
+        result.file(path)
+    for configured in reading.hooks_paths:
+        expanded = os.path.join(home, configured[2:]) if configured.startswith("~/") else configured
+        if os.path.isabs(expanded):
+            result.file(os.path.normpath(expanded))
+    for tree in trees:
+        _protect_tree(tree, names, home, configs, result)
+    return result
+
+
+def _protect_tree(
+    root: str, names: tuple[str, ...], home: str, globals_: list[str], result: Protection
+) -> None:
+    dot_git = os.path.join(root, ".git")
+    configs = list(globals_)
+    if os.path.islink(dot_git):
+        # (the layout of Android's repo tool) the link itself can be swapped for a directory
+        # of the sandbox's making: put back after the run; the real git dir is protected.
+        result.links.append((dot_git, os.readlink(dot_git)))
+        dot_git = os.path.realpath(dot_git)
+    if os.path.isdir(dot_git):
+        for git_dir in (dot_git, *_submodule_git_dirs(dot_git)):
+            result.pinned.append(git_dir)
+            result.control_files(git_dir, names)
+            if git_dir == dot_git:
+                continue
+            # A submodule's own config: its core.hooksPath, includes and hook managers, with
+            # its work tree as the place they are relative to.
+            tree = _worktree_of(git_dir)
+            own = [*globals_, *(os.path.join(git_dir, n) for n in ("config", "config.worktree"))]
+            if tree is not None:
+                _protect_config(tree, git_dir, own, home, result)
+            else:
+                result.notes.append(
+                    f"{git_dir}: a submodule git dir without core.worktree: its hooksPath, if "
+                    "any, is not protected"
+                )
+        configs += [os.path.join(dot_git, "config"), os.path.join(dot_git, "config.worktree")]
+        _protect_config(root, dot_git, configs, home, result)
+        return
+    if not os.path.isfile(dot_git):
+        return
+    result.read_only.append(dot_git)  # the pointer must not be re-pointed
+    target = _read_pointer(dot_git, "gitdir:")
+    if target is None:
+        return
+    git_dir = os.path.realpath(os.path.join(root, target))
+    common = _read_pointer(os.path.join(git_dir, "commondir"))
+    common_dir = os.path.realpath(os.path.join(git_dir, common)) if common else git_dir
+    result.pinned.append(git_dir)  # a separate git dir or a worktree's: not to be swapped
+    if common_dir != git_dir:
+        result.control_files(git_dir, (n for n in names if n != HOOKS))  # hooks: in common
+        result.pinned.append(common_dir)
+        result.control_files(common_dir, names)
+    else:  # a separate git dir (`git init --separate-git-dir`): its own hooks too
+        result.control_files(git_dir, names)
+    configs.append(os.path.join(common_dir, "config"))
+    if git_dir != common_dir:
+        configs.append(os.path.join(git_dir, "config.worktree"))
+    _protect_config(root, common_dir, configs, home, result)
+
+
+def _protect_config(
+    tree: str, common_dir: str, config_files: list[str], home: str, result: Protection
+) -> None:
+    """Every file git reads as config for this repository (includes too: a work-tree file
+    named by include.path is config), every core.hooksPath (husky's .husky, say: hooks as
+    surely as .git/hooks), and the files the hook managers installed there run or read."""
+    reading = gitconfig.read(config_files, home)
+    kept_before = len(result.read_only)
+    for path in reading.files:
+        if path not in config_files:
+            result.file(path)
+    for template in reading.template_dirs:
+        result.file(os.path.normpath(os.path.join(tree, os.path.expanduser(template))))
+    hook_dirs = [os.path.join(common_dir, HOOKS)]
+    for configured in reading.hooks_paths:
+        path = os.path.normpath(os.path.join(tree, os.path.expanduser(configured)))
+        result.file(path)
+        hook_dirs.append(path)
+    found = hookmanagers.detect(tree, hook_dirs)
+    for path in found.files:
+        result.file(path)
+    result.notes.extend(found.notes)
+    # What git runs from the work tree without being a hook: `core.fsmonitor =
+    # tools/fsmon.sh`, a filter's `./tools/clean.sh`, an alias `!scripts/x`; and what the
+    # installed hooks run there (a hook that is a link into the work tree, or one that runs
+    # `./scripts/pre-commit.sh`), and the hook managers' own hook scripts and configs (husky's
+    # `.husky/pre-commit`, lefthook's `run:` lines and the files it `extends:`).
+    hooks = hookmanagers.hook_files(hook_dirs)
+    texts = [(directory, text, False) for directory, text, _ in hooks]
+    texts += hookmanagers.manager_texts(tree, hook_dirs, found.files)
+    if reading.commands or texts:
+        _keep_named(tree, reading.commands, texts, hooks, result)
+    # A Python script among what is kept (`python3 scripts/check.py`, by its shebang `exec
+    # scripts/check`, a hook that is a link to tools/hooks/pre-commit) looks first in its
+    # own directory, the link target's, for every module it imports: no new module is taken
+    # there.
+    for path in result.read_only[kept_before:]:
+        if is_python_script(path):
+            real = os.path.dirname(os.path.realpath(path))
+            if real.startswith(tree + os.sep):
+                result.module_dirs.append(real)
+
+
+def is_python_script(path: str) -> bool:
+    """A regular file Python runs: named `.py`, or with a shebang naming Python (`python3`,
+    `/usr/bin/env python`, `uv run --script`)."""
+    if path.endswith((".py", ".pyw")):
+        return os.path.isfile(path)
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(256)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and any(w in first for w in (b"python", b"pypy", b"uv run"))
+
+
+def _keep_named(
+    tree: str,
+    commands: list[str],
+    texts: list[tuple[str, str, bool]],
+    hooks: list[tuple[str, str, str | None]],
+    result: Protection,
+) -> None:
+    """Keep what the config's commands, the hooks and the hook managers' files name."""
+    from corral.sandbox.protect.direnv import (
+        path_words,  # only here: it imports shlex, which imports re
+    )
+
+    for _, _, link in hooks:
+        if link is not None:
+            result.file(link)
+    # (word, the directory it may be relative to, directories the script cd's into, whether
+    # only an existing file counts: a config's words are not all paths)
+    named: list[tuple[str, str | None, tuple[str, ...], bool]] = [
+        (w, None, (), False) for command in commands for w in path_words(command.split())
+    ]
+    for base, text, is_config in [*((None, c, False) for c in commands), *texts]:
+        if base is not None:
+            # a config (YAML, TOML): every word may name a file, in any of its syntaxes
+            # (flow mappings, folded scalars); a script: the words path_words finds
+            # (a script's own simple assignments put in first: `D=checks.d; run-parts "$D"`)
+            text = text if is_config else _substituted(text)
+            words = _config_words(text) if is_config else path_words(text.split())
+            entered = tuple(_cd_targets(text))  # `(cd tools && ./lint.sh)`
+            named += [(w, base, entered, is_config) for w in words]
+            # a directory whose every script runs (`run-parts tools/pre-commit.d`, after a
+            # `cd tools` too), and, in a config, a glob of scripts (`bash -c 'for f in
+            # ci/checks/*.sh ...'`)
+            for word in _run_parts(text):
+                for path, sure in _placed(tree, word, base, entered):
+                    if sure or os.path.isdir(path):
+                        result.file(path)
+            if is_config:
+                for word in text.replace("'", " ").replace('"', " ").split():
+                    if "/" in word and "*" in word and not word.startswith(("^", "(")):
+                        path = os.path.normpath(os.path.join(tree, word))
+                        if path.startswith(tree + os.sep):
+                            _globbed(tree, path, result)
+        # (a filter's `python3 -m nbstripout` runs at a plain `git status` too)
+        for module in hookmanagers.run_modules(text):
+            # `python -m pre_commit` from the top of the work tree: a package there by that
+            # name is imported first; `-m tools.checker`: tools/ and checker in it; and
+            # every module that program imports (pre-commit's cfgv) is looked for there first
+            for name in _module_files(module):
+                result.file(os.path.join(tree, name))
+            result.module_dirs.append(tree)
+    for word, base, entered, files_only in named:
+        word = word.strip("\"'")
+        for path, sure in _placed(tree, word, base, entered):
+            if files_only:
+                if os.path.isfile(path):
+                    result.file(path)
+            elif any(c in path for c in "*?["):
+                _globbed(tree, path, result)
+            # a script named with a `/` is kept even before it exists (an optional hook's
+            # `[ -x scripts/local.sh ] && ./scripts/local.sh`); a bare name, or one found
+            # only by another reading of the word, when it is there
+            elif (sure and "/" in word) or os.path.isfile(path):
+                result.file(path)
+
+
+def _config_words(text: str) -> list[str]:
+    """The words of a hook manager's config, its punctuation dropped: each is checked for a
+    file of the work tree by that name."""
+    for c in "{}[],:\"'=":
+        text = text.replace(c, " ")
+    return [w for w in text.split() if not w.startswith("-") and "://" not in w]
+
+
+def _substituted(text: str) -> str:
+    """A hook script with its own simple assignments put in (`D=tools/hooks` then `"$D/x"`,
+    `${D}/x`): the paths it runs through a variable it sets itself."""
+    import re
+
+    values: dict[str, str] = {}
+    for m in re.finditer(r"(?m)^\s*(?:export\s+|local\s+|readonly\s+)?([A-Za-z_]\w*)=(\S*)", text):
+        value = m.group(2).strip("\"'")
+        if "$" not in value and "`" not in value and "(" not in value:
+            values[m.group(1)] = value
+    if not values:
+        return text
+    return re.sub(r"\$\{?([A-Za-z_]\w*)\}?", lambda m: values.get(m.group(1), m.group(0)), text)
+
+
+# run-parts' options that take a value as the next word (`--regex RE dir`)
+RUN_PARTS_VALUES = frozenset({"--regex", "--arg", "-a", "--umask", "-u"})
+
+
+def _run_parts(text: str) -> list[str]:
+    """Directories given to run-parts (every executable in them runs): its first word that
+    is neither an option nor an option's value."""
+    found: list[str] = []
+    waiting = skip = False
+    for c in "{}[],'\";":
+        text = text.replace(c, " ")
+    for word in text.split():
+        if word.endswith("run-parts"):
+            waiting, skip = True, False
+        elif not waiting:
+            continue
+        elif skip:
+            skip = False
+        elif word in RUN_PARTS_VALUES:
+            skip = True
+        elif not word.startswith("-"):
+            found.append(word)
+            waiting = False
+    return found[:MAX_GLOB_MATCHES]
+
+
+def _cd_targets(text: str) -> list[str]:
+    """Directories a hook script changes into (`cd tools`): its later words may be relative
+    to them."""
+    words = text.replace("(", " ").replace(")", " ").replace(";", " ").replace("&&", " ").split()
+    return [
+        words[i + 1].strip("\"'")
+        for i, w in enumerate(words[:-1])
+        if w == "cd" and not words[i + 1].startswith("-")
+    ]
+
+
+def _module_files(module: str) -> list[str]:
+    """What `python -m module` imports from the directory it starts in."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return [module, module + ".py", module + ".pyc"]
+    found = []
+    for i in range(1, len(parts)):
+        found.append("/".join(parts[:i]) + "/__init__.py")
+    found += ["/".join(parts) + ".py", "/".join(parts) + "/__init__.py"]
+    return found
+
+
+def _globbed(tree: str, pattern: str, result: Protection) -> None:
+    """A hook's glob (`for f in .githooks/pre-commit.d/*.sh`): its directory is kept as it is,
+    so neither what matches now nor what would match later can be written."""
+    import glob
+
+    directory = pattern
+    while any(c in directory for c in "*?["):
+        directory = os.path.dirname(directory)
+    if directory.startswith(tree + os.sep):
+        result.file(directory)
+    for match in glob.glob(pattern)[:MAX_GLOB_MATCHES]:
+        result.file(match)
+
+
+MAX_GLOB_MATCHES = 256
+
+
+def _placed(
+    tree: str, word: str, directory: str | None, entered: tuple[str, ...] = ()
+) -> list[tuple[str, bool]]:
+    """Where a path word of a hook or config may lead inside the work tree, and whether it is
+    the plain reading: from the top (`scripts/x`); with a substitution or variable before it
+    (`"$(git rev-parse --show-toplevel)/x"`, `$ROOT/x`, `$(dirname "$0")/../x`), from the hook's
+    own directory and from the top once what stands before is dropped; and from a directory
+    the script changed into (`cd tools && ./lint.sh`)."""
+    import re
+
+    places: list[tuple[str, bool]] = []
+
+    def add(base: str, rest: str, sure: bool) -> None:
+        path = os.path.normpath(os.path.join(base, os.path.expanduser(rest)))
+        if path.startswith(tree + os.sep):
+            places.append((path, sure))
+
+    plain = word
+    if word.startswith("/") and not os.path.exists(word):
+        plain = word.lstrip("/")  # what a substitution before it left: from the top
+    add(tree, plain, True)
+    rest = re.sub(r"^(?:\$\{?\w+\}?|\$\d)/", "", word)  # `$ROOT/x`, `${DIR}/x`, `$0/...`
+    if directory is not None:
+        add(directory, rest.lstrip("/"), False)
+    stripped = re.sub(r"^(?:/|\./|\.\./)+", "", rest)
+    add(tree, stripped, False)
+    for place in entered:
+        add(os.path.join(tree, place), rest.lstrip("/"), False)
+    return places
+
+
+def _open_parent(path: str) -> int:
+    """A descriptor of `path`'s directory, opened one component at a time without following
+    any symlink: the sweep runs after a sandboxed command that may have turned a directory on
+    the way into a link to anywhere (a missing `sub/` of a protected `sub/.envrc` made a link
+    to the user's other project would have the sweep delete that project's .envrc)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open("/", flags)
+    try:
+        for part in os.path.dirname(path).split("/"):
+            if part:
+                next_fd = os.open(part, flags, dir_fd=fd)
+                os.close(fd)
+                fd = next_fd
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _remove(path: str) -> None:
+    import stat
+
+    parent = _open_parent(path)
+    name = os.path.basename(path)
+    try:
+        if stat.S_ISDIR(os.lstat(name, dir_fd=parent).st_mode):
+            import shutil
+
+            shutil.rmtree(name, dir_fd=parent)
+        else:
+            os.unlink(name, dir_fd=parent)
+    finally:
+        os.close(parent)
+
+
+def sweep(watch: Iterable[str], links: Iterable[tuple[str, str]] = ()) -> list[str]:
+    """After a run: remove watched paths that appeared, put back protected symlinks that were
+    changed. Returns one line per repair, for the user to see."""
+    repaired = []
+    for path in watch:
+        if not os.path.lexists(path):
+            continue
+        try:
+            _remove(path)
+            repaired.append(f"removed {path}: created inside the sandbox")
+        except OSError as e:
+            why = e.strerror
+            if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                why = "a directory on the way was replaced by a symlink; check it, nothing removed"
+            repaired.append(f"could not remove {path}, created inside the sandbox: {why}")
+    for path, target in links:
+        if os.path.islink(path) and os.readlink(path) == target:
+            continue
+        try:
+            if os.path.lexists(path):
+                _remove(path)
+            parent = _open_parent(path)
+            try:
+                os.symlink(target, os.path.basename(path), dir_fd=parent)
+            finally:
+                os.close(parent)
+            repaired.append(f"restored the symlink {path} -> {target}: changed inside the sandbox")
+        except OSError as e:
+            repaired.append(f"could not restore the symlink {path} -> {target}: {e.strerror}")
+    return repaired

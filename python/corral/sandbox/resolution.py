@@ -1,0 +1,679 @@
+"""The phases of policy resolution (see policy.resolve), each a method of one Resolution:
+the configuration's values checked, the writable roots, the hidden paths, what is protected
+inside the writable roots, and what a private home shows. Problems and notes gather on the
+Resolution; resolve() raises ConfigError once, naming every bad entry.
+"""
+
+from __future__ import annotations
+
+import os
+
+from corral import dirs, imports
+from corral.errors import Problem
+from corral.paths import (
+    Context,
+    canonical_all,
+    expand_all,
+    expand_lexical,
+    is_within,
+    outermost,
+    planted_link,
+    real_existing,
+)
+from corral.sandbox import environment, limits
+from corral.sandbox.backends import bwrap_args
+from corral.sandbox.protect import gitguard
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from corral.config import Config
+
+PRIVATE_TMP = "/tmp"
+# Never inside a writable root: binding the host's copy writable would undo the sandbox's own
+# /proc, /dev, private /tmp, or expose host sockets under /run.
+SYSTEM_DIRS = ("/proc", "/dev", "/sys", "/run", PRIVATE_TMP)
+
+
+def own_paths() -> list[str]:
+    """What runs on the host later and must never be writable from inside: corral's own code,
+    the environment it runs in (with the bundled bwrap), its plugin files when run from a
+    checkout, and its config and cache (a config there could turn the sandbox off)."""
+    import sys
+
+    import corral
+
+    package = os.path.dirname(os.path.abspath(corral.__file__))
+    # the directory holding the package is on corral's sys.path: a json.py beside it would be
+    # imported in its place (in an installed corral it is inside sys.prefix anyway)
+    found = [os.path.dirname(package), sys.prefix, dirs.user_config_dir(), dirs.user_cache_dir()]
+    root = os.path.dirname(os.path.dirname(package))  # a checkout: <root>/python/corral
+    found += [os.path.join(root, d) for d in RUNTIME_DIRS]
+    return found
+
+
+# What Neovim sources from a plugin's directory on 'runtimepath' (and its after/), and what
+# runs from a checkout: a file planted in any of them runs in the editor, on the host.
+RUNTIME_DIRS = (
+    "lua", "plugin", "rplugin", "after", "ftdetect", "ftplugin", "indent", "syntax", "autoload",
+    "colors", "compiler", "queries", "lsp", "parser", "spell", "keymap", "pack", "doc",
+    "scripts", ".ci",
+    # files Neovim sources from the top of every runtimepath entry
+    "filetype.lua", "filetype.vim", "ftplugin.vim", "indent.vim", "ftoff.vim", "ftplugof.vim",
+    "indoff.vim", "menu.vim", "synmenu.vim", "scripts.vim", "delmenu.vim", "init.lua",
+    "init.vim",
+)  # fmt: skip
+
+
+DENY_SEARCH_DEPTH = 4
+MAX_PTH_FILES = 256
+MAX_PTH_BYTES = 64 * 1024
+DENY_SEARCH_LIMIT = 50_000
+MAX_LINK_HOPS = 40  # the kernel's own limit on links followed in one lookup
+
+
+def _name_matches(pattern: str, name: str) -> bool:
+    """`*` any characters, `?` one, the rest literally (a name pattern, as gitignore reads one
+    without a `/`: at any depth)."""
+    if "*" not in pattern and "?" not in pattern:
+        return pattern == name
+    parts = pattern.split("*")
+    if len(parts) == 1:
+        return len(name) == len(pattern) and all(
+            p in ("?", c) for p, c in zip(pattern, name, strict=True)
+        )
+
+    def at(piece: str, text: str, i: int) -> bool:
+        return len(text) - i >= len(piece) and all(
+            p in ("?", text[i + k]) for k, p in enumerate(piece)
+        )
+
+    first, last = parts[0], parts[-1]
+    if not at(first, name, 0) or len(name) < len(first) + len(last):
+        return False
+    end = len(name) - len(last)
+    if not at(last, name, end):
+        return False
+    i = len(first)
+    for piece in parts[1:-1]:
+        while i + len(piece) <= end and not at(piece, name, i):
+            i += 1
+        if i + len(piece) > end:
+            return False
+        i += len(piece)
+    return True
+
+
+def _self_and_parents(path: str) -> list[str]:
+    found = [path]
+    while (parent := os.path.dirname(found[-1])) != found[-1]:
+        found.append(parent)
+    return found
+
+
+class Protection:
+    """What is kept as it is inside the writable roots (see Resolution.protection)."""
+
+    def __init__(self) -> None:
+        self.read_only: list[str] = []  # existing, resolved: mounted read-only
+        self.create_dirs: list[str] = []  # made empty before the run, then read-only
+        self.watch: list[str] = []  # missing: must not appear (direct writes sweep them)
+        self.links: list[tuple[str, str]] = []  # protected symlinks put back after the run
+        self.pinned: list[str] = []  # directories bound onto themselves
+        self.never: list[str] = []  # never writable, wherever they are
+        self.module_dirs: list[str] = []  # PYTHONPATH and the workspace: where Python looks first
+
+    def keep(self, path: str) -> None:
+        """Read-only where it exists, watched where it does not."""
+        (self.read_only if os.path.lexists(path) else self.watch).append(path)
+
+
+class Resolution:
+    """One policy being resolved: the configuration, where, and what was found wrong."""
+
+    def __init__(self, config: Config, ctx: Context) -> None:
+        self.config = config
+        self.ctx = ctx
+        self.problems: list[Problem] = []
+        self.notes: list[str] = []
+        self.rw_roots: list[str] = []
+
+    def problem(self, key: str, message: str) -> None:
+        self.problems.append(Problem(key, self.config.origins[key], message))
+
+    def paths_of(self, key: str, existing_only: bool = False) -> list[str]:
+        found, errors = expand_all(self.config[key], self.ctx, existing_only)
+        for e in errors:
+            self.problem(key, e)
+        return found
+
+    def writable(self, path: str) -> bool:
+        return any(is_within(path, r) for r in self.rw_roots)
+
+    # -- phase 1: values that need more than their type ------------------------------------
+    def check_values(self, cwd: str) -> tuple[tuple[tuple[str, int], ...], int]:
+        """The environment allowlist, bwrap's extra arguments, the workspace; returns the
+        resource limits (rlimits, tmpfs size)."""
+        for item in self.config["sandbox.policy.env"]:
+            why = environment.invalid_extra(item)
+            if why:
+                self.problem("sandbox.policy.env", why)
+        extra_key = "sandbox.backends.bwrap.extra_args"
+        for why in bwrap_args.refused(self.config[extra_key]):
+            self.problem(extra_key, why)
+        found = limits.resolve(self.config, self.problems)
+        if not os.path.isdir(self.ctx.cwd):
+            self.problems.append(Problem("cwd", "call", f"workspace {cwd!r} is not a directory"))
+        return found
+
+    # -- phase 2: the writable roots -------------------------------------------------------
+    def check_planted_links(self) -> None:
+        """Writable areas of this or any earlier run: the workspace and every rw_paths entry
+        as written. No mount may be decided by following a link a sandboxed command made there
+        (a missing rw path made a link to ~/.config by one command is the next one's root)."""
+        rw_lexical = expand_lexical(self.config["sandbox.policy.rw_paths"], self.ctx)[0]
+        # Where each entry really is, too: `~/cache -> /data/cache` makes /data/cache
+        # writable, and a link a command made there is as planted as one in the workspace.
+        real = [os.path.realpath(p) for p in rw_lexical if os.path.lexists(p)]
+        areas = tuple(dict.fromkeys((self.ctx.cwd, *rw_lexical, *real)))
+        allow_lexical = expand_lexical(self.config["sandbox.policy.home_allow"], self.ctx)[0]
+        for key, entries in (
+            ("sandbox.policy.rw_paths", rw_lexical),
+            ("sandbox.policy.home_allow", allow_lexical),
+        ):
+            for p in entries:
+                link = planted_link(p, areas)
+                if link is not None:
+                    self.problem(
+                        key,
+                        f"{p} {'is' if link == p else 'is reached through'} the symlink "
+                        f"{link}, inside the workspace or a writable root, where a sandboxed "
+                        "command could have made it point anywhere; name the directory it "
+                        "should be instead",
+                    )
+
+    def writable_roots(self) -> list[str]:
+        self.check_planted_links()
+        for p in outermost(self.paths_of("sandbox.policy.rw_paths")):
+            system = next((s for s in SYSTEM_DIRS if is_within(s, p)), None)
+            if system is not None:
+                self.problem(
+                    "sandbox.policy.rw_paths",
+                    f"{p} cannot be writable: it is or contains {system}; use a directory below "
+                    "it (or mode read-only for a workspace at /)",
+                )
+                continue
+            if is_within(self.ctx.home, p):
+                self.notes.append(
+                    f"writable root {p} contains your home directory: files there that are not "
+                    "protected (see :help corral-protected) can be changed"
+                )
+            if os.path.isdir(p) or os.path.isfile(p):
+                self.rw_roots.append(p)
+            else:
+                self.notes.append(f"writable path {p} does not exist; skipped")
+        return self.rw_roots
+
+    # -- phase 3: hidden paths -------------------------------------------------------------
+    def deny_read(self) -> list[tuple[str, bool]]:
+        found = []
+        listed = self.paths_of("sandbox.policy.deny_read", existing_only=True)
+        # A denied name that is a link (`.env -> config/prod.env`) is hidden where it leads:
+        # bwrap cannot mount over a symlink, and the file is the secret whatever its name.
+        in_workspace = [
+            os.path.realpath(p) if os.path.islink(p) else p for p in self._denied_in_workspace()
+        ]
+        in_workspace = [p for p in in_workspace if os.path.lexists(p)]
+        for p in outermost([*listed, *in_workspace]):
+            found.append((p, os.path.isdir(p)))
+            if is_within(self.ctx.cwd, p):
+                self.notes.append(
+                    f"the workspace is inside denied path {p}: it is hidden in the sandbox"
+                )
+        return found
+
+    def _denied_in_workspace(self) -> list[str]:
+        """Files of the workspace that `tools.permissions.deny` keeps from the file tools
+        (`.env`, `*.pem`, ...): hidden from commands too, or `cat .env` would hand the model
+        what the read tool refuses. Looked for a few levels down, past the usual bulky
+        directories; where the search stops early, status says so."""
+        patterns = tuple(self.config["tools.permissions.deny"])
+        if not patterns:
+            return []
+        # Names alone (`.env`, `*.pem`): matched here; anything else by the glob rules, whose
+        # regular expressions would cost every run (the check after a run included) ~10 ms.
+        simple = [p for p in patterns if not any(c in p for c in "/[]\\") and "**" not in p]
+        others = [p for p in patterns if p not in simple]
+        if others:
+            from corral.toolguard.ops import globs
+
+        # (with no other patterns, globs is neither imported nor looked up)
+        def covered(path_rel: str, name: str) -> bool:
+            return any(_name_matches(p, name) for p in simple) or any(
+                globs.covers(p, path_rel) for p in others
+            )
+
+        found: list[str] = []
+        level, seen = [(self.ctx.cwd, "")], 0
+        for _ in range(DENY_SEARCH_DEPTH):
+            below = []
+            for directory, rel in level:
+                try:
+                    entries = list(os.scandir(directory))
+                except OSError:
+                    continue
+                for entry in entries:
+                    seen += 1
+                    if seen > DENY_SEARCH_LIMIT:
+                        # never hidden in part: a command could plant entries to push a
+                        # `.env` out of the search (seventh review A7)
+                        self.problem(
+                            "tools.permissions.deny",
+                            f"{self.ctx.cwd} holds more than {DENY_SEARCH_LIMIT} entries in its "
+                            f"top {DENY_SEARCH_DEPTH} levels (past node_modules and the like): "
+                            "corral cannot find every file the deny list names to hide it from "
+                            "commands; open a narrower workspace, or empty "
+                            "tools.permissions.deny",
+                        )
+                        return found
+                    path_rel = f"{rel}/{entry.name}" if rel else entry.name
+                    if covered(path_rel, entry.name):
+                        found.append(entry.path)
+                    elif entry.is_dir(follow_symlinks=False) and entry.name not in gitguard.BULKY:
+                        below.append((entry.path, path_rel))
+            level = below
+        return found
+
+    # -- phase 4: what stays as it is inside the writable roots ----------------------------
+    def _in_roots(self, found: Protection) -> None:
+        """Git (gitguard), protected names, and what a root's .envrc has direnv run."""
+        protected = list(self.config["sandbox.policy.protected"])
+        for name in protected:
+            # A name is looked for inside each writable root: `../x` or `/x` would name a path
+            # outside it (which the direct-writes sweep could then delete).
+            parts = name.split("/")
+            if name.startswith("/") or ".." in parts or not name.strip("/"):
+                self.problem(
+                    "sandbox.policy.protected",
+                    f"{name!r} is not a name inside a writable root (no leading /, no ..)",
+                )
+        protected = [n for n in protected if not n.startswith("/") and ".." not in n.split("/")]
+        git_names = [p[len(".git/") :] for p in protected if p.startswith(".git/")]
+        writable = self.writable
+        for root in self.rw_roots:
+            if not os.path.isdir(root):
+                continue
+            guard = gitguard.protect(root, git_names, self.ctx.home, self.ctx.env)
+            if guard.incomplete:
+                self.problem(
+                    "sandbox.policy.rw_paths",
+                    f"{root} holds more than {gitguard.LIMIT} directories in its top "
+                    f"{gitguard.DEPTH} levels: corral cannot find every repository in it to "
+                    "keep its hooks and config as they are; open a narrower workspace (a "
+                    "project, not a folder of everything)",
+                )
+            found.pinned.extend(d for d in guard.pinned if writable(d))
+            # (outside the writable roots everything is read-only already, or hidden)
+            found.read_only.extend(
+                p for p in guard.read_only if writable(p) or writable(os.path.realpath(p))
+            )
+            found.create_dirs.extend(d for d in guard.create_dirs if writable(d))
+            found.watch.extend(w for w in guard.watch if writable(w))
+            found.links.extend(link for link in guard.links if writable(os.path.dirname(link[0])))
+            # "<dir>/*": no new module of any name there (see changes.rules)
+            found.module_dirs.extend(
+                d + "/*" for d in dict.fromkeys(guard.module_dirs) if writable(d)
+            )
+            self.notes.extend(guard.notes)
+            for name in protected:
+                if not name.startswith(".git/"):
+                    path = os.path.join(root, name)
+                    # missing ones (a new .nvim.lua, .envrc) are watched: removed if created
+                    found.keep(path)
+            self._direnv(root, found)
+
+    def _direnv(self, root: str, found: Protection) -> None:
+        envrc = os.path.join(root, ".envrc")
+        if not os.path.lexists(envrc):
+            return
+        from corral.sandbox.protect import direnv  # only here: shlex imports re
+
+        referenced, unknown = direnv.referenced(envrc)
+        for path in referenced:
+            if self.writable(path):
+                found.keep(path)
+        if unknown:
+            more = f" and {len(unknown) - 8} more" if len(unknown) > 8 else ""
+            self.notes.append(
+                f"{envrc}: direnv runs it at your next prompt, and what it reaches through "
+                f"{'; '.join(unknown[:8])}{more} cannot be known before: not protected "
+                "(see :help corral-protected)"
+            )
+
+    def _on_path(self, found: Protection) -> None:
+        """Directories on the PATH corral runs with (the user's shell's, or the editor's) that
+        lie in a writable root: an activated venv's bin, node_modules/.bin. A program written
+        there runs on the host at the next command of that name; they are kept as they are,
+        like the directories an .envrc puts on PATH. So are those on LD_LIBRARY_PATH (a
+        project's build/lib): a library written there is loaded by every host program. A
+        relative entry (".", "") or a whole writable root cannot be kept so: said, not
+        guessed."""
+        for variable, what in (("PATH", "program"), ("LD_LIBRARY_PATH", "library")):
+            for entry in self.ctx.env.get(variable, "").split(":"):
+                self._search_dir(found, variable, what, entry)
+
+    def _search_dir(self, found: Protection, variable: str, what: str, entry: str) -> None:
+        """One entry of a search path (see _on_path)."""
+        if not entry or not os.path.isabs(entry):
+            # (an empty LD_LIBRARY_PATH is no entry at all)
+            if (variable == "PATH" or entry) and any(
+                is_within(self.ctx.cwd, r) for r in self.rw_roots
+            ):
+                self.notes.append(
+                    f"{variable} holds {entry or 'an empty entry'!r}, the current "
+                    f"directory: a {what} a sandboxed command writes there is used on the "
+                    f"host when you work there; remove it from {variable}"
+                )
+            return
+        # The shell looks programs up by the entry as written: every symlink on its way
+        # (`bin -> /opt/x`, `.venv -> .venv-3.12`) is kept pointing where it points, or
+        # replacing it would plant a directory of programs.
+        lexical = os.path.normpath(entry)
+        if any(is_within(lexical, top) and lexical != top for top in self.rw_roots):
+            before = len(found.links)
+            self._links_on_the_way(lexical, found)
+            for link, _ in found.links[before:]:
+                self.notes.append(
+                    f"{link} is a symlink on your {variable} ({entry}): kept pointing where it "
+                    "points"
+                )
+        real = os.path.realpath(entry)
+        root = next((r for r in self.rw_roots if is_within(real, r)), None)
+        if root is None:
+            return
+        if real == root:
+            self.notes.append(
+                f"{variable} holds {real}, a writable root: a {what} a sandboxed command "
+                "writes there is used on the host"
+            )
+            return
+        (found.read_only if os.path.isdir(real) else found.watch).append(real)
+        if variable != "PATH":
+            self.notes.append(
+                f"{real} is on your {variable}: kept as it is (a {what} written there would be "
+                "loaded on the host)"
+            )
+            return
+        venv = os.path.dirname(real)
+        if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
+            # an activated venv: its Python runs every .pth of its site-packages at start,
+            # and takes its standard library from where pyvenv.cfg's `home` says
+            found.keep(os.path.join(venv, "pyvenv.cfg"))
+            import glob
+
+            pattern = os.path.join(glob.escape(venv), "lib*", "python*", "site-packages")
+            found.module_dirs += glob.glob(pattern)
+        self.notes.append(
+            f"{real} is on your PATH: kept as it is (a program written there would run on "
+            "the host); installing commands into it (pip install in an activated venv) "
+            "is refused: do it yourself, or start corral without it on PATH"
+        )
+
+    def _on_pythonpath(self, found: Protection) -> None:
+        """Where Python finds modules before the standard library and installed packages: the
+        PYTHONPATH entries (a project's `src`) and the current directory (`python -m`). A
+        `sitecustomize.py` there runs when any Python starts, corral's own included, before
+        corral can do anything; a `corral/` or `json.py` there replaces the real one. Those
+        that run at start-up are kept as they are; the change-set check holds any new module
+        named like a standard or installed one (see changes.rules)."""
+        entries = [e or "." for e in self.ctx.env.get("PYTHONPATH", "").split(":") if e]
+        for entry in entries:
+            if not os.path.isabs(entry):
+                # `.` or `src`: every Python reads it against its own directory, so any
+                # directory of a writable root may be one Python looks in first
+                for root in self.rw_roots:
+                    if root + "/**" not in found.module_dirs:
+                        found.module_dirs.append(root + "/**")
+                self.notes.append(
+                    f"PYTHONPATH holds {entry!r}, relative: each Python reads it against its "
+                    "own directory; new modules named like standard ones are held everywhere"
+                )
+        for entry in [*entries, *self._pth_named(found), self.ctx.cwd]:
+            lexical = os.path.normpath(os.path.join(self.ctx.cwd, entry))
+            real = os.path.realpath(lexical)
+            if not self.writable(real) or real in found.module_dirs:
+                continue
+            if real != lexical:  # `src -> lib`: the link keeps pointing where it points
+                self._links_on_the_way(lexical, found)
+            found.module_dirs.append(real)
+            for name in imports.STARTUP_MODULES:
+                for path in (os.path.join(real, name + ".py"), os.path.join(real, name)):
+                    found.keep(path)
+
+    def _pth_named(self, found: Protection) -> list[str]:
+        """Directories the `.pth` files of corral's own Python and of an activated venv put on
+        sys.path (an editable install's `src/`): inside a writable root, Python looks there as
+        surely as in PYTHONPATH."""
+        import sys
+
+        sites = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
+        sites += [d for d in found.module_dirs if d.endswith("site-packages")]
+        named = []
+        for site in dict.fromkeys(sites):
+            try:
+                # files only: directories named x.pth (a command can make thousands) are
+                # neither read by Python nor counted here
+                with os.scandir(site) as it:
+                    pths = [e.name for e in it if e.name.endswith(".pth") and e.is_file()][
+                        :MAX_PTH_FILES
+                    ]
+            except OSError:
+                continue
+            for name in pths:
+                try:
+                    with open(os.path.join(site, name), encoding="utf-8", errors="replace") as f:
+                        lines = f.read(MAX_PTH_BYTES).splitlines()
+                except OSError:
+                    continue
+                for line in lines:
+                    line = line.strip()
+                    if line and not line.startswith(("#", "import ", "import\t")):
+                        path = os.path.normpath(os.path.join(site, line))
+                        if self.writable(path):
+                            named.append(path)
+        return named
+
+    def _never_writable(self, found: Protection) -> None:
+        """Never-writable paths and corral's own: read-only where they exist; where they do
+        not exist yet but could be created inside a writable root (~/.bash_profile with $HOME
+        writable), watched. Missing hidden paths inside a writable root (~/.ssh with $HOME as
+        the workspace) are watched too: nothing to mask, but no authorized_keys either."""
+        never, errors = expand_lexical(self.config["sandbox.policy.deny_write"], self.ctx)
+        for e in errors:
+            self.problem("sandbox.policy.deny_write", e)
+        for p in expand_lexical(self.config["sandbox.policy.deny_read"], self.ctx)[0]:
+            if self.writable(p) and not os.path.lexists(p):
+                found.watch.append(p)
+        own_dirs = (dirs.user_config_dir(), dirs.user_cache_dir())
+        own = own_paths()
+        found.never = [*never, *own]
+        for name, default in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share")):
+            # Every program's configuration (fish, systemd user units, autostart, tmux, pip,
+            # environment.d) and data (desktop entries, user units) lives there: inside a
+            # writable root (a dotfiles repository as the workspace, or ~/.config linked
+            # into one, the variable unset), all of it is kept.
+            value = self.ctx.env.get(name, "")
+            if not os.path.isabs(value) and self.ctx.home != "/":
+                value = os.path.join(self.ctx.home, default)
+            real = os.path.realpath(value) if os.path.isabs(value) else ""
+            if real and real in self.rw_roots:
+                self.notes.append(
+                    f"the workspace is {name} ({real}) itself: every program's configuration "
+                    "and start-up files in it are writable (what you chose to work on)"
+                )
+            elif real and self.writable(real):
+                found.keep(real)
+        home = self.ctx.home
+        if home != "/" and self.writable(home):
+            # $HOME writable (the workspace, or inside one): no list of start-up files is ever
+            # whole, so every dot entry of it is kept as it is (the change-set check holds new
+            # ones too); a hidden one stays hidden, and one holding a hidden path (~/.config
+            # with ~/.config/gh) is kept all the same: the masks come after, over it
+            hidden = expand_lexical(self.config["sandbox.policy.deny_read"], self.ctx)[0]
+            try:
+                names = sorted(n for n in os.listdir(home) if n.startswith("."))
+            except OSError:
+                names = []
+            for name in names:
+                path = os.path.join(home, name)
+                if not any(is_within(path, h) for h in hidden):
+                    found.read_only.append(path)
+        for p in found.never:
+            if not self.writable(p):
+                self._linked_into_a_root(p, found)
+                continue
+            if os.path.lexists(p):
+                found.read_only.append(p)
+            elif p in own_dirs:
+                found.create_dirs.append(p)  # corral's own: made empty now, read-only in runs
+            elif self.writable(os.path.realpath(p)):
+                found.watch.append(os.path.realpath(p))
+
+    def _linked_into_a_root(self, path: str, found: Protection) -> None:
+        """A start-up file outside the writable roots whose path leads into one (a dotfiles
+        repository as the workspace: ~/.bashrc -> ~/dotfiles/bashrc, ~/.config ->
+        ~/dotfiles/config, stow's layout): what the host reads is where it leads, kept as
+        the file itself would be, with the links on the way. One that leads to a writable
+        root itself (the workspace is ~/.config/nvim) is what you chose to work on."""
+        real = os.path.realpath(path)
+        if real == path or not self.writable(real) or real in self.rw_roots:
+            return
+        found.keep(real)
+        self._links_on_the_way(path, found)
+
+    def _state_dir(self, found: Protection, deny_read: list[tuple[str, bool]]) -> str:
+        """corral's state (the audit log, change sets, the undo journal) tells what ran and was
+        refused and holds what was written: not for a sandboxed command to read, nor, with
+        $HOME writable, to rewrite. Masked last, so a writable root cannot undo it; made first
+        when missing inside a writable root, so it cannot be planted either."""
+        state_dir = os.path.realpath(dirs.user_state_dir())
+        if os.path.isdir(state_dir):
+            deny_read.append((state_dir, True))
+        elif self.writable(state_dir):
+            found.create_dirs.append(state_dir)
+            deny_read.append((state_dir, True))
+        return state_dir
+
+    def _links_on_the_way(self, path: str, found: Protection) -> None:
+        """Symlinks inside the writable roots on the way to a protected path (`env` of
+        `env/local.sh`, a link to `envdir`), each link of a chain too (`.venv ->
+        venvs/current -> py312`): protected as links, so a command cannot point one elsewhere
+        and put its own file where the host reads the protected path. Followed one hop at a
+        time, as the kernel does."""
+        parts = [p for p in path.split("/") if p]
+        current, hops = "/", 0
+        while parts and hops < MAX_LINK_HOPS:
+            part = parts.pop(0)
+            if part == ".":
+                continue
+            if part == "..":
+                current = os.path.dirname(current)
+                continue
+            candidate = os.path.join(current, part)
+            if not os.path.islink(candidate):
+                current = candidate
+                continue
+            hops += 1
+            target = os.readlink(candidate)
+            if self.writable(current):
+                found.links.append((candidate, target))
+            # the target's components, relative to the link's (real) directory
+            parts = [p for p in target.split("/") if p] + parts
+            if os.path.isabs(target):
+                current = "/"
+
+    def _resolve_read_only(self, found: Protection) -> None:
+        kept = []
+        for p in found.read_only:
+            if not os.path.lexists(p):
+                continue  # cheaper than resolving first: most protected names do not exist
+            if os.path.islink(p) and self.writable(os.path.dirname(p)):
+                found.links.append((p, os.readlink(p)))  # the target stays read-only, not the link
+            real = real_existing(p)
+            if real is not None and real != p:
+                self._links_on_the_way(p, found)  # its own chain too: `.git/hooks -> ../h`
+            if real is not None and self.writable(real):
+                kept.append(real)
+        found.read_only = kept
+
+    def _pin(self, found: Protection, state_dir: str) -> None:
+        """Only a protected path itself is mounted read-only: a directory above it could still
+        be renamed away and rebuilt. Every directory between a writable root and it is pinned,
+        also those that do not exist yet above a directory made before the run (corral's config
+        dir with no ~/.config yet): left unpinned, ~/.config could become a link."""
+        made = set(found.create_dirs)
+        links = [link for link, _ in found.links]
+        for p in (*found.read_only, *found.create_dirs, *found.watch, *links, *found.pinned,
+                  state_dir):  # fmt: skip
+            owner = next((r for r in self.rw_roots if is_within(p, r)), None)
+            parent = os.path.dirname(p)
+            while owner is not None and parent != owner and is_within(parent, owner):
+                if (os.path.isdir(parent) and not os.path.islink(parent)) or (
+                    p in made and not os.path.lexists(parent)
+                ):
+                    found.pinned.append(parent)
+                parent = os.path.dirname(parent)
+
+    def protection(self, deny_read: list[tuple[str, bool]]) -> Protection:
+        found = Protection()
+        self._in_roots(found)
+        self._on_path(found)
+        self._on_pythonpath(found)
+        self._never_writable(found)
+        state_dir = self._state_dir(found, deny_read)
+        self._resolve_read_only(found)
+        # Where a missing protected path would be written: through the host's links, if any;
+        # and those links are protected themselves.
+        canonical = canonical_all(found.watch)
+        for lexical, real in zip(found.watch, canonical, strict=True):
+            if lexical != real:
+                self._links_on_the_way(os.path.dirname(lexical), found)
+        found.watch = list(dict.fromkeys(canonical))
+        self._pin(found, state_dir)
+        return found
+
+    # -- phase 5: a private home -----------------------------------------------------------
+    def home(self, deny_read: list[tuple[str, bool]]) -> tuple[list[str], list[str]]:
+        """(hidden areas, paths shown again read-only inside them)."""
+        ctx = self.ctx
+        hidden = [PRIVATE_TMP]
+        allowed_home: list[str] = []
+        if self.config["sandbox.policy.home"] == "private":
+            if ctx.home == "/" or is_within(ctx.home, ctx.cwd):
+                self.notes.append("$HOME is inside the workspace: home = private hides nothing")
+            else:
+                hidden.append(ctx.home)
+                allowed_home = [
+                    p for p in self.paths_of("sandbox.policy.home_allow", existing_only=True)
+                    if is_within(p, ctx.home) and not any(is_within(p, d) for d, _ in deny_read)
+                ]  # fmt: skip
+                self._credential_stores_in_allow_list()
+        visible = [
+            p for p in (ctx.cwd, *allowed_home)
+            if any(is_within(p, h) for h in hidden) and not self.writable(p)
+        ]  # fmt: skip
+        return hidden, visible
+
+    def _credential_stores_in_allow_list(self) -> None:
+        """A credential store in the allowlist stays hidden all the same (masks come last):
+        say so rather than let the user believe it is shown."""
+        stores = set(expand_lexical(self.config["sandbox.policy.deny_read"], self.ctx)[0])
+        allow_key = "sandbox.policy.home_allow"
+        for p in expand_lexical(self.config[allow_key], self.ctx)[0]:
+            # the entry or a directory above it, looked up: not every pair compared
+            store = next((a for a in _self_and_parents(p) if a in stores), None)
+            if store is not None:
+                self.problem(
+                    allow_key,
+                    f"{p} is a credential store or inside one ({store}), hidden whatever "
+                    "home_allow says; remove it here, or from sandbox.policy.deny_read to show it",
+                )

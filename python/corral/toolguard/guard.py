@@ -1,0 +1,234 @@
+"""The guard: every tool call is decided here before anything runs.
+
+In order, the first rule that speaks decides:
+1. unknown tools, and tools not in `tools.available` (frontmatter may remove some): refused;
+2. bash: privileged commands (sudo, su, doas, pkexec) always refused; `tools.shell.deny`;
+3. the sandbox mode itself: in mode read-only, write tools and bash commands the classifier
+   does not find read-only are refused; without network, fetch is refused;
+4. the approval preset (`tools.approval`): full, auto, read-only, or ask; read-only and auto
+   approve bash only inside a working sandbox (the classifier alone never approves a command
+   that would run on the host);
+5. with "ask": `tools.shell.allow`, then the approval chain (corral.toolguard.approval).
+A call must pass both the sandbox and the approval layer.
+"""
+
+from __future__ import annotations
+
+from corral.toolguard import approval
+from corral.toolguard.approval import APPROVE, DENY, Decision
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from corral.sandbox.policy import Policy
+
+GUARD = "urn:corral:guard:"
+# Capabilities are data: the approval chain asks them, never a tool's name.
+CAPABILITIES: dict[str, frozenset[str]] = {
+    "bash": frozenset({"can_auto_approve_if_sandboxed", "shell"}),
+    "read": frozenset({"read-only"}),
+    "ls": frozenset({"read-only"}),
+    "write": frozenset({"writes"}),
+    "edit": frozenset({"writes"}),
+    "delete": frozenset({"writes"}),
+    "fetch": frozenset({"network"}),
+}
+
+# Each tool's input: name -> (type, required). A call with a misspelt or missing field is
+# refused before anything runs: `{cmd = "ls"}` must not become `bash -c ""`.
+INPUTS: dict[str, dict[str, tuple[type, bool]]] = {
+    "bash": {"command": (str, True), "cwd": (str, False)},
+    "read": {"path": (str, True), "max_bytes": (int, False), "offset": (int, False)},
+    "ls": {"path": (str, False)},
+    "write": {"path": (str, True), "content": (str, True), "create_dirs": (bool, False)},
+    "edit": {
+        "path": (str, True), "old": (str, True), "new": (str, True),
+        "expected": (int, False), "preview": (bool, False),
+    },
+    "delete": {"path": (str, True)},
+    "fetch": {"url": (str, True)},
+}  # fmt: skip
+
+
+def invalid_input(tool: str, tool_input: Mapping[str, Any]) -> str | None:
+    """Why `tool_input` is not a valid input of `tool`, naming the field; None when it is."""
+    fields = INPUTS.get(tool, {})
+    unknown = sorted(k for k in tool_input if k not in fields)
+    if unknown:
+        known = ", ".join(f"input.{k}" for k in fields)
+        return f"input.{unknown[0]} is not an input of {tool} (it takes {known})"
+    for name, (kind, required) in fields.items():
+        value = tool_input.get(name)
+        if value is None:
+            if required:
+                return f"input.{name} ({kind.__name__}) is required"
+            continue
+        # bool is an int to Python; an int field takes no true/false
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            return f"input.{name} must be a {kind.__name__}, not {type(value).__name__}"
+        if kind is str and required and name in ("command", "path", "url") and not value:
+            return f"input.{name} is empty"
+        if isinstance(value, str) and "\0" in value:
+            # no shell, path or URL holds one, and the editor shows none of what follows it
+            return f"input.{name} contains a NUL byte"
+    return None
+
+
+def bash_command(tool_input: Mapping[str, Any], policy: Policy) -> tuple[str, str | None]:
+    """(the command text bash runs, why `cwd` is refused or None). With `cwd`, the command
+    starts with a `cd` there: the classifier reads and bash runs one and the same text. `cwd`
+    is a directory inside the writable roots (the workspace when the sandbox is off),
+    relative to the workspace."""
+    command = str(tool_input.get("command", ""))
+    cwd = tool_input.get("cwd")
+    if not cwd:
+        return command, None
+    import os
+    import shlex
+
+    from corral.paths import is_within
+
+    real = os.path.realpath(os.path.join(policy.cwd, os.path.expanduser(cwd)))
+    roots = policy.rw_roots if policy.enabled else (policy.cwd,)
+    if not os.path.isdir(real) or not any(is_within(real, r) for r in roots):
+        where = "the writable roots" if policy.enabled else "the workspace"
+        return command, f"input.cwd {cwd!r} is not a directory inside {where}"
+    if real == policy.cwd:
+        return command, None
+    return f"cd -- {shlex.quote(real)} || exit 1\n{command}", None
+
+
+def _is_read_only(tool: str, classification: Any) -> bool:
+    if tool == "bash":
+        from corral.toolguard.classify import READ_ONLY
+
+        return bool(classification is not None and classification.kind == READ_ONLY)
+    return "read-only" in CAPABILITIES.get(tool, frozenset())
+
+
+def _git_elsewhere(classification: Any, policy: Policy) -> Any:
+    """A read-only git command is read-only only when the repository it works on keeps its
+    config out of a sandboxed command's reach (see gitrepo)."""
+    from corral.sandbox.protect import gitrepo
+    from corral.toolguard.classify import DYNAMIC
+    from corral.toolguard.classify.result import Classification
+
+    if gitrepo.config_is_safe(policy.cwd, policy):
+        return classification
+    reason = (
+        "git here works on a repository whose config a sandboxed command can write "
+        "(or a bare repository inside the workspace): its config can run programs"
+    )
+    return Classification(
+        DYNAMIC, (*classification.reasons, reason), classification.writes,
+        classification.commands,
+    )  # fmt: skip
+
+
+def decide(
+    tool: str,
+    tool_input: Mapping[str, Any],
+    config: Mapping[str, Any],
+    policy: Policy,
+    sandboxed: bool,
+    chain: approval.Chain,
+    buffer_values: Mapping[str, Any] | None = None,
+    lua_auto_approve: str | None = None,
+) -> tuple[Decision, Any]:
+    """(the decision, the bash classification or None)."""
+    if tool not in CAPABILITIES:
+        return Decision(DENY, GUARD + "unknown-tool", f"corral knows no tool {tool!r}"), None
+    if tool not in config["tools.available"]:
+        return (
+            Decision(DENY, "tools.available", f"{tool} is not in tools.available here"),
+            None,
+        )
+    invalid = invalid_input(tool, tool_input)
+    if invalid is not None:
+        return Decision(DENY, GUARD + "invalid-input", invalid), None
+    classification = None
+    if tool == "bash":
+        from corral.toolguard.classify import PRIVILEGED, READ_ONLY, classify, shell_policy
+
+        command, bad_cwd = bash_command(tool_input, policy)
+        if bad_cwd is not None:
+            return Decision(DENY, GUARD + "invalid-input", bad_cwd), None
+        classification = classify(command)
+        if classification.kind == READ_ONLY and "git" in classification.commands:
+            classification = _git_elsewhere(classification, policy)
+        if classification.kind == PRIVILEGED:
+            reason = "; ".join(classification.reasons) or "a privileged command"
+            return Decision(DENY, GUARD + "privileged", reason), classification
+        verdict = shell_policy(
+            command, config["tools.shell.allow"], config["tools.shell.deny"], policy.cwd
+        )
+        if verdict.decision == "deny":
+            return Decision(DENY, verdict.rule, "denied by the shell policy"), classification
+    else:
+        verdict = None
+
+    read_only = _is_read_only(tool, classification)
+    if policy.enabled and policy.mode == "read-only" and not read_only:
+        what = "this command is not read-only" if tool == "bash" else f"{tool} changes files"
+        return (
+            Decision(DENY, "sandbox.mode", f"the sandbox is read-only and {what}"),
+            classification,
+        )
+    if tool == "fetch" and policy.enabled and not policy.network:
+        return (
+            Decision(DENY, "sandbox.policy.network", "the sandbox allows no network here"),
+            classification,
+        )
+
+    preset = config["tools.approval"]
+    # The classifier only advises: it may approve a command as read-only only where a working
+    # sandbox would hold if it were wrong. On the host (mode off, no backend) a bash call is
+    # never approved for what the classifier read in it; only "full" or the chain can run it.
+    host_bash = tool == "bash" and not sandboxed
+    if preset in ("read-only", "auto") and host_bash:
+        return (
+            Decision(
+                DENY, "tools.approval",
+                f"{preset}: bash runs unasked only inside a working sandbox, and none runs "
+                "here (the classifier alone never approves a command on the host); "
+                'with tools.approval = "ask" you are asked',
+            ),
+            classification,
+        )  # fmt: skip
+    if preset == "full":
+        return Decision(APPROVE, "tools.approval", "full: no approval step"), classification
+    if preset == "read-only":
+        if read_only:
+            return Decision(APPROVE, "tools.approval", "read-only: a read"), classification
+        return (
+            Decision(DENY, "tools.approval", "read-only: only read-only operations run"),
+            classification,
+        )
+    if preset == "auto":
+        if sandboxed or read_only:
+            # Say which of the two it was: "confines" would be false without a sandbox.
+            why = "the sandbox confines it" if sandboxed else "a read of a file tool"
+            return Decision(APPROVE, "tools.approval", f"auto: {why}"), classification
+        return (
+            Decision(DENY, "tools.approval", "auto: no working sandbox, so nothing runs unasked"),
+            classification,
+        )
+
+    if verdict is not None and verdict.decision == "allow":
+        from corral.toolguard.classify.shell_policy import allow_may_approve
+
+        if allow_may_approve(classification, policy.cwd):
+            return Decision(APPROVE, verdict.rule, "allowed by the shell policy"), classification
+    ctx = approval.Context(
+        tool=tool,
+        input=tool_input,
+        capabilities=CAPABILITIES[tool],
+        config=config,
+        buffer_values=buffer_values or {},
+        sandboxed=sandboxed,
+        classification=classification,
+        lua_auto_approve=lua_auto_approve,
+    )
+    return chain.decide(ctx), classification

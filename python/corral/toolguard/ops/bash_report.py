@@ -1,0 +1,89 @@
+"""What the sandbox visibly refused during a bash run, read from its output, with hints.
+
+The sandbox itself says nothing when it refuses: the command's own error messages do
+("Read-only file system", "Permission denied", "Network is unreachable"). Each recognised
+message becomes a Refusal (see corral.results): the line as its message, the setting that
+decides as its rule, and how to allow it.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from corral.sandbox.policy import Policy
+
+# (code, phrases that show it, hint, the setting that decides, what it is in plain words)
+SIGNS = (
+    (
+        "read-only-file-system",
+        ("Read-only file system",),
+        "outside the writable roots: add the directory to sandbox.policy.rw_paths (or use mode "
+        '"workspace-write" where this chat is read-only)',
+        "sandbox.policy.rw_paths",
+        "a write outside the writable area",
+    ),
+    (
+        "permission-denied",
+        ("Permission denied", "Operation not permitted"),
+        "the path may be hidden (sandbox.policy.deny_read, or a tools.permissions.deny glob "
+        "such as .env) or kept read-only (sandbox.policy.protected, sandbox.policy.deny_write); "
+        "see :Sandbox status",
+        "sandbox.policy.protected",
+        "a hidden or protected path",
+    ),
+    (
+        "network",
+        (
+            "Network is unreachable",
+            "Temporary failure in name resolution",
+            "Could not resolve host",
+            "Name or service not known",
+            "Connection refused",
+        ),
+        'no network in this sandbox: use mode "workspace-write-network" '
+        "(or sandbox.policy.network = true) if the command needs it",
+        "sandbox.policy.network",
+        "no network in this sandbox",
+    ),
+)
+MAX_REPORTED = 20
+
+
+def report(
+    output: str, policy: Policy | None = None, origins: Mapping[str, str] | None = None
+) -> list[dict[str, str]]:
+    """One Refusal per output line that shows one, at most MAX_REPORTED."""
+    found: list[dict[str, str]] = []
+    for line in output.splitlines():
+        for code, phrases, hint, rule, what in SIGNS:
+            if any(p in line for p in phrases):
+                if code == "network" and policy is not None and policy.network:
+                    continue  # with network allowed, a failure is the network's, not ours
+                found.append({
+                    "code": code, "rule": rule, "layer": (origins or {}).get(rule, ""),
+                    "message": line.strip()[:300], "hint": hint, "what": what,
+                })  # fmt: skip
+                break
+        if len(found) >= MAX_REPORTED:
+            break
+    return found
+
+
+def explain(refusals: list[dict[str, str]]) -> list[str]:
+    """The refusals in corral's words, one line per kind, for after a command's own output:
+    "corral: the sandbox refused a write outside the writable area (2 times, first: touch:
+    cannot touch '/etc/x': Read-only file system) [sandbox.policy.rw_paths, from default];
+    to allow: ..."."""
+    lines = []
+    for code in dict.fromkeys(r["code"] for r in refusals):
+        same = [r for r in refusals if r["code"] == code]
+        first = same[0]
+        times = f"{len(same)} times, first: " if len(same) > 1 else ""
+        where = f" [{first['rule']}, from {first['layer']}]" if first.get("layer") else ""
+        lines.append(
+            f"corral: the sandbox refused {first['what']} ({times}{first['message']}){where}; "
+            f"to allow: {first['hint']}"
+        )
+    return lines

@@ -1,0 +1,256 @@
+"""tools.permissions: gitignore-like globs over workspace-relative paths.
+
+Four lists: `deny` (never read, written or listed), `write` and `read` (when not empty, only
+matching paths may be written or read) and `envelope` (when not empty, every change must fall
+inside it, whatever else allows it). Pattern syntax, as in .gitignore:
+
+- `*` matches within one path component, `?` one character, `[abc]`, `[a-z]`, `[!abc]` one
+  character of a set; `\\*` is a literal `*`;
+- `**` as a whole component matches any number of components: `**/x`, `x/**`, `a/**/b`;
+- a pattern without `/` matches the name at any depth (`.env`, `*.pem`); a pattern with a `/`
+  is anchored at the workspace (a leading `/` only makes that explicit);
+- a trailing `/` names a directory and everything in it (`build/`).
+
+When in doubt, refuse. A deny pattern also refuses everything inside a directory it matches
+(`secrets` denies `secrets/key`); an allow pattern (write, read, envelope) matches only the path
+itself, so a whole tree is `src/**`. Paths outside the workspace never match an allow pattern;
+they meet deny patterns that can match at any depth (`.env`, `**/.env`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from corral.errors import ConfigError, Problem
+from corral.frozen import Frozen
+from corral.toolguard.ops.refusal import DENY_READ, DENY_WRITE, HOME, PROTECTED, RW_PATHS, Refusal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from corral.config import Config
+
+KINDS = ("deny", "write", "read", "envelope")
+PREFIX = "tools.permissions."
+OPS = ("read", "write", "list")
+# Policy keys whose layer a refusal names, looked up in Permissions.layers like the globs'.
+POLICY_KEYS = (RW_PATHS, DENY_READ, DENY_WRITE, PROTECTED, HOME)
+
+
+class Permissions(Frozen):
+    """The four glob lists and, in `layers`, the layer each came from (by kind: "deny", ...;
+    and by dotted key for the sandbox.policy settings a refusal may name)."""
+
+    __slots__ = ("deny", "envelope", "layers", "read", "write")
+    deny: tuple[str, ...]
+    write: tuple[str, ...]
+    read: tuple[str, ...]
+    envelope: tuple[str, ...]
+    layers: Mapping[str, str]
+
+    def __init__(
+        self,
+        deny: Iterable[str] = (),
+        write: Iterable[str] = (),
+        read: Iterable[str] = (),
+        envelope: Iterable[str] = (),
+        layers: Mapping[str, str] | None = None,
+    ) -> None:
+        from types import MappingProxyType
+
+        layers = dict(layers or {})
+        lists = {k: tuple(v) for k, v in zip(KINDS, (deny, write, read, envelope), strict=True)}
+        problems = [
+            Problem(PREFIX + kind, layers.get(kind, ""), f"{pattern!r}: {why}")
+            for kind, patterns in lists.items()
+            for pattern in patterns
+            if (why := invalid(pattern)) is not None
+        ]
+        if problems:
+            raise ConfigError(problems)
+        self._set(layers=MappingProxyType(layers), **lists)
+
+    @classmethod
+    def from_config(cls, config: Config) -> Permissions:
+        """The tools.permissions.* lists of a resolved config (empty where it has none), with
+        the layers of those keys and of the sandbox.policy keys refusals name."""
+        lists = {kind: config.values.get(PREFIX + kind) or () for kind in KINDS}
+        layers = {kind: config.origins.get(PREFIX + kind, "") for kind in KINDS}
+        layers.update((key, config.origins.get(key, "")) for key in POLICY_KEYS)
+        return cls(layers=layers, **lists)
+
+
+def invalid(pattern: str) -> str | None:
+    """Why `pattern` cannot be used, or None."""
+    if not pattern or not pattern.strip("/"):
+        return "an empty pattern matches nothing; remove it (use ** for everything)"
+    if pattern.startswith("!"):
+        return "negation (!) is not supported: list only what the rule applies to"
+    if any(part in (".", "..") for part in pattern.split("/")):
+        return "'.' and '..' cannot appear: patterns are relative to the workspace"
+    try:
+        _compile(pattern)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+_CACHE: dict[str, re.Pattern[str]] = {}
+CACHE_SIZE = 256
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    found = _CACHE.get(pattern)
+    if found is None:
+        try:
+            found = re.compile(_translate(pattern))
+        except re.error as e:
+            raise ValueError(f"invalid glob {pattern!r}: {e}") from None
+        if len(_CACHE) >= CACHE_SIZE:
+            _CACHE.clear()
+        _CACHE[pattern] = found
+    return found
+
+
+def _anchored(pattern: str) -> bool:
+    return "/" in pattern.rstrip("/")
+
+
+def _translate(pattern: str) -> str:
+    tree = pattern.endswith("/")
+    segments = [s for s in pattern.strip("/").split("/") if s]
+    if not _anchored(pattern):
+        segments.insert(0, "**")
+    # Consecutive ** are one: each extra one would multiply the regex's backtracking.
+    segments = [
+        s for i, s in enumerate(segments) if not (s == "**" and segments[i - 1 : i] == ["**"])
+    ]
+    out = []
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        if segment == "**":
+            out.append(".+" if last else "(?:[^/]+/)*")
+        else:
+            out.append(_segment(segment, pattern) + ("" if last else "/"))
+    return "".join(out) + ("(?:/.+)?" if tree else "")
+
+
+def _segment(segment: str, pattern: str) -> str:
+    out: list[str] = []
+    i, n = 0, len(segment)
+    while i < n:
+        c = segment[i]
+        if c == "*":
+            while i + 1 < n and segment[i + 1] == "*":
+                i += 1
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            found = _char_class(segment, i)
+            if found is None:
+                raise ValueError(f"unterminated [ in {pattern!r}: close it, or write \\[")
+            text, i = found
+            out.append(text)
+            continue
+        elif c == "\\" and i + 1 < n:
+            i += 1
+            out.append(re.escape(segment[i]))
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def _char_class(segment: str, start: int) -> tuple[str, int] | None:
+    """The regex for the set opening at `start`, and the index after it; None if unclosed."""
+    i = start + 1
+    negate = i < len(segment) and segment[i] in "!^"
+    i += negate
+    first = i
+    if i < len(segment) and segment[i] == "]":
+        i += 1  # a leading ] is a member, as in shell globs
+    end = segment.find("]", i)
+    if end < 0:
+        return None
+    members = "".join(c if c == "-" else re.escape(c) for c in segment[first:end])
+    return f"(?!/)[{'^' if negate else ''}{members}]", end + 1
+
+
+def matches(pattern: str, relpath: str) -> bool:
+    """Whether `pattern` matches the workspace-relative `relpath` itself (raises ValueError
+    for an invalid pattern)."""
+    return _compile(pattern).fullmatch(relpath) is not None
+
+
+def covers(pattern: str, relpath: str) -> bool:
+    """Whether `pattern` matches `relpath` or a directory above it."""
+    parts = relpath.split("/")
+    found = _compile(pattern)
+    return any(found.fullmatch("/".join(parts[:i])) for i in range(len(parts), 0, -1))
+
+
+def _denies(pattern: str, path_rel: str) -> bool:
+    if path_rel == ".":
+        return False  # the workspace itself: a deny of everything leaves it empty, not gone
+    if path_rel.startswith("/"):
+        # Outside the workspace only patterns meant for any depth apply.
+        if _anchored(pattern) and not pattern.startswith("**/"):
+            return False
+        return covers(pattern, path_rel.lstrip("/"))
+    return covers(pattern, path_rel)
+
+
+def _allows(patterns: tuple[str, ...], path_rel: str) -> bool:
+    if path_rel.startswith("/") or path_rel == ".":
+        return False
+    return any(matches(p, path_rel) for p in patterns)
+
+
+def check(perms: Permissions, path_rel: str, op: str) -> Refusal | None:
+    """The refusal of `op` on `path_rel` (relative to the workspace, "." for the workspace
+    itself, absolute when outside it), or None.
+
+    `op`: "read" (content), "write" (any change), "list" (metadata: only deny applies)."""
+    if op not in OPS:
+        raise ValueError(f"unknown operation {op!r}; expected one of {', '.join(OPS)}")
+    outside = path_rel.startswith("/")
+    for pattern in perms.deny:
+        if _denies(pattern, path_rel):
+            return Refusal(
+                "denied-by-glob",
+                path_rel,
+                f"{PREFIX}deny: {pattern!r}",
+                perms.layers.get("deny", ""),
+                f"remove {pattern!r} from {PREFIX}deny",
+                f"{path_rel} matches the deny pattern {pattern!r}",
+            )
+    if op == "list":
+        return None
+    kind = "write" if op == "write" else "read"
+    allowed: tuple[str, ...] = perms.write if op == "write" else perms.read
+    where = "outside the workspace, where no pattern can match" if outside else ""
+    if allowed and not _allows(allowed, path_rel):
+        return Refusal(
+            f"not-in-{kind}-globs",
+            path_rel,
+            f"{PREFIX}{kind}",
+            perms.layers.get(kind, ""),
+            f"empty {PREFIX}{kind}, or work inside the workspace"
+            if outside
+            else f"add a pattern matching {path_rel!r} to {PREFIX}{kind}",
+            f"{path_rel} is {where or 'not matched by any ' + kind + ' pattern'}",
+        )
+    if op == "write" and perms.envelope and not _allows(perms.envelope, path_rel):
+        return Refusal(
+            "outside-envelope",
+            path_rel,
+            f"{PREFIX}envelope",
+            perms.layers.get("envelope", ""),
+            f"empty {PREFIX}envelope, or work inside the workspace"
+            if outside
+            else f"add a pattern matching {path_rel!r} to {PREFIX}envelope",
+            f"{path_rel} is {where or 'outside the change envelope'}",
+        )
+    return None

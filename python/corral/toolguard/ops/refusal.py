@@ -1,0 +1,281 @@
+"""Why a guarded file operation was refused, and the sandbox policy's rules that refuse it.
+
+One policy, two enforcement points: shell commands run inside bwrap with the Policy's mounts;
+the chat's file tools run on the host and must refuse what those mounts would refuse. The host
+has no mounts to lean on, so every rule here is checked on the resolved path (symlinks and `..`
+followed): the file that would really be read or written.
+
+With the sandbox disabled the shell is not confined, so neither are the file tools: no writable
+roots, protected paths or hidden areas. Two guards stay: the tools.permissions globs (they exist
+for the file tools alone) and sandbox.policy.deny_read, for reads and writes alike: it names
+credential stores, whose content would leave the machine in the chat transcript and where a
+written key (~/.ssh/authorized_keys) is a way in.
+"""
+
+from __future__ import annotations
+
+import os
+
+from corral.errors import CorralError
+from corral.frozen import Frozen
+from corral.paths import is_within
+from corral.sandbox.resolution import PRIVATE_TMP
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from corral.sandbox.policy import Policy
+
+RW_PATHS = "sandbox.policy.rw_paths"
+DENY_READ = "sandbox.policy.deny_read"
+DENY_WRITE = "sandbox.policy.deny_write"
+PROTECTED = "sandbox.policy.protected"
+HOME = "sandbox.policy.home"
+BUILTIN = "builtin"  # the layer of rules no setting changes
+# bwrap gives the sandbox a fresh /proc and /dev: the host's /proc shows the environment (API
+# keys) of every process of the user, corral's own included; the file tools never read them,
+# with the sandbox off too.
+HOST_ONLY = ("/proc", "/dev")
+
+
+class Refusal(Frozen):
+    """What was refused (`code`, `message`), where (`path`), by which rule from which layer,
+    and one line saying how to allow it (`hint`)."""
+
+    __slots__ = ("code", "hint", "layer", "message", "path", "rule")
+    code: str
+    path: str
+    rule: str
+    layer: str
+    hint: str
+    message: str
+
+    def __init__(
+        self, code: str, path: str, rule: str, layer: str, hint: str, message: str = ""
+    ) -> None:
+        self._set(code=code, path=path, rule=rule, layer=layer, hint=hint, message=message)
+
+    def as_dict(self) -> dict[str, str]:
+        return {name: value for name, value in self._fields()}
+
+    def replace(self, **changes: str) -> Refusal:
+        values = dict(self._fields())
+        values.update(changes)
+        return Refusal(**values)
+
+    def __str__(self) -> str:
+        text = f"{self.path}: {self.message or self.code}"
+        if self.rule:
+            text += f" [{self.rule}" + (f", from {self.layer}]" if self.layer else "]")
+        return f"{text}; {self.hint}" if self.hint else text
+
+
+class OpError(CorralError):
+    """A refused or failed file operation; `.refusal` says why and how to allow it."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        self.refusal = refusal
+        super().__init__(str(refusal))
+
+
+def show(policy: Policy, path: str) -> str:
+    """`path` as a user would write it in a config file: ~ for the home directory."""
+    if policy.home != "/" and is_within(path, policy.home):
+        return "~" + path[len(policy.home) :]
+    return path
+
+
+def _via(path: str, real: str) -> str:
+    return f"{path} (through a symlink to {real})" if real != path else path
+
+
+def check_read(policy: Policy, path: str, real: str, layers: Mapping[str, str]) -> Refusal | None:
+    """The policy's refusal of reading `path` (resolving to `real`), or None."""
+    denied = _denied(policy, path, real, layers)
+    if denied is not None:
+        return denied
+    # Also with the sandbox off: the environment of every process (API keys), raw disks.
+    system = next((d for d in HOST_ONLY if is_within(real, d)), None)
+    if system is not None:
+        return Refusal(
+            "hidden",
+            path,
+            f"sandbox: fresh {system}",
+            BUILTIN,
+            f"the sandbox has its own {system}; the host's is never read by a chat tool",
+            f"{_via(path, real)} is the host's {system}, which the sandbox does not show "
+            "(it holds every process's environment, API keys included)",
+        )
+    if not policy.enabled:
+        return None
+    area = next((h for h in policy.hidden if is_within(real, h)), None)
+    if area is None or any(is_within(real, s) for s in (*policy.visible, *policy.rw_roots)):
+        return None
+    if area == PRIVATE_TMP:
+        return Refusal(
+            "hidden",
+            path,
+            RW_PATHS,
+            layers.get(RW_PATHS, ""),
+            f"move the file into the workspace, or add a directory below /tmp to {RW_PATHS}",
+            f"{_via(path, real)} is in the host's /tmp; the sandbox has a private /tmp",
+        )
+    return Refusal(
+        "hidden",
+        path,
+        HOME,
+        layers.get(HOME, ""),
+        f'add "{show(policy, real)}" to sandbox.policy.home_allow, or set {HOME} = "visible"',
+        f"{_via(path, real)} is in your home directory, which is private to the sandbox",
+    )
+
+
+def check_write(
+    policy: Policy, path: str, real: str, layers: Mapping[str, str], entry: bool = False
+) -> Refusal | None:
+    """The policy's refusal of writing `path` (resolving to `real`), or None.
+
+    `entry`: the directory entry itself is removed or renamed (delete, move), so it must not
+    be, or hold, anything the sandbox keeps in place."""
+    denied = _denied(policy, path, real, layers)
+    if denied is not None or not policy.enabled:
+        return denied
+    held = next((p for p in (*policy.read_only, *policy.watch) if is_within(real, p)), None)
+    if held is not None:
+        return _protected(policy, path, real, held, layers)
+    if entry:
+        refused = _holds_protected(policy, path, real, layers)
+        if refused is not None:
+            return refused
+    # An entry is changed in its directory: a symlink there is removed, not followed.
+    changed = os.path.dirname(real) if entry else real
+    if any(is_within(real, r) for r in policy.rw_roots) and policy.is_writable(changed):
+        return None
+    if any(is_within(path, r) for r in policy.rw_roots):
+        return Refusal(
+            "symlink-escape",
+            path,
+            RW_PATHS,
+            layers.get(RW_PATHS, ""),
+            f'write to the target itself after adding "{_parent(policy, real)}" to {RW_PATHS}',
+            f"{path} is a symlink (or is below one) leading to {real}, outside the writable roots",
+        )
+    if is_within(real, PRIVATE_TMP):
+        return Refusal(
+            "outside-writable-roots",
+            path,
+            RW_PATHS,
+            layers.get(RW_PATHS, ""),
+            f'write inside the workspace, or add "{_parent(policy, real)}" to {RW_PATHS}',
+            f"{_via(path, real)} is in the host's /tmp, which is not writable: only the "
+            "sandbox's private /tmp is",
+        )
+    return Refusal(
+        "outside-writable-roots",
+        path,
+        RW_PATHS,
+        layers.get(RW_PATHS, ""),
+        f'add "{_parent(policy, real)}" to {RW_PATHS}',
+        f"{_via(path, real)} is outside the writable roots"
+        + (f" ({', '.join(policy.rw_roots)})" if policy.rw_roots else " (there are none)"),
+    )
+
+
+def _parent(policy: Policy, real: str) -> str:
+    """The directory to name in rw_paths: the deepest existing one holding `real`."""
+    directory = os.path.dirname(real)
+    while directory != "/" and not os.path.isdir(directory):
+        directory = os.path.dirname(directory)
+    return show(policy, directory)
+
+
+def _denied(policy: Policy, path: str, real: str, layers: Mapping[str, str]) -> Refusal | None:
+    # A denied path that is a link (`.env -> config/prod.env`) is hidden where it leads (the
+    # mount over it lands there): asked for by its own name, that file is refused as well.
+    denied = next(
+        (
+            d
+            for d, _ in policy.deny_read
+            if is_within(real, d) or (os.path.islink(d) and is_within(real, os.path.realpath(d)))
+        ),
+        None,
+    )
+    if denied is None:
+        return None
+    return Refusal(
+        "denied-read",
+        path,
+        DENY_READ,
+        layers.get(DENY_READ, ""),
+        f'remove "{show(policy, denied)}" from {DENY_READ} (it holds credentials)',
+        f"{_via(path, real)} is inside {denied}, which the sandbox hides",
+    )
+
+
+def _protected(
+    policy: Policy, path: str, real: str, held: str, layers: Mapping[str, str]
+) -> Refusal:
+    from corral.sandbox.resolution import own_paths
+
+    what = f"{_via(path, real)} is protected ({held} must not be changed from the sandbox)"
+    if any(is_within(held, os.path.realpath(p)) for p in own_paths()):
+        return Refusal(
+            "protected",
+            path,
+            "corral's own files",
+            BUILTIN,
+            "corral's code, environment and configuration are never writable from a chat: "
+            "edit them yourself",
+            what,
+        )
+    never = next((p for p in policy.never_writable if is_within(held, os.path.realpath(p))), None)
+    if never is not None:
+        return Refusal(
+            "protected",
+            path,
+            DENY_WRITE,
+            layers.get(DENY_WRITE, ""),
+            f'edit it yourself, or remove "{show(policy, never)}" from {DENY_WRITE}',
+            what,
+        )
+    root = next((r for r in policy.rw_roots if is_within(held, r)), None)
+    name = os.path.relpath(held, root) if root else held
+    return Refusal(
+        "protected",
+        path,
+        PROTECTED,
+        layers.get(PROTECTED, ""),
+        f'edit it yourself, or remove the entry naming "{name}" from {PROTECTED}',
+        what,
+    )
+
+
+def _holds_protected(
+    policy: Policy, path: str, real: str, layers: Mapping[str, str]
+) -> Refusal | None:
+    """Refuse removing or renaming a writable root, a pinned directory (.git, the directories
+    above a protected file) or a directory holding protected paths: the sandbox keeps each of
+    them in place as a mount point, so the host-side tool must too."""
+    if real in policy.rw_roots:
+        return Refusal(
+            "protected",
+            path,
+            RW_PATHS,
+            layers.get(RW_PATHS, ""),
+            "a writable root cannot be removed or renamed from a chat: work inside it",
+            f"{real} is a writable root",
+        )
+    links = (link for link, _ in policy.links)
+    kept = (*policy.pinned, *links, *policy.read_only, *policy.watch)
+    inside = next((p for p in kept if is_within(p, real)), None)
+    if inside is None:
+        return None
+    return Refusal(
+        "protected",
+        path,
+        PROTECTED,
+        layers.get(PROTECTED, ""),
+        "remove or rename it yourself, outside the chat",
+        f"{_via(path, real)} is or holds {inside}, which the sandbox keeps in place",
+    )
