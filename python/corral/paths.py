@@ -50,6 +50,23 @@ def is_within(path: str, root: str) -> bool:
     return path == root or path.startswith(root + "/")
 
 
+def name_matches(name: str, pattern: str) -> bool:
+    """Whether one path component matches a protected name's component, where `*` stands
+    for any run of characters (`mise.*.toml`): the only wildcard protected names have."""
+    if "*" not in pattern:
+        return name == pattern
+    first, *middle, last = pattern.split("*")
+    if len(name) < len(first) + len(last) or not (name.startswith(first) and name.endswith(last)):
+        return False
+    at, end = len(first), len(name) - len(last)
+    for piece in middle:
+        found = name.find(piece, at, end)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True
+
+
 def _expand_vars(entry: str, env: Mapping[str, str]) -> str | None:
     """Expand $VAR, ${VAR}, ${VAR:-default}; None when a variable without default is unset."""
     if "$" not in entry:

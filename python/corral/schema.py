@@ -275,15 +275,20 @@ _PROTECTED = (
     ".profile",
     ".zshrc",
     ".zshenv",
-    # mise runs hooks and sources scripts from its project config at every prompt
+    # mise runs hooks and sources scripts from its project config at every prompt: every
+    # name of it, its environments' (mise.dev.toml, mise.dev.local.toml) and its rc file,
+    # which can name other config files
     "mise.toml",
-    "mise.local.toml",
     ".mise.toml",
-    ".mise.local.toml",
+    "mise.*.toml",
+    ".mise.*.toml",
     ".mise",
-    "mise/config.toml",
+    "mise/*.toml",
+    "mise/conf.d",
     ".config/mise.toml",
+    ".config/mise.*.toml",
     ".config/mise",
+    ".miserc.toml",
     ".vscode/tasks.json",  # folderOpen tasks run when VS Code opens the folder
     ".lfsconfig",  # git-lfs takes its server (and credentials it sends) from it
     # Mercurial's hooks and extensions, run by `hg status` at a prompt: every file it reads
@@ -292,6 +297,7 @@ _PROTECTED = (
     ".hg/hgrc-not-shared",
     ".hg/requires",
     ".hg/sharedpath",
+    ".hgsub",  # subrepositories: `hg commit` opens each, with its own hgrc
     # pre-commit's and prek's configs: prek prefers prek.toml and runs every nested config
     # below the top as a project of its own (a hold is a review, not a loss)
     ".pre-commit-config.yaml",
@@ -395,7 +401,9 @@ FIELDS: tuple[Field, ...] = (
         _PROTECTED,
         "Names kept read-only inside every writable root where they exist (git hooks and "
         "config, editor and shell start-up files): relative to each root, no leading / and "
-        "no .. (a name is also refused at any depth in a change set).",
+        "no .. (a name is also refused at any depth in a change set). `*` in a name stands "
+        "for any run of characters within one component (mise.*.toml); such a name is "
+        "watched only where it exists.",
     ),
     Field(
         "sandbox.writes",

@@ -664,3 +664,63 @@ def test_where_a_python_hook_found_by_its_shebang_or_link_looks_no_module_is_tak
     assert not (host.ws / "scripts" / "json.py").exists()
     assert not (host.ws / "scripts" / "helper.py").exists()
     assert (host.ws / "tools" / "notes.md").exists()
+
+
+def test_a_new_mercurial_repository_or_subrepository_is_held(host: Host) -> None:
+    """r11a T1: `sub/.hg -> ../hgx` with an hgrc in hgx and `.hgsub` naming sub: the
+    protected `.hg/*` names never matched hgx/hgrc, and `hg commit` on the host loaded the
+    subrepository's extension. An existing repository's store stays writable."""
+    (host.ws / ".hg" / "store").mkdir(parents=True)
+    run(
+        host,
+        "mkdir -p hgx sub new/.hg; echo '[extensions]' > hgx/hgrc; ln -s ../hgx sub/.hg\n"
+        "echo 'sub = sub' > .hgsub; echo '[hooks]' > new/.hg/hgrc; echo x > .hg/store/data\n",
+    )
+    assert not (host.ws / "sub" / ".hg").is_symlink()
+    assert not (host.ws / ".hgsub").exists()
+    assert not (host.ws / "new" / ".hg").exists()
+    assert (host.ws / ".hg" / "store" / "data").read_text() == "x\n"
+
+
+def test_where_a_hook_starts_python_without_a_shebang_no_module_is_taken(host: Host) -> None:
+    """r11a T2: `python3 tools/check` (no shebang) and `python3 -c '...'` (Python looks in
+    the top first) were not seen as starting Python there: tools/json.py and a new module
+    at the top ran at `git commit`."""
+    host.git("init", "-q", str(host.ws))
+    (host.ws / "tools").mkdir()
+    (host.ws / "tools" / "check").write_text("import json\n")
+    (host.ws / ".git" / "hooks" / "pre-commit").write_text(
+        "#!/bin/sh\npython3 -X dev tools/check\npython3 -I -c 'import zzhelper'\n"
+    )
+    run(host, "echo x > tools/json.py; echo x > zzhelper.py; echo x > tools/notes.md\n")
+    assert not (host.ws / "tools" / "json.py").exists()
+    assert not (host.ws / "zzhelper.py").exists()
+    assert (host.ws / "tools" / "notes.md").exists()
+
+
+def test_every_lefthook_and_mise_config_name_is_kept(host: Host) -> None:
+    """r11a T3, T4: the lists of lefthook's and mise's config names fell behind what they
+    read (lefthook-local.toml, .config/lefthook-local.yaml; mise/config.local.toml,
+    .miserc.toml, mise.dev.toml): written there, their commands ran on the host."""
+    host.git("init", "-q", str(host.ws))
+    (host.ws / ".git" / "hooks" / "pre-commit").write_text(
+        '#!/bin/sh\n# lefthook\nexec lefthook run pre-commit "$@"\n'
+    )
+    names = (
+        "lefthook-local.toml", ".config/lefthook-local.yaml", "lefthook.jsonc",
+        "mise/config.local.toml", ".miserc.toml", "mise.dev.toml", "sub/.mise.dev.local.toml",
+        ".config/mise.dev.toml",
+    )  # fmt: skip
+    run(host, "".join(f"mkdir -p $(dirname {n}); echo x > {n}\n" for n in names))
+    for name in names:
+        assert not (host.ws / name).exists(), name
+
+
+def test_a_protected_name_with_a_star_is_read_only_with_direct_writes(host: Host) -> None:
+    """`mise.*.toml`: the existing matches are kept read-only when writes go straight to the
+    workspace, where nothing is held."""
+    (host.ws / "mise.dev.toml").write_text("# mine\n")
+    done = host.corral("run", "--writes", "direct", "--", "sh", "-c",
+                       "echo x >> mise.dev.toml; echo done", cwd=host.ws)  # fmt: skip
+    assert "done" in done.stdout, done.stderr
+    assert (host.ws / "mise.dev.toml").read_text() == "# mine\n"

@@ -57,7 +57,8 @@ def test_an_empty_change_set_imports_nothing_heavy(tmp_path: Path) -> None:
     # it must not pull in json, shutil or the check itself (~20 ms of a `corral run`).
     code = (
         "import os; os.environ['XDG_STATE_HOME'] = {state!r}; "
-        "from corral import config; from corral.sandbox import policy; from corral.changes import stage, finish; "
+        "from corral import config; from corral.sandbox import policy; "
+        "from corral.changes import stage, finish; "
         "p = policy.resolve(config.resolve([]), {ws!r}, os.environ); "
         "s = stage.create(p); finish.finish(s); assert not os.path.exists(s)"
     ).format(state=str(tmp_path / "state"), ws=str(tmp_path))

@@ -243,3 +243,23 @@ def test_chat_patterns_are_read_as_neovim_reads_them() -> None:
         ["*.{chat,chatmd}", "~/chats/*.md", "$NOTES/*.{a,b{c,d}}", "odd{"], "/h", {"NOTES": "/n"}
     )
     assert got == ["*.chat", "*.chatmd", "/h/chats/*.md", "/n/*.a", "/n/*.bc", "/n/*.bd", "odd{"]
+
+
+@pytest.mark.parametrize(
+    ("name", "pattern", "matches"),
+    [
+        ("mise.dev.toml", "mise.*.toml", True),
+        ("mise.dev.local.toml", "mise.*.toml", True),
+        ("mise.toml", "mise.*.toml", False),  # the dots around `*` are its own
+        ("mise.tomlx", "mise.*.toml", False),
+        ("config.local.toml", "*.toml", True),
+        ("a-b-c", "a*b*c", True),
+        ("a-c-b", "a*b*c", False),
+        ("exact", "exact", True),
+        ("exactly", "exact", False),
+    ],
+)
+def test_a_protected_names_star_matches_any_run_within_one_component(
+    name: str, pattern: str, matches: bool
+) -> None:
+    assert paths.name_matches(name, pattern) is matches

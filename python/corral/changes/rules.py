@@ -31,7 +31,7 @@ import os
 import stat
 
 from corral.imports import STARTUP_MODULES
-from corral.paths import is_within
+from corral.paths import is_within, name_matches
 from corral.toolguard.ops.refusal import BUILTIN, PROTECTED, Refusal
 
 TYPE_CHECKING = False
@@ -161,6 +161,14 @@ def _interpreter(path: str) -> bool:
     )
 
 
+def _components_match(parts: list[str], name: list[str]) -> bool:
+    """Whether `parts` holds `name`'s components in a row, `*` in them matching any run."""
+    return any(
+        all(name_matches(parts[i + k], c) for k, c in enumerate(name))
+        for i in range(len(parts) - len(name) + 1)
+    )
+
+
 def _components_contain(parts: list[str], name: list[str]) -> bool:
     n = len(name)
     return any(parts[i : i + n] == name for i in range(len(parts) - n + 1))
@@ -183,8 +191,10 @@ class Checker:
                 self.above_protected[parent] = p
                 parent = os.path.dirname(parent)
         names = [n.strip("/").split("/") for n in plan["protected_names"] if n.strip("/")]
-        self.single_names = frozenset(n[0] for n in names if len(n) == 1)
-        self.longer_names = [n for n in names if len(n) > 1]
+        plain = [n for n in names if not any("*" in c for c in n)]
+        self.single_names = frozenset(n[0] for n in plain if len(n) == 1)
+        self.longer_names = [n for n in plain if len(n) > 1]
+        self.wild_names = [n for n in names if any("*" in c for c in n)]  # `mise.*.toml`
         self.chat_patterns: list[str] = plan["chat_patterns"]
         self.home_dot: str = plan.get("home_dot", "")  # $HOME, where it is writable
         dirs = plan.get("module_dirs", ())
@@ -214,6 +224,7 @@ class Checker:
         return (
             self._protected(entry)
             or self._git(entry)
+            or self._mercurial(entry)
             or self._chat(entry)
             or self._kind(entry)
             or self._symlink(entry)
@@ -253,6 +264,10 @@ class Checker:
                     if n[0] in parts and _components_contain(parts, n)
                 ),
                 None,
+            )
+        if hit_name is None:
+            hit_name = next(
+                ("/".join(n) for n in self.wild_names if _components_match(parts, n)), None
             )
         if hit_name is not None:
             return self.refusal(
@@ -425,6 +440,26 @@ class Checker:
                 )  # fmt: skip
             break
         return None
+
+    def _mercurial(self, entry: Entry) -> Refusal | None:
+        """A `.hg` the host does not have as a directory (new, or a link in its place, `sub/.hg
+        -> ../x`): Mercurial on the host would obey the hgrc and extensions of that repository
+        (a subrepository's at `hg commit`). An existing repository's store stays writable."""
+        if entry.kind == "whiteout" or ".hg" not in entry.rel.split("/"):
+            return None
+        parts = entry.rel.split("/")
+        hg = os.path.join(entry.root, *parts[: parts.index(".hg") + 1])
+        if (
+            os.path.isdir(hg)
+            and not os.path.islink(hg)
+            and not (hg == entry.path and entry.kind != "dir")
+        ):
+            return None
+        return self.refusal(
+            "new-repository", entry.path, "mercurial",
+            f"a new Mercurial repository ({hg}): hg on the host would obey its hgrc and "
+            "extensions",
+        )  # fmt: skip
 
     def _chat(self, entry: Entry) -> Refusal | None:
         name = os.path.basename(entry.rel)

@@ -16,6 +16,7 @@ from corral.paths import (
     expand_all,
     expand_lexical,
     is_within,
+    name_matches,
     outermost,
     planted_link,
     real_existing,
@@ -125,6 +126,29 @@ class Protection:
     def keep(self, path: str) -> None:
         """Read-only where it exists, watched where it does not."""
         (self.read_only if os.path.lexists(path) else self.watch).append(path)
+
+
+MAX_MATCHES = 64
+
+
+def _matching(root: str, name: str) -> list[str]:
+    """The paths in `root` a protected name with `*` in it matches now (`mise.*.toml`): kept
+    read-only with direct writes. One a command adds is not known before it runs: change
+    sets hold it, at any depth."""
+    found = [root]
+    for component in name.split("/"):
+        below = []
+        for directory in found:
+            if "*" not in component:
+                below.append(os.path.join(directory, component))
+                continue
+            try:
+                names = os.listdir(directory)
+            except OSError:
+                continue
+            below += [os.path.join(directory, n) for n in names if name_matches(n, component)]
+        found = below[:MAX_MATCHES]
+    return [p for p in found if os.path.lexists(p)]
 
 
 class Resolution:
@@ -325,7 +349,9 @@ class Resolution:
             )
             self.notes.extend(guard.notes)
             for name in protected:
-                if not name.startswith(".git/"):
+                if "*" in name:
+                    found.read_only.extend(_matching(root, name))
+                elif not name.startswith(".git/"):
                     path = os.path.join(root, name)
                     # missing ones (a new .nvim.lua, .envrc) are watched: removed if created
                     found.keep(path)

@@ -198,9 +198,8 @@ def limited(policy: Policy) -> list[str]:
 def finish_command(policy: Policy) -> list[str]:
     """[python, package directory, code]: how the launcher runs the change-set check. The check
     runs on the host, so neither may be anything a sandboxed command could have written."""
-    from corral.errors import BackendError
-
     import corral
+    from corral.errors import BackendError
 
     package_dir = os.path.dirname(os.path.abspath(corral.__file__))
     parent = os.path.dirname(package_dir)

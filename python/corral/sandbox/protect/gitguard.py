@@ -370,6 +370,7 @@ def _keep_named(
             result.file(link)
     # (word, the directory it may be relative to, directories the script cd's into, whether
     # only an existing file counts: a config's words are not all paths)
+    python_scripts: set[str] = set()  # words a Python runs as its script
     named: list[tuple[str, str | None, tuple[str, ...], bool]] = [
         (w, None, (), False) for command in commands for w in path_words(command.split())
     ]
@@ -403,9 +404,16 @@ def _keep_named(
             for name in _module_files(module):
                 result.file(os.path.join(tree, name))
             result.module_dirs.append(tree)
+        scripts, from_top = _python_starts(text)
+        python_scripts.update(scripts)
+        if from_top:  # `python3 -c '...'`, `python3 - <<EOF`: the top is looked in first
+            result.module_dirs.append(tree)
     for word, base, entered, files_only in named:
         word = word.strip("\"'")
         for path, sure in _placed(tree, word, base, entered):
+            if word in python_scripts and os.path.isfile(path):
+                # `python3 tools/check`, no shebang: Python looks in tools/ first
+                result.module_dirs.append(os.path.dirname(os.path.realpath(path)))
             if files_only:
                 if os.path.isfile(path):
                     result.file(path)
@@ -416,6 +424,47 @@ def _keep_named(
             # only by another reading of the word, when it is there
             elif (sure and "/" in word) or os.path.isfile(path):
                 result.file(path)
+
+
+# Python options whose value is the next word (`-W error`, `-X dev`)
+PYTHON_VALUE_OPTIONS = frozenset({"-W", "-X", "--check-hash-based-pycs"})
+
+
+def _python_word(word: str) -> bool:
+    """`python3`, `/usr/bin/python3.11`, `pypy3`: a word that starts Python."""
+    name = os.path.basename(word)
+    for stem in ("python", "pypy"):
+        if name.startswith(stem):
+            return name[len(stem) :].replace(".", "").isdigit() or name == stem
+    return False
+
+
+def _python_starts(text: str) -> tuple[list[str], bool]:
+    """How a text starts Python: the script words it runs (`python3 tools/check`), and
+    whether a Python of it looks in the directory it starts in first (`-c`, `-` or `-m`)."""
+    for c in "();&|`\"'":
+        text = text.replace(c, " ")
+    words = text.split()
+    scripts: list[str] = []
+    from_top = False
+    for i, word in enumerate(words):
+        if not _python_word(word):
+            continue
+        rest = iter(words[i + 1 :])
+        for option in rest:
+            if option in PYTHON_VALUE_OPTIONS:
+                next(rest, None)
+            elif option == "-" or (
+                option.startswith("-")
+                and not option.startswith("--")
+                and any(c in option[1:] for c in "cm")
+            ):
+                from_top = True
+                break
+            elif not option.startswith("-"):
+                scripts.append(option)
+                break
+    return scripts, from_top
 
 
 def _config_words(text: str) -> list[str]:

@@ -25,13 +25,18 @@ MAX_HOOKS = 64
 MAX_HOOK_BYTES = 64 * 1024
 MAX_CONFIG_BYTES = 256 * 1024
 
+# every config lefthook reads: its main and local config, plain or dotted, at the top or in
+# .config/, in each format it takes (a list of known names fell behind lefthook's own)
 LEFTHOOK_FILES = (
-    "lefthook.yml", "lefthook.yaml", "lefthook.toml", "lefthook.json",
-    ".lefthook.yml", ".lefthook.yaml", ".lefthook.toml", ".lefthook.json",
-    "lefthook-local.yml", "lefthook-local.yaml", ".lefthook-local.yml", ".lefthook-local.yaml",
-    ".config/lefthook.yml", ".config/lefthook.yaml", ".config/lefthook-local.yml",
-    ".lefthook", ".lefthook-local",
-)  # fmt: skip
+    *(
+        f"{place}{stem}.{ext}"
+        for place in ("", ".config/")
+        for stem in ("lefthook", ".lefthook", "lefthook-local", ".lefthook-local")
+        for ext in ("yml", "yaml", "toml", "json", "jsonc")
+    ),
+    ".lefthook",
+    ".lefthook-local",
+)
 OVERCOMMIT_FILES = (".overcommit.yml", ".git-hooks")
 PRE_COMMIT_DEFAULT = ".pre-commit-config.yaml"
 
