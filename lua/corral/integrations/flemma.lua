@@ -113,7 +113,88 @@ local function decision(tool_name, input, context)
   if decided.decision == "approve" and call.name == "bash" and not M.wraps(bufnr) then
     return "require_approval" -- approved because corral's sandbox confines it: not here
   end
-  return decided.decision
+  return decided.decision, decided.reason
+end
+
+---Why corral refuses a call however it was approved, or nil.
+---@return string|nil
+local function refused(tool_name, input, bufnr)
+  local decided, reason = decision(tool_name, input, { bufnr = bufnr })
+  if decided ~= "deny" then
+    return nil
+  end
+  return "corral: refused, however it was approved: " .. tostring(reason or "see :Sandbox status")
+end
+
+---Flemma runs a tool whose result block says `(approved)` without asking its approval chain,
+---and the model's own text can write such a block into the chat (Flemma writes replies as
+---they come): every executor Flemma looks up asks corral again, right before it runs.
+local function guard_executors()
+  local ok, registry = pcall(require, "flemma.tools.registry")
+  if not ok or type(registry.get_executor) ~= "function" or registry.corral_guarded then
+    return
+  end
+  local get_executor = registry.get_executor
+  registry.get_executor = function(name, ...)
+    local fn, is_async = get_executor(name, ...)
+    if type(fn) ~= "function" then
+      return fn, is_async
+    end
+    if is_async then
+      return function(input, ctx, callback)
+        local why = refused(name, input, ctx and ctx.bufnr)
+        if why then
+          callback({ success = false, error = why })
+          return nil
+        end
+        return fn(input, ctx, callback)
+      end, is_async
+    end
+    return function(input, ctx)
+      local why = refused(name, input, ctx and ctx.bufnr)
+      if why then
+        return { success = false, error = why }
+      end
+      return fn(input, ctx)
+    end, is_async
+  end
+  registry.corral_guarded = true
+end
+
+---Flemma reads the files a chat's `{{ include() }}` and `@./file` references name on the
+---host, when it builds a request, and the model's text can open a message holding them:
+---a path corral's read refuses (a credential, a hidden area) is refused there too. Every
+---include, nested ones too, resolves its path through this one function.
+local function guard_includes()
+  local ok, path_util = pcall(require, "flemma.utilities.path")
+  if not ok or type(path_util.resolve) ~= "function" or path_util.corral_guarded then
+    return
+  end
+  local resolve = path_util.resolve
+  path_util.resolve = function(path, base_dir, ...)
+    local resolved = resolve(path, base_dir, ...)
+    local caller = debug.getinfo(2, "S")
+    local source = caller and caller.source or ""
+    if type(resolved) == "string" and source:find("flemma/templating/eval.lua", 1, true) then
+      local decided = require("corral").decide(
+        { name = "read", input = { path = resolved } },
+        { bufnr = current_buffer() }
+      )
+      if not decided or decided.decision == "deny" then
+        error({
+          type = "file",
+          filename = resolved,
+          raw = path,
+          error = "corral: refused to include "
+            .. resolved
+            .. ": "
+            .. tostring(decided and decided.reason or "corral could not decide"),
+        })
+      end
+    end
+    return resolved
+  end
+  path_util.corral_guarded = true
 end
 
 ---@param backend_config table
@@ -231,6 +312,8 @@ end
 ---Register corral with Flemma: call after `require("flemma").setup()`. Safe to call again.
 function M.setup()
   replace_file_tools()
+  guard_executors()
+  guard_includes()
   require("flemma.sandbox").register(M.BACKEND, {
     priority = M.BACKEND_PRIORITY,
     description = "corral (bwrap with corral's deny-lists, change sets and limits)",
