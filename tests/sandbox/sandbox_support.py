@@ -166,3 +166,18 @@ def corral_run_on_a_terminal(
         os.close(main)
         os.close(secondary)
     return done, seen
+
+
+def apply_a_venv_made_as_root(host: Host, stderr: str, venv_bin: Path) -> None:
+    """As root a venv's links to its interpreter are held (root can write every interpreter,
+    so a file that comes to lead there would rewrite it when saved): check it says so, and
+    apply them as the message asks. Other users' venvs are applied as they are."""
+    if os.geteuid() != 0:
+        assert "held" not in stderr, stderr
+        return
+    assert "a venv's link to" in stderr and "if you made this venv, apply it" in stderr, stderr
+    out = host.corral("changes").stdout
+    held = [ln.split(":")[0] for ln in out.splitlines() if ": held" in ln and ln[0] != " "]
+    for change_id in held:
+        applied = host.corral("apply", change_id, str(venv_bin))
+        assert applied.returncode == 0, applied.stderr

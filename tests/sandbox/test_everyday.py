@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from .sandbox_support import DONE, q
+from .sandbox_support import DONE, apply_a_venv_made_as_root, q
 
 pytestmark = pytest.mark.sandbox
 
@@ -62,6 +62,7 @@ cat {q(scratch)}
     assert f"venv {host.ws}/.venv" in r.stdout
     assert "OK" in r.stdout  # unittest's summary line
     assert "source\nbuilt\nscratch\n" in r.stdout
+    apply_a_venv_made_as_root(host, r.stderr, host.ws / ".venv" / "bin")
 
     # The host sees the work: the merge and the commit it brought, the files, the venv.
     assert host.git("log", "-1", "--format=%s", "main") == "merge feature\n"

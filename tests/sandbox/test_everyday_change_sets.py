@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import shutil
 import zipfile
 from typing import TYPE_CHECKING
 
 import pytest
 
-from .sandbox_support import DONE, q
+from .sandbox_support import DONE, apply_a_venv_made_as_root, q
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -74,12 +75,16 @@ def test_a_venv_and_pip_install_into_the_workspace(host: Host) -> None:
     wheel = host.ws / "dist" / "hello_corral-1.0-py3-none-any.whl"
     wheel.parent.mkdir()
     _wheel(wheel)
-    run(
-        host,
+    done = host.sh(
+        host.vars() + '\ncd "$WS"\nset -e\n'
         "python3 -m venv venv\n"
         f"venv/bin/python -m pip install -q --no-index --no-deps {q(wheel)}\n"
         "venv/bin/python -c 'import hello_corral; print(hello_corral.GREETING)'",
+        "workspace-write",
     )
+    assert DONE in done.stdout, done.stdout + done.stderr
+    apply_a_venv_made_as_root(host, done.stderr, host.ws / "venv" / "bin")
+    assert os.access(host.ws / "venv" / "bin" / "python", os.X_OK)
     found = list((host.ws / "venv" / "lib").glob("python3*/site-packages/hello_corral"))
     assert found, "the package did not reach the workspace"
 

@@ -184,7 +184,8 @@ def test_a_link_above_a_hidden_area_is_held(host: Host) -> None:
     run(host, "ln -s / rootlink; mkdir -p v/bin; touch v/pyvenv.cfg\n"
               "ln -s /usr/bin/python3 v/bin/python\n")  # fmt: skip
     assert not (host.ws / "rootlink").is_symlink()
-    assert (host.ws / "v" / "bin" / "python").is_symlink()  # a venv's interpreter passes
+    # a venv's interpreter passes where you cannot write it (as root you can: held)
+    assert (host.ws / "v" / "bin" / "python").is_symlink() == (os.geteuid() != 0)
 
 
 def test_a_relative_pythonpath_holds_start_up_modules_at_any_depth(host: Host) -> None:
@@ -589,8 +590,26 @@ def test_only_an_interpreter_passes_as_a_venvs_link_out_of_the_roots(host: Host)
     )
     assert not (host.ws / "w" / "bin" / "app.py").is_symlink()
     assert not (host.ws / "w" / "bin" / "python3").is_symlink()  # named so, not one
-    assert (host.ws / "w" / "bin" / "python").is_symlink()
+    assert (host.ws / "w" / "bin" / "python").is_symlink() == (os.geteuid() != 0)
     assert target.read_text() == "outside\n"
+
+
+def test_a_venvs_link_out_of_the_roots_leads_only_to_what_you_cannot_write(host: Host) -> None:
+    """r11c D2: links in the workspace made while they dangled (`notes.txt -> p/sub/python3`,
+    then `p/sub -> ../.venv/bin`) later led a file the editor holds to a venv's interpreter
+    link out of the roots: a save wrote an interpreter the user runs. Only an interpreter
+    the user cannot write passes, so a save through any path changes nothing."""
+    mine = host.outside / "python3"
+    mine.write_text("#!/bin/sh\n")
+    mine.chmod(0o755)  # an interpreter of yours (pyenv's, uv's, ~/.local/bin)
+    (host.ws / "notes.txt").write_text("notes\n")
+    run(host, "rm notes.txt; mkdir -p p; ln -s p/sub/python3 notes.txt\n")
+    run(host, "ln -s ../.venv/bin p/sub\n")
+    run(host, f"mkdir -p .venv/bin; touch .venv/pyvenv.cfg; ln -s {mine} .venv/bin/python3\n")
+    assert not (host.ws / ".venv" / "bin" / "python3").is_symlink()
+    assert not os.path.exists(host.ws / "notes.txt") or not os.path.samefile(
+        host.ws / "notes.txt", mine
+    )
 
 
 def test_every_config_mercurial_and_prek_read_is_kept(host: Host) -> None:

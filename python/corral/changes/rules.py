@@ -567,18 +567,28 @@ class Checker:
                 f"{entry.path} replaced by a symlink to {entry.target}, outside the writable "
                 "roots: saving the file would write there",
             )  # fmt: skip
-        if not self._venv_interpreter(entry, resolved):
-            # A link out of the writable roots: a file of that name open in your editor, or a
-            # program writing to it, would write there at its next save, however the link
-            # came to be (a file deleted in one run and a link made in the next, a directory
-            # on its way made a link later), and wherever it leads (a toolchain of yours, or
-            # /usr for root, where a .pth runs code). Only a venv's interpreter passes.
-            return self.refusal(
-                "symlink-outside", entry.path, BUILTIN,
-                f"a symlink to {entry.target}, outside the writable roots: saving or writing "
-                "through it would change what is there",
-            )  # fmt: skip
-        return None
+        if self._venv_interpreter(entry, resolved):
+            if os.access(resolved, os.W_OK):
+                # Links in the workspace made while they dangled (`notes.txt -> p/python3`,
+                # later `p -> .venv/bin`) can come to lead here: a save through them would
+                # rewrite an interpreter you run. Passes only where no save can.
+                return self.refusal(
+                    "symlink-outside", entry.path, BUILTIN,
+                    f"a venv's link to {resolved}, an interpreter you can write (as root, "
+                    "every file): a file that comes to lead here would rewrite it when saved; "
+                    "if you made this venv, apply it",
+                )  # fmt: skip
+            return None
+        # A link out of the writable roots: a file of that name open in your editor, or a
+        # program writing to it, would write there at its next save, however the link came
+        # to be (a file deleted in one run and a link made in the next, a directory on its
+        # way made a link later), and wherever it leads (a toolchain of yours, or /usr for
+        # root, where a .pth runs code). Only a venv's interpreter passes.
+        return self.refusal(
+            "symlink-outside", entry.path, BUILTIN,
+            f"a symlink to {entry.target}, outside the writable roots: saving or writing "
+            "through it would change what is there",
+        )  # fmt: skip
 
     def _venv_interpreter(self, entry: Entry, resolved: str) -> bool:
         """`.venv/bin/python -> /usr/bin/python3.11`: a link named like an interpreter in a
