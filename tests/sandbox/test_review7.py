@@ -743,3 +743,28 @@ def test_a_protected_name_with_a_star_is_read_only_with_direct_writes(host: Host
                        "echo x >> mise.dev.toml; echo done", cwd=host.ws)  # fmt: skip
     assert "done" in done.stdout, done.stderr
     assert (host.ws / "mise.dev.toml").read_text() == "# mine\n"
+
+
+def test_a_replaced_directory_shows_and_counts_what_it_deletes(host: Host) -> None:
+    """r11c D1: `rm -rf docs; mkdir docs; echo > docs/README.txt` showed and counted one file
+    added; applying it (reviewed: "1 added, 0 deleted") took the host's whole docs/ away."""
+    from .test_change_sets import held_ids
+
+    (host.ws / "docs" / "sub").mkdir(parents=True)
+    (host.ws / "docs" / "notes.txt").write_text("precious\n")
+    (host.ws / "docs" / "sub" / "deep.txt").write_text("deep\n")
+    (host.ws / "docs" / "keep.txt").write_text("old\n")
+    done = host.corral("run", "--writes", "review", "--", "sh", "-c",
+                       "rm -rf docs; mkdir docs; echo r > docs/README.txt; "
+                       "echo new > docs/keep.txt", cwd=host.ws)  # fmt: skip
+    assert "deleting 2 of its entries" in done.stderr, done.stderr
+    (change_id,) = held_ids(host)
+    shown = host.corral("changes", change_id, "--diff").stdout
+    assert "replace" in shown and "deletes 2 of the host's entries" in shown, shown
+    assert f"delete {host.ws / 'docs' / 'notes.txt'}" in shown
+    assert "-precious" in shown  # the diff shows what goes
+    applied = host.corral("apply", change_id)
+    assert "1 added, 1 modified, 2 deleted" in applied.stdout + applied.stderr, applied
+    assert not (host.ws / "docs" / "notes.txt").exists()
+    host.corral("undo")
+    assert (host.ws / "docs" / "notes.txt").read_text() == "precious\n"

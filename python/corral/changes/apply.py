@@ -24,6 +24,7 @@ import os
 import stat
 
 from corral.changes.journal import Journal, move
+from corral.changes.scan import replaced
 from corral.changes.tree import chmod_dir
 
 TYPE_CHECKING = False
@@ -288,6 +289,7 @@ def _apply(
     later: list[tuple[str, int]] = []  # (path, mode) of directories, set last, deepest first
     moved_until = 0  # entries before this index went with a directory moved whole
     real: set[str] = set()  # host directories known to be real ones (see _parents_...)
+    put_back: set[str] = set()  # host paths below a replaced directory the change set has
     for serial, entry in enumerate(entries):
         target = entry.path
         steps.current = target
@@ -337,6 +339,11 @@ def _apply(
                     steps.add(target, lambda t=target, m=old: chmod_dir(t, m))
                     journal.record(op="chmod", path=target, old=old)
                 continue
+            if st is not None and stat.S_ISDIR(st.st_mode):
+                # a directory replacing the host's: what it had goes (to the journal)
+                taken, back = replaced(entry)
+                changed += [{"path": p, "change": "deleted"} for p in taken]
+                put_back |= back
             saved = journal.save(target) if st is not None else None
             if saved is not None:
                 steps.add(target, _restore(journal, saved, target))
@@ -357,7 +364,8 @@ def _apply(
         if copied:
             left.append(entry)
         journal.record(op="put", path=target, saved=saved, stat=_stat(target))
-        changed.append({"path": target, "change": "modified" if st is not None else "added"})
+        was_there = st is not None or target in put_back
+        changed.append({"path": target, "change": "modified" if was_there else "added"})
     # Modes without the owner's write or search, now that nothing more goes below them:
     # deepest first; undo puts the owner's access back before it takes anything out.
     for target, mode in sorted(later, key=lambda item: item[0].count("/"), reverse=True):

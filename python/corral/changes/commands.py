@@ -112,19 +112,36 @@ def _diff(host: str, staged: str, label: str, kind: str) -> list[str]:
 def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
     """What one held change set holds, path by path with its verdict; with `diffs`, a unified
     diff of each file against the workspace (what applying it would change)."""
+    from corral.changes.scan import replaced
+
     with finish.Locked():
         stage = _stage(change_id)
         plan, checked, problems = finish.read(stage, now(stage))
     out = Outcome([finish.shown(f"{plan['id']} (workspace {plan['cwd']})")])
     shown_lines = 0
+    gone: dict[str, list[str]] = {}  # replaced directory -> the host paths it takes away
     for entry, refusal in checked:
-        if entry.kind == "dir" and refusal is None:
+        if entry.kind == "dir":
+            gone[entry.path] = replaced(entry)[0]
+        if entry.kind == "dir" and refusal is None and not gone[entry.path]:
             continue
         verdict = f"refused: {refusal.message}" if refusal else "passes the check"
         change = "delete" if entry.kind == "whiteout" else entry.kind
+        if gone.get(entry.path):
+            change = "replace"
+            verdict += f"; deletes {len(gone[entry.path])} of the host's entries in it:"
         out.out.append(finish.shown(f"  {change:7} {entry.path}: {verdict}"))
+        out.out += [finish.shown(f"    delete {p}") for p in gone.get(entry.path, ())[:50]]
+        if len(gone.get(entry.path, ())) > 50:
+            out.out.append(f"    (and {len(gone[entry.path]) - 50} more)")
     out.out += [finish.shown(f"  unread: {problem}") for problem in problems]
     if diffs:
+        for path in (p for paths in gone.values() for p in paths):
+            if shown_lines > DIFF_LINES:
+                break
+            lines = _diff(path, path, os.path.relpath(path, plan["cwd"]), "deleted")
+            shown_lines += len(lines)
+            out.out += lines
         for entry, _ in checked:
             if entry.kind in ("dir", "special") or shown_lines > DIFF_LINES:
                 continue

@@ -102,6 +102,7 @@ def settle(
     Returns the report, also written to the staging area while anything is held."""
     from corral.changes import journal as journals
     from corral.changes.apply import ApplyFailed, apply, clear
+    from corral.changes.scan import replaced
     from corral.paths import is_within
 
     accepted = []
@@ -115,6 +116,12 @@ def settle(
                 held.append(refusal.as_dict())
         elif entry.kind != "dir":
             held.append({"path": entry.path, "code": "review", "message": "held for review"})
+        elif (gone := len(replaced(entry)[0])) > 0:
+            held.append({
+                "path": entry.path, "code": "review",
+                "message": f"held for review: it replaces the directory there, deleting {gone} "
+                "of its entries (corral changes --diff lists them)",
+            })  # fmt: skip
     journal = journals.Journal(plan["id"])
     why = ""
     try:

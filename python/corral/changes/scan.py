@@ -122,3 +122,33 @@ def scan(root: str, upper: str, limit: int = MAX_ENTRIES) -> tuple[list[Entry], 
 def _parents_first(entries: list[Entry]) -> list[Entry]:
     # Sorting by path components keeps every directory before its contents.
     return sorted(entries, key=lambda e: e.rel.split("/"))
+
+
+MAX_REPLACED = 10_000
+
+
+def replaced(entry: Entry) -> tuple[list[str], frozenset[str]]:
+    """What an opaque directory (`rm -rf d; mkdir d`) does to the host's directory at its
+    path: (the host paths below it that go, a directory counting for all below it; the host
+    paths the change set puts back, changed or not). Applying moves the host's directory
+    whole into the undo journal, so these are deletions to show and count."""
+    if not entry.opaque or not os.path.isdir(entry.path) or os.path.islink(entry.path):
+        return [], frozenset()
+    gone: list[str] = []
+    back: set[str] = set()
+    stack = [""]
+    while stack and len(gone) + len(back) < MAX_REPLACED:
+        rel = stack.pop()
+        try:
+            items = list(os.scandir(os.path.join(entry.path, rel)))
+        except OSError:
+            continue
+        for item in items:
+            below = os.path.join(rel, item.name)
+            if not os.path.lexists(os.path.join(entry.source, below)):
+                gone.append(os.path.join(entry.path, below))
+                continue
+            back.add(os.path.join(entry.path, below))
+            if item.is_dir(follow_symlinks=False):
+                stack.append(below)
+    return sorted(gone), frozenset(back)
