@@ -123,7 +123,7 @@ M.subcommands = {
   apply = on_held("apply_changes", "apply", "apply a held change set: what passes the check, and the paths named", true),
   discard = on_held("discard_changes", "discard", "drop a held change set, or the paths named from it", false),
   undo = {
-    desc = "undo the newest applied change set",
+    desc = "undo the newest change set applied to this workspace",
     impl = function(args)
       change_call("undo", { id = args[1] or "" })
       vim.cmd("checktime")

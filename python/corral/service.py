@@ -265,7 +265,9 @@ class Service:
     def do_undo(self, request: Mapping[str, Any]) -> dict[str, Any]:
         from corral.changes import commands
 
-        return commands.undo(str(request.get("id") or "") or None).as_dict()
+        # the buffer's workspace: its newest change set, not another workspace's
+        cwd = str(request.get("cwd") or "") or None
+        return commands.undo(str(request.get("id") or "") or None, cwd).as_dict()
 
     def do_sweep(self, request: Mapping[str, Any]) -> list[str]:
         from corral.sandbox.protect.gitguard import sweep

@@ -768,3 +768,20 @@ def test_a_replaced_directory_shows_and_counts_what_it_deletes(host: Host) -> No
     assert not (host.ws / "docs" / "notes.txt").exists()
     host.corral("undo")
     assert (host.ws / "docs" / "notes.txt").read_text() == "precious\n"
+
+
+def test_undo_undoes_this_workspaces_change_set_not_anothers(host: Host) -> None:
+    """r11c L1: `corral undo` typed in one workspace undid the newest change set of any
+    workspace (another project's), and said so only afterwards."""
+    other = host.ws.parent / "other-ws"
+    other.mkdir()
+    (host.ws / "mine.txt").write_text("before\n")
+    run(host, "echo after > mine.txt\n")
+    done = host.corral("run", "--", "sh", "-c", "echo theirs > theirs.txt", cwd=other)
+    assert (other / "theirs.txt").exists(), done.stderr
+    undone = host.corral("undo")  # typed in host.ws
+    assert undone.returncode == 0, undone.stderr
+    assert (host.ws / "mine.txt").read_text() == "before\n"
+    assert (other / "theirs.txt").exists()
+    assert "nothing to undo" in host.corral("undo").stdout
+    assert (other / "theirs.txt").exists()

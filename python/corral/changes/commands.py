@@ -194,15 +194,50 @@ def discard(change_id: str, paths: list[str]) -> Outcome:
     return Outcome([f"discarded {len(wanted)} path(s) from {change_id}"])
 
 
-def undo(change_id: str | None = None) -> Outcome:
-    """Undo the newest applied change set (or the one named, when it is the newest)."""
+def _touched(entry: str) -> list[str]:
+    try:
+        return [r["path"] for r in journals.records(entry)]
+    except (OSError, ValueError, KeyError):
+        return []
+
+
+def _pick(names: list[str], change_id: str | None, cwd: str | None) -> str:
+    """The journal entry to undo: the one named, else the newest that changed a path in
+    `cwd` (your workspace: another workspace's newer change set is not yours to undo from
+    here; "" when there is none), else the newest. A newer entry that changed a path of it,
+    or a directory above one, must be undone first."""
+    from corral.paths import is_within
+
+    if change_id:
+        chosen = next((n for n in names if n.endswith(os.path.basename(change_id))), None)
+        if chosen is None:
+            raise CorralError(f"no applied change set {change_id} in the undo journal")
+    elif cwd:
+        found = (n for n in reversed(names) if any(is_within(p, cwd) for p in _touched(n)))
+        chosen = next(found, "")
+        if not chosen:
+            return ""
+    else:
+        chosen = names[-1]
+    mine = _touched(chosen)
+    for later in names[names.index(chosen) + 1 :]:
+        if any(is_within(p, q) or is_within(q, p) for p in _touched(later) for q in mine):
+            raise CorralError(
+                f"{later}, applied after {chosen}, changed the same paths: undo it first"
+            )
+    return chosen
+
+
+def undo(change_id: str | None = None, cwd: str | None = None) -> Outcome:
+    """Undo the change set named, or the newest that changed your workspace (`cwd`)."""
     with finish.Locked():
         names = journals.entries()
         if not names:
             return Outcome(["nothing to undo"])
-        newest = names[-1]
-        if change_id and not newest.endswith(os.path.basename(change_id)):
-            raise CorralError(f"only the newest change set can be undone first: {newest}")
+        newest = _pick(names, change_id, cwd)
+        if not newest:
+            return Outcome([f"nothing to undo in {cwd} (corral undo ID undoes a change set "
+                            "of another workspace)"])  # fmt: skip
         conflicts = journals.conflicts(newest)
         if conflicts:
             out = Outcome([], [*conflicts, f"{newest} not undone: nothing was changed"])

@@ -20,7 +20,7 @@ usage: corral run    [OPTIONS] [--timeout SECONDS] -- COMMAND [ARG...]
        corral changes [ID [--diff]]     held change sets, or what one holds (and diffs)
        corral apply ID [PATH...]        apply a held change set (PATHs: also refused ones)
        corral discard ID [PATH...]      drop a held change set, or PATHs from it
-       corral undo [ID]                 undo the newest applied change set
+       corral undo [ID]                 undo this workspace's newest applied change set
        corral --version
 
 Runs COMMAND confined by the sandbox: the workspace (--cwd, default: the current

@@ -58,4 +58,6 @@ def discard(args: list[str]) -> int:
 
 
 def undo(args: list[str]) -> int:
-    return _print(commands.undo(args[0] if args else None))
+    import os
+
+    return _print(commands.undo(args[0] if args else None, os.getcwd()))
