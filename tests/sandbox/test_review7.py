@@ -785,3 +785,18 @@ def test_undo_undoes_this_workspaces_change_set_not_anothers(host: Host) -> None
     assert (other / "theirs.txt").exists()
     assert "nothing to undo" in host.corral("undo").stdout
     assert (other / "theirs.txt").exists()
+
+
+def test_a_review_shows_a_directorys_mode_change_and_where_links_lead(host: Host) -> None:
+    """r11c L2: a mode change on an existing directory (`chmod 1777` of a 0700 one) was
+    applied without being shown, and links were listed without their targets."""
+    from .test_change_sets import held_ids
+
+    (host.ws / "priv").mkdir(mode=0o700)
+    (host.ws / "priv").chmod(0o700)
+    host.corral("run", "--writes", "review", "--", "sh", "-c",
+                "chmod 1777 priv; ln -s README.md readme-link", cwd=host.ws)  # fmt: skip
+    (change_id,) = held_ids(host)
+    shown = host.corral("changes", change_id).stdout
+    assert f"mode    {host.ws / 'priv'}: 0700 -> 1700" in shown, shown
+    assert f"{host.ws / 'readme-link'} -> README.md" in shown, shown

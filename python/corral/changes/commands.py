@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from corral.changes.scan import Entry
+
     Now = Callable[[str], dict[str, list[str]]]
 
 DIFF_BYTES = 256 * 1024  # a file larger than this is named, not shown
@@ -109,6 +111,23 @@ def _diff(host: str, staged: str, label: str, kind: str) -> list[str]:
     return [header, *(finish.shown(line.rstrip("\n")) for line in lines)]
 
 
+def _mode_change(entry: Entry) -> str:
+    """`0700 -> 1700`: the mode an existing directory would get, where it changes."""
+    import stat
+
+    from corral.changes.apply import OWNER, safe_mode
+
+    try:
+        st = os.lstat(entry.path)
+    except OSError:
+        return ""
+    if not stat.S_ISDIR(st.st_mode):
+        return ""
+    old = stat.S_IMODE(st.st_mode)
+    new = safe_mode(entry.mode, old) | (old & OWNER)
+    return f"{old:04o} -> {new:04o}" if new != old else ""
+
+
 def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
     """What one held change set holds, path by path with its verdict; with `diffs`, a unified
     diff of each file against the workspace (what applying it would change)."""
@@ -124,13 +143,17 @@ def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
         if entry.kind == "dir":
             gone[entry.path] = replaced(entry)[0]
         if entry.kind == "dir" and refusal is None and not gone[entry.path]:
+            mode = _mode_change(entry)
+            if mode:
+                out.out.append(finish.shown(f"  mode    {entry.path}: {mode}"))
             continue
         verdict = f"refused: {refusal.message}" if refusal else "passes the check"
         change = "delete" if entry.kind == "whiteout" else entry.kind
         if gone.get(entry.path):
             change = "replace"
             verdict += f"; deletes {len(gone[entry.path])} of the host's entries in it:"
-        out.out.append(finish.shown(f"  {change:7} {entry.path}: {verdict}"))
+        where = f"{entry.path} -> {entry.target}" if entry.kind == "link" else entry.path
+        out.out.append(finish.shown(f"  {change:7} {where}: {verdict}"))
         out.out += [finish.shown(f"    delete {p}") for p in gone.get(entry.path, ())[:50]]
         if len(gone.get(entry.path, ())) > 50:
             out.out.append(f"    (and {len(gone[entry.path]) - 50} more)")
