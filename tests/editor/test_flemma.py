@@ -98,6 +98,9 @@ def test_a_credential_is_hidden_from_flemmas_bash_and_its_read_is_denied(
     ]
     (workspace / "notes.txt").write_text("x")
     assert resolve(ed, "read", path="notes.txt") == ["approve", "urn:flemma:approval:config"]
+    # r11b F4: Flemma's ls runs on the host: a hidden directory's names are not listed
+    assert resolve(ed, "ls", path=str(home / ".ssh"))[0] == "deny"
+    assert resolve(ed, "ls", path=".")[0] == "approve"
 
 
 def test_the_approval_decision_is_corrals(fl: Editor, workspace: Path) -> None:

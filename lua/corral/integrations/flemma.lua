@@ -55,6 +55,14 @@ local function as_corral_call(tool_name, input, bufnr)
     return { name = "bash", input = { command = input.command } }
   elseif tool_name == "read" then
     return { name = "read", input = { path = as_flemma_resolves(input.path, bufnr) } }
+  elseif tool_name == "ls" then
+    -- Flemma's ls runs on the host, its relative paths against the working directory: a
+    -- hidden directory (~/.ssh) is not listed
+    local path = input.path
+    if type(path) == "string" and path ~= "" and not path:match("^[/~]") then
+      path = vim.fs.joinpath(vim.fn.getcwd(), path)
+    end
+    return { name = "ls", input = { path = path } }
   elseif tool_name == "write" then
     return {
       name = "write",
