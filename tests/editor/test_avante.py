@@ -314,6 +314,13 @@ def test_a_path_avante_would_edit_unescaped_is_refused(av: Editor, workspace: Pa
     )
     assert not canary.exists()
     assert "refused" in got and "unescaped" in got, got
+    # r11b A3: applying a code block makes the directories above its path: not outside
+    for outside in ("../elsewhere/new/x.py", "/var/tmp/corral-avante-elsewhere/x.py"):
+        got = av.lua(
+            "local ok, err = pcall(require('avante.utils').open_buffer, ...) return tostring(err)",
+            outside,
+        )
+        assert "outside avante's project" in got, got
     (workspace / "plain.py").write_text("x = 1\n")
     av.lua("require('avante.utils').open_buffer(...)", str(workspace / "plain.py"))
     assert av.lua("return vim.api.nvim_buf_get_name(0)") == str(workspace / "plain.py")

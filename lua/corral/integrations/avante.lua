@@ -239,6 +239,33 @@ function M.tools()
   }
 end
 
+---Whether a path from the model stays inside avante's project root, as written and through
+---the links of the part of it that exists.
+---@param Utils table avante.utils
+---@param path string
+---@return boolean
+function M.in_project(Utils, path)
+  local ok, root = pcall(Utils.get_project_root)
+  if not ok or type(root) ~= "string" or root == "" then
+    return false
+  end
+  root = vim.fs.normalize(root)
+  local full = path:sub(1, 1) == "/" and path or vim.fs.joinpath(root, path)
+  full = vim.fs.normalize(full)
+  local function inside(p, base)
+    return p == base or vim.startswith(p, base .. "/")
+  end
+  if not inside(full, root) then
+    return false
+  end
+  local existing = full
+  while existing ~= "/" and not vim.uv.fs_lstat(existing) do
+    existing = vim.fs.dirname(existing)
+  end
+  local real, real_root = vim.uv.fs_realpath(existing), vim.uv.fs_realpath(root)
+  return real ~= nil and real_root ~= nil and inside(real, real_root)
+end
+
 ---Two ways into avante that no option closes, patched once per session: the sidebar's own
 ---tools (SIDEBAR_REMOVED) are taken out of each request, and a path with a character `:edit`
 ---expands (EDIT_MAGIC) is refused before avante opens it.
@@ -271,6 +298,10 @@ function M.patch_sidebar()
       if type(path) == "string" and path:find(EDIT_MAGIC) then
         error("corral: refused to open " .. vim.inspect(path)
           .. ": avante would pass it to :edit unescaped, which expands ` | % # $ ~ and wildcards")
+      end
+      if type(path) == "string" and not M.in_project(Utils, path) then
+        -- applying a code block opens its path, then makes the directories above it
+        error("corral: refused to open " .. vim.inspect(path) .. ": outside avante's project")
       end
       return open_buffer(path, ...)
     end
