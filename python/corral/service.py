@@ -270,7 +270,7 @@ class Service:
         return commands.undo(str(request.get("id") or "") or None, cwd).as_dict()
 
     def do_sweep(self, request: Mapping[str, Any]) -> list[str]:
-        from corral.sandbox.protect.gitguard import sweep
+        from corral.sandbox.protect.sweep import sweep
 
         links = [(str(p), str(t)) for p, t in request.get("links") or []]
         return sweep(request.get("watch") or [], links)

@@ -6,7 +6,7 @@ import os
 import subprocess
 from typing import TYPE_CHECKING
 
-from corral.sandbox.protect import gitguard
+from corral.sandbox.protect import gitguard, sweep
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -111,13 +111,13 @@ def test_sweep_removes_what_appeared_and_restores_links(tmp_path: Path) -> None:
     tree = tmp_path / "hooks-created"
     link = tmp_path / "hooks"
     link.symlink_to("/shared/hooks")
-    assert gitguard.sweep([str(absent), str(tree)], [(str(link), "/shared/hooks")]) == []
+    assert sweep.sweep([str(absent), str(tree)], [(str(link), "/shared/hooks")]) == []
     absent.write_text("../evil\n")
     (tree / "sub").mkdir(parents=True)
     link.unlink()
     link.mkdir()
     (link / "pre-commit").write_text("evil")
-    repairs = gitguard.sweep([str(absent), str(tree)], [(str(link), "/shared/hooks")])
+    repairs = sweep.sweep([str(absent), str(tree)], [(str(link), "/shared/hooks")])
     assert len(repairs) == 3
     assert not absent.exists() and not tree.exists()
     assert os.readlink(link) == "/shared/hooks"

@@ -10,7 +10,7 @@ from corral.cli.layers import resolve
 from corral.cli.options import UsageError, parse
 from corral.paths import which
 from corral.sandbox.backends import default_registry
-from corral.sandbox.protect.gitguard import sweep
+from corral.sandbox.protect.sweep import sweep
 from corral.sandbox.runner import launch
 
 TYPE_CHECKING = False

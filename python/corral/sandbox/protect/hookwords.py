@@ -1,0 +1,262 @@
+"""What a hook, a hook manager's config or a git config command names in the work tree,
+read off its words (corral never runs them): the scripts it runs, directories whose every
+script runs (run-parts, globs), and where a Python it starts looks for modules first.
+Kept read-only (or watched) through the Protection the caller gives.
+"""
+
+from __future__ import annotations
+
+import os
+
+from corral.sandbox.protect import hookmanagers
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from corral.sandbox.protect.gitguard import Protection
+
+
+def is_python_script(path: str) -> bool:
+    """A regular file Python runs: named `.py`, or with a shebang naming Python (`python3`,
+    `/usr/bin/env python`, `uv run --script`)."""
+    if path.endswith((".py", ".pyw")):
+        return os.path.isfile(path)
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(256)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and any(w in first for w in (b"python", b"pypy", b"uv run"))
+
+
+def keep_named(
+    tree: str,
+    commands: list[str],
+    texts: list[tuple[str, str, bool]],
+    hooks: list[tuple[str, str, str | None]],
+    result: Protection,
+) -> None:
+    """Keep what the config's commands, the hooks and the hook managers' files name."""
+    from corral.sandbox.protect.direnv import (
+        path_words,  # only here: it imports shlex, which imports re
+    )
+
+    for _, _, link in hooks:
+        if link is not None:
+            result.file(link)
+    # (word, the directory it may be relative to, directories the script cd's into, whether
+    # only an existing file counts: a config's words are not all paths)
+    python_scripts: set[str] = set()  # words a Python runs as its script
+    named: list[tuple[str, str | None, tuple[str, ...], bool]] = [
+        (w, None, (), False) for command in commands for w in path_words(command.split())
+    ]
+    for base, text, is_config in [*((None, c, False) for c in commands), *texts]:
+        if base is not None:
+            # a config (YAML, TOML): every word may name a file, in any of its syntaxes
+            # (flow mappings, folded scalars); a script: the words path_words finds
+            # (a script's own simple assignments put in first: `D=checks.d; run-parts "$D"`)
+            text = text if is_config else _substituted(text)
+            words = _config_words(text) if is_config else path_words(text.split())
+            entered = tuple(_cd_targets(text))  # `(cd tools && ./lint.sh)`
+            named += [(w, base, entered, is_config) for w in words]
+            # a directory whose every script runs (`run-parts tools/pre-commit.d`, after a
+            # `cd tools` too), and, in a config, a glob of scripts (`bash -c 'for f in
+            # ci/checks/*.sh ...'`)
+            for word in _run_parts(text):
+                for path, sure in _placed(tree, word, base, entered):
+                    if sure or os.path.isdir(path):
+                        result.file(path)
+            if is_config:
+                for word in text.replace("'", " ").replace('"', " ").split():
+                    if "/" in word and "*" in word and not word.startswith(("^", "(")):
+                        path = os.path.normpath(os.path.join(tree, word))
+                        if path.startswith(tree + os.sep):
+                            _globbed(tree, path, result)
+        # (a filter's `python3 -m nbstripout` runs at a plain `git status` too)
+        for module in hookmanagers.run_modules(text):
+            # `python -m pre_commit` from the top of the work tree: a package there by that
+            # name is imported first; `-m tools.checker`: tools/ and checker in it; and
+            # every module that program imports (pre-commit's cfgv) is looked for there first
+            for name in _module_files(module):
+                result.file(os.path.join(tree, name))
+            result.module_dirs.append(tree)
+        scripts, from_top = _python_starts(text)
+        python_scripts.update(scripts)
+        if from_top:  # `python3 -c '...'`, `python3 - <<EOF`: the top is looked in first
+            result.module_dirs.append(tree)
+    for word, base, entered, files_only in named:
+        word = word.strip("\"'")
+        for path, sure in _placed(tree, word, base, entered):
+            if word in python_scripts and os.path.isfile(path):
+                # `python3 tools/check`, no shebang: Python looks in tools/ first
+                result.module_dirs.append(os.path.dirname(os.path.realpath(path)))
+            if files_only:
+                if os.path.isfile(path):
+                    result.file(path)
+            elif any(c in path for c in "*?["):
+                _globbed(tree, path, result)
+            # a script named with a `/` is kept even before it exists (an optional hook's
+            # `[ -x scripts/local.sh ] && ./scripts/local.sh`); a bare name, or one found
+            # only by another reading of the word, when it is there
+            elif (sure and "/" in word) or os.path.isfile(path):
+                result.file(path)
+
+
+# Python options whose value is the next word (`-W error`, `-X dev`)
+PYTHON_VALUE_OPTIONS = frozenset({"-W", "-X", "--check-hash-based-pycs"})
+
+
+def _python_word(word: str) -> bool:
+    """`python3`, `/usr/bin/python3.11`, `pypy3`: a word that starts Python."""
+    name = os.path.basename(word)
+    for stem in ("python", "pypy"):
+        if name.startswith(stem):
+            return name[len(stem) :].replace(".", "").isdigit() or name == stem
+    return False
+
+
+def _python_starts(text: str) -> tuple[list[str], bool]:
+    """How a text starts Python: the script words it runs (`python3 tools/check`), and
+    whether a Python of it looks in the directory it starts in first (`-c`, `-` or `-m`)."""
+    for c in "();&|`\"'":
+        text = text.replace(c, " ")
+    words = text.split()
+    scripts: list[str] = []
+    from_top = False
+    for i, word in enumerate(words):
+        if not _python_word(word):
+            continue
+        rest = iter(words[i + 1 :])
+        for option in rest:
+            if option in PYTHON_VALUE_OPTIONS:
+                next(rest, None)
+            elif option == "-" or (
+                option.startswith("-")
+                and not option.startswith("--")
+                and any(c in option[1:] for c in "cm")
+            ):
+                from_top = True
+                break
+            elif not option.startswith("-"):
+                scripts.append(option)
+                break
+    return scripts, from_top
+
+
+def _config_words(text: str) -> list[str]:
+    """The words of a hook manager's config, its punctuation dropped: each is checked for a
+    file of the work tree by that name."""
+    for c in "{}[],:\"'=":
+        text = text.replace(c, " ")
+    return [w for w in text.split() if not w.startswith("-") and "://" not in w]
+
+
+def _substituted(text: str) -> str:
+    """A hook script with its own simple assignments put in (`D=tools/hooks` then `"$D/x"`,
+    `${D}/x`): the paths it runs through a variable it sets itself."""
+    import re
+
+    values: dict[str, str] = {}
+    for m in re.finditer(r"(?m)^\s*(?:export\s+|local\s+|readonly\s+)?([A-Za-z_]\w*)=(\S*)", text):
+        value = m.group(2).strip("\"'")
+        if "$" not in value and "`" not in value and "(" not in value:
+            values[m.group(1)] = value
+    if not values:
+        return text
+    return re.sub(r"\$\{?([A-Za-z_]\w*)\}?", lambda m: values.get(m.group(1), m.group(0)), text)
+
+
+# run-parts' options that take a value as the next word (`--regex RE dir`)
+RUN_PARTS_VALUES = frozenset({"--regex", "--arg", "-a", "--umask", "-u"})
+
+
+def _run_parts(text: str) -> list[str]:
+    """Directories given to run-parts (every executable in them runs): its first word that
+    is neither an option nor an option's value."""
+    found: list[str] = []
+    waiting = skip = False
+    for c in "{}[],'\";":
+        text = text.replace(c, " ")
+    for word in text.split():
+        if word.endswith("run-parts"):
+            waiting, skip = True, False
+        elif not waiting:
+            continue
+        elif skip:
+            skip = False
+        elif word in RUN_PARTS_VALUES:
+            skip = True
+        elif not word.startswith("-"):
+            found.append(word)
+            waiting = False
+    return found[:MAX_GLOB_MATCHES]
+
+
+def _cd_targets(text: str) -> list[str]:
+    """Directories a hook script changes into (`cd tools`): its later words may be relative
+    to them."""
+    words = text.replace("(", " ").replace(")", " ").replace(";", " ").replace("&&", " ").split()
+    return [
+        words[i + 1].strip("\"'")
+        for i, w in enumerate(words[:-1])
+        if w == "cd" and not words[i + 1].startswith("-")
+    ]
+
+
+def _module_files(module: str) -> list[str]:
+    """What `python -m module` imports from the directory it starts in."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return [module, module + ".py", module + ".pyc"]
+    found = []
+    for i in range(1, len(parts)):
+        found.append("/".join(parts[:i]) + "/__init__.py")
+    found += ["/".join(parts) + ".py", "/".join(parts) + "/__init__.py"]
+    return found
+
+
+def _globbed(tree: str, pattern: str, result: Protection) -> None:
+    """A hook's glob (`for f in .githooks/pre-commit.d/*.sh`): its directory is kept as it is,
+    so neither what matches now nor what would match later can be written."""
+    import glob
+
+    directory = pattern
+    while any(c in directory for c in "*?["):
+        directory = os.path.dirname(directory)
+    if directory.startswith(tree + os.sep):
+        result.file(directory)
+    for match in glob.glob(pattern)[:MAX_GLOB_MATCHES]:
+        result.file(match)
+
+
+MAX_GLOB_MATCHES = 256
+
+
+def _placed(
+    tree: str, word: str, directory: str | None, entered: tuple[str, ...] = ()
+) -> list[tuple[str, bool]]:
+    """Where a path word of a hook or config may lead inside the work tree, and whether it is
+    the plain reading: from the top (`scripts/x`); with a substitution or variable before it
+    (`"$(git rev-parse --show-toplevel)/x"`, `$ROOT/x`, `$(dirname "$0")/../x`), from the hook's
+    own directory and from the top once what stands before is dropped; and from a directory
+    the script changed into (`cd tools && ./lint.sh`)."""
+    import re
+
+    places: list[tuple[str, bool]] = []
+
+    def add(base: str, rest: str, sure: bool) -> None:
+        path = os.path.normpath(os.path.join(base, os.path.expanduser(rest)))
+        if path.startswith(tree + os.sep):
+            places.append((path, sure))
+
+    plain = word
+    if word.startswith("/") and not os.path.exists(word):
+        plain = word.lstrip("/")  # what a substitution before it left: from the top
+    add(tree, plain, True)
+    rest = re.sub(r"^(?:\$\{?\w+\}?|\$\d)/", "", word)  # `$ROOT/x`, `${DIR}/x`, `$0/...`
+    if directory is not None:
+        add(directory, rest.lstrip("/"), False)
+    stripped = re.sub(r"^(?:/|\./|\.\./)+", "", rest)
+    add(tree, stripped, False)
+    for place in entered:
+        add(os.path.join(tree, place), rest.lstrip("/"), False)
+    return places
