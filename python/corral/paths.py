@@ -14,7 +14,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Container, Iterable, Mapping, Sequence
 
 URN_PREFIX = "urn:corral:"
 HOMES_ROOTS = ("/home", "/root")
@@ -48,6 +48,18 @@ def is_within(path: str, root: str) -> bool:
     if root == "/":
         return path.startswith("/")
     return path == root or path.startswith(root + "/")
+
+
+def self_or_parent_in(path: str, paths: Container[str]) -> str | None:
+    """The first of `path` and the directories above it that is in `paths`: a few set lookups
+    instead of a comparison with every protected path."""
+    while True:
+        if path in paths:
+            return path
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
 
 
 def name_matches(name: str, pattern: str) -> bool:

@@ -30,14 +30,14 @@ import fnmatch
 import os
 import stat
 
-from corral.imports import STARTUP_MODULES
-from corral.paths import is_within, name_matches
+from corral.changes.link_rules import LinkRules
+from corral.changes.module_rules import ModuleRules
+from corral.paths import name_matches, self_or_parent_in
 from corral.toolguard.ops.refusal import BUILTIN, PROTECTED, Refusal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Container
-    from typing import Any
+    from collections.abc import Callable
 
     from corral.changes.scan import Entry
 
@@ -47,45 +47,13 @@ GIT_ESSENTIAL = frozenset({"HEAD", "objects", "refs"})  # what makes a directory
 # Entries that, beside a HEAD, make a directory one git uses as its repository (a commondir
 # file stands for objects and refs); any kind counts, links included, as git follows them.
 GIT_MAKERS = frozenset({"HEAD", "objects", "refs", "commondir"})
-MAGIC_LINK_AREAS = ("/proc", "/dev/fd")  # other spellings of any path: /proc/self/root/...
 CHAT = "chat.patterns"
 HOME_DOT = "home directory dot entries"
 MODULES = "PYTHONPATH"
 
 
-_SHADOWABLE: list[frozenset[str]] = []
-
-
-def _shadowable() -> frozenset[str]:
-    """The standard library's module names and those installed beside corral (once)."""
-    import sys
-
-    if _SHADOWABLE:
-        return _SHADOWABLE[0]
-    names = set(sys.stdlib_module_names)
-    for directory in sys.path:
-        if directory.endswith(("site-packages", "dist-packages")) and os.path.isdir(directory):
-            names.update(n.partition(".")[0] for n in os.listdir(directory) if "-" not in n)
-    _SHADOWABLE.append(frozenset(names))
-    return _SHADOWABLE[0]
-
-
-# what Python imports from a path entry (importlib.machinery.all_suffixes(), ABI tags aside)
-MODULE_SUFFIXES = (".py", ".pyc", ".so", ".pyd")
 SIZE = "sandbox.limits.file_size_mb"
 LINKED_COPY_BYTES = 1 << 30
-
-
-def _self_or_parent_in(path: str, paths: Container[str]) -> str | None:
-    """The first of `path` and the directories above it that is in `paths`: a few set lookups
-    instead of a comparison with every protected path."""
-    while True:
-        if path in paths:
-            return path
-        parent = os.path.dirname(path)
-        if parent == path:
-            return None
-        path = parent
 
 
 CONFLICT_SCAN_LIMIT = 20_000  # host entries looked at below one deleted directory
@@ -114,53 +82,6 @@ def _changed_below(top: str, since_ns: int) -> str | None:
     return None
 
 
-def _climbs_back(target: str) -> bool:
-    """Whether a link target has `..` after a named directory (`a/../b`); leading `..`s
-    (`../lib/x`) climb from the link's own place, which is checked."""
-    seen_name = False
-    for part in target.split("/"):
-        if part == "..":
-            if seen_name:
-                return True
-        elif part not in ("", "."):
-            seen_name = True
-    return False
-
-
-def _is_site_dir(directory: str) -> bool:
-    return os.path.basename(directory) in ("site-packages", "dist-packages")
-
-
-def _regular_file(path: str) -> bool:
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
-def _interpreter_name(name: str) -> bool:
-    """What a venv's bin links to its base interpreter: python, python3, python3.12, pypy3,
-    python3.13t."""
-    for stem in ("python", "pypy"):
-        if name.startswith(stem):
-            version = name[len(stem) :].removesuffix("t")
-            return version == "" or version.replace(".", "", 1).isdigit()
-    return False
-
-
-def _interpreter(path: str) -> bool:
-    """An executable regular file named like a Python interpreter."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return False
-    return (
-        stat.S_ISREG(st.st_mode)
-        and st.st_mode & 0o111 != 0
-        and _interpreter_name(os.path.basename(path))
-    )
-
-
 def _components_match(parts: list[str], name: list[str]) -> bool:
     """Whether `parts` holds `name`'s components in a row, `*` in them matching any run."""
     return any(
@@ -174,50 +95,8 @@ def _components_contain(parts: list[str], name: list[str]) -> bool:
     return any(parts[i : i + n] == name for i in range(len(parts) - n + 1))
 
 
-class Checker:
+class Checker(LinkRules, ModuleRules):
     """Verdicts for the entries of one change set, against its plan (see stage.create)."""
-
-    def __init__(self, plan: dict[str, Any], apply_hint: str) -> None:
-        self.roots: list[str] = plan["roots"]
-        self.hidden: list[str] = plan.get("hidden", [])
-        self.visible: list[str] = [*plan.get("visible", []), *self.roots]
-        self.protected: list[str] = plan["protected"]
-        self.protected_set = frozenset(self.protected)
-        # each directory above a protected path -> one protected path below it
-        self.above_protected: dict[str, str] = {}
-        for p in self.protected:
-            parent = os.path.dirname(p)
-            while parent not in self.above_protected and parent != os.path.dirname(parent):
-                self.above_protected[parent] = p
-                parent = os.path.dirname(parent)
-        names = [n.strip("/").split("/") for n in plan["protected_names"] if n.strip("/")]
-        plain = [n for n in names if not any("*" in c for c in n)]
-        self.single_names = frozenset(n[0] for n in plain if len(n) == 1)
-        self.longer_names = [n for n in plain if len(n) > 1]
-        self.wild_names = [n for n in names if any("*" in c for c in n)]  # `mise.*.toml`
-        self.chat_patterns: list[str] = plan["chat_patterns"]
-        self.home_dot: str = plan.get("home_dot", "")  # $HOME, where it is writable
-        dirs = plan.get("module_dirs", ())
-        # PYTHONPATH and the workspace; "<root>/**": every directory below the root (a
-        # relative PYTHONPATH entry, which each Python reads against its own directory)
-        self.module_dirs = frozenset(
-            d[:-2] if d.endswith("/*") else d for d in dirs if not d.endswith("/**")
-        )
-        self.module_trees = tuple(d[:-3] for d in dirs if d.endswith("/**"))
-        # "<dir>/*": a Python a hook starts looks there first for every module it imports,
-        # its own dependencies included, which corral cannot list: no new module is taken
-        self.strict_module_dirs = frozenset(d[:-2] for d in dirs if d.endswith("/*"))
-        self.max_bytes = int(plan.get("max_file_bytes") or 0)
-        self.created_ns = int(plan["created_ns"])
-        self.apply_hint = apply_hint  # "corral apply ID PATH": how to apply one anyway
-        self._git_dirs: dict[str, bool] = {}
-        self.linked_bytes = 0  # copies of hard-linked files so far (see _kind)
-        self._journaled: frozenset[str] | None = None  # see _recently_applied
-
-    def refusal(
-        self, code: str, path: str, rule: str, message: str, layer: str = BUILTIN
-    ) -> Refusal:
-        return Refusal(code, path, rule, layer, f"{self.apply_hint} {path}", message)
 
     # -- the rules, first match wins ----------------------------------------------------------
     def check(self, entry: Entry) -> Refusal | None:
@@ -233,7 +112,7 @@ class Checker:
 
     def _protected(self, entry: Entry) -> Refusal | None:
         path = entry.path
-        hit = _self_or_parent_in(path, self.protected_set)
+        hit = self_or_parent_in(path, self.protected_set)
         if hit is not None:
             what = "inside protected " + hit if hit != path else "protected"
             return self.refusal(
@@ -299,56 +178,6 @@ class Checker:
                 "your home directory's dot entries",
             )  # fmt: skip
         return None
-
-    def _in_module_dir(self, directory: str) -> bool:
-        return directory in self.module_dirs or any(
-            is_within(directory, t) for t in self.module_trees
-        )
-
-    def _shadowing_module(self, entry: Entry) -> str | None:
-        """The module name a new entry would shadow: `json.py` or `json/` put directly in a
-        directory Python searches before the standard library. Existing module files are the
-        project's own and are not judged; a new one named like a standard or an installed
-        module is held, also one put where something else was (a directory `json.py` made by
-        an earlier run, a link); a start-up module (sitecustomize) new or changed. A package
-        is its `__init__` with any suffix Python loads (`__init__.pyc` with no source, an
-        extension module)."""
-        if not (self.module_dirs or self.module_trees) or entry.kind not in ("file", "link"):
-            return None
-        directory, name = os.path.split(entry.path)
-        if os.path.basename(directory) == "__pycache__" and name.endswith(".pyc"):
-            # the bytecode Python runs in place of a source it matches (timestamp and size
-            # are in its header): a start-up module's, new or changed, is held
-            name = name.partition(".")[0]
-            if self._in_module_dir(os.path.dirname(directory)) and name in STARTUP_MODULES:
-                return name
-            return None
-        if entry.kind == "link" and "." not in name:
-            pass  # `json -> elsewhere`: a directory link imports as the package it leads to
-        elif not name.endswith(MODULE_SUFFIXES):
-            return None
-        name = name.partition(".")[0]
-        if name == "__init__":  # a regular package (a bare directory never shadows one)
-            directory, name = os.path.split(directory)
-        if not self._in_module_dir(directory) or _is_site_dir(directory):
-            return None  # (a venv's site-packages comes after the standard library)
-        if name in STARTUP_MODULES:
-            return name
-        if _regular_file(entry.path):
-            return None  # the project's own module, changed
-        if name in _shadowable() or directory in self.strict_module_dirs:
-            return name
-        return None
-
-    def _site_start_up(self, entry: Entry) -> bool:
-        """A `.pth` file or sitecustomize in the site-packages of a venv on the host's PATH
-        (see resolution._on_path): its Python runs them at every start, new or changed."""
-        if entry.kind not in ("file", "link"):
-            return False
-        directory, name = os.path.split(entry.path)
-        if directory not in self.module_dirs or not _is_site_dir(directory):
-            return False
-        return name.endswith(".pth") or name.partition(".")[0] in STARTUP_MODULES
 
     @staticmethod
     def _repository_in(has: Callable[[str], bool]) -> bool:
@@ -493,167 +322,6 @@ class Checker:
                 )  # fmt: skip
         return None
 
-    def _link_at(self, path: str, entry: Entry) -> str | None:
-        """The target of a symlink at `path` as the host will see it after applying: the
-        change set's own entry where it has one (a file or directory there hides the host's
-        link), else the host's; None when `path` is no link."""
-        if is_within(path, entry.root):
-            upper_root = entry.source[: len(entry.source) - len(entry.rel)].rstrip("/")
-            shadow = os.path.join(upper_root, os.path.relpath(path, entry.root))
-            if os.path.lexists(shadow):
-                return os.readlink(shadow) if os.path.islink(shadow) else None
-        return os.readlink(path) if os.path.islink(path) else None
-
-    def _resolved(self, entry: Entry) -> str | None:
-        """Where the link `entry` leads once applied, resolved component by component as the
-        kernel will (a target `ua/../home/x` goes through `ua`, which may be a link to /usr:
-        normpath would fold it away); None after too many links. Stops at /proc."""
-        parts = os.path.join(os.path.dirname(entry.path), entry.target).split("/")
-        current, hops, i = "/", 40, 0
-        while i < len(parts):
-            part = parts[i]
-            i += 1
-            if part in ("", "."):
-                continue
-            if part == "..":
-                current = os.path.dirname(current)
-                continue
-            candidate = os.path.join(current, part)
-            if any(is_within(candidate, m) for m in MAGIC_LINK_AREAS):
-                return candidate
-            link = self._link_at(candidate, entry) if candidate != entry.path else entry.target
-            if link is None:
-                current = candidate
-                continue
-            hops -= 1
-            if hops < 0:
-                return None
-            parts = [*os.path.join(current, link).split("/"), *parts[i:]]
-            current, i = "/", 0
-        return current
-
-    def _symlink(self, entry: Entry) -> Refusal | None:
-        if entry.kind != "link":
-            return None
-        base = os.path.dirname(entry.path)
-        # normpath keeps a leading "//" (POSIX leaves its meaning open; Linux reads "/")
-        lexical = "/" + os.path.normpath(os.path.join(base, entry.target)).lstrip("/")
-        resolved = self._resolved(entry)
-        if resolved is None:
-            return self.refusal(
-                "symlink-outside", entry.path, BUILTIN, "a symlink through too many links"
-            )
-        if _climbs_back(entry.target):
-            # `p/sub/../x`: where `..` leads depends on what p/sub is when the link is used,
-            # and a later run can make p/sub a link elsewhere: judged now, it means nothing
-            return self.refusal(
-                "symlink-outside", entry.path, BUILTIN,
-                f"a symlink to {entry.target}, which goes into a directory and back out "
-                "of it: where it leads changes when that directory becomes a link",
-            )  # fmt: skip
-        for target in dict.fromkeys((lexical, resolved)):
-            refusal = self._link_target(entry, target)
-            if refusal is not None:
-                return refusal
-        if any(is_within(resolved, r) for r in self.roots):
-            return None
-        host = os.path.lexists(entry.path) and not os.path.islink(entry.path)
-        if host or entry.path in self._recently_applied():
-            # A file (perhaps open in your editor) turned into a link out of the writable
-            # roots: the next save of it would write there. Also when an earlier change set
-            # deleted or wrote it (the file gone in one run, the link made in the next).
-            return self.refusal(
-                "symlink-outside", entry.path, BUILTIN,
-                f"{entry.path} replaced by a symlink to {entry.target}, outside the writable "
-                "roots: saving the file would write there",
-            )  # fmt: skip
-        if self._venv_interpreter(entry, resolved):
-            if os.access(resolved, os.W_OK):
-                # Links in the workspace made while they dangled (`notes.txt -> p/python3`,
-                # later `p -> .venv/bin`) can come to lead here: a save through them would
-                # rewrite an interpreter you run. Passes only where no save can.
-                return self.refusal(
-                    "symlink-outside", entry.path, BUILTIN,
-                    f"a venv's link to {resolved}, an interpreter you can write (as root, "
-                    "every file): a file that comes to lead here would rewrite it when saved; "
-                    "if you made this venv, apply it",
-                )  # fmt: skip
-            return None
-        # A link out of the writable roots: a file of that name open in your editor, or a
-        # program writing to it, would write there at its next save, however the link came
-        # to be (a file deleted in one run and a link made in the next, a directory on its
-        # way made a link later), and wherever it leads (a toolchain of yours, or /usr for
-        # root, where a .pth runs code). Only a venv's interpreter passes.
-        return self.refusal(
-            "symlink-outside", entry.path, BUILTIN,
-            f"a symlink to {entry.target}, outside the writable roots: saving or writing "
-            "through it would change what is there",
-        )  # fmt: skip
-
-    def _venv_interpreter(self, entry: Entry, resolved: str) -> bool:
-        """`.venv/bin/python -> /usr/bin/python3.11`: a link named like an interpreter in a
-        venv's bin directory (its pyvenv.cfg beside bin, in the change set or on the host) to
-        an executable file named like one. Any other name or target would let a file the
-        editor holds (`src/app.py`, reached through `src -> w/bin`) write out of the roots."""
-        directory = os.path.dirname(entry.path)
-        if os.path.basename(directory) != "bin" or not _interpreter(resolved):
-            return False
-        if not _interpreter_name(os.path.basename(entry.path)):
-            return False
-        venv = os.path.dirname(directory)
-        cfg_rel = os.path.join(os.path.dirname(os.path.dirname(entry.rel)), "pyvenv.cfg")
-        upper_root = entry.source[: len(entry.source) - len(entry.rel)].rstrip("/")
-        staged = os.path.join(upper_root, cfg_rel)
-        return os.path.isfile(staged) or os.path.isfile(os.path.join(venv, "pyvenv.cfg"))
-
-    def _recently_applied(self) -> frozenset[str]:
-        """Paths the undo journal's change sets deleted or wrote (read once, when a link out
-        of the writable roots is judged where the host has nothing now)."""
-        if self._journaled is None:
-            from corral.changes import journal
-
-            found: set[str] = set()
-            for name in journal.entries():
-                try:
-                    found.update(r["path"] for r in journal.records(name) if r["op"] != "chmod")
-                except (OSError, ValueError, KeyError):
-                    continue
-            self._journaled = frozenset(found)
-        return self._journaled
-
-    def _link_target(self, entry: Entry, target: str) -> Refusal | None:
-        magic = next((m for m in MAGIC_LINK_AREAS if is_within(target, m)), None)
-        if magic is not None:
-            return self.refusal(
-                "symlink-outside", entry.path, BUILTIN,
-                f"a symlink into {magic}, where a path names any other path "
-                "(/proc/self/root/...): where it leads cannot be checked",
-            )  # fmt: skip
-        hit = _self_or_parent_in(target, self.protected_set)
-        if hit is not None:
-            return self.refusal("protected", entry.path, PROTECTED, f"a symlink to protected {hit}")
-        if any(is_within(target, h) for h in self.hidden) and not any(
-            is_within(target, v) for v in self.visible
-        ):
-            return self.refusal(
-                "symlink-outside", entry.path, BUILTIN,
-                f"a symlink to {entry.target}, outside the writable roots and hidden from "
-                "the sandbox",
-            )  # fmt: skip
-        above = next((h for h in self.hidden if is_within(h, target) and h != target), None)
-        if above is not None:  # `ln -s / root`: root/home/me/.ssh is a path in the workspace
-            return self.refusal(
-                "symlink-outside", entry.path, BUILTIN,
-                f"a symlink to {entry.target}, above {above}, which is hidden from the sandbox",
-            )  # fmt: skip
-        below = self.above_protected.get(target)
-        if below is not None:
-            # `memories -> .git`: a tool that writes memories/config writes .git/config
-            return self.refusal(
-                "protected", entry.path, PROTECTED, f"a symlink above protected {below}"
-            )
-        return None
-
     def _conflict(self, entry: Entry) -> Refusal | None:
         """The host changed this path after the command started: keep the host's version.
         Deleting or replacing a directory takes what is below it: anything changed there
@@ -682,7 +350,7 @@ def verdicts(checker: Checker, entries: list[Entry]) -> list[tuple[Entry, Refusa
     out: list[tuple[Entry, Refusal | None]] = []
     for entry in entries:
         above = (
-            _self_or_parent_in(os.path.dirname(entry.path), refused_dirs) if refused_dirs else None
+            self_or_parent_in(os.path.dirname(entry.path), refused_dirs) if refused_dirs else None
         )
         parent = refused_dirs[above] if above is not None else None
         verdict = parent or checker.check(entry)

@@ -1,0 +1,220 @@
+"""Change-set rules for symlinks: judged where a link leads once applied, never by following
+a link the sandbox made. A link out of the writable roots is held (a file of that name open
+in your editor would write there at its next save), but for a venv's link to an interpreter
+you cannot write; so are links into /proc, into hidden areas or above them, to protected
+paths, and links put where a protected path's directory is.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from corral.changes.ruleset import RuleSet
+from corral.paths import is_within, self_or_parent_in
+from corral.toolguard.ops.refusal import BUILTIN, PROTECTED, Refusal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from corral.changes.scan import Entry
+
+MAGIC_LINK_AREAS = ("/proc", "/dev/fd")  # other spellings of any path: /proc/self/root/...
+
+
+def _climbs_back(target: str) -> bool:
+    """Whether a link target has `..` after a named directory (`a/../b`); leading `..`s
+    (`../lib/x`) climb from the link's own place, which is checked."""
+    seen_name = False
+    for part in target.split("/"):
+        if part == "..":
+            if seen_name:
+                return True
+        elif part not in ("", "."):
+            seen_name = True
+    return False
+
+
+def _interpreter_name(name: str) -> bool:
+    """What a venv's bin links to its base interpreter: python, python3, python3.12, pypy3,
+    python3.13t."""
+    for stem in ("python", "pypy"):
+        if name.startswith(stem):
+            version = name[len(stem) :].removesuffix("t")
+            return version == "" or version.replace(".", "", 1).isdigit()
+    return False
+
+
+def _interpreter(path: str) -> bool:
+    """An executable regular file named like a Python interpreter."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return (
+        stat.S_ISREG(st.st_mode)
+        and st.st_mode & 0o111 != 0
+        and _interpreter_name(os.path.basename(path))
+    )
+
+
+class LinkRules(RuleSet):
+    def _link_at(self, path: str, entry: Entry) -> str | None:
+        """The target of a symlink at `path` as the host will see it after applying: the
+        change set's own entry where it has one (a file or directory there hides the host's
+        link), else the host's; None when `path` is no link."""
+        if is_within(path, entry.root):
+            upper_root = entry.source[: len(entry.source) - len(entry.rel)].rstrip("/")
+            shadow = os.path.join(upper_root, os.path.relpath(path, entry.root))
+            if os.path.lexists(shadow):
+                return os.readlink(shadow) if os.path.islink(shadow) else None
+        return os.readlink(path) if os.path.islink(path) else None
+
+    def _resolved(self, entry: Entry) -> str | None:
+        """Where the link `entry` leads once applied, resolved component by component as the
+        kernel will (a target `ua/../home/x` goes through `ua`, which may be a link to /usr:
+        normpath would fold it away); None after too many links. Stops at /proc."""
+        parts = os.path.join(os.path.dirname(entry.path), entry.target).split("/")
+        current, hops, i = "/", 40, 0
+        while i < len(parts):
+            part = parts[i]
+            i += 1
+            if part in ("", "."):
+                continue
+            if part == "..":
+                current = os.path.dirname(current)
+                continue
+            candidate = os.path.join(current, part)
+            if any(is_within(candidate, m) for m in MAGIC_LINK_AREAS):
+                return candidate
+            link = self._link_at(candidate, entry) if candidate != entry.path else entry.target
+            if link is None:
+                current = candidate
+                continue
+            hops -= 1
+            if hops < 0:
+                return None
+            parts = [*os.path.join(current, link).split("/"), *parts[i:]]
+            current, i = "/", 0
+        return current
+
+    def _symlink(self, entry: Entry) -> Refusal | None:
+        if entry.kind != "link":
+            return None
+        base = os.path.dirname(entry.path)
+        # normpath keeps a leading "//" (POSIX leaves its meaning open; Linux reads "/")
+        lexical = "/" + os.path.normpath(os.path.join(base, entry.target)).lstrip("/")
+        resolved = self._resolved(entry)
+        if resolved is None:
+            return self.refusal(
+                "symlink-outside", entry.path, BUILTIN, "a symlink through too many links"
+            )
+        if _climbs_back(entry.target):
+            # `p/sub/../x`: where `..` leads depends on what p/sub is when the link is used,
+            # and a later run can make p/sub a link elsewhere: judged now, it means nothing
+            return self.refusal(
+                "symlink-outside", entry.path, BUILTIN,
+                f"a symlink to {entry.target}, which goes into a directory and back out "
+                "of it: where it leads changes when that directory becomes a link",
+            )  # fmt: skip
+        for target in dict.fromkeys((lexical, resolved)):
+            refusal = self._link_target(entry, target)
+            if refusal is not None:
+                return refusal
+        if any(is_within(resolved, r) for r in self.roots):
+            return None
+        host = os.path.lexists(entry.path) and not os.path.islink(entry.path)
+        if host or entry.path in self._recently_applied():
+            # A file (perhaps open in your editor) turned into a link out of the writable
+            # roots: the next save of it would write there. Also when an earlier change set
+            # deleted or wrote it (the file gone in one run, the link made in the next).
+            return self.refusal(
+                "symlink-outside", entry.path, BUILTIN,
+                f"{entry.path} replaced by a symlink to {entry.target}, outside the writable "
+                "roots: saving the file would write there",
+            )  # fmt: skip
+        if self._venv_interpreter(entry, resolved):
+            if os.access(resolved, os.W_OK):
+                # Links in the workspace made while they dangled (`notes.txt -> p/python3`,
+                # later `p -> .venv/bin`) can come to lead here: a save through them would
+                # rewrite an interpreter you run. Passes only where no save can.
+                return self.refusal(
+                    "symlink-outside", entry.path, BUILTIN,
+                    f"a venv's link to {resolved}, an interpreter you can write (as root, "
+                    "every file): a file that comes to lead here would rewrite it when saved; "
+                    "if you made this venv, apply it",
+                )  # fmt: skip
+            return None
+        # A link out of the writable roots: a file of that name open in your editor, or a
+        # program writing to it, would write there at its next save, however the link came
+        # to be (a file deleted in one run and a link made in the next, a directory on its
+        # way made a link later), and wherever it leads (a toolchain of yours, or /usr for
+        # root, where a .pth runs code). Only a venv's interpreter passes.
+        return self.refusal(
+            "symlink-outside", entry.path, BUILTIN,
+            f"a symlink to {entry.target}, outside the writable roots: saving or writing "
+            "through it would change what is there",
+        )  # fmt: skip
+
+    def _venv_interpreter(self, entry: Entry, resolved: str) -> bool:
+        """`.venv/bin/python -> /usr/bin/python3.11`: a link named like an interpreter in a
+        venv's bin directory (its pyvenv.cfg beside bin, in the change set or on the host) to
+        an executable file named like one. Any other name or target would let a file the
+        editor holds (`src/app.py`, reached through `src -> w/bin`) write out of the roots."""
+        directory = os.path.dirname(entry.path)
+        if os.path.basename(directory) != "bin" or not _interpreter(resolved):
+            return False
+        if not _interpreter_name(os.path.basename(entry.path)):
+            return False
+        venv = os.path.dirname(directory)
+        cfg_rel = os.path.join(os.path.dirname(os.path.dirname(entry.rel)), "pyvenv.cfg")
+        upper_root = entry.source[: len(entry.source) - len(entry.rel)].rstrip("/")
+        staged = os.path.join(upper_root, cfg_rel)
+        return os.path.isfile(staged) or os.path.isfile(os.path.join(venv, "pyvenv.cfg"))
+
+    def _recently_applied(self) -> frozenset[str]:
+        """Paths the undo journal's change sets deleted or wrote (read once, when a link out
+        of the writable roots is judged where the host has nothing now)."""
+        if self._journaled is None:
+            from corral.changes import journal
+
+            found: set[str] = set()
+            for name in journal.entries():
+                try:
+                    found.update(r["path"] for r in journal.records(name) if r["op"] != "chmod")
+                except (OSError, ValueError, KeyError):
+                    continue
+            self._journaled = frozenset(found)
+        return self._journaled
+
+    def _link_target(self, entry: Entry, target: str) -> Refusal | None:
+        magic = next((m for m in MAGIC_LINK_AREAS if is_within(target, m)), None)
+        if magic is not None:
+            return self.refusal(
+                "symlink-outside", entry.path, BUILTIN,
+                f"a symlink into {magic}, where a path names any other path "
+                "(/proc/self/root/...): where it leads cannot be checked",
+            )  # fmt: skip
+        hit = self_or_parent_in(target, self.protected_set)
+        if hit is not None:
+            return self.refusal("protected", entry.path, PROTECTED, f"a symlink to protected {hit}")
+        if any(is_within(target, h) for h in self.hidden) and not any(
+            is_within(target, v) for v in self.visible
+        ):
+            return self.refusal(
+                "symlink-outside", entry.path, BUILTIN,
+                f"a symlink to {entry.target}, outside the writable roots and hidden from "
+                "the sandbox",
+            )  # fmt: skip
+        above = next((h for h in self.hidden if is_within(h, target) and h != target), None)
+        if above is not None:  # `ln -s / root`: root/home/me/.ssh is a path in the workspace
+            return self.refusal(
+                "symlink-outside", entry.path, BUILTIN,
+                f"a symlink to {entry.target}, above {above}, which is hidden from the sandbox",
+            )  # fmt: skip
+        below = self.above_protected.get(target)
+        if below is not None:
+            # `memories -> .git`: a tool that writes memories/config writes .git/config
+            return self.refusal(
+                "protected", entry.path, PROTECTED, f"a symlink above protected {below}"
+            )
+        return None

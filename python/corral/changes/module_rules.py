@@ -1,0 +1,103 @@
+"""Change-set rules for Python start-up: a new module where a Python looks first (PYTHONPATH,
+the workspace's top, where git hooks start Python) would be imported in place of the real one;
+a `.pth` or sitecustomize in an activated venv's site-packages runs at every start.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from corral.changes.ruleset import RuleSet
+from corral.imports import STARTUP_MODULES
+from corral.paths import is_within
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from corral.changes.scan import Entry
+
+
+_SHADOWABLE: list[frozenset[str]] = []
+
+
+def _shadowable() -> frozenset[str]:
+    """The standard library's module names and those installed beside corral (once)."""
+    import sys
+
+    if _SHADOWABLE:
+        return _SHADOWABLE[0]
+    names = set(sys.stdlib_module_names)
+    for directory in sys.path:
+        if directory.endswith(("site-packages", "dist-packages")) and os.path.isdir(directory):
+            names.update(n.partition(".")[0] for n in os.listdir(directory) if "-" not in n)
+    _SHADOWABLE.append(frozenset(names))
+    return _SHADOWABLE[0]
+
+
+# what Python imports from a path entry (importlib.machinery.all_suffixes(), ABI tags aside)
+
+
+MODULE_SUFFIXES = (".py", ".pyc", ".so", ".pyd")
+
+
+def _is_site_dir(directory: str) -> bool:
+    return os.path.basename(directory) in ("site-packages", "dist-packages")
+
+
+def _regular_file(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+class ModuleRules(RuleSet):
+    def _in_module_dir(self, directory: str) -> bool:
+        return directory in self.module_dirs or any(
+            is_within(directory, t) for t in self.module_trees
+        )
+
+    def _shadowing_module(self, entry: Entry) -> str | None:
+        """The module name a new entry would shadow: `json.py` or `json/` put directly in a
+        directory Python searches before the standard library. Existing module files are the
+        project's own and are not judged; a new one named like a standard or an installed
+        module is held, also one put where something else was (a directory `json.py` made by
+        an earlier run, a link); a start-up module (sitecustomize) new or changed. A package
+        is its `__init__` with any suffix Python loads (`__init__.pyc` with no source, an
+        extension module)."""
+        if not (self.module_dirs or self.module_trees) or entry.kind not in ("file", "link"):
+            return None
+        directory, name = os.path.split(entry.path)
+        if os.path.basename(directory) == "__pycache__" and name.endswith(".pyc"):
+            # the bytecode Python runs in place of a source it matches (timestamp and size
+            # are in its header): a start-up module's, new or changed, is held
+            name = name.partition(".")[0]
+            if self._in_module_dir(os.path.dirname(directory)) and name in STARTUP_MODULES:
+                return name
+            return None
+        if entry.kind == "link" and "." not in name:
+            pass  # `json -> elsewhere`: a directory link imports as the package it leads to
+        elif not name.endswith(MODULE_SUFFIXES):
+            return None
+        name = name.partition(".")[0]
+        if name == "__init__":  # a regular package (a bare directory never shadows one)
+            directory, name = os.path.split(directory)
+        if not self._in_module_dir(directory) or _is_site_dir(directory):
+            return None  # (a venv's site-packages comes after the standard library)
+        if name in STARTUP_MODULES:
+            return name
+        if _regular_file(entry.path):
+            return None  # the project's own module, changed
+        if name in _shadowable() or directory in self.strict_module_dirs:
+            return name
+        return None
+
+    def _site_start_up(self, entry: Entry) -> bool:
+        """A `.pth` file or sitecustomize in the site-packages of a venv on the host's PATH
+        (see resolution._on_path): its Python runs them at every start, new or changed."""
+        if entry.kind not in ("file", "link"):
+            return False
+        directory, name = os.path.split(entry.path)
+        if directory not in self.module_dirs or not _is_site_dir(directory):
+            return False
+        return name.endswith(".pth") or name.partition(".")[0] in STARTUP_MODULES

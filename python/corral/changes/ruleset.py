@@ -1,0 +1,60 @@
+"""What every change-set rule reads: the plan of one change set (see stage.create) made
+into lookups, and how a refusal is made. The rules themselves: rules.py (by path and kind),
+link_rules.py (where symlinks lead), module_rules.py (where Python looks first).
+"""
+
+from __future__ import annotations
+
+import os
+
+from corral.toolguard.ops.refusal import BUILTIN, Refusal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+class RuleSet:
+    """The plan's paths, names and directories, as the rules look them up."""
+
+    def __init__(self, plan: dict[str, Any], apply_hint: str) -> None:
+        self.roots: list[str] = plan["roots"]
+        self.hidden: list[str] = plan.get("hidden", [])
+        self.visible: list[str] = [*plan.get("visible", []), *self.roots]
+        self.protected: list[str] = plan["protected"]
+        self.protected_set = frozenset(self.protected)
+        # each directory above a protected path -> one protected path below it
+        self.above_protected: dict[str, str] = {}
+        for p in self.protected:
+            parent = os.path.dirname(p)
+            while parent not in self.above_protected and parent != os.path.dirname(parent):
+                self.above_protected[parent] = p
+                parent = os.path.dirname(parent)
+        names = [n.strip("/").split("/") for n in plan["protected_names"] if n.strip("/")]
+        plain = [n for n in names if not any("*" in c for c in n)]
+        self.single_names = frozenset(n[0] for n in plain if len(n) == 1)
+        self.longer_names = [n for n in plain if len(n) > 1]
+        self.wild_names = [n for n in names if any("*" in c for c in n)]  # `mise.*.toml`
+        self.chat_patterns: list[str] = plan["chat_patterns"]
+        self.home_dot: str = plan.get("home_dot", "")  # $HOME, where it is writable
+        dirs = plan.get("module_dirs", ())
+        # PYTHONPATH and the workspace; "<root>/**": every directory below the root (a
+        # relative PYTHONPATH entry, which each Python reads against its own directory)
+        self.module_dirs = frozenset(
+            d[:-2] if d.endswith("/*") else d for d in dirs if not d.endswith("/**")
+        )
+        self.module_trees = tuple(d[:-3] for d in dirs if d.endswith("/**"))
+        # "<dir>/*": a Python a hook starts looks there first for every module it imports,
+        # its own dependencies included, which corral cannot list: no new module is taken
+        self.strict_module_dirs = frozenset(d[:-2] for d in dirs if d.endswith("/*"))
+        self.max_bytes = int(plan.get("max_file_bytes") or 0)
+        self.created_ns = int(plan["created_ns"])
+        self.apply_hint = apply_hint  # "corral apply ID PATH": how to apply one anyway
+        self._git_dirs: dict[str, bool] = {}
+        self.linked_bytes = 0  # copies of hard-linked files so far (see _kind)
+        self._journaled: frozenset[str] | None = None  # see _recently_applied
+
+    def refusal(
+        self, code: str, path: str, rule: str, message: str, layer: str = BUILTIN
+    ) -> Refusal:
+        return Refusal(code, path, rule, layer, f"{self.apply_hint} {path}", message)
