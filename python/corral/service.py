@@ -390,11 +390,13 @@ class Service:
         }
         if tool == "bash":
             result["command"] = guard.bash_command(tool_input, pol)[0]  # what bash runs
-        if decision.decision == approval.REQUIRE:
+        if decision.decision in (approval.REQUIRE, approval.APPROVE):
             # Refused anyway (a hidden file, outside the writable roots, delete off, an edit
-            # whose old text is not there): refuse at once instead of asking first.
+            # whose old text is not there): refuse at once instead of asking first; and never
+            # answer "approve" for it (tools.approval = "auto" or "full" approves a read):
+            # decide() is what a chat plugin's own read of the file trusts.
             refusal = self._precheck(resolved, pol, tool, tool_input)
-            if tool == "edit" and refusal is None:
+            if tool == "edit" and refusal is None and decision.decision == approval.REQUIRE:
                 preview = self._op(resolved, pol, "edit", {**tool_input, "preview": True})
                 refusal = preview.get("refusal")
                 result["preview"] = preview.get("diff", "")

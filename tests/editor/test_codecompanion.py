@@ -105,12 +105,14 @@ def test_the_replaced_built_ins_cannot_be_called(cc: Editor, workspace: Path) ->
     enabled = cc.lua("return vim.tbl_keys(_G.cc_chat.tools.tools_config)")
     assert "corral_bash" in enabled and "corral_write" in enabled and "corral_edit" in enabled
     assert "corral_read" in enabled
+    # (grep_search and get_changed_files, r12b F4: they search and diff files corral hides)
     replaced = {"run_command", "create_file", "insert_edit_into_file", "delete_file",
-                "read_file", "fetch_webpage", "memory", "get_diagnostics"}  # fmt: skip
+                "read_file", "fetch_webpage", "memory", "get_diagnostics",
+                "grep_search", "get_changed_files"}  # fmt: skip
     assert not replaced & set(enabled)
     group = cc.lua("return _G.cc_chat.tools.tools_config.groups.corral.tools")
     assert group[:4] == ["corral_bash", "corral_write", "corral_edit", "corral_read"], group
-    assert "file_search" in group  # (grep_search only where rg is installed)
+    assert "file_search" in group and "grep_search" not in group
 
 
 def test_in_yolo_mode_corral_still_asks_for_a_write(cc: Editor, workspace: Path) -> None:

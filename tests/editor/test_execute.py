@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -302,3 +304,23 @@ def test_a_long_output_keeps_its_end_and_says_what_was_cut(fresh: Editor) -> Non
     assert len(kept.encode()) <= 100
     kept.encode("utf-8")  # whole characters only
     assert "\ufffd" not in kept
+
+
+@pytest.mark.parametrize(
+    "settings", ["approval = 'auto'", "approval = 'full'", "auto_approve = { 'read' }"]
+)
+def test_decide_never_approves_a_read_that_will_be_refused(
+    fresh: Editor, workspace: Path, settings: str
+) -> None:
+    """r12b F1: with reads approved by the user's settings, decide() answered "approve" for
+    ~/.ssh/id_rsa (the refusal came only when corral ran the read itself): a chat plugin
+    that reads the file on its own, trusting decide() (Flemma, codecompanion's rules), read
+    it. decide() now answers what execution would."""
+    (workspace / ".env").write_text("SECRET=1\n")
+    fresh.lua(f"require('corral').setup({{ tools = {{ {settings} }} }})")
+    decide = "return require('corral').decide({ name = 'read', input = { path = ... } })"
+    decided = fresh.lua(decide, str(workspace / ".env"))
+    assert decided["decision"] == "deny", decided
+    (workspace / "notes.md").write_text("x\n")
+    decided = fresh.lua(decide, "notes.md")
+    assert decided["decision"] == "approve", decided

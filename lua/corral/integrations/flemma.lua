@@ -169,10 +169,16 @@ local function guard_executors()
   registry.corral_guarded = true
 end
 
----Flemma reads the files a chat's `{{ include() }}` and `@./file` references name on the
----host, when it builds a request, and the model's text can open a message holding them:
----a path corral's read refuses (a credential, a hidden area) is refused there too. Every
----include, nested ones too, resolves its path through this one function.
+-- Callers of Flemma's path resolver that read what it resolves into a request: include()
+-- and `@./file` references (templating), and the project files a personality reads.
+local READERS = { "flemma/templating/eval.lua", "flemma/personalities/builder.lua" }
+
+---Flemma resolves every path through one function, which hands `~/...` to vim.fn.expand():
+---a backtick there runs a shell command, and the chat (the model's reply too) can hold such
+---a path. corral's version joins `~/` to $HOME without expansion, for every caller; and for
+---the callers that read the file into a request (include() and `@./file` references, nested
+---ones too, and a personality's project files) a path corral's read refuses (a credential,
+---a hidden area) is an error instead.
 local function guard_includes()
   local ok, path_util = pcall(require, "flemma.utilities.path")
   if not ok or type(path_util.resolve) ~= "function" or path_util.corral_guarded then
@@ -180,10 +186,17 @@ local function guard_includes()
   end
   local resolve = path_util.resolve
   path_util.resolve = function(path, base_dir, ...)
+    if type(path) == "string" and (path == "~" or vim.startswith(path, "~/")) then
+      path = vim.fs.joinpath(vim.env.HOME or "/nonexistent", path:sub(3))
+    end
     local resolved = resolve(path, base_dir, ...)
     local caller = debug.getinfo(2, "S")
     local source = caller and caller.source or ""
-    if type(resolved) == "string" and source:find("flemma/templating/eval.lua", 1, true) then
+    local reads = vim.iter(READERS):any(function(r)
+      return source:find(r, 1, true) ~= nil
+    end)
+    -- (a path that is not there reads nothing: Flemma looks for files that may not exist)
+    if type(resolved) == "string" and reads and vim.uv.fs_stat(resolved) then
       local decided = require("corral").decide(
         { name = "read", input = { path = resolved } },
         { bufnr = current_buffer() }

@@ -24,10 +24,15 @@ M.REPLACED = {
   "web_search",
   "memory", -- writes files on the host, through links a command made
   "get_diagnostics", -- opens any file to show what a language server says of it
+  -- run on the host over files corral hides (a deny glob's `*.key`, `.env`): grep_search
+  -- answers file and line of a match, get_changed_files shows a changed file's diff; rg and
+  -- git diff through corral_bash see what the sandbox shows
+  "grep_search",
+  "get_changed_files",
 }
 
----Read-only built-ins that go with corral's tools in the `corral` group.
-M.READS = { "file_search", "grep_search", "get_changed_files" }
+---Read-only built-ins that go with corral's tools in the `corral` group (names only).
+M.READS = { "file_search" }
 
 local function string_field(description)
   return { type = "string", description = description }
