@@ -801,3 +801,19 @@ def test_a_review_shows_a_directorys_mode_change_and_where_links_lead(host: Host
     shown = host.corral("changes", change_id).stdout
     assert f"mode    {host.ws / 'priv'}: 0700 -> 1700" in shown, shown
     assert f"{host.ws / 'readme-link'} -> README.md" in shown, shown
+
+
+def test_a_link_cannot_make_a_protected_name_out_of_another_path(host: Host) -> None:
+    """r12c F4: `crate/.cargo -> ../buildcfg` with buildcfg/config.toml made
+    crate/.cargo/config.toml (a rustc-wrapper that `cargo metadata` runs) out of paths no
+    protected name matched; `notes-link.txt -> sub/.envrc` named a protected file too."""
+    run(
+        host,
+        "mkdir -p buildcfg crate sub; echo '[build]' > buildcfg/config.toml\n"
+        "ln -s ../buildcfg crate/.cargo; ln -s sub/.envrc notes-link.txt\n"
+        "ln -s buildcfg plain-link\n",
+    )
+    assert not (host.ws / "crate" / ".cargo").is_symlink()
+    assert not (host.ws / "notes-link.txt").is_symlink()
+    assert (host.ws / "plain-link").is_symlink()  # an ordinary link still lands
+    assert (host.ws / "buildcfg" / "config.toml").exists()

@@ -194,6 +194,12 @@ class LinkRules(RuleSet):
                 f"a symlink into {magic}, where a path names any other path "
                 "(/proc/self/root/...): where it leads cannot be checked",
             )  # fmt: skip
+        named = self.protected_name_in(target.split("/"))
+        if named is not None:
+            # `notes.txt -> sub/.envrc`: a save of notes.txt writes what the host runs
+            return self.refusal(
+                "protected", entry.path, PROTECTED, f"a symlink to protected name {named}"
+            )
         hit = self_or_parent_in(target, self.protected_set)
         if hit is not None:
             return self.refusal("protected", entry.path, PROTECTED, f"a symlink to protected {hit}")

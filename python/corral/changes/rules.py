@@ -32,7 +32,7 @@ import stat
 
 from corral.changes.link_rules import LinkRules
 from corral.changes.module_rules import ModuleRules
-from corral.paths import name_matches, self_or_parent_in
+from corral.paths import self_or_parent_in
 from corral.toolguard.ops.refusal import BUILTIN, PROTECTED, Refusal
 
 TYPE_CHECKING = False
@@ -82,19 +82,6 @@ def _changed_below(top: str, since_ns: int) -> str | None:
     return None
 
 
-def _components_match(parts: list[str], name: list[str]) -> bool:
-    """Whether `parts` holds `name`'s components in a row, `*` in them matching any run."""
-    return any(
-        all(name_matches(parts[i + k], c) for k, c in enumerate(name))
-        for i in range(len(parts) - len(name) + 1)
-    )
-
-
-def _components_contain(parts: list[str], name: list[str]) -> bool:
-    n = len(name)
-    return any(parts[i : i + n] == name for i in range(len(parts) - n + 1))
-
-
 class Checker(LinkRules, ModuleRules):
     """Verdicts for the entries of one change set, against its plan (see stage.create)."""
 
@@ -134,25 +121,21 @@ class Checker(LinkRules, ModuleRules):
                     f"deleting or replacing this directory would change protected {below}",
                 )  # fmt: skip
         parts = entry.rel.split("/")
-        hit_name = next((p for p in parts if p in self.single_names), None)
-        if hit_name is None:
-            hit_name = next(
-                (
-                    "/".join(n)
-                    for n in self.longer_names
-                    if n[0] in parts and _components_contain(parts, n)
-                ),
-                None,
-            )
-        if hit_name is None:
-            hit_name = next(
-                ("/".join(n) for n in self.wild_names if _components_match(parts, n)), None
-            )
+        hit_name = self.protected_name_in(parts)
         if hit_name is not None:
             return self.refusal(
                 "protected", path, PROTECTED,
                 f"protected name {hit_name}: the host runs or obeys it by itself",
             )  # fmt: skip
+        if entry.kind == "link":
+            # `crate/.cargo -> ../cfg`: cfg/config.toml becomes crate/.cargo/config.toml
+            hit_name = self.protected_name_above(parts)
+            if hit_name is not None:
+                return self.refusal(
+                    "protected", path, PROTECTED,
+                    f"a symlink where the directory of protected name {hit_name} goes: what it "
+                    "leads to would be read as that name",
+                )  # fmt: skip
         if self._site_start_up(entry):
             return self.refusal(
                 "protected", path, MODULES,

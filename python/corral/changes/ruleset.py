@@ -7,11 +7,20 @@ from __future__ import annotations
 
 import os
 
+from corral.paths import name_matches
 from corral.toolguard.ops.refusal import BUILTIN, Refusal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+
+def _components_match(parts: list[str], name: list[str]) -> bool:
+    """Whether `parts` holds `name`'s components in a row, `*` in them matching any run."""
+    return any(
+        all(name_matches(parts[i + k], c) for k, c in enumerate(name))
+        for i in range(len(parts) - len(name) + 1)
+    )
 
 
 class RuleSet:
@@ -58,3 +67,23 @@ class RuleSet:
         self, code: str, path: str, rule: str, message: str, layer: str = BUILTIN
     ) -> Refusal:
         return Refusal(code, path, rule, layer, f"{self.apply_hint} {path}", message)
+
+    def protected_name_in(self, parts: list[str]) -> str | None:
+        """The protected name (`sandbox.policy.protected`) a path's components hold, at any
+        depth: `.envrc`, `.cargo/config.toml`, `mise.*.toml`."""
+        hit = next((p for p in parts if p in self.single_names), None)
+        if hit is not None:
+            return hit
+        names = [*self.longer_names, *self.wild_names]
+        return next(("/".join(n) for n in names if _components_match(parts, n)), None)
+
+    def protected_name_above(self, parts: list[str]) -> str | None:
+        """The protected name whose directory a path ends as (`crate/.cargo` for
+        `.cargo/config.toml`): a link there makes what it leads to that name."""
+        for name in [*self.longer_names, *self.wild_names]:
+            for j in range(1, len(name)):
+                if len(parts) >= j and all(
+                    name_matches(p, c) for p, c in zip(parts[-j:], name[:j], strict=True)
+                ):
+                    return "/".join(name)
+        return None
