@@ -817,3 +817,20 @@ def test_a_link_cannot_make_a_protected_name_out_of_another_path(host: Host) -> 
     assert not (host.ws / "notes-link.txt").is_symlink()
     assert (host.ws / "plain-link").is_symlink()  # an ordinary link still lands
     assert (host.ws / "buildcfg" / "config.toml").exists()
+
+
+def test_links_made_to_lead_later_to_an_existing_venvs_interpreter_are_held(host: Host) -> None:
+    """r12c F5: with a venv the user made (its python3 links out of the roots), run 1 made
+    `notes.txt -> q/python3` (q missing), run 2 `q -> .venv/bin`: a save of notes.txt
+    rewrote the interpreter. A dangling link, or a link in a directory's place, is held."""
+    mine = host.outside / "python3"
+    mine.write_text("#!/bin/sh\n")
+    mine.chmod(0o755)
+    (host.ws / ".venv" / "bin").mkdir(parents=True)
+    (host.ws / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    os.symlink(mine, host.ws / ".venv" / "bin" / "python3")
+    (host.ws / "p").mkdir()
+    run(host, "ln -s q/python3 notes.txt; rm -rf p; ln -s .venv/bin p\n")
+    assert not (host.ws / "notes.txt").is_symlink()
+    assert not (host.ws / "p").is_symlink()
+    assert mine.read_text() == "#!/bin/sh\n"

@@ -251,6 +251,7 @@ def test_a_link_that_climbs_back_out_of_a_directory_is_refused(lay: Layout) -> N
     inside the root); a later run made p/sub a link to /usr, and the link led out of the
     roots to a file the user's editor then saved."""
     lay.link("notes.txt", "p/sub/../var/tmp/x.txt")
+    lay.write("real.so")
     lay.link("lib.so", "../ws/real.so")
     lay.link("abs", "/usr/lib/../bin/env")
     found = lay.verdicts()
@@ -264,3 +265,21 @@ def test_a_link_to_a_directory_above_a_protected_path_is_refused(lay: Layout) ->
     memories/config then wrote .git/config."""
     lay.link("memories", ".git")
     assert lay.verdicts()["memories"] == "protected"
+
+
+def test_a_link_in_the_roots_must_lead_to_what_is_there_and_replace_no_directory(
+    lay: Layout,
+) -> None:
+    """Twelfth review r12c F5: links are judged once, when made. `notes.txt -> q/python3`
+    before q existed, then `q -> .venv/bin` (or q, a directory, replaced by that link): the
+    file the editor held led to the venv's interpreter outside the roots."""
+    (lay.root / "q").mkdir()
+    (lay.root / "q" / "python3").write_text("x\n")
+    lay.link("notes.txt", "later/python3")
+    lay.link("q", ".venv/bin")  # q is a directory on the host
+    lay.write("made/here.txt")
+    lay.link("fine", "made/here.txt")  # made by the same command: there once applied
+    found = lay.verdicts()
+    assert found["notes.txt"] == "symlink-dangling"
+    assert found["q"] == "symlink-replaces-directory"
+    assert found["fine"] is None

@@ -121,7 +121,7 @@ class LinkRules(RuleSet):
             if refusal is not None:
                 return refusal
         if any(is_within(resolved, r) for r in self.roots):
-            return None
+            return self._in_roots(entry, resolved)
         host = os.path.lexists(entry.path) and not os.path.islink(entry.path)
         if host or entry.path in self._recently_applied():
             # A file (perhaps open in your editor) turned into a link out of the writable
@@ -154,6 +154,43 @@ class LinkRules(RuleSet):
             f"a symlink to {entry.target}, outside the writable roots: saving or writing "
             "through it would change what is there",
         )  # fmt: skip
+
+    def _in_roots(self, entry: Entry, resolved: str) -> Refusal | None:
+        """A link that stays in the writable roots is judged once, now; what comes to exist at
+        its end, or below a directory it replaced, later is not. So it must lead to what is
+        there (`notes.txt -> q/python3` before q exists becomes, with a later `q ->
+        .venv/bin`, a path to an interpreter outside the roots), and must not take the place
+        of a directory (the paths below it, held by your editor or by links, would lead
+        wherever it does)."""
+        if os.path.isdir(entry.path) and not os.path.islink(entry.path):
+            return self.refusal(
+                "symlink-replaces-directory", entry.path, BUILTIN,
+                f"the directory {entry.path} replaced by a symlink to {entry.target}: the "
+                "paths below it would lead there",
+            )  # fmt: skip
+        if not self._exists_after(resolved, entry):
+            return self.refusal(
+                "symlink-dangling", entry.path, BUILTIN,
+                f"a symlink to {entry.target}, which does not exist: where it leads depends "
+                "on what a later command puts there",
+            )  # fmt: skip
+        return None
+
+    def _exists_after(self, path: str, entry: Entry) -> bool:
+        """Whether `path` (resolved, no link at its end) is there once the change set is
+        applied: in the change set (not deleted there), or on the host."""
+        for root in self.roots:
+            if is_within(path, root):
+                upper_root = entry.source[: len(entry.source) - len(entry.rel)].rstrip("/")
+                if entry.root == root:
+                    shadow = os.path.join(upper_root, os.path.relpath(path, root))
+                    try:
+                        st = os.lstat(shadow)
+                    except OSError:
+                        break
+                    # an overlay whiteout (a character device 0/0) is a deletion
+                    return not (stat.S_ISCHR(st.st_mode) and st.st_rdev == 0)
+        return os.path.lexists(path)
 
     def _venv_interpreter(self, entry: Entry, resolved: str) -> bool:
         """`.venv/bin/python -> /usr/bin/python3.11`: a link named like an interpreter in a
