@@ -834,3 +834,24 @@ def test_links_made_to_lead_later_to_an_existing_venvs_interpreter_are_held(host
     assert not (host.ws / "notes.txt").is_symlink()
     assert not (host.ws / "p").is_symlink()
     assert mine.read_text() == "#!/bin/sh\n"
+
+
+def test_a_file_or_link_in_a_directorys_place_shows_what_it_deletes(host: Host) -> None:
+    """r12c F1: a file put where the host had a directory took the directory away, shown as
+    `file docs: passes the check`, "0 deleted". F1b: the listing of a replaced directory
+    followed the command's own links (`docs/sub -> other`, with the same names in other):
+    nothing was shown as deleted."""
+    from .test_change_sets import held_ids
+
+    for d in ("docs", "data/sub"):
+        (host.ws / d).mkdir(parents=True)
+    (host.ws / "docs" / "a.txt").write_text("a\n")
+    (host.ws / "data" / "sub" / "x.txt").write_text("x\n")
+    host.corral("run", "--writes", "review", "--", "sh", "-c",
+                "rm -rf docs data; echo f > docs; mkdir -p data other; echo y > other/x.txt; "
+                "ln -s ../other data/sub", cwd=host.ws)  # fmt: skip
+    (change_id,) = held_ids(host)
+    shown = host.corral("changes", change_id).stdout
+    assert f"replace {host.ws / 'docs'}" in shown, shown
+    assert f"delete {host.ws / 'docs' / 'a.txt'}" in shown, shown
+    assert f"delete {host.ws / 'data' / 'sub'}" in shown, shown

@@ -356,6 +356,9 @@ def _apply(
             if st is None:
                 changed.append({"path": target, "change": "added"})
             continue
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            # a file where the host has a directory: all of the directory goes (to the journal)
+            changed += [{"path": p, "change": "deleted"} for p in replaced(entry)[0]]
         saved = journal.save(target) if st is not None else None
         if saved is not None:
             steps.add(target, _restore(journal, saved, target))

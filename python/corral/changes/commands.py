@@ -140,8 +140,7 @@ def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
     shown_lines = 0
     gone: dict[str, list[str]] = {}  # replaced directory -> the host paths it takes away
     for entry, refusal in checked:
-        if entry.kind == "dir":
-            gone[entry.path] = replaced(entry)[0]
+        gone[entry.path] = replaced(entry)[0]
         if entry.kind == "dir" and refusal is None and not gone[entry.path]:
             mode = _mode_change(entry)
             if mode:

@@ -114,14 +114,14 @@ def settle(
         elif refusal is not None:
             if refusal.path == entry.path:  # what is below a refused directory goes with it
                 held.append(refusal.as_dict())
-        elif entry.kind != "dir":
-            held.append({"path": entry.path, "code": "review", "message": "held for review"})
         elif (gone := len(replaced(entry)[0])) > 0:
             held.append({
                 "path": entry.path, "code": "review",
                 "message": f"held for review: it replaces the directory there, deleting {gone} "
                 "of its entries (corral changes --diff lists them)",
             })  # fmt: skip
+        elif entry.kind != "dir":
+            held.append({"path": entry.path, "code": "review", "message": "held for review"})
     journal = journals.Journal(plan["id"])
     why = ""
     try:

@@ -128,15 +128,23 @@ MAX_REPLACED = 10_000
 
 
 def replaced(entry: Entry) -> tuple[list[str], frozenset[str]]:
-    """What an opaque directory (`rm -rf d; mkdir d`) does to the host's directory at its
-    path: (the host paths below it that go, a directory counting for all below it; the host
-    paths the change set puts back, changed or not). Applying moves the host's directory
-    whole into the undo journal, so these are deletions to show and count."""
-    if not entry.opaque or not os.path.isdir(entry.path) or os.path.islink(entry.path):
+    """What an entry does to a host directory at its path, when it replaces it (`rm -rf d;
+    mkdir d`, an opaque directory; or a file put where the directory was): (the host paths
+    below it that go, a directory counting for all below it; the host paths the change set
+    puts back). Applying moves the host's directory whole into the undo journal, so these are
+    deletions to show and count. The change set's side is read without following its links:
+    a link where the host has a directory puts nothing back below it."""
+    if not os.path.isdir(entry.path) or os.path.islink(entry.path):
         return [], frozenset()
+    if entry.kind == "dir" and not entry.opaque:
+        return [], frozenset()  # merged with the host's, entry by entry
+    if entry.kind == "whiteout":
+        return [], frozenset()  # counted as the deletion of the directory itself
     gone: list[str] = []
     back: set[str] = set()
-    stack = [""]
+    stack = [""] if entry.kind == "dir" else []
+    if entry.kind != "dir":
+        gone = [os.path.join(entry.path, n) for n in sorted(os.listdir(entry.path))]
     while stack and len(gone) + len(back) < MAX_REPLACED:
         rel = stack.pop()
         try:
@@ -145,10 +153,16 @@ def replaced(entry: Entry) -> tuple[list[str], frozenset[str]]:
             continue
         for item in items:
             below = os.path.join(rel, item.name)
-            if not os.path.lexists(os.path.join(entry.source, below)):
+            try:
+                staged = os.lstat(os.path.join(entry.source, below))
+            except OSError:
                 gone.append(os.path.join(entry.path, below))
                 continue
+            host_dir = item.is_dir(follow_symlinks=False)
+            if host_dir and not stat.S_ISDIR(staged.st_mode):
+                gone.append(os.path.join(entry.path, below))  # a file or link in its place
+                continue
             back.add(os.path.join(entry.path, below))
-            if item.is_dir(follow_symlinks=False):
+            if host_dir:
                 stack.append(below)
     return sorted(gone), frozenset(back)
