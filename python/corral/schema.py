@@ -269,6 +269,7 @@ _PROTECTED = (
     ".nvimrc",
     ".exrc",
     ".lazy.lua",
+    ".nvim",  # `set runtimepath+=.nvim` in .nvim.lua, as Neovim's :help 'exrc' suggests
     ".envrc",
     ".bashrc",
     ".bash_profile",
@@ -314,6 +315,13 @@ _PROTECTED = (
     ".luarc.jsonc",
     ".vscode/settings.json",
     ".tool-versions",  # asdf and mise: a `path:` version puts a directory on PATH
+    # the version files mise and asdf also read (idiomatic files): the same `path:`
+    ".python-version",
+    ".nvmrc",
+    ".node-version",
+    ".ruby-version",
+    ".go-version",
+    ".java-version",
 )
 
 TOOLS = ("bash", "read", "write", "edit", "delete", "ls", "fetch")

@@ -855,3 +855,39 @@ def test_a_file_or_link_in_a_directorys_place_shows_what_it_deletes(host: Host) 
     assert f"replace {host.ws / 'docs'}" in shown, shown
     assert f"delete {host.ws / 'docs' / 'a.txt'}" in shown, shown
     assert f"delete {host.ws / 'data' / 'sub'}" in shown, shown
+
+
+def test_what_a_protected_config_runs_or_puts_on_path_is_kept(host: Host) -> None:
+    """r12a D1-D5, N1, M1, M3, H1, C1: protected start-up configs were kept, what they name
+    was not: a venv's bin an .envrc activates (by `source`, or VIRTUAL_ENV without a slash),
+    `layout go`'s .direnv/go/bin, PYTHONPATH=src, what a sourced .envrc.local puts on PATH;
+    Neovim's .nvim runtime directory; a version file's `path:`; mise's `_.source` and
+    `_.path`; an hgrc hook's script; cargo's rustc-wrapper. Planted there, each ran at the
+    next prompt, `hg commit`, `cargo metadata` or Neovim start."""
+    ws = host.ws
+    for d in (".venv/bin", "venv2/bin", "src", "scripts", "tools/bin", ".hg", ".cargo"):
+        (ws / d).mkdir(parents=True, exist_ok=True)
+    (ws / ".venv" / "bin" / "activate").write_text("# venv\n")
+    (ws / ".envrc").write_text(
+        "source .venv/bin/activate\nexport VIRTUAL_ENV=venv2\nlayout python3\nlayout go\n"
+        "export PYTHONPATH=src\nsource_env_if_exists .envrc.local\n"
+    )
+    (ws / ".envrc.local").write_text("PATH_add tools/bin\n")
+    (ws / "mise.toml").write_text('[env]\n_.source = "./scripts/env.sh"\n_.path = ["./mbin"]\n')
+    (ws / "scripts" / "env.sh").write_text("# the project's\n")
+    (ws / "scripts" / "lint.sh").write_text("# the project's\n")
+    (ws / ".hg" / "hgrc").write_text("[hooks]\nprecommit.lint = sh scripts/lint.sh\n")
+    (ws / ".cargo" / "config.toml").write_text('[build]\nrustc-wrapper = "tools/wrap.sh"\n')
+    (ws / "tools" / "wrap.sh").write_text("# the project's\n")
+    planted = (
+        ".venv/bin/ls", "venv2/bin/ls", ".direnv/go/bin/ls", "src/sitecustomize.py",
+        "tools/bin/git", ".nvim/plugin/x.lua", ".python-version", "mbin/git",
+    )  # fmt: skip
+    run(host, "".join(f"mkdir -p $(dirname {p}); echo x > {p}\n" for p in planted)
+        + "echo x >> scripts/env.sh; echo x >> scripts/lint.sh; echo x >> tools/wrap.sh\n"
+        + "echo x > src/app.py\n")  # fmt: skip
+    for path in planted:
+        assert not (ws / path).exists(), path
+    for path in ("scripts/env.sh", "scripts/lint.sh", "tools/wrap.sh"):
+        assert (ws / path).read_text() == "# the project's\n", path
+    assert (ws / "src" / "app.py").exists()  # the project's own modules are written

@@ -356,6 +356,11 @@ class Resolution:
                     # missing ones (a new .nvim.lua, .envrc) are watched: removed if created
                     found.keep(path)
             self._direnv(root, found)
+            from corral.sandbox.protect import toolconfigs  # only here: tomllib
+
+            for path in toolconfigs.referenced(root):
+                if self.writable(path):
+                    found.keep(path)
 
     def _direnv(self, root: str, found: Protection) -> None:
         envrc = os.path.join(root, ".envrc")
@@ -363,10 +368,13 @@ class Resolution:
             return
         from corral.sandbox.protect import direnv  # only here: shlex imports re
 
-        referenced, unknown = direnv.referenced(envrc)
-        for path in referenced:
+        found_by = direnv.referenced(envrc)
+        unknown = found_by.unknown
+        for path in found_by.paths:
             if self.writable(path):
                 found.keep(path)
+        # PYTHONPATH=src: where a Python of that prompt looks first (see changes.rules)
+        found.module_dirs += [d for d in found_by.module_dirs if self.writable(d)]
         if unknown:
             more = f" and {len(unknown) - 8} more" if len(unknown) > 8 else ""
             self.notes.append(

@@ -46,7 +46,7 @@ LAYOUTS = {
     "python3": (".direnv",),
     "pyenv": (".direnv",),
     "anaconda": (".direnv",),
-    "go": ("bin",),
+    "go": ("bin", ".direnv"),  # (.direnv/go/bin since direnv 2.28)
     "ruby": (".direnv/bin", "bin"),
     "perl": (".direnv",),
     "php": ("vendor/bin",),
@@ -128,24 +128,58 @@ def path_words(words: list[str]) -> tuple[str, ...]:
     return tuple(found)
 
 
-def referenced(envrc: str) -> tuple[list[str], list[str]]:
-    """(absolute paths the `.envrc` at `envrc` runs, reads or puts on PATH, what it does that
-    cannot be followed); ([], []) when it does not exist or cannot be read."""
+MAX_DEPTH = 4  # files sourced from files sourced from the .envrc
+# variables naming a directory whose programs or modules a shell at that prompt takes first
+VENV_VARIABLES = ("VIRTUAL_ENV", "CONDA_PREFIX")
+MODULE_VARIABLES = ("PYTHONPATH",)
+
+
+class Referenced:
+    """What a `.envrc` has the host's shell run, read or look in."""
+
+    __slots__ = ("module_dirs", "paths", "unknown")
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []  # kept like the .envrc
+        self.module_dirs: list[str] = []  # on PYTHONPATH: no start-up or shadowing module
+        self.unknown: list[str] = []  # what cannot be followed, for status
+
+
+def referenced(envrc: str) -> Referenced:
+    """What the `.envrc` at `envrc` runs, reads or puts on PATH or PYTHONPATH, and the files
+    it sources (theirs too, a few levels deep); empty when it cannot be read."""
+    found = Referenced()
+    _read(envrc, os.path.dirname(envrc), found, 0)
+    found.paths = list(dict.fromkeys(found.paths))
+    return found
+
+
+def _read(path: str, base: str, found: Referenced, depth: int) -> None:
     try:
-        with open(envrc, "rb") as f:
+        with open(path, "rb") as f:
             text = f.read(MAX_BYTES).decode("utf-8", errors="replace")
     except OSError:
-        return [], []
-    base = os.path.dirname(envrc)
-    found: list[str] = []
-    unknown: list[str] = []
+        return
+    unknown = found.unknown
     for words in _commands(text):
         name, args = words[0], words[1:]
         names: tuple[str, ...] = ()
-        if "=" in name and name.split("=", 1)[0] in ("PATH", "MANPATH"):
-            dirs, odd = _path_entries(name.split("=", 1)[1], base)
-            found += dirs
+        variable, _, value = name.partition("=") if "=" in name else ("", "", "")
+        if variable in ("PATH", "MANPATH"):
+            dirs, odd = _path_entries(value, base)
+            found.paths += dirs
             unknown += [f"PATH entry {o}" for o in odd]
+            continue
+        if variable in VENV_VARIABLES + MODULE_VARIABLES:
+            # `export VIRTUAL_ENV=.venv` (a layout then puts .venv/bin on PATH),
+            # `export PYTHONPATH=src`: no slash needed to name a directory
+            dirs, odd = _path_entries(value.strip("\"'"), base)
+            if variable in VENV_VARIABLES:
+                found.paths += [os.path.join(d, "bin") for d in dirs]
+            else:
+                found.module_dirs += dirs
+            own = (f"${variable}", f"${{{variable}}}")  # `src:$PYTHONPATH`
+            unknown += [f"{variable} entry {o}" for o in odd if o not in own]
             continue
         if name == "use" and args:
             if args[0] not in USE:
@@ -159,10 +193,9 @@ def referenced(envrc: str) -> tuple[list[str], list[str]]:
             given = tuple(a for a in args if not a.startswith("-"))
             names = given[:1] if name.startswith(SINGLE) else given
             names = names or SOURCES[name] or ()
-        elif "=" in name:
+        elif variable:
             # `export BASH_ENV=.bashenv`, `FOO="$(python3 tools/x.py)"`: a value that names a
             # file of the project (a variable a shell or tool loads, or a command run for it)
-            value = name.split("=", 1)[1]
             names = path_words([value, *args])
             plain = value.strip("\"'")
             if plain and "$" not in plain and os.path.isfile(os.path.join(base, plain)):
@@ -183,8 +216,18 @@ def referenced(envrc: str) -> tuple[list[str], list[str]]:
             if "$" in target or "`" in target:
                 unknown.append(f"{name} {target}")
                 continue
-            path = os.path.normpath(os.path.join(base, os.path.expanduser(target)))
-            found.append(path)
-            if name.startswith("source_env") and os.path.isdir(path):
-                found.append(os.path.join(path, NAME))
-    return list(dict.fromkeys(found)), unknown
+            where = os.path.normpath(os.path.join(base, os.path.expanduser(target)))
+            found.paths.append(where)
+            sourced = where
+            if name.startswith("source_env") and os.path.isdir(where):
+                sourced = os.path.join(where, NAME)
+                found.paths.append(sourced)
+            if name in ("source", ".") and os.path.basename(where).startswith("activate"):
+                found.paths.append(os.path.dirname(where))  # a venv's bin, now first on PATH
+            if name in ("source", ".", "source_env", "source_env_if_exists") and (
+                depth < MAX_DEPTH and os.path.isfile(sourced)
+            ):
+                # what the sourced file does counts as the .envrc's own (source_env reads
+                # its paths from the file's directory; source, from the .envrc's)
+                inner = os.path.dirname(sourced) if name.startswith("source_env") else base
+                _read(sourced, inner, found, depth + 1)
