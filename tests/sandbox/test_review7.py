@@ -891,3 +891,43 @@ def test_what_a_protected_config_runs_or_puts_on_path_is_kept(host: Host) -> Non
     for path in ("scripts/env.sh", "scripts/lint.sh", "tools/wrap.sh"):
         assert (ws / path).read_text() == "# the project's\n", path
     assert (ws / "src" / "app.py").exists()  # the project's own modules are written
+
+
+def test_nothing_is_applied_or_undone_while_a_command_writes_directly(host: Host) -> None:
+    """r12c F2, F3: a command with direct writes in the same workspace swapped a directory
+    for a link between corral's check and its renames: an apply (and an undo) wrote and
+    deleted outside the roots. While such a command runs, both wait."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from corral.changes.stage import direct_writers
+
+    from .conftest import give_to_test_user, user_prefix
+    from .test_change_sets import held_ids
+
+    run(host, "echo a > applied.txt\n")  # something to undo
+    give_to_test_user(host.base)
+    writer = subprocess.Popen(
+        [*user_prefix(), sys.executable, "-m", "corral", "run", "--writes", "direct", "--",
+         "sleep", "60"],
+        cwd=host.ws, env=host.env, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        while not direct_writers([str(host.ws)]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert direct_writers([str(host.ws)]), "the direct-writes command did not start"
+        stderr = run(host, "echo x > new.txt\n")
+        assert "a command with direct writes runs in this workspace" in stderr, stderr
+        assert not (host.ws / "new.txt").exists()
+        assert "direct writes" in host.corral("undo").stderr
+        assert (host.ws / "applied.txt").exists()
+    finally:
+        os.killpg(writer.pid, signal.SIGTERM)
+        writer.wait(timeout=20)
+    (change_id,) = held_ids(host)
+    assert host.corral("apply", change_id).returncode == 0
+    assert (host.ws / "new.txt").read_text() == "x\n"

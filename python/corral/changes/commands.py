@@ -223,6 +223,11 @@ def _touched(entry: str) -> list[str]:
         return []
 
 
+def _roots_of(entry: str) -> list[str]:
+    """The directories an undo of `entry` writes in: those of the paths it journaled."""
+    return list(dict.fromkeys(os.path.dirname(p) for p in _touched(entry)))
+
+
 def _pick(names: list[str], change_id: str | None, cwd: str | None) -> str:
     """The journal entry to undo: the one named, else the newest that changed a path in
     `cwd` (your workspace: another workspace's newer change set is not yours to undo from
@@ -257,6 +262,12 @@ def undo(change_id: str | None = None, cwd: str | None = None) -> Outcome:
         if not names:
             return Outcome(["nothing to undo"])
         newest = _pick(names, change_id, cwd)
+        busy = stages.direct_writers(_roots_of(newest)) if newest else []
+        if busy:
+            why = f"a command with direct writes runs in this workspace (pid {busy[0]})"
+            out = Outcome([], [f"{newest} not undone: {why}; undo once it has ended"])
+            out.code = 1
+            return out
         if not newest:
             return Outcome([f"nothing to undo in {cwd} (corral undo ID undoes a change set "
                             "of another workspace)"])  # fmt: skip

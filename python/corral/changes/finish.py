@@ -107,10 +107,23 @@ def settle(
 
     accepted = []
     held = []
+    busy = stages.direct_writers(plan["roots"])
+    if busy:
+        # A command writing straight to the workspace could swap a directory for a link
+        # between a check and the rename that follows it: nothing is applied meanwhile.
+        force = frozenset()
+        hold_all = True
     for entry, refusal in checked:
         forced = any(is_within(entry.path, f) for f in force)
         if (refusal is None and not hold_all) or forced:
             accepted.append(entry)
+        elif busy:
+            if entry.kind != "dir":
+                held.append({
+                    "path": entry.path, "code": "busy",
+                    "message": f"held: a command with direct writes runs in this workspace "
+                    f"(pid {busy[0]}); apply it once that has ended",
+                })  # fmt: skip
         elif refusal is not None:
             if refusal.path == entry.path:  # what is below a refused directory goes with it
                 held.append(refusal.as_dict())

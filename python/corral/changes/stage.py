@@ -240,6 +240,34 @@ def _number(info: str, key: str) -> int:
     return int(info[at:].lstrip(" \t\n:").split(",", 1)[0].split("}", 1)[0].strip())
 
 
+def direct_writers(roots: list[str]) -> list[int]:
+    """The bwrap processes (this user's, as /proc shows them) that bind one of `roots`, or a
+    directory above or below one, writable as it is: a command with direct writes. While
+    one runs, it can swap a directory of the workspace for a link between corral's check of
+    a path and the rename that puts a file there."""
+    from corral.paths import is_within
+
+    found: list[int] = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if not argv or os.path.basename(argv[0]) != b"bwrap":
+            continue
+        words = [w.decode("utf-8", "surrogateescape") for w in argv]
+        for i, word in enumerate(words[:-2]):
+            if word in ("--bind", "--bind-try") and words[i + 1] == words[i + 2]:
+                bound = words[i + 1]
+                if any(is_within(bound, r) or is_within(r, bound) for r in roots):
+                    found.append(int(name))
+                    break
+    return found
+
+
 def wait_sandbox_gone(stage: str, seconds: float | None = None) -> None:
     """Return once no process of the stage's sandbox runs; raise when one still does after
     `seconds`. Reading a change set while its command can still write would check one
