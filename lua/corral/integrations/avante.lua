@@ -270,43 +270,34 @@ end
 ---tools (SIDEBAR_REMOVED) are taken out of each request, and a path with a character `:edit`
 ---expands (EDIT_MAGIC) is refused before avante opens it.
 function M.patch_sidebar()
-  if M.sidebar_patched then
-    return
-  end
-  local has_sidebar, Sidebar = pcall(require, "avante.sidebar")
-  if has_sidebar and type(Sidebar) == "table" then
-    local original = Sidebar.get_generate_prompts_options
-    if type(original) == "function" then
-      Sidebar.get_generate_prompts_options = function(self, request, cb)
-        return original(self, request, function(prompts_opts)
-          if type(prompts_opts) == "table" and type(prompts_opts.tools) == "table" then
-            prompts_opts.tools = vim.tbl_filter(function(tool)
-              return not vim.tbl_contains(M.SIDEBAR_REMOVED, tool.name)
-            end, prompts_opts.tools)
-          end
-          if cb then
-            return cb(prompts_opts)
-          end
-        end)
-      end
+  local wrap = require("corral.integrations.wrap").wrap
+  wrap("avante.sidebar", "get_generate_prompts_options", function(original)
+    return function(self, request, cb)
+      return original(self, request, function(prompts_opts)
+        if type(prompts_opts) == "table" and type(prompts_opts.tools) == "table" then
+          prompts_opts.tools = vim.tbl_filter(function(tool)
+            return not vim.tbl_contains(M.SIDEBAR_REMOVED, tool.name)
+          end, prompts_opts.tools)
+        end
+        if cb then
+          return cb(prompts_opts)
+        end
+      end)
     end
-  end
-  local has_utils, Utils = pcall(require, "avante.utils")
-  if has_utils and type(Utils) == "table" and type(Utils.open_buffer) == "function" then
-    local open_buffer = Utils.open_buffer
-    Utils.open_buffer = function(path, ...)
+  end)
+  wrap("avante.utils", "open_buffer", function(open_buffer)
+    return function(path, ...)
       if type(path) == "string" and path:find(EDIT_MAGIC) then
         error("corral: refused to open " .. vim.inspect(path)
           .. ": avante would pass it to :edit unescaped, which expands ` | % # $ ~ and wildcards")
       end
-      if type(path) == "string" and not M.in_project(Utils, path) then
+      if type(path) == "string" and not M.in_project(require("avante.utils"), path) then
         -- applying a code block opens its path, then makes the directories above it
         error("corral: refused to open " .. vim.inspect(path) .. ": outside avante's project")
       end
       return open_buffer(path, ...)
     end
-  end
-  M.sidebar_patched = true
+  end)
 end
 
 ---avante's options with corral's tools added and the tools they replace switched off:

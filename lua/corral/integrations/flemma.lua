@@ -138,35 +138,32 @@ end
 ---and the model's own text can write such a block into the chat (Flemma writes replies as
 ---they come): every executor Flemma looks up asks corral again, right before it runs.
 local function guard_executors()
-  local ok, registry = pcall(require, "flemma.tools.registry")
-  if not ok or type(registry.get_executor) ~= "function" or registry.corral_guarded then
-    return
-  end
-  local get_executor = registry.get_executor
-  registry.get_executor = function(name, ...)
-    local fn, is_async = get_executor(name, ...)
-    if type(fn) ~= "function" then
-      return fn, is_async
-    end
-    if is_async then
-      return function(input, ctx, callback)
+  local wrap = require("corral.integrations.wrap").wrap
+  wrap("flemma.tools.registry", "get_executor", function(get_executor)
+    return function(name, ...)
+      local fn, is_async = get_executor(name, ...)
+      if type(fn) ~= "function" then
+        return fn, is_async
+      end
+      if is_async then
+        return function(input, ctx, callback)
+          local why = refused(name, input, ctx and ctx.bufnr)
+          if why then
+            callback({ success = false, error = why })
+            return nil
+          end
+          return fn(input, ctx, callback)
+        end, is_async
+      end
+      return function(input, ctx)
         local why = refused(name, input, ctx and ctx.bufnr)
         if why then
-          callback({ success = false, error = why })
-          return nil
+          return { success = false, error = why }
         end
-        return fn(input, ctx, callback)
+        return fn(input, ctx)
       end, is_async
     end
-    return function(input, ctx)
-      local why = refused(name, input, ctx and ctx.bufnr)
-      if why then
-        return { success = false, error = why }
-      end
-      return fn(input, ctx)
-    end, is_async
-  end
-  registry.corral_guarded = true
+  end)
 end
 
 -- Callers of Flemma's path resolver that read what it resolves into a request: include()
@@ -180,42 +177,39 @@ local READERS = { "flemma/templating/eval.lua", "flemma/personalities/builder.lu
 ---ones too, and a personality's project files) a path corral's read refuses (a credential,
 ---a hidden area) is an error instead.
 local function guard_includes()
-  local ok, path_util = pcall(require, "flemma.utilities.path")
-  if not ok or type(path_util.resolve) ~= "function" or path_util.corral_guarded then
-    return
-  end
-  local resolve = path_util.resolve
-  path_util.resolve = function(path, base_dir, ...)
-    if type(path) == "string" and (path == "~" or vim.startswith(path, "~/")) then
-      path = vim.fs.joinpath(vim.env.HOME or "/nonexistent", path:sub(3))
-    end
-    local resolved = resolve(path, base_dir, ...)
-    local caller = debug.getinfo(2, "S")
-    local source = caller and caller.source or ""
-    local reads = vim.iter(READERS):any(function(r)
-      return source:find(r, 1, true) ~= nil
-    end)
-    -- (a path that is not there reads nothing: Flemma looks for files that may not exist)
-    if type(resolved) == "string" and reads and vim.uv.fs_stat(resolved) then
-      local decided = require("corral").decide(
-        { name = "read", input = { path = resolved } },
-        { bufnr = current_buffer() }
-      )
-      if not decided or decided.decision == "deny" then
-        error({
-          type = "file",
-          filename = resolved,
-          raw = path,
-          error = "corral: refused to include "
-            .. resolved
-            .. ": "
-            .. tostring(decided and decided.reason or "corral could not decide"),
-        })
+  local wrap = require("corral.integrations.wrap").wrap
+  wrap("flemma.utilities.path", "resolve", function(resolve)
+    return function(path, base_dir, ...)
+      if type(path) == "string" and (path == "~" or vim.startswith(path, "~/")) then
+        path = vim.fs.joinpath(vim.env.HOME or "/nonexistent", path:sub(3))
       end
+      local resolved = resolve(path, base_dir, ...)
+      local caller = debug.getinfo(2, "S")
+      local source = caller and caller.source or ""
+      local reads = vim.iter(READERS):any(function(r)
+        return source:find(r, 1, true) ~= nil
+      end)
+      -- (a path that is not there reads nothing: Flemma looks for files that may not exist)
+      if type(resolved) == "string" and reads and vim.uv.fs_stat(resolved) then
+        local decided = require("corral").decide(
+          { name = "read", input = { path = resolved } },
+          { bufnr = current_buffer() }
+        )
+        if not decided or decided.decision == "deny" then
+          error({
+            type = "file",
+            filename = resolved,
+            raw = path,
+            error = "corral: refused to include "
+              .. resolved
+              .. ": "
+              .. tostring(decided and decided.reason or "corral could not decide"),
+          })
+        end
+      end
+      return resolved
     end
-    return resolved
-  end
-  path_util.corral_guarded = true
+  end)
 end
 
 ---@param backend_config table

@@ -239,40 +239,35 @@ end
 ---write such a line into a rules file; a path corral's read refuses (a credential, a hidden
 ---area) is left out, with a warning. Patched once, when tools() is first called.
 function M.patch_rules()
-  if M.rules_patched then
-    return
-  end
-  local ok, helpers = pcall(require, "codecompanion.interactions.shared.rules.helpers")
-  if not ok or type(helpers) ~= "table" or type(helpers.add_files_or_buffers) ~= "function" then
-    return
-  end
-  local add = helpers.add_files_or_buffers
-  helpers.add_files_or_buffers = function(included_files, chat, ...)
-    local kept = {}
-    for _, f in ipairs(type(included_files) == "table" and included_files or {}) do
-      -- where codecompanion will look: the working directory first, then the path itself
-      local path = vim.fs.normalize(tostring(f))
-      local in_cwd = vim.fs.joinpath(vim.fn.getcwd(), path)
-      if vim.uv.fs_stat(in_cwd) then
-        path = in_cwd
+  local helpers = "codecompanion.interactions.shared.rules.helpers"
+  require("corral.integrations.wrap").wrap(helpers, "add_files_or_buffers", function(add)
+    return function(included_files, chat, ...)
+      local kept = {}
+      for _, f in ipairs(type(included_files) == "table" and included_files or {}) do
+        -- where codecompanion will look: the working directory first, then the path itself
+        local path = vim.fs.normalize(tostring(f))
+        local in_cwd = vim.fs.joinpath(vim.fn.getcwd(), path)
+        if vim.uv.fs_stat(in_cwd) then
+          path = in_cwd
+        end
+        local bufnr = type(chat) == "table" and chat.bufnr or nil
+        local call = { name = "read", input = { path = path } }
+        local decided = require("corral").decide(call, { bufnr = bufnr })
+        if decided and decided.decision ~= "deny" then
+          kept[#kept + 1] = f
+        else
+          vim.notify(
+            "corral: a rules file names "
+              .. path
+              .. ", which corral's read refuses: not added to the chat"
+              .. (decided and decided.reason and (" (" .. decided.reason .. ")") or ""),
+            vim.log.levels.WARN
+          )
+        end
       end
-      local bufnr = type(chat) == "table" and chat.bufnr or nil
-      local decided = require("corral").decide({ name = "read", input = { path = path } }, { bufnr = bufnr })
-      if decided and decided.decision ~= "deny" then
-        kept[#kept + 1] = f
-      else
-        vim.notify(
-          "corral: a rules file names "
-            .. path
-            .. ", which corral's read refuses: not added to the chat"
-            .. (decided and decided.reason and (" (" .. decided.reason .. ")") or ""),
-          vim.log.levels.WARN
-        )
-      end
+      return add(kept, chat, ...)
     end
-    return add(kept, chat, ...)
-  end
-  M.rules_patched = true
+  end)
 end
 
 ---Entries for codecompanion's `interactions.chat.tools`: corral's tools (loaded by module
