@@ -931,3 +931,53 @@ def test_nothing_is_applied_or_undone_while_a_command_writes_directly(host: Host
     (change_id,) = held_ids(host)
     assert host.corral("apply", change_id).returncode == 0
     assert (host.ws / "new.txt").read_text() == "x\n"
+
+
+def test_what_protected_configs_name_in_other_spellings_is_kept(host: Host) -> None:
+    """r13a D1, D2, T1-T3, T5, T6: a variable before `source .venv/bin/activate`, a
+    dotenv's PYTHONPATH, mise's `{{config_root}}`, exec() templates, table hooks, conf.d
+    files, `[[env]]` and `path:` tools, Mercurial's `%include`, cargo's `include` and a
+    rustup `path` toolchain: what they ran was not kept."""
+    ws = host.ws
+    for d in ("venv3/bin", "scripts", "tools", ".config/mise/conf.d", ".hg", "hgconf",
+              ".cargo", "tc"):  # fmt: skip
+        (ws / d).mkdir(parents=True, exist_ok=True)
+    (ws / "venv3" / "bin" / "activate").write_text("# venv\n")
+    (ws / ".envrc").write_text("VIRTUAL_ENV_DISABLE_PROMPT=1 source venv3/bin/activate\ndotenv\n")
+    (ws / ".env").write_text("PYTHONPATH=lib\n")
+    (ws / "mise.toml").write_text(
+        '[env]\n_.source = "{{config_root}}/scripts/m.sh"\n'
+        "X = \"{{ exec(command='sh tools/gen.sh') }}\"\n"
+        '[hooks]\nenter = { script = "scripts/hook.sh" }\n'
+    )
+    (ws / ".config" / "mise" / "conf.d" / "a.toml").write_text(
+        '[[env]]\n_.source = "scripts/c.sh"\n'
+    )
+    (ws / ".tool-versions").write_text("node path:./tv\n")
+    (ws / ".hg" / "hgrc").write_text("%include ../hgconf/team.rc\n")
+    (ws / "hgconf" / "team.rc").write_text("[ui]\n")
+    (ws / ".cargo" / "config.toml").write_text('include = ["team.toml"]\n')
+    (ws / "rust-toolchain.toml").write_text(f'[toolchain]\npath = "{ws / "tc"}"\n')
+    kept = ("scripts/m.sh", "tools/gen.sh", "scripts/hook.sh", "scripts/c.sh")
+    for name in kept:
+        (ws / name).write_text("# the project's\n")
+    planted = ("venv3/bin/ls", "lib/sitecustomize.py", "tv/bin/ls", "tc/bin/cargo",
+               ".cargo/team.toml")  # fmt: skip
+    run(host, "".join(f"mkdir -p $(dirname {p}); echo x > {p}\n" for p in planted)
+        + "".join(f"echo x >> {n}\n" for n in kept)
+        + "echo '[hooks]' >> hgconf/team.rc\n")  # fmt: skip
+    for path in planted:
+        assert not (ws / path).exists(), path
+    for name in kept:
+        assert (ws / name).read_text() == "# the project's\n", name
+    assert (ws / "hgconf" / "team.rc").read_text() == "[ui]\n"
+
+
+def test_a_link_where_an_earlier_run_deleted_a_directory_is_held(host: Host) -> None:
+    """r13a L1: run 1 made `notes.txt -> q/python3` with q a directory, run 2 deleted q,
+    run 3 made `q -> .venv/bin`: no run saw a link take a directory's place, and a save of
+    notes.txt wrote the venv's interpreter outside the roots."""
+    run(host, "mkdir q; echo x > q/python3; ln -s q/python3 notes.txt\n")
+    run(host, "rm -rf q\n")
+    run(host, "mkdir -p .venv/bin; ln -s .venv/bin q\n")
+    assert not (host.ws / "q").is_symlink()

@@ -162,7 +162,8 @@ class LinkRules(RuleSet):
         .venv/bin`, a path to an interpreter outside the roots), and must not take the place
         of a directory (the paths below it, held by your editor or by links, would lead
         wherever it does)."""
-        if os.path.isdir(entry.path) and not os.path.islink(entry.path):
+        was_directory = entry.path in self._recent_directories()  # `rm -rf q` a run before
+        if (os.path.isdir(entry.path) and not os.path.islink(entry.path)) or was_directory:
             return self.refusal(
                 "symlink-replaces-directory", entry.path, BUILTIN,
                 f"the directory {entry.path} replaced by a symlink to {entry.target}: the "
@@ -222,6 +223,29 @@ class LinkRules(RuleSet):
                     continue
             self._journaled = frozenset(found)
         return self._journaled
+
+    def _recent_directories(self) -> frozenset[str]:
+        """Directories the undo journal's change sets made or deleted: a link put at one in
+        a later run takes a directory's place as surely as one put over it."""
+        if self._journaled_dirs is None:
+            from corral.changes import journal
+            from corral.changes.stage import journal_dir
+
+            found: set[str] = set()
+            for name in journal.entries():
+                saved_in = os.path.join(journal_dir(), name, journal.FILES)
+                try:
+                    for r in journal.records(name):
+                        if r["op"] == "mkdir" or (
+                            r["op"] == "remove"
+                            and r.get("saved")
+                            and os.path.isdir(os.path.join(saved_in, r["saved"]))
+                        ):
+                            found.add(r["path"])
+                except (OSError, ValueError, KeyError):
+                    continue
+            self._journaled_dirs = frozenset(found)
+        return self._journaled_dirs
 
     def _link_target(self, entry: Entry, target: str) -> Refusal | None:
         magic = next((m for m in MAGIC_LINK_AREAS if is_within(target, m)), None)

@@ -62,6 +62,7 @@ class RuleSet:
         self._git_dirs: dict[str, bool] = {}
         self.linked_bytes = 0  # copies of hard-linked files so far (see _kind)
         self._journaled: frozenset[str] | None = None  # see _recently_applied
+        self._journaled_dirs: frozenset[str] | None = None  # see _recent_directories
 
     def refusal(
         self, code: str, path: str, rule: str, message: str, layer: str = BUILTIN

@@ -46,7 +46,11 @@ def own_paths() -> list[str]:
     package = os.path.dirname(os.path.abspath(corral.__file__))
     # the directory holding the package is on corral's sys.path: a json.py beside it would be
     # imported in its place (in an installed corral it is inside sys.prefix anyway)
-    found = [os.path.dirname(package), sys.prefix, dirs.user_config_dir(), dirs.user_cache_dir()]
+    found = [os.path.dirname(package), dirs.user_config_dir(), dirs.user_cache_dir()]
+    if os.access(sys.prefix, os.W_OK):
+        # (a venv, or /usr for root; a system Python's /usr a user cannot write anyway, and
+        # naming it would hold every venv's link to /usr/bin/python3)
+        found.append(sys.prefix)
     root = os.path.dirname(os.path.dirname(package))  # a checkout: <root>/python/corral
     found += [os.path.join(root, d) for d in RUNTIME_DIRS]
     return found

@@ -145,6 +145,49 @@ class Referenced:
         self.unknown: list[str] = []  # what cannot be followed, for status
 
 
+def _assignment(word: str) -> bool:
+    name, eq, _ = word.partition("=")
+    return bool(eq) and name.isidentifier()
+
+
+def _split_assignments(commands: list[list[str]]) -> list[list[str]]:
+    """Each assignment as a command of its own, and a command after assignments that prefix
+    it (`VIRTUAL_ENV_DISABLE_PROMPT=1 source .venv/bin/activate`) read as that command."""
+    out: list[list[str]] = []
+    for words in commands:
+        while words and _assignment(words[0]):
+            out.append([words[0]])
+            words = words[1:]
+        if words:
+            out.append(words)
+    return out
+
+
+def _read_dotenv(path: str, base: str, found: Referenced) -> None:
+    """A `.env` direnv's dotenv loads: its assignments count as the .envrc's
+    (`PYTHONPATH=src`, `VIRTUAL_ENV=.venv`, `BASH_ENV=...`)."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read(MAX_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return
+    for line in text.splitlines():
+        line = line.strip().removeprefix("export ").strip()
+        if _assignment(line):
+            variable, _, value = line.partition("=")
+            value = value.strip().strip("\"'")
+            if variable in VENV_VARIABLES + MODULE_VARIABLES or variable in ("PATH", "MANPATH"):
+                dirs, _ = _path_entries(value, base)
+                if variable in VENV_VARIABLES:
+                    found.paths += [os.path.join(d, "bin") for d in dirs]
+                elif variable in MODULE_VARIABLES:
+                    found.module_dirs += dirs
+                else:
+                    found.paths += dirs
+            elif value and "$" not in value and os.path.isfile(os.path.join(base, value)):
+                found.paths.append(os.path.normpath(os.path.join(base, value)))
+
+
 def referenced(envrc: str) -> Referenced:
     """What the `.envrc` at `envrc` runs, reads or puts on PATH or PYTHONPATH, and the files
     it sources (theirs too, a few levels deep); empty when it cannot be read."""
@@ -161,7 +204,7 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
     except OSError:
         return
     unknown = found.unknown
-    for words in _commands(text):
+    for words in _split_assignments(_commands(text)):
         name, args = words[0], words[1:]
         names: tuple[str, ...] = ()
         variable, _, value = name.partition("=") if "=" in name else ("", "", "")
@@ -224,6 +267,8 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
                 found.paths.append(sourced)
             if name in ("source", ".") and os.path.basename(where).startswith("activate"):
                 found.paths.append(os.path.dirname(where))  # a venv's bin, now first on PATH
+            if name.startswith("dotenv") and depth < MAX_DEPTH and os.path.isfile(where):
+                _read_dotenv(where, base, found)
             if name in ("source", ".", "source_env", "source_env_if_exists") and (
                 depth < MAX_DEPTH and os.path.isfile(sourced)
             ):

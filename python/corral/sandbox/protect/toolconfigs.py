@@ -1,14 +1,19 @@
-"""What the protected configs of mise, cargo and Mercurial name in the work tree.
+"""What the protected configs of mise, cargo, rustup and Mercurial name in the work tree.
 
 Each of those files is protected by name (sandbox.policy.protected), but what they run from the
 work tree is as dangerous as they are:
-- mise, at every prompt (`mise hook-env`): `[env] _.source` scripts, `_.file` env files,
-  `_.path` directories put first on PATH, `_.python.venv`, `[hooks]` commands, `path:` tools;
+- mise, at every prompt (`mise hook-env`): `[env]` `_.source` scripts, `_.file` env files,
+  `_.path` directories put first on PATH, `_.python.venv`, `exec(...)` templates in any value,
+  `[hooks]` commands, `path:` tools (also in `.tool-versions`), in every config file of the
+  project's top (`conf.d` directories too);
 - cargo, at `cargo metadata` (a language server's first step): `build.rustc-wrapper` and its
-  kin, `target.*.linker` and `.runner`;
-- Mercurial, at `hg status` or `hg commit`: `[hooks]` commands and `[extensions]` files.
-The files and directories they name are kept like the configs. Only what is written out
-is read; what a named script does in turn is not (as for git hooks, see hookwords).
+  kin, `target.*.linker` and `.runner`, and the files `include` merges in;
+- rustup: a `path =` toolchain (a directory of programs);
+- Mercurial, at `hg status` or `hg commit`: `[hooks]` commands, `[extensions]` files, and the
+  files `%include` reads.
+The files and directories they name are kept like the configs. Only what is written out is
+read; what a named script does in turn is not (as for git hooks, see hookwords). A config below
+the top of a writable root is not read (the same as a nested `.envrc`).
 """
 
 from __future__ import annotations
@@ -23,15 +28,21 @@ if TYPE_CHECKING:
     from typing import Any
 
 MAX_BYTES = 256 * 1024
+MAX_DEPTH = 4  # files included by files included by the config
 MISE_FILES = (
     "mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml", ".config/mise.toml",
     ".config/mise/config.toml", ".config/mise/config.local.toml", "mise/config.toml",
     "mise/config.local.toml", ".mise/config.toml", ".mise/config.local.toml",
 )  # fmt: skip
 MISE_PATTERNS = ("mise.*.toml", ".mise.*.toml")
+MISE_CONF_DIRS = (".config/mise/conf.d", "mise/conf.d", ".mise/conf.d")
 CARGO_FILES = (".cargo/config.toml", ".cargo/config")
 CARGO_PROGRAMS = ("rustc", "rustc-wrapper", "rustc-workspace-wrapper", "rustdoc")
+RUSTUP_FILES = ("rust-toolchain.toml", "rust-toolchain")
 HGRC_FILES = (".hg/hgrc", ".hg/hgrc-not-shared")
+# mise's templates: `{{config_root}}` is the project's directory; exec() runs a command
+CONFIG_ROOT = r"\{\{\s*config_root\s*\}\}"
+EXEC = r"exec\s*\(\s*command\s*=\s*(['\"])(.*?)\1"
 
 
 def _text(path: str) -> str | None:
@@ -60,14 +71,15 @@ def _table(data: Any, key: str) -> dict[str, Any]:
 
 
 def _strings(value: Any) -> Iterator[str]:
-    """The strings of a value that may be a string, a list, or tables with a `path`."""
+    """Every string in a value: a string, a list, a table (`{ script = ... }`), nested."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, list):
         for item in value:
             yield from _strings(item)
-    elif isinstance(value, dict) and "path" in value:
-        yield from _strings(value["path"])
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
 
 
 def _words(command: str) -> list[str]:
@@ -78,56 +90,95 @@ def _words(command: str) -> list[str]:
 
 def _placed(base: str, word: str) -> str | None:
     word = word.strip("\"'")
-    if not word or "$" in word or "`" in word or "://" in word:
+    if not word or "$" in word or "`" in word or "://" in word or "{{" in word:
         return None
-    path = os.path.normpath(os.path.join(base, os.path.expanduser(word)))
-    return path
+    return os.path.normpath(os.path.join(base, os.path.expanduser(word)))
 
 
-def _mise(root: str) -> list[str]:
+def _mise_files(root: str) -> list[str]:
     names = list(MISE_FILES)
     try:
         listed = os.listdir(root)
     except OSError:
         listed = []
     names += [n for n in listed for p in MISE_PATTERNS if name_matches(n, p)]
+    for directory in MISE_CONF_DIRS:
+        try:
+            names += [f"{directory}/{n}" for n in sorted(os.listdir(os.path.join(root, directory)))
+                      if n.endswith(".toml")]  # fmt: skip
+        except OSError:
+            continue
+    return list(dict.fromkeys(names))
+
+
+def _tool_dir(root: str, version: str) -> list[str]:
+    """`path:./tc`: a directory whose bin goes first on PATH."""
+    place = _placed(root, version.split(":", 1)[1]) if version.startswith("path:") else None
+    return [place, os.path.join(place, "bin")] if place else []
+
+
+def _mise(root: str) -> list[str]:
     found: list[str] = []
-    for name in dict.fromkeys(names):
+    for name in _mise_files(root):
+        if not os.path.isfile(os.path.join(root, name)):
+            continue
+        import re  # (only where mise is used: `corral run` imports little)
+
         data = _toml(os.path.join(root, name))
-        directives = _table(_table(data, "env"), "_")
-        words = [*_strings(directives.get("source")), *_strings(directives.get("file"))]
-        words += [*_strings(directives.get("path"))]
-        venv = directives.get("python")
-        if isinstance(venv, dict):
-            # (its bin goes on PATH; like an activated venv's, kept, the rest of it not)
-            words += [os.path.join(v, "bin") for v in _strings(venv.get("venv"))]
-        hooks = _table(data, "hooks")
-        for command in (c for value in hooks.values() for c in _strings(value)):
+        words: list[str] = []
+        env = data.get("env")
+        for table in env if isinstance(env, list) else [env]:  # `[[env]]` too
+            directives = _table(table, "_")
+            for key in ("source", "file", "path"):
+                words += _strings(directives.get(key))
+            venv = _table(directives, "python").get("venv")
+            words += [os.path.join(v, "bin") for v in _strings(venv) if not v.isdigit()]
+            for text in _strings(table):  # `{{ exec(command='sh tools/gen.sh') }}`
+                for match in re.finditer(EXEC, text):
+                    words += _words(match.group(2))
+        for command in _strings(data.get("hooks")):
             words += _words(command)
-        tools = _table(data, "tools")
-        for value in (v for t in tools.values() for v in _strings(t)):
-            if value.startswith(("path:", "ref:")) and "/" in value:
-                words.append(value.split(":", 1)[1])
+        for version in _strings(data.get("tools")):
+            found += _tool_dir(root, version)
+        words = [re.sub(CONFIG_ROOT, root.replace("\\", "\\\\"), w) for w in words]
         found += [p for w in words if (p := _placed(root, w)) is not None]
+    text = _text(os.path.join(root, ".tool-versions")) or ""
+    for line in text.splitlines():
+        for version in line.split("#", 1)[0].split()[1:]:
+            found += _tool_dir(root, version)
     return found
+
+
+def _cargo_file(root: str, path: str, found: list[str], depth: int) -> None:
+    data = _toml(path)
+    build = _table(data, "build")
+    programs = [v for k in CARGO_PROGRAMS for v in _strings(build.get(k))]
+    for table in (_table(data, "host"), *_table(data, "target").values()):
+        if isinstance(table, dict):
+            programs += [*_strings(table.get("linker")), *_strings(table.get("runner"))]
+    # cargo reads a value with a `/` against the directory holding .cargo
+    found += [p for w in programs if "/" in w and (p := _placed(root, w)) is not None]
+    for included in _strings(data.get("include")):  # relative to the including file
+        target = _placed(os.path.dirname(path), included)
+        if target is not None and target not in found:
+            found.append(target)
+            if depth < MAX_DEPTH:
+                _cargo_file(root, target, found, depth + 1)
 
 
 def _cargo(root: str) -> list[str]:
     found: list[str] = []
     for name in CARGO_FILES:
-        data = _toml(os.path.join(root, name))
-        build = _table(data, "build")
-        programs = [v for k in CARGO_PROGRAMS for v in _strings(build.get(k))]
-        tables = [_table(data, "host"), *_table(data, "target").values()]
-        for table in (t for t in tables if isinstance(t, dict)):
-            programs += [*_strings(table.get("linker")), *_strings(table.get("runner"))]
-        # cargo reads a value with a `/` against the directory holding .cargo
-        found += [p for w in programs if "/" in w and (p := _placed(root, w)) is not None]
+        _cargo_file(root, os.path.join(root, name), found, 0)
+    for name in RUSTUP_FILES:
+        toolchain = _table(_toml(os.path.join(root, name)), "toolchain")
+        found += [p for w in _strings(toolchain.get("path")) if (p := _placed(root, w))]
     return found
 
 
 def _hgrc_values(text: str) -> Iterator[tuple[str, str, str]]:
-    """(section, key, value) of an hgrc, continuation lines joined."""
+    """(section, key, value) of an hgrc, continuation lines joined; `%include` as a
+    ("%include", "", file) entry."""
     section, key, value = "", "", ""
     for line in [*text.splitlines(), "[end]"]:
         if line[:1].isspace() and key:
@@ -139,33 +190,46 @@ def _hgrc_values(text: str) -> Iterator[tuple[str, str, str]]:
         stripped = line.strip()
         if not stripped or stripped.startswith(("#", ";")):
             continue
-        if stripped.startswith("[") and stripped.endswith("]"):
+        if stripped.startswith("%include"):
+            yield "%include", "", stripped[len("%include") :].strip()
+        elif stripped.startswith("[") and stripped.endswith("]"):
             section = stripped[1:-1].strip()
         elif "=" in stripped:
             key, _, value = (s.strip() for s in stripped.partition("="))
 
 
+def _hgrc(root: str, path: str, found: list[str], depth: int) -> None:
+    text = _text(path)
+    if text is None:
+        return
+    for section, _, value in _hgrc_values(text):
+        words: list[str] = []
+        if section == "%include":
+            target = _placed(os.path.dirname(path), value)
+            if target is not None and target not in found:
+                found.append(target)
+                if depth < MAX_DEPTH:
+                    _hgrc(root, target, found, depth + 1)
+            continue
+        if section == "hooks":
+            if value.startswith("python:"):  # python:hooks/check.py:hook
+                words.append(value[len("python:") :].rsplit(":", 1)[0])
+            else:
+                words += _words(value)
+        elif section == "extensions" and value and not value.startswith("!"):
+            words.append(value)
+        found += [p for w in words if (p := _placed(root, w)) is not None]
+
+
 def _mercurial(root: str) -> list[str]:
     found: list[str] = []
     for name in HGRC_FILES:
-        text = _text(os.path.join(root, name))
-        if text is None:
-            continue
-        for section, _, value in _hgrc_values(text):
-            words: list[str] = []
-            if section == "hooks":
-                if value.startswith("python:"):  # python:hooks/check.py:hook
-                    words.append(value[len("python:") :].rsplit(":", 1)[0])
-                else:
-                    words += _words(value)
-            elif section == "extensions" and value and not value.startswith("!"):
-                words.append(value)
-            found += [p for w in words if (p := _placed(root, w)) is not None]
+        _hgrc(root, os.path.join(root, name), found, 0)
     return found
 
 
 def referenced(root: str) -> list[str]:
-    """The files and directories in `root` that its mise, cargo and Mercurial configs have
-    the host run or put on PATH (what exists, and what a word with a `/` names)."""
+    """The files and directories its mise, cargo, rustup and Mercurial configs have the host
+    run, read or put on PATH, inside the writable root `root`."""
     found = [*_mise(root), *_cargo(root), *_mercurial(root)]
     return [p for p in dict.fromkeys(found) if p.startswith(root + os.sep)]
