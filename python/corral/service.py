@@ -396,10 +396,12 @@ class Service:
             # answer "approve" for it (tools.approval = "auto" or "full" approves a read):
             # decide() is what a chat plugin's own read of the file trusts.
             refusal = self._precheck(resolved, pol, tool, tool_input)
-            if tool == "edit" and refusal is None and decision.decision == approval.REQUIRE:
+            if tool == "edit" and refusal is None:
+                # (the edit's own checks: a protected or hidden file, old text not there)
                 preview = self._op(resolved, pol, "edit", {**tool_input, "preview": True})
                 refusal = preview.get("refusal")
-                result["preview"] = preview.get("diff", "")
+                if decision.decision == approval.REQUIRE:
+                    result["preview"] = preview.get("diff", "")
             if refusal is not None:
                 reason = refusal.get("message") or refusal["code"]
                 result.update(decision=approval.DENY, source=refusal["rule"] or tool,

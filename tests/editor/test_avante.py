@@ -324,3 +324,12 @@ def test_a_path_avante_would_edit_unescaped_is_refused(av: Editor, workspace: Pa
     (workspace / "plain.py").write_text("x = 1\n")
     av.lua("require('avante.utils').open_buffer(...)", str(workspace / "plain.py"))
     assert av.lua("return vim.api.nvim_buf_get_name(0)") == str(workspace / "plain.py")
+
+
+def test_avante_opens_no_path_that_names_the_text_under_the_cursor(av: Editor) -> None:
+    """r13b G4: `<cfile>` passed corral's list of what `:edit` expands: avante's apply
+    opened the file named under the cursor (~/.bashrc) instead of a project file."""
+    got = av.lua(
+        "local ok, err = pcall(require('avante.utils').open_buffer, '<cfile>') return tostring(err)"
+    )
+    assert "refused" in got and "unescaped" in got, got

@@ -324,3 +324,16 @@ def test_decide_never_approves_a_read_that_will_be_refused(
     (workspace / "notes.md").write_text("x\n")
     decided = fresh.lua(decide, "notes.md")
     assert decided["decision"] == "approve", decided
+
+
+def test_decide_never_approves_an_edit_that_will_be_refused(fresh: Editor, workspace: Path) -> None:
+    """r13b G2: with edits approved by settings, decide() answered "approve" for an edit of
+    a protected file (the edit's own checks ran only before asking)."""
+    (workspace / ".nvim.lua").write_text("-- mine\n")
+    fresh.lua("require('corral').setup({ tools = { approval = 'full' } })")
+    decided = fresh.lua(
+        "return require('corral').decide({ name = 'edit', input = { path = ...,"
+        " old = 'mine', new = 'x' } })",
+        str(workspace / ".nvim.lua"),
+    )
+    assert decided["decision"] == "deny", decided

@@ -373,3 +373,34 @@ def test_a_personalitys_project_files_are_read_only_where_corrals_read_allows(
     )
     assert "CANARY-HOME-RULES" not in ed.lua(build, str(home))
     assert "CANARY-PROJECT-RULES" in ed.lua(build, str(workspace))
+
+
+def test_flemmas_ls_is_judged_where_it_lists_and_tool_ids_name_no_path(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    """r13b G1, G3, G5: a forged call id `toolu_y/../..$HOME/x` named the file Flemma saves
+    a long output to (it wrote outside the roots); `ls` with max_depth from above $HOME
+    listed the hidden home; `ls ..` was judged against Neovim's directory while Flemma
+    lists against the chat file's."""
+    home = home_with_a_key(workspace, "CANARY-PRIVATE-KEY")
+    (home / "chats").mkdir()
+    chat = home / "chats" / "x.chat"
+    chat.write_text("@You:\nhi\n")
+    ed = flemma(spawn(cwd=workspace, env={"HOME": str(home)}))
+    ed.edit(chat)
+    assert resolve(ed, "ls", path="..")[0] == "deny"  # the chat's directory's parent: home
+    assert resolve(ed, "ls", path=str(home.parent), max_depth=3)[0] == "deny"
+    assert resolve(ed, "ls", path=str(workspace), max_depth=3)[0] != "deny"
+    got = ed.lua(
+        """
+        local fn = require("flemma.tools.registry").get_executor("bash")
+        local out
+        local r = fn({ label = "t", command = "echo hi" },
+          { bufnr = vim.api.nvim_get_current_buf(), cwd = vim.fn.getcwd(),
+            tool_id = "toolu_y/../../x", timeout = 5 },
+          function(res) out = res end)
+        vim.wait(2000, function() return out ~= nil end)
+        return out or r
+        """
+    )
+    assert got["success"] is False and "tool call id" in got["error"], got

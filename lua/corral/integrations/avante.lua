@@ -50,9 +50,9 @@ M.SIDEBAR_REMOVED = { "add_file_to_context", "remove_file_from_context" }
 
 ---Characters avante's `:edit` of a path from the model's text gives a meaning (Sidebar:apply
 ---opens the file a code block names with `noautocmd edit <path>`, unescaped): a backtick runs
----a shell command, `|` ends the command, `%` and `#` are other files, `$`, `~` and wildcards
----expand.
-local EDIT_MAGIC = "[`|%%#$*?%[{~\\\n\r]"
+---a shell command, `|` ends the command, `%` and `#` are other files, `<cfile>` and its kin
+---the text under the cursor, `$`, `~` and wildcards expand.
+local EDIT_MAGIC = "[`|%%#$*?%[{~<\\\n\r]"
 
 ---avante's tools that touch neither files nor programs: kept.
 M.KEPT = {

@@ -49,18 +49,20 @@ end
 ---@param input table
 ---@param bufnr integer
 ---@return corral.ToolCall|nil
-local function as_corral_call(tool_name, input, bufnr)
+local function as_corral_call(tool_name, input, bufnr, cwd)
   input = type(input) == "table" and input or {}
   if tool_name == "bash" then
     return { name = "bash", input = { command = input.command } }
   elseif tool_name == "read" then
     return { name = "read", input = { path = as_flemma_resolves(input.path, bufnr) } }
   elseif tool_name == "ls" then
-    -- Flemma's ls runs on the host, its relative paths against the working directory: a
-    -- hidden directory (~/.ssh) is not listed
+    -- Flemma's ls runs on the host, its relative paths against its tool's cwd (the chat
+    -- file's directory unless configured): a hidden directory (~/.ssh) is not listed
     local path = input.path
-    if type(path) == "string" and path ~= "" and not path:match("^[/~]") then
-      path = vim.fs.joinpath(vim.fn.getcwd(), path)
+    if type(path) == "string" and path ~= "" and not path:match("^[/~]") and cwd then
+      path = vim.fs.joinpath(cwd, path)
+    elseif type(path) == "string" and path ~= "" and not path:match("^[/~]") then
+      path = as_flemma_resolves(path, bufnr)
     end
     return { name = "ls", input = { path = path } }
   elseif tool_name == "write" then
@@ -110,9 +112,17 @@ local function decision(tool_name, input, context)
     -- whatever the tool (its ls and find too)
     return "deny"
   end
-  local call = as_corral_call(tool_name, input, bufnr)
+  local call = as_corral_call(tool_name, input, bufnr, context and context.cwd)
   if not call then
     return nil
+  end
+  local depth = type(input) == "table" and tonumber(input.max_depth) or 1
+  local listed = call.name == "ls" and type(call.input.path) == "string"
+    and vim.fs.normalize(vim.fn.fnamemodify(call.input.path, ":p"))
+  local home = vim.fs.normalize(vim.env.HOME or "/")
+  if listed and (depth or 1) > 1 and (listed == "/" or vim.startswith(home .. "/", listed:gsub("/$", "") .. "/")) then
+    -- below $HOME (or /) lie the directories the sandbox hides: names under them too
+    return "deny", "a listing that goes down through your home directory, hidden from the sandbox"
   end
   local decided = require("corral").decide(call, { bufnr = bufnr })
   if not decided then
@@ -126,8 +136,14 @@ end
 
 ---Why corral refuses a call however it was approved, or nil.
 ---@return string|nil
-local function refused(tool_name, input, bufnr)
-  local decided, reason = decision(tool_name, input, { bufnr = bufnr })
+local function refused(tool_name, input, ctx)
+  ctx = type(ctx) == "table" and ctx or {}
+  if type(ctx.tool_id) == "string" and not ctx.tool_id:match("^[%w_%-]+$") then
+    -- Flemma names files after a call's id (a long output's overflow file): the id comes
+    -- from the chat, which the model's reply can write (`toolu_x/../..$HOME/x`)
+    return "corral: refused: a tool call id with characters other than letters, digits, _ and -"
+  end
+  local decided, reason = decision(tool_name, input, { bufnr = ctx.bufnr, cwd = ctx.cwd })
   if decided ~= "deny" then
     return nil
   end
@@ -147,7 +163,7 @@ local function guard_executors()
       end
       if is_async then
         return function(input, ctx, callback)
-          local why = refused(name, input, ctx and ctx.bufnr)
+          local why = refused(name, input, ctx)
           if why then
             callback({ success = false, error = why })
             return nil
@@ -156,7 +172,7 @@ local function guard_executors()
         end, is_async
       end
       return function(input, ctx)
-        local why = refused(name, input, ctx and ctx.bufnr)
+        local why = refused(name, input, ctx)
         if why then
           return { success = false, error = why }
         end
