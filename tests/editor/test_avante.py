@@ -333,3 +333,18 @@ def test_avante_opens_no_path_that_names_the_text_under_the_cursor(av: Editor) -
         "local ok, err = pcall(require('avante.utils').open_buffer, '<cfile>') return tostring(err)"
     )
     assert "refused" in got and "unescaped" in got, got
+
+
+def test_attempt_completions_command_is_not_run_on_the_host(av: Editor, workspace: Path) -> None:
+    """r14b H2: attempt_completion, kept as harmless, hands its optional `command` to
+    avante's own bash on the host: it is dropped, the result kept."""
+    canary = workspace / "CANARY-completion"
+    # (it ends the task only in a sidebar: a real one, made as avante makes it)
+    av.lua(
+        "local sb = require('avante.sidebar'):new(vim.api.nvim_get_current_tabpage())"
+        " require('avante').get = function() return sb end"
+    )
+    use(av, "attempt_completion", result="done", command=f"touch {canary}")
+    got = answer(av)
+    assert got["result"] in (True, "true") and got["err"] is None, got  # completed, nothing run
+    assert not canary.exists()

@@ -390,6 +390,9 @@ def test_flemmas_ls_is_judged_where_it_lists_and_tool_ids_name_no_path(
     ed.edit(chat)
     assert resolve(ed, "ls", path="..")[0] == "deny"  # the chat's directory's parent: home
     assert resolve(ed, "ls", path=str(home.parent), max_depth=3)[0] == "deny"
+    # r14b H1: other spellings of the same directory
+    for spelling in ("/" + str(home.parent), f"/proc/self/root{home.parent}"):
+        assert resolve(ed, "ls", path=spelling, max_depth=3)[0] == "deny", spelling
     assert resolve(ed, "ls", path=str(workspace), max_depth=3)[0] != "deny"
     got = ed.lua(
         """

@@ -285,6 +285,16 @@ function M.patch_sidebar()
       end)
     end
   end)
+  -- attempt_completion (kept: it ends avante's agent loop) runs an optional `command` with
+  -- avante's own bash on the host: the command is dropped, the result kept
+  wrap("avante.llm_tools.attempt_completion", "func", function(func)
+    return function(input, ...)
+      if type(input) == "table" then
+        input = vim.tbl_extend("force", {}, input, { command = vim.NIL })
+      end
+      return func(input, ...)
+    end
+  end)
   wrap("avante.utils", "open_buffer", function(open_buffer)
     return function(path, ...)
       if type(path) == "string" and path:find(EDIT_MAGIC) then

@@ -117,12 +117,14 @@ local function decision(tool_name, input, context)
     return nil
   end
   local depth = type(input) == "table" and tonumber(input.max_depth) or 1
-  local listed = call.name == "ls" and type(call.input.path) == "string"
-    and vim.fs.normalize(vim.fn.fnamemodify(call.input.path, ":p"))
-  local home = vim.fs.normalize(vim.env.HOME or "/")
-  if listed and (depth or 1) > 1 and (listed == "/" or vim.startswith(home .. "/", listed:gsub("/$", "") .. "/")) then
-    -- below $HOME (or /) lie the directories the sandbox hides: names under them too
-    return "deny", "a listing that goes down through your home directory, hidden from the sandbox"
+  if call.name == "ls" and depth > 1 then
+    -- below $HOME (or /) lie the directories the sandbox hides: names under them too. Where
+    -- it really is: `//x` and /proc/self/root/x are other spellings of x
+    local listed = type(call.input.path) == "string" and vim.uv.fs_realpath(call.input.path)
+    local home = vim.uv.fs_realpath(vim.env.HOME or "/") or "/"
+    if not listed or listed == "/" or vim.startswith(home .. "/", listed .. "/") then
+      return "deny", "a listing that goes down through your home directory, hidden from the sandbox"
+    end
   end
   local decided = require("corral").decide(call, { bufnr = bufnr })
   if not decided then
