@@ -981,3 +981,42 @@ def test_a_link_where_an_earlier_run_deleted_a_directory_is_held(host: Host) -> 
     run(host, "rm -rf q\n")
     run(host, "mkdir -p .venv/bin; ln -s .venv/bin q\n")
     assert not (host.ws / "q").is_symlink()
+
+
+def test_more_spellings_of_what_direnv_and_mise_run_are_kept(host: Host) -> None:
+    """r14a M1, M2, D1, D2: exec() in mise's [vars] or with `command=` not first, a hook
+    naming a task, `python.uv_venv_auto` (the project's .venv/bin first on PATH); in an
+    .envrc, a path joined to an option (`NODE_OPTIONS=--require=./tools/trace.js`) and an
+    unquoted `$(pwd)/bin`: what they ran was not kept."""
+    ws = host.ws
+    for d in ("tools", "scripts", ".venv/bin"):
+        (ws / d).mkdir(parents=True, exist_ok=True)
+    (ws / "mise.toml").write_text(
+        "[vars]\nX = \"{{ exec(command='sh scripts/v.sh') }}\"\n"
+        "[env]\nY = \"{{ exec(cache_key='k', command='sh scripts/c.sh') }}\"\n"
+        '[hooks]\nenter = { task = "setup" }\n[tasks.setup]\nrun = "sh scripts/setup.sh"\n'
+        "[settings]\npython.uv_venv_auto = true\n"
+    )
+    (ws / ".envrc").write_text(
+        "export NODE_OPTIONS=--require=./tools/trace.js\nexport PATH=$(pwd)/bin:$PATH\n"
+    )
+    kept = ("scripts/v.sh", "scripts/c.sh", "scripts/setup.sh", "tools/trace.js")
+    for name in kept:
+        (ws / name).write_text("# the project's\n")
+    run(host, "".join(f"echo x >> {n}\n" for n in kept)
+        + "mkdir -p bin; echo x > bin/ls; echo x > .venv/bin/ls\n")  # fmt: skip
+    for name in kept:
+        assert (ws / name).read_text() == "# the project's\n", name
+    assert not (ws / "bin" / "ls").exists()
+    assert not (ws / ".venv" / "bin" / "ls").exists()
+
+
+def test_a_link_inside_where_an_earlier_run_deleted_a_tree_is_held(host: Host) -> None:
+    """r14a L1: `rm -rf docs` is one journal entry: docs/api, a directory inside it, was
+    not known, and `docs/api -> ../.venv/bin` a run later led notes.txt out of the roots."""
+    (host.ws / "docs" / "api").mkdir(parents=True)  # the project's, made on the host
+    (host.ws / "docs" / "api" / "python3").write_text("x\n")
+    run(host, "ln -s docs/api/python3 notes.txt\n")
+    run(host, "rm -rf docs\n")
+    run(host, "mkdir -p docs .venv/bin; ln -s ../.venv/bin docs/api\n")
+    assert not (host.ws / "docs" / "api").is_symlink()

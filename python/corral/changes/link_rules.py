@@ -162,7 +162,7 @@ class LinkRules(RuleSet):
         .venv/bin`, a path to an interpreter outside the roots), and must not take the place
         of a directory (the paths below it, held by your editor or by links, would lead
         wherever it does)."""
-        was_directory = entry.path in self._recent_directories()  # `rm -rf q` a run before
+        was_directory = self._was_directory(entry.path)  # `rm -rf q` a run before
         if (os.path.isdir(entry.path) and not os.path.islink(entry.path)) or was_directory:
             return self.refusal(
                 "symlink-replaces-directory", entry.path, BUILTIN,
@@ -224,28 +224,38 @@ class LinkRules(RuleSet):
             self._journaled = frozenset(found)
         return self._journaled
 
-    def _recent_directories(self) -> frozenset[str]:
-        """Directories the undo journal's change sets made or deleted: a link put at one in
-        a later run takes a directory's place as surely as one put over it."""
+    def _was_directory(self, path: str) -> bool:
+        """Whether the undo journal says `path` was a directory: one a change set made, or
+        one it deleted, or one inside a directory it deleted (`rm -rf docs` takes docs/api
+        along): a link put there in a later run takes a directory's place as surely as one
+        put over it."""
         if self._journaled_dirs is None:
             from corral.changes import journal
             from corral.changes.stage import journal_dir
 
-            found: set[str] = set()
+            made: set[str] = set()
+            deleted: dict[str, str] = {}  # deleted directory -> its copy in the journal
             for name in journal.entries():
                 saved_in = os.path.join(journal_dir(), name, journal.FILES)
                 try:
                     for r in journal.records(name):
-                        if r["op"] == "mkdir" or (
-                            r["op"] == "remove"
-                            and r.get("saved")
-                            and os.path.isdir(os.path.join(saved_in, r["saved"]))
-                        ):
-                            found.add(r["path"])
+                        copy = os.path.join(saved_in, r["saved"]) if r.get("saved") else ""
+                        if r["op"] == "mkdir":
+                            made.add(r["path"])
+                        if copy and os.path.isdir(copy) and not os.path.islink(copy):
+                            deleted[r["path"]] = copy
                 except (OSError, ValueError, KeyError):
                     continue
-            self._journaled_dirs = frozenset(found)
-        return self._journaled_dirs
+            self._journaled_dirs = frozenset(made)
+            self._journaled_deleted = deleted
+        if path in self._journaled_dirs:
+            return True
+        for directory, copy in self._journaled_deleted.items():
+            if is_within(path, directory):
+                inside = os.path.join(copy, os.path.relpath(path, directory))
+                if os.path.isdir(inside) and not os.path.islink(inside):
+                    return True
+        return False
 
     def _link_target(self, entry: Entry, target: str) -> Refusal | None:
         magic = next((m for m in MAGIC_LINK_AREAS if is_within(target, m)), None)

@@ -62,7 +62,8 @@ class RuleSet:
         self._git_dirs: dict[str, bool] = {}
         self.linked_bytes = 0  # copies of hard-linked files so far (see _kind)
         self._journaled: frozenset[str] | None = None  # see _recently_applied
-        self._journaled_dirs: frozenset[str] | None = None  # see _recent_directories
+        self._journaled_dirs: frozenset[str] | None = None  # see _was_directory
+        self._journaled_deleted: dict[str, str] = {}
 
     def refusal(
         self, code: str, path: str, rule: str, message: str, layer: str = BUILTIN

@@ -120,7 +120,13 @@ def path_words(words: list[str]) -> tuple[str, ...]:
         tokens += word.replace("$(", " ").replace("(", " ").replace(")", " ").split()
     found: list[str] = []
     for i, token in enumerate(tokens):
-        if token.startswith("-") or "://" in token:
+        if "://" in token:
+            continue
+        if token.startswith("-"):
+            # an option's own value: `--require=./tools/trace.js`, `-javaagent:tools/a.jar`
+            value = token.split("=", 1)[1] if "=" in token else token.partition(":")[2]
+            if "/" in value:
+                found.append(value)
             continue
         after_interpreter = i > 0 and os.path.basename(tokens[i - 1]) in INTERPRETERS
         if "/" in token or after_interpreter:
@@ -203,6 +209,8 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
             text = f.read(MAX_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return
+    # `$(pwd)/bin` unquoted would split at the parentheses: the same as $PWD
+    text = text.replace("$(pwd)", "$PWD").replace("`pwd`", "$PWD")
     unknown = found.unknown
     for words in _split_assignments(_commands(text)):
         name, args = words[0], words[1:]

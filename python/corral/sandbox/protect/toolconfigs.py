@@ -42,7 +42,7 @@ RUSTUP_FILES = ("rust-toolchain.toml", "rust-toolchain")
 HGRC_FILES = (".hg/hgrc", ".hg/hgrc-not-shared")
 # mise's templates: `{{config_root}}` is the project's directory; exec() runs a command
 CONFIG_ROOT = r"\{\{\s*config_root\s*\}\}"
-EXEC = r"exec\s*\(\s*command\s*=\s*(['\"])(.*?)\1"
+EXEC = r"exec\s*\([^)]*?\bcommand\s*=\s*(['\"])(.*?)\1"
 
 
 def _text(path: str) -> str | None:
@@ -111,6 +111,22 @@ def _mise_files(root: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def _own_mise() -> str:
+    """Your own mise config's text (its settings apply in every project)."""
+    base = os.environ.get("MISE_CONFIG_DIR") or os.path.join(
+        os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config"), "mise"
+    )
+    return _text(os.path.join(base, "config.toml")) or ""
+
+
+def _venv_auto(text: str) -> bool:
+    """`python.uv_venv_auto = true` (and its spellings): mise puts the project's .venv/bin
+    first on PATH."""
+    return any(
+        "venv_auto" in line and "true" in line.split("#", 1)[0] for line in text.splitlines()
+    )
+
+
 def _tool_dir(root: str, version: str) -> list[str]:
     """`path:./tc`: a directory whose bin goes first on PATH."""
     place = _placed(root, version.split(":", 1)[1]) if version.startswith("path:") else None
@@ -133,11 +149,17 @@ def _mise(root: str) -> list[str]:
                 words += _strings(directives.get(key))
             venv = _table(directives, "python").get("venv")
             words += [os.path.join(v, "bin") for v in _strings(venv) if not v.isdigit()]
-            for text in _strings(table):  # `{{ exec(command='sh tools/gen.sh') }}`
-                for match in re.finditer(EXEC, text):
-                    words += _words(match.group(2))
+        # `{{ exec(command='sh tools/gen.sh') }}`, in any value of any table ([vars] too)
+        for match in re.finditer(EXEC, _text(os.path.join(root, name)) or ""):
+            words += _words(match.group(2))
         for command in _strings(data.get("hooks")):
             words += _words(command)
+        if data.get("hooks"):
+            # a hook may name a task (`enter = { task = "setup" }`): what tasks run, too
+            for command in _strings(data.get("tasks")):
+                words += _words(command)
+        if _venv_auto(_text(os.path.join(root, name)) or "") or _venv_auto(_own_mise()):
+            words.append(".venv/bin")  # mise activates the project's .venv by itself
         for version in _strings(data.get("tools")):
             found += _tool_dir(root, version)
         words = [re.sub(CONFIG_ROOT, root.replace("\\", "\\\\"), w) for w in words]
