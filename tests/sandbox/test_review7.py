@@ -1020,3 +1020,29 @@ def test_a_link_inside_where_an_earlier_run_deleted_a_tree_is_held(host: Host) -
     run(host, "rm -rf docs\n")
     run(host, "mkdir -p docs .venv/bin; ln -s ../.venv/bin docs/api\n")
     assert not (host.ws / "docs" / "api").is_symlink()
+
+
+def test_a_new_link_may_not_lead_where_links_out_of_the_roots_are(host: Host) -> None:
+    """r14c H1-H3: a link re-pointed from one directory to another (`q -> d`, then `q ->
+    .venv/bin`), or put where a directory was that the host deleted (`make clean`), led a
+    link made earlier (`notes.txt -> q/python3`) to the venv's interpreter outside the
+    roots: a save rewrote it. A link to a directory below which something leads out of
+    the roots is held."""
+    mine = host.outside / "python3"
+    mine.write_text("#!/bin/sh\n")
+    mine.chmod(0o755)
+    (host.ws / ".venv" / "bin").mkdir(parents=True)
+    os.symlink(mine, host.ws / ".venv" / "bin" / "python3")
+    run(host, "mkdir d; echo x > d/python3; ln -s d q; ln -s q/python3 notes.txt\n")
+    assert (host.ws / "q").is_symlink()
+    run(host, "rm q; ln -s .venv/bin q\n")
+    assert os.readlink(host.ws / "q") == "d"
+    (host.ws / "build").mkdir()
+    (host.ws / "build" / "python3").write_text("x\n")
+    run(host, "ln -s build/python3 out.txt\n")
+    shutil.rmtree(host.ws / "build")  # the host's own `make clean`
+    run(host, "ln -s .venv/bin build\n")
+    assert not (host.ws / "build").is_symlink()
+    run(host, "mkdir -p src/lib; echo x > src/lib/a.py; ln -s src/lib lib\n")
+    assert (host.ws / "lib").is_symlink()  # an ordinary link to a directory lands
+    assert mine.read_text() == "#!/bin/sh\n"

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from corral.changes.scan import Entry
 
 MAGIC_LINK_AREAS = ("/proc", "/dev/fd")  # other spellings of any path: /proc/self/root/...
+MAX_BELOW = 20_000  # host entries looked at below a directory a new link leads to
 
 
 def _climbs_back(target: str) -> bool:
@@ -175,6 +176,47 @@ class LinkRules(RuleSet):
                 f"a symlink to {entry.target}, which does not exist: where it leads depends "
                 "on what a later command puts there",
             )  # fmt: skip
+        out = self._leads_out_below(resolved)
+        if out is not None:
+            # `q -> .venv/bin`: a path through q (a link made earlier, `notes.txt ->
+            # q/python3`, a file your editor holds) would reach what leads out of the roots
+            return self.refusal(
+                "symlink-outside", entry.path, BUILTIN,
+                f"a symlink to {entry.target}, where {out}: a path through it would lead out "
+                "of the writable roots",
+            )  # fmt: skip
+        return None
+
+    def _leads_out_below(self, directory: str) -> str | None:
+        """What in the host directory `directory` (links in it followed, inside the roots)
+        leads out of the writable roots, as a phrase; None when nothing does. Links out of
+        the roots there (a venv's interpreter links, links you made) are the only way a
+        chain of links made inside the roots, run after run, can end outside."""
+        if not os.path.isdir(directory) or os.path.islink(directory):
+            return None
+        stack, seen, count = [directory], {directory}, 0
+        while stack:
+            current = stack.pop()
+            if current in self._clean_below:
+                continue  # (looked at for another link of this change set: pnpm makes many)
+            try:
+                items = list(os.scandir(current))
+            except OSError:
+                continue
+            count += len(items)
+            if count > MAX_BELOW:
+                return f"more than {MAX_BELOW} entries are below it (too many to check)"
+            for item in items:
+                if item.is_symlink():
+                    real = os.path.realpath(item.path)
+                    if not any(is_within(real, r) for r in self.roots):
+                        return f"{item.path} leads to {real}"
+                    if os.path.isdir(real) and real not in seen:
+                        seen.add(real)
+                        stack.append(real)
+                elif item.is_dir(follow_symlinks=False):
+                    stack.append(item.path)
+        self._clean_below.update(seen)
         return None
 
     def _exists_after(self, path: str, entry: Entry) -> bool:

@@ -64,6 +64,7 @@ class RuleSet:
         self._journaled: frozenset[str] | None = None  # see _recently_applied
         self._journaled_dirs: frozenset[str] | None = None  # see _was_directory
         self._journaled_deleted: dict[str, str] = {}
+        self._clean_below: set[str] = set()  # directories with nothing below leading out
 
     def refusal(
         self, code: str, path: str, rule: str, message: str, layer: str = BUILTIN

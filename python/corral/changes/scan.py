@@ -145,7 +145,7 @@ def replaced(entry: Entry) -> tuple[list[str], frozenset[str]]:
     stack = [""] if entry.kind == "dir" else []
     if entry.kind != "dir":
         gone = [os.path.join(entry.path, n) for n in sorted(os.listdir(entry.path))]
-    while stack and len(gone) + len(back) < MAX_REPLACED:
+    while stack and len(gone) < MAX_REPLACED:  # (what comes back is not counted)
         rel = stack.pop()
         try:
             items = list(os.scandir(os.path.join(entry.path, rel)))

@@ -248,12 +248,19 @@ def direct_writers(roots: list[str]) -> list[int]:
     from corral.paths import is_within
 
     found: list[int] = []
+    try:
+        ours = os.readlink("/proc/self/ns/user")
+    except OSError:
+        ours = ""
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
             with open(f"/proc/{name}/cmdline", "rb") as f:
                 argv = f.read().split(b"\0")
+            # bwrap itself runs in ours; a sandboxed process calling itself bwrap does not
+            if ours and os.readlink(f"/proc/{name}/ns/user") != ours:
+                continue
         except OSError:
             continue
         if not argv or os.path.basename(argv[0]) != b"bwrap":
