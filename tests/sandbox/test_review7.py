@@ -1046,3 +1046,38 @@ def test_a_new_link_may_not_lead_where_links_out_of_the_roots_are(host: Host) ->
     run(host, "mkdir -p src/lib; echo x > src/lib/a.py; ln -s src/lib lib\n")
     assert (host.ws / "lib").is_symlink()  # an ordinary link to a directory lands
     assert mine.read_text() == "#!/bin/sh\n"
+
+
+def test_links_to_hard_linked_files_and_module_loaders_are_held(host: Host) -> None:
+    """r15a H1, D1, M1, F1: a link to a file with other names (uv and pnpm hard-link from
+    their caches) let a save change the cache outside the roots; `--require pkg/x` in an
+    .envrc's NODE_OPTIONS, and mise's ordinary [env] variables, named what Node or Python
+    loads at every start; and a link to a project whose venv leads only to an interpreter
+    you cannot write was held for nothing."""
+    ws = host.ws
+    cache = host.outside / "six.py"
+    cache.write_text("# cached\n")
+    (ws / "site").mkdir()
+    os.link(cache, ws / "site" / "six.py")
+    (ws / "node_modules" / "source-map-support").mkdir(parents=True)
+    (ws / "node_modules" / "source-map-support" / "register.js").write_text("// pkg\n")
+    (ws / "tools").mkdir()
+    (ws / "tools" / "trace.js").write_text("// the project's\n")
+    (ws / ".envrc").write_text('export NODE_OPTIONS="--require source-map-support/register"\n')
+    (ws / "mise.toml").write_text(
+        '[env]\nNODE_OPTIONS = "--require ./tools/trace.js"\nPYTHONPATH = "lib2"\n'
+    )
+    (ws / "lib2").mkdir()
+    (ws / "packages" / "ml" / ".venv" / "bin").mkdir(parents=True)
+    os.symlink("/usr/bin/python3", ws / "packages" / "ml" / ".venv" / "bin" / "python3")
+    run(host, "ln -s site/six.py notes.md\n"
+              "echo x >> node_modules/source-map-support/register.js\n"
+              "echo x >> tools/trace.js; echo x > lib2/sitecustomize.py\n"
+              "ln -s packages/ml ml\n")  # fmt: skip
+    assert not (ws / "notes.md").is_symlink()
+    assert (ws / "node_modules" / "source-map-support" / "register.js").read_text() == "// pkg\n"
+    assert (ws / "tools" / "trace.js").read_text() == "// the project's\n"
+    assert not (ws / "lib2" / "sitecustomize.py").exists()
+    # /usr/bin/python3 is yours to write only as root
+    assert (ws / "ml").is_symlink() == (not corral_runs_as_root())
+    assert cache.read_text() == "# cached\n"

@@ -35,6 +35,12 @@ def _climbs_back(target: str) -> bool:
     return False
 
 
+def _unwritable(path: str) -> bool:
+    """A regular file you cannot write (a system interpreter a venv links to): a save that
+    reaches it through links fails, whatever the links."""
+    return os.path.isfile(path) and not os.access(path, os.W_OK)
+
+
 def _interpreter_name(name: str) -> bool:
     """What a venv's bin links to its base interpreter: python, python3, python3.12, pypy3,
     python3.13t."""
@@ -176,15 +182,25 @@ class LinkRules(RuleSet):
                 f"a symlink to {entry.target}, which does not exist: where it leads depends "
                 "on what a later command puts there",
             )  # fmt: skip
+        try:
+            st = os.stat(resolved)
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+            # a file with other names (uv and pnpm hard-link packages from their caches): a
+            # save through the link writes in place, and every name of it changes
+            return self.refusal(
+                "symlink-hard-linked", entry.path, BUILTIN,
+                f"a symlink to {entry.target}, a file with {st.st_nlink} names (hard links, "
+                "perhaps outside the writable roots): saving through it would change them all",
+            )  # fmt: skip
         out = self._leads_out_below(resolved)
         if out is not None:
             # `q -> .venv/bin`: a path through q (a link made earlier, `notes.txt ->
             # q/python3`, a file your editor holds) would reach what leads out of the roots
             return self.refusal(
-                "symlink-outside", entry.path, BUILTIN,
-                f"a symlink to {entry.target}, where {out}: a path through it would lead out "
-                "of the writable roots",
-            )  # fmt: skip
+                "symlink-outside", entry.path, BUILTIN, f"a symlink to {entry.target}, {out}"
+            )
         return None
 
     def _leads_out_below(self, directory: str) -> str | None:
@@ -205,12 +221,18 @@ class LinkRules(RuleSet):
                 continue
             count += len(items)
             if count > MAX_BELOW:
-                return f"more than {MAX_BELOW} entries are below it (too many to check)"
+                return (
+                    f"a directory with more than {MAX_BELOW} entries below it: too many to "
+                    "check that none leads out of the writable roots"
+                )
             for item in items:
                 if item.is_symlink():
                     real = os.path.realpath(item.path)
-                    if not any(is_within(real, r) for r in self.roots):
-                        return f"{item.path} leads to {real}"
+                    if not any(is_within(real, r) for r in self.roots) and not _unwritable(real):
+                        return (
+                            f"where {item.path} leads to {real}: a path through it would lead "
+                            "out of the writable roots"
+                        )
                     if os.path.isdir(real) and real not in seen:
                         seen.add(real)
                         stack.append(real)

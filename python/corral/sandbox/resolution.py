@@ -362,9 +362,11 @@ class Resolution:
             self._direnv(root, found)
             from corral.sandbox.protect import toolconfigs  # only here: tomllib
 
-            for path in toolconfigs.referenced(root):
+            paths, module_dirs = toolconfigs.referenced(root)
+            for path in paths:
                 if self.writable(path):
                     found.keep(path)
+            found.module_dirs += [d for d in module_dirs if self.writable(d)]
 
     def _direnv(self, root: str, found: Protection) -> None:
         envrc = os.path.join(root, ".envrc")

@@ -112,6 +112,30 @@ def _path_entries(value: str, base: str) -> tuple[list[str], list[str]]:
     return found, unknown
 
 
+# Node's options that load a module at every start (NODE_OPTIONS): a path, or a package
+NODE_LOADERS = ("--require", "-r", "--import", "--loader", "--experimental-loader")
+
+
+def loaded_modules(value: str) -> list[str]:
+    """What `--require X` / `--import X` in a variable's value loads: a path (`./x.js`), or a
+    package of the project's node_modules (`source-map-support/register`: its directory)."""
+    words = value.replace('"', " ").replace("'", " ").split()
+    found: list[str] = []
+    for i, word in enumerate(words):
+        flag, eq, rest = word.partition("=")
+        if flag not in NODE_LOADERS:
+            continue
+        target = rest if eq else (words[i + 1] if i + 1 < len(words) else "")
+        if not target or "://" in target:
+            continue
+        if target.startswith((".", "/", "~")):
+            found.append(target)
+        else:
+            parts = target.split("/")
+            found.append(os.path.join("node_modules", *parts[: 2 if target.startswith("@") else 1]))
+    return found
+
+
 def path_words(words: list[str]) -> tuple[str, ...]:
     """The words of a command (and of command substitutions inside them) that name a file:
     a word with a `/` in it (not an option, not a URL), and what an interpreter is given."""
@@ -247,7 +271,7 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
         elif variable:
             # `export BASH_ENV=.bashenv`, `FOO="$(python3 tools/x.py)"`: a value that names a
             # file of the project (a variable a shell or tool loads, or a command run for it)
-            names = path_words([value, *args])
+            names = path_words([value, *args]) + tuple(loaded_modules(" ".join([value, *args])))
             plain = value.strip("\"'")
             if plain and "$" not in plain and os.path.isfile(os.path.join(base, plain)):
                 names += (plain,)

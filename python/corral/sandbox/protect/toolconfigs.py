@@ -88,6 +88,12 @@ def _words(command: str) -> list[str]:
     return list(path_words(command.split()))
 
 
+def loaded_modules(value: str) -> list[str]:
+    from corral.sandbox.protect import direnv
+
+    return direnv.loaded_modules(value)
+
+
 def _placed(base: str, word: str) -> str | None:
     word = word.strip("\"'")
     if not word or "$" in word or "`" in word or "://" in word or "{{" in word:
@@ -133,7 +139,7 @@ def _tool_dir(root: str, version: str) -> list[str]:
     return [place, os.path.join(place, "bin")] if place else []
 
 
-def _mise(root: str) -> list[str]:
+def _mise(root: str, module_dirs: list[str]) -> list[str]:
     found: list[str] = []
     for name in _mise_files(root):
         if not os.path.isfile(os.path.join(root, name)):
@@ -144,6 +150,20 @@ def _mise(root: str) -> list[str]:
         words: list[str] = []
         env = data.get("env")
         for table in env if isinstance(env, list) else [env]:  # `[[env]]` too
+            # ordinary variables, as an .envrc's (`NODE_OPTIONS = "--require ./x.js"`,
+            # `BASH_ENV`, `PYTHONPATH`)
+            for key, value in (table or {}).items() if isinstance(table, dict) else ():
+                if key == "_" or not isinstance(value, str):
+                    continue
+                words += [*_words(value), *loaded_modules(value)]
+                if key in ("PYTHONPATH", "VIRTUAL_ENV", "PATH"):
+                    place = [p for v in value.split(":") if (p := _placed(root, v))]
+                    if key == "PYTHONPATH":
+                        module_dirs.extend(place)
+                    else:
+                        found += place if key == "PATH" else [os.path.join(d, "bin") for d in place]
+                elif "/" not in value and value and os.path.isfile(os.path.join(root, value)):
+                    words.append(value)
             directives = _table(table, "_")
             for key in ("source", "file", "path"):
                 words += _strings(directives.get(key))
@@ -250,8 +270,11 @@ def _mercurial(root: str) -> list[str]:
     return found
 
 
-def referenced(root: str) -> list[str]:
-    """The files and directories its mise, cargo, rustup and Mercurial configs have the host
-    run, read or put on PATH, inside the writable root `root`."""
-    found = [*_mise(root), *_cargo(root), *_mercurial(root)]
-    return [p for p in dict.fromkeys(found) if p.startswith(root + os.sep)]
+def referenced(root: str) -> tuple[list[str], list[str]]:
+    """(the files and directories its mise, cargo, rustup and Mercurial configs have the host
+    run, read or put on PATH; the directories they put on PYTHONPATH), inside the writable
+    root `root`."""
+    module_dirs: list[str] = []
+    found = [*_mise(root, module_dirs), *_cargo(root), *_mercurial(root)]
+    inside = [p for p in dict.fromkeys(found) if p.startswith(root + os.sep)]
+    return inside, [d for d in module_dirs if d.startswith(root + os.sep)]
