@@ -1081,3 +1081,41 @@ def test_links_to_hard_linked_files_and_module_loaders_are_held(host: Host) -> N
     # /usr/bin/python3 is yours to write only as root
     assert (ws / "ml").is_symlink() == (not corral_runs_as_root())
     assert cache.read_text() == "# cached\n"
+
+
+def test_every_variable_a_runtime_loads_code_from_is_read_wherever_it_is_set(
+    host: Host,
+) -> None:
+    """r16a D1, M1, M2, P1, J1, T1, G1, C1: a dotenv's NODE_OPTIONS, the variables of mise's
+    `_.file` and its table values, PERL5OPT's `-Itools`, JAVA_TOOL_OPTIONS' `-javaagent:`,
+    mise's file tasks a hook runs, GIT_CONFIG_VALUE_0 naming a hooks directory, and cargo's
+    `-C linker=` in rustflags: what they load ran at the next prompt or commit."""
+    ws = host.ws
+    for d in ("tools", "perllib", "hooks", "mise-tasks", ".cargo", "envs"):
+        (ws / d).mkdir(parents=True, exist_ok=True)
+    (ws / ".envrc").write_text(
+        "dotenv\nexport PERL5OPT='-Iperllib -MTrace'\n"
+        "export JAVA_TOOL_OPTIONS=-javaagent:agent.jar\n"
+        "export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=hooks\n"
+    )
+    (ws / ".env").write_text('NODE_OPTIONS="--require ./tools/a.js"\n')
+    (ws / "envs" / "m.env").write_text('NODE_OPTIONS="--require ./tools/b.js"\n')
+    (ws / "mise.toml").write_text(
+        '[env]\n_.file = "envs/m.env"\nX = { value = "--require ./tools/c.js" }\n'
+        '[hooks]\nenter = { task = "setup" }\n'
+    )
+    (ws / ".cargo" / "config.toml").write_text(
+        '[build]\nrustflags = ["-C", "linker=tools/ld.sh"]\n'
+    )
+    kept = ("tools/a.js", "tools/b.js", "tools/c.js", "agent.jar", "mise-tasks/setup",
+            "tools/ld.sh")  # fmt: skip
+    for name in kept:
+        (ws / name).write_text("# the project's\n")
+    run(host, "".join(f"echo x >> {n}\n" for n in kept)
+        + "echo x > perllib/Trace.pm; echo x > hooks/pre-commit\n"
+        + "echo x > tools/new.txt\n")  # fmt: skip
+    for name in kept:
+        assert (ws / name).read_text() == "# the project's\n", name
+    assert not (ws / "perllib" / "Trace.pm").exists()
+    assert (ws / "tools" / "new.txt").exists()  # tools/ itself is not kept whole
+    assert not (ws / "hooks" / "pre-commit").exists()

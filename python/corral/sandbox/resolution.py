@@ -372,7 +372,7 @@ class Resolution:
         envrc = os.path.join(root, ".envrc")
         if not os.path.lexists(envrc):
             return
-        from corral.sandbox.protect import direnv  # only here: shlex imports re
+        from corral.sandbox.protect import direnv  # (only here: its lexer imports re)
 
         found_by = direnv.referenced(envrc)
         unknown = found_by.unknown

@@ -18,7 +18,6 @@ and status names it.
 from __future__ import annotations
 
 import os
-import shlex
 
 MAX_BYTES = 64 * 1024
 NAME = ".envrc"
@@ -72,6 +71,8 @@ PWD_SPELLINGS = ("$PWD/", "${PWD}/", '"$PWD"/', "$(pwd)/", "`pwd`/")
 
 def _commands(text: str) -> list[list[str]]:
     """The simple commands of a script, each as its words, keywords before them dropped."""
+    import shlex  # (only for an .envrc: it imports re, which `corral run` does not need)
+
     lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
     lexer.whitespace = " \t\r"  # newlines separate commands
     lexer.commenters = "#"
@@ -193,7 +194,68 @@ def _split_assignments(commands: list[list[str]]) -> list[list[str]]:
     return out
 
 
-def _read_dotenv(path: str, base: str, found: Referenced) -> None:
+# variables whose value a runtime loads code from at every start: a directory they name is
+# kept whole (`PERL5OPT=-Itools`, `RUBYLIB=lib`), a file even before it exists
+LOADER_VARIABLES = frozenset({
+    "NODE_OPTIONS", "NODE_PATH", "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
+    "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH", "LD_PRELOAD",
+    "LD_LIBRARY_PATH", "BASH_ENV", "ENV", "PYTHONSTARTUP", "PYTHONUSERBASE", "GIT_EXEC_PATH",
+    "GIT_TEMPLATE_DIR", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
+})  # fmt: skip
+
+
+def _candidates(value: str) -> list[str]:
+    """The words of a variable's value that may name a file: each word, the part after an
+    option's `=` or `:` (`-javaagent:agent.jar`), after a one-letter option (`-Itools`,
+    `-r./x.rb`), and each entry of a `:` list."""
+    found: list[str] = []
+    for word in value.replace('"', " ").replace("'", " ").replace(",", " ").split():
+        found += word.split(":") if not word.startswith("-") else []
+        if word.startswith("-"):
+            _, sep, rest = word.partition("=")
+            if not sep:
+                _, sep, rest = word.partition(":")
+            if sep:
+                found += [rest, rest.partition("=")[0]]  # `-javaagent:a.jar=conf`
+            if len(word) > 2 and word[1] != "-":
+                found.append(word[2:])  # `-Itools`, `-MTrace`, `-r./x.rb`
+    return [f for f in found if f and "://" not in f]
+
+
+def assignment(variable: str, value: str, base: str, found: Referenced) -> None:
+    """What one assignment of an .envrc, a dotenv file or mise's [env] has the next prompt
+    run, load or look in: PATH entries, PYTHONPATH (where no start-up module is taken), a
+    venv's bin, what Node's loaders name, every word that names a file of the project, and
+    for the variables a runtime loads code from, the directories they name too
+    (`GIT_CONFIG_VALUE_0=hooks` with `GIT_CONFIG_KEY_0=core.hooksPath`: any git value)."""
+    value = value.strip().strip("\"'")
+    if variable in ("PATH", "MANPATH") or variable in VENV_VARIABLES + MODULE_VARIABLES:
+        dirs, odd = _path_entries(value, base)
+        if variable in VENV_VARIABLES:
+            found.paths += [os.path.join(d, "bin") for d in dirs]
+        elif variable in MODULE_VARIABLES:
+            found.module_dirs += dirs
+        else:
+            found.paths += dirs
+        own = (f"${variable}", f"${{{variable}}}")  # `src:$PYTHONPATH`
+        found.unknown += [f"{variable} entry {o}" for o in odd if o not in own]
+        return
+    loader = variable in LOADER_VARIABLES or variable.startswith("GIT_CONFIG_VALUE_")
+    names = [*path_words([value]), *loaded_modules(value), *_candidates(value)]
+    for name in dict.fromkeys(names):
+        name = next((name[len(p) :] for p in PWD_SPELLINGS if name.startswith(p)), name)
+        if "$" in name or "`" in name:
+            continue
+        path = os.path.normpath(os.path.join(base, os.path.expanduser(name)))
+        if not path.startswith(base + os.sep):
+            continue
+        if os.path.isfile(path) or (loader and ("/" in name or os.path.isdir(path))):
+            found.paths.append(path)
+        elif loader and name.endswith((".js", ".py", ".rb", ".pm", ".jar", ".so", ".sh")):
+            found.paths.append(path)  # (loaded once it exists: kept before)
+
+
+def read_dotenv(path: str, base: str, found: Referenced) -> None:
     """A `.env` direnv's dotenv loads: its assignments count as the .envrc's
     (`PYTHONPATH=src`, `VIRTUAL_ENV=.venv`, `BASH_ENV=...`)."""
     try:
@@ -205,17 +267,7 @@ def _read_dotenv(path: str, base: str, found: Referenced) -> None:
         line = line.strip().removeprefix("export ").strip()
         if _assignment(line):
             variable, _, value = line.partition("=")
-            value = value.strip().strip("\"'")
-            if variable in VENV_VARIABLES + MODULE_VARIABLES or variable in ("PATH", "MANPATH"):
-                dirs, _ = _path_entries(value, base)
-                if variable in VENV_VARIABLES:
-                    found.paths += [os.path.join(d, "bin") for d in dirs]
-                elif variable in MODULE_VARIABLES:
-                    found.module_dirs += dirs
-                else:
-                    found.paths += dirs
-            elif value and "$" not in value and os.path.isfile(os.path.join(base, value)):
-                found.paths.append(os.path.normpath(os.path.join(base, value)))
+            assignment(variable, value, base, found)
 
 
 def referenced(envrc: str) -> Referenced:
@@ -248,13 +300,7 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
         if variable in VENV_VARIABLES + MODULE_VARIABLES:
             # `export VIRTUAL_ENV=.venv` (a layout then puts .venv/bin on PATH),
             # `export PYTHONPATH=src`: no slash needed to name a directory
-            dirs, odd = _path_entries(value.strip("\"'"), base)
-            if variable in VENV_VARIABLES:
-                found.paths += [os.path.join(d, "bin") for d in dirs]
-            else:
-                found.module_dirs += dirs
-            own = (f"${variable}", f"${{{variable}}}")  # `src:$PYTHONPATH`
-            unknown += [f"{variable} entry {o}" for o in odd if o not in own]
+            assignment(variable, value, base, found)
             continue
         if name == "use" and args:
             if args[0] not in USE:
@@ -271,10 +317,8 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
         elif variable:
             # `export BASH_ENV=.bashenv`, `FOO="$(python3 tools/x.py)"`: a value that names a
             # file of the project (a variable a shell or tool loads, or a command run for it)
-            names = path_words([value, *args]) + tuple(loaded_modules(" ".join([value, *args])))
-            plain = value.strip("\"'")
-            if plain and "$" not in plain and os.path.isfile(os.path.join(base, plain)):
-                names += (plain,)
+            assignment(variable, " ".join([value, *args]), base, found)
+            names = path_words([value, *args])
             if "$(" in value or "`" in value:
                 unknown.append(" ".join(words)[:60])
         elif name in HARMLESS:
@@ -300,7 +344,7 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
             if name in ("source", ".") and os.path.basename(where).startswith("activate"):
                 found.paths.append(os.path.dirname(where))  # a venv's bin, now first on PATH
             if name.startswith("dotenv") and depth < MAX_DEPTH and os.path.isfile(where):
-                _read_dotenv(where, base, found)
+                read_dotenv(where, base, found)
             if name in ("source", ".", "source_env", "source_env_if_exists") and (
                 depth < MAX_DEPTH and os.path.isfile(sourced)
             ):

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
+    from corral.sandbox.protect.direnv import Referenced
+
 MAX_BYTES = 256 * 1024
 MAX_DEPTH = 4  # files included by files included by the config
 MISE_FILES = (
@@ -36,6 +38,7 @@ MISE_FILES = (
 )  # fmt: skip
 MISE_PATTERNS = ("mise.*.toml", ".mise.*.toml")
 MISE_CONF_DIRS = (".config/mise/conf.d", "mise/conf.d", ".mise/conf.d")
+MISE_TASK_DIRS = ("mise-tasks", ".mise-tasks", "mise/tasks", ".mise/tasks", ".config/mise/tasks")
 CARGO_FILES = (".cargo/config.toml", ".cargo/config")
 CARGO_PROGRAMS = ("rustc", "rustc-wrapper", "rustc-workspace-wrapper", "rustdoc")
 RUSTUP_FILES = ("rust-toolchain.toml", "rust-toolchain")
@@ -88,12 +91,6 @@ def _words(command: str) -> list[str]:
     return list(path_words(command.split()))
 
 
-def loaded_modules(value: str) -> list[str]:
-    from corral.sandbox.protect import direnv
-
-    return direnv.loaded_modules(value)
-
-
 def _placed(base: str, word: str) -> str | None:
     word = word.strip("\"'")
     if not word or "$" in word or "`" in word or "://" in word or "{{" in word:
@@ -139,7 +136,9 @@ def _tool_dir(root: str, version: str) -> list[str]:
     return [place, os.path.join(place, "bin")] if place else []
 
 
-def _mise(root: str, module_dirs: list[str]) -> list[str]:
+def _mise(root: str, env_found: Referenced) -> list[str]:
+    from corral.sandbox.protect import direnv
+
     found: list[str] = []
     for name in _mise_files(root):
         if not os.path.isfile(os.path.join(root, name)):
@@ -151,22 +150,16 @@ def _mise(root: str, module_dirs: list[str]) -> list[str]:
         env = data.get("env")
         for table in env if isinstance(env, list) else [env]:  # `[[env]]` too
             # ordinary variables, as an .envrc's (`NODE_OPTIONS = "--require ./x.js"`,
-            # `BASH_ENV`, `PYTHONPATH`)
+            # `BASH_ENV`, `PYTHONPATH`), a table's `value` too
             for key, value in (table or {}).items() if isinstance(table, dict) else ():
-                if key == "_" or not isinstance(value, str):
-                    continue
-                words += [*_words(value), *loaded_modules(value)]
-                if key in ("PYTHONPATH", "VIRTUAL_ENV", "PATH"):
-                    place = [p for v in value.split(":") if (p := _placed(root, v))]
-                    if key == "PYTHONPATH":
-                        module_dirs.extend(place)
-                    else:
-                        found += place if key == "PATH" else [os.path.join(d, "bin") for d in place]
-                elif "/" not in value and value and os.path.isfile(os.path.join(root, value)):
-                    words.append(value)
+                if key != "_":
+                    for text in _strings(value.get("value") if isinstance(value, dict) else value):
+                        direnv.assignment(key, text, root, env_found)
             directives = _table(table, "_")
             for key in ("source", "file", "path"):
                 words += _strings(directives.get(key))
+            for env_file in _strings(directives.get("file")):  # its variables too
+                direnv.read_dotenv(os.path.join(root, env_file), root, env_found)
             venv = _table(directives, "python").get("venv")
             words += [os.path.join(v, "bin") for v in _strings(venv) if not v.isdigit()]
         # `{{ exec(command='sh tools/gen.sh') }}`, in any value of any table ([vars] too)
@@ -175,9 +168,11 @@ def _mise(root: str, module_dirs: list[str]) -> list[str]:
         for command in _strings(data.get("hooks")):
             words += _words(command)
         if data.get("hooks"):
-            # a hook may name a task (`enter = { task = "setup" }`): what tasks run, too
+            # a hook may name a task (`enter = { task = "setup" }`): what tasks run, too,
+            # and the file tasks' directories
             for command in _strings(data.get("tasks")):
                 words += _words(command)
+            words += list(MISE_TASK_DIRS)
         if _venv_auto(_text(os.path.join(root, name)) or "") or _venv_auto(_own_mise()):
             words.append(".venv/bin")  # mise activates the project's .venv by itself
         for version in _strings(data.get("tools")):
@@ -195,9 +190,14 @@ def _cargo_file(root: str, path: str, found: list[str], depth: int) -> None:
     data = _toml(path)
     build = _table(data, "build")
     programs = [v for k in CARGO_PROGRAMS for v in _strings(build.get(k))]
+    flags = [*_strings(build.get("rustflags"))]
     for table in (_table(data, "host"), *_table(data, "target").values()):
         if isinstance(table, dict):
             programs += [*_strings(table.get("linker")), *_strings(table.get("runner"))]
+            flags += _strings(table.get("rustflags"))
+    for flag in (w for f in flags for w in f.split()):  # `-C linker=tools/ld.sh`
+        if flag.startswith(("linker=", "-Clinker=")):
+            programs.append(flag.split("=", 1)[1])
     # cargo reads a value with a `/` against the directory holding .cargo
     found += [p for w in programs if "/" in w and (p := _placed(root, w)) is not None]
     for included in _strings(data.get("include")):  # relative to the including file
@@ -274,7 +274,9 @@ def referenced(root: str) -> tuple[list[str], list[str]]:
     """(the files and directories its mise, cargo, rustup and Mercurial configs have the host
     run, read or put on PATH; the directories they put on PYTHONPATH), inside the writable
     root `root`."""
-    module_dirs: list[str] = []
-    found = [*_mise(root, module_dirs), *_cargo(root), *_mercurial(root)]
+    from corral.sandbox.protect.direnv import Referenced
+
+    env_found = Referenced()
+    found = [*_mise(root, env_found), *_cargo(root), *_mercurial(root), *env_found.paths]
     inside = [p for p in dict.fromkeys(found) if p.startswith(root + os.sep)]
-    return inside, [d for d in module_dirs if d.startswith(root + os.sep)]
+    return inside, [d for d in env_found.module_dirs if d.startswith(root + os.sep)]
