@@ -235,20 +235,27 @@ def _pick(names: list[str], change_id: str | None, cwd: str | None) -> str:
     or a directory above one, must be undone first."""
     from corral.paths import is_within
 
+    read: dict[str, list[str]] = {}
+
+    def touched(entry: str) -> list[str]:  # (each entry's records read once)
+        if entry not in read:
+            read[entry] = _touched(entry)
+        return read[entry]
+
     if change_id:
         chosen = next((n for n in names if n.endswith(os.path.basename(change_id))), None)
         if chosen is None:
             raise CorralError(f"no applied change set {change_id} in the undo journal")
     elif cwd:
-        found = (n for n in reversed(names) if any(is_within(p, cwd) for p in _touched(n)))
+        found = (n for n in reversed(names) if any(is_within(p, cwd) for p in touched(n)))
         chosen = next(found, "")
         if not chosen:
             return ""
     else:
         chosen = names[-1]
-    mine = _touched(chosen)
+    mine = touched(chosen)
     for later in names[names.index(chosen) + 1 :]:
-        if any(is_within(p, q) or is_within(q, p) for p in _touched(later) for q in mine):
+        if any(is_within(p, q) or is_within(q, p) for p in touched(later) for q in mine):
             raise CorralError(
                 f"{later}, applied after {chosen}, changed the same paths: undo it first"
             )
@@ -262,15 +269,15 @@ def undo(change_id: str | None = None, cwd: str | None = None) -> Outcome:
         if not names:
             return Outcome(["nothing to undo"])
         newest = _pick(names, change_id, cwd)
-        busy = stages.direct_writers(_roots_of(newest)) if newest else []
+        if not newest:
+            return Outcome([f"nothing to undo in {cwd} (corral undo ID undoes a change set "
+                            "of another workspace)"])  # fmt: skip
+        busy = stages.direct_writers(_roots_of(newest))
         if busy:
             why = f"a command with direct writes runs in this workspace (pid {busy[0]})"
             out = Outcome([], [f"{newest} not undone: {why}; undo once it has ended"])
             out.code = 1
             return out
-        if not newest:
-            return Outcome([f"nothing to undo in {cwd} (corral undo ID undoes a change set "
-                            "of another workspace)"])  # fmt: skip
         conflicts = journals.conflicts(newest)
         if conflicts:
             out = Outcome([], [*conflicts, f"{newest} not undone: nothing was changed"])

@@ -273,45 +273,47 @@ class LinkRules(RuleSet):
         staged = os.path.join(upper_root, cfg_rel)
         return os.path.isfile(staged) or os.path.isfile(os.path.join(venv, "pyvenv.cfg"))
 
-    def _recently_applied(self) -> frozenset[str]:
-        """Paths the undo journal's change sets deleted or wrote (read once, when a link out
-        of the writable roots is judged where the host has nothing now)."""
-        if self._journaled is None:
-            from corral.changes import journal
+    def _read_journal(self) -> None:
+        """What the undo journal's change sets did, read once for every rule that asks: the
+        paths they deleted or wrote, the directories they made, and those they deleted (with
+        the journal's copy, to tell what was a directory inside one)."""
+        if self._journaled is not None:
+            return
+        from corral.changes import journal
+        from corral.changes.stage import journal_dir
 
-            found: set[str] = set()
-            for name in journal.entries():
-                try:
-                    found.update(r["path"] for r in journal.records(name) if r["op"] != "chmod")
-                except (OSError, ValueError, KeyError):
-                    continue
-            self._journaled = frozenset(found)
-        return self._journaled
+        applied: set[str] = set()
+        made: set[str] = set()
+        deleted: dict[str, str] = {}  # deleted directory -> its copy in the journal
+        for name in journal.entries():
+            saved_in = os.path.join(journal_dir(), name, journal.FILES)
+            try:
+                for r in journal.records(name):
+                    if r["op"] != "chmod":
+                        applied.add(r["path"])
+                    if r["op"] == "mkdir":
+                        made.add(r["path"])
+                    copy = os.path.join(saved_in, r["saved"]) if r.get("saved") else ""
+                    if copy and os.path.isdir(copy) and not os.path.islink(copy):
+                        deleted[r["path"]] = copy
+            except (OSError, ValueError, KeyError):
+                continue
+        self._journaled = frozenset(applied)
+        self._journaled_dirs = frozenset(made)
+        self._journaled_deleted = deleted
+
+    def _recently_applied(self) -> frozenset[str]:
+        """Paths the undo journal's change sets deleted or wrote (read when a link out of the
+        writable roots is judged where the host has nothing now)."""
+        self._read_journal()
+        return self._journaled or frozenset()
 
     def _was_directory(self, path: str) -> bool:
         """Whether the undo journal says `path` was a directory: one a change set made, or
         one it deleted, or one inside a directory it deleted (`rm -rf docs` takes docs/api
         along): a link put there in a later run takes a directory's place as surely as one
         put over it."""
-        if self._journaled_dirs is None:
-            from corral.changes import journal
-            from corral.changes.stage import journal_dir
-
-            made: set[str] = set()
-            deleted: dict[str, str] = {}  # deleted directory -> its copy in the journal
-            for name in journal.entries():
-                saved_in = os.path.join(journal_dir(), name, journal.FILES)
-                try:
-                    for r in journal.records(name):
-                        copy = os.path.join(saved_in, r["saved"]) if r.get("saved") else ""
-                        if r["op"] == "mkdir":
-                            made.add(r["path"])
-                        if copy and os.path.isdir(copy) and not os.path.islink(copy):
-                            deleted[r["path"]] = copy
-                except (OSError, ValueError, KeyError):
-                    continue
-            self._journaled_dirs = frozenset(made)
-            self._journaled_deleted = deleted
+        self._read_journal()
         if path in self._journaled_dirs:
             return True
         for directory, copy in self._journaled_deleted.items():

@@ -61,8 +61,9 @@ class RuleSet:
         self.apply_hint = apply_hint  # "corral apply ID PATH": how to apply one anyway
         self._git_dirs: dict[str, bool] = {}
         self.linked_bytes = 0  # copies of hard-linked files so far (see _kind)
-        self._journaled: frozenset[str] | None = None  # see _recently_applied
-        self._journaled_dirs: frozenset[str] | None = None  # see _was_directory
+        # what the undo journal says earlier change sets did (see LinkRules._read_journal)
+        self._journaled: frozenset[str] | None = None
+        self._journaled_dirs: frozenset[str] = frozenset()
         self._journaled_deleted: dict[str, str] = {}
         self._clean_below: set[str] = set()  # directories with nothing below leading out
 

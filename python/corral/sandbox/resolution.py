@@ -135,10 +135,10 @@ class Protection:
 MAX_MATCHES = 64
 
 
-def _matching(root: str, name: str) -> list[str]:
+def _matching(root: str, name: str, listed: dict[str, list[str]]) -> list[str]:
     """The paths in `root` a protected name with `*` in it matches now (`mise.*.toml`): kept
     read-only with direct writes. One a command adds is not known before it runs: change
-    sets hold it, at any depth."""
+    sets hold it, at any depth. `listed`: the directories listed so far, each once."""
     found = [root]
     for component in name.split("/"):
         below = []
@@ -146,10 +146,12 @@ def _matching(root: str, name: str) -> list[str]:
             if "*" not in component:
                 below.append(os.path.join(directory, component))
                 continue
-            try:
-                names = os.listdir(directory)
-            except OSError:
-                continue
+            if directory not in listed:
+                try:
+                    listed[directory] = os.listdir(directory)
+                except OSError:
+                    listed[directory] = []
+            names = listed[directory]
             below += [os.path.join(directory, n) for n in names if name_matches(n, component)]
         found = below[:MAX_MATCHES]
     return [p for p in found if os.path.lexists(p)]
@@ -352,9 +354,10 @@ class Resolution:
                 d + "/*" for d in dict.fromkeys(guard.module_dirs) if writable(d)
             )
             self.notes.extend(guard.notes)
+            listed: dict[str, list[str]] = {}
             for name in protected:
                 if "*" in name:
-                    found.read_only.extend(_matching(root, name))
+                    found.read_only.extend(_matching(root, name, listed))
                 elif not name.startswith(".git/"):
                     path = os.path.join(root, name)
                     # missing ones (a new .nvim.lua, .envrc) are watched: removed if created

@@ -255,15 +255,19 @@ def assignment(variable: str, value: str, base: str, found: Referenced) -> None:
             found.paths.append(path)  # (loaded once it exists: kept before)
 
 
+def _text(path: str) -> str:
+    """A script's text, its first MAX_BYTES; "" when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(MAX_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
 def read_dotenv(path: str, base: str, found: Referenced) -> None:
     """A `.env` direnv's dotenv loads: its assignments count as the .envrc's
     (`PYTHONPATH=src`, `VIRTUAL_ENV=.venv`, `BASH_ENV=...`)."""
-    try:
-        with open(path, "rb") as f:
-            text = f.read(MAX_BYTES).decode("utf-8", errors="replace")
-    except OSError:
-        return
-    for line in text.splitlines():
+    for line in _text(path).splitlines():
         line = line.strip().removeprefix("export ").strip()
         if _assignment(line):
             variable, _, value = line.partition("=")
@@ -280,26 +284,16 @@ def referenced(envrc: str) -> Referenced:
 
 
 def _read(path: str, base: str, found: Referenced, depth: int) -> None:
-    try:
-        with open(path, "rb") as f:
-            text = f.read(MAX_BYTES).decode("utf-8", errors="replace")
-    except OSError:
-        return
     # `$(pwd)/bin` unquoted would split at the parentheses: the same as $PWD
-    text = text.replace("$(pwd)", "$PWD").replace("`pwd`", "$PWD")
+    text = _text(path).replace("$(pwd)", "$PWD").replace("`pwd`", "$PWD")
     unknown = found.unknown
     for words in _split_assignments(_commands(text)):
         name, args = words[0], words[1:]
         names: tuple[str, ...] = ()
         variable, _, value = name.partition("=") if "=" in name else ("", "", "")
-        if variable in ("PATH", "MANPATH"):
-            dirs, odd = _path_entries(value, base)
-            found.paths += dirs
-            unknown += [f"PATH entry {o}" for o in odd]
-            continue
-        if variable in VENV_VARIABLES + MODULE_VARIABLES:
-            # `export VIRTUAL_ENV=.venv` (a layout then puts .venv/bin on PATH),
-            # `export PYTHONPATH=src`: no slash needed to name a directory
+        if variable in ("PATH", "MANPATH", *VENV_VARIABLES, *MODULE_VARIABLES):
+            # `PATH_add`'s spelled out, `export VIRTUAL_ENV=.venv` (a layout then puts
+            # .venv/bin on PATH), `export PYTHONPATH=src`: no slash needed to name a directory
             assignment(variable, value, base, found)
             continue
         if name == "use" and args:

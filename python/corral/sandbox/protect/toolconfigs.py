@@ -57,7 +57,10 @@ def _text(path: str) -> str | None:
 
 
 def _toml(path: str) -> dict[str, Any]:
-    text = _text(path)
+    return _parsed(_text(path))
+
+
+def _parsed(text: str | None) -> dict[str, Any]:
     if text is None:
         return {}
     import tomllib
@@ -140,12 +143,14 @@ def _mise(root: str, env_found: Referenced) -> list[str]:
     from corral.sandbox.protect import direnv
 
     found: list[str] = []
+    own_auto: bool | None = None  # your own config's venv_auto, read once if needed
     for name in _mise_files(root):
         if not os.path.isfile(os.path.join(root, name)):
             continue
         import re  # (only where mise is used: `corral run` imports little)
 
-        data = _toml(os.path.join(root, name))
+        text = _text(os.path.join(root, name)) or ""
+        data = _parsed(text)
         words: list[str] = []
         env = data.get("env")
         for table in env if isinstance(env, list) else [env]:  # `[[env]]` too
@@ -153,8 +158,9 @@ def _mise(root: str, env_found: Referenced) -> list[str]:
             # `BASH_ENV`, `PYTHONPATH`), a table's `value` too
             for key, value in (table or {}).items() if isinstance(table, dict) else ():
                 if key != "_":
-                    for text in _strings(value.get("value") if isinstance(value, dict) else value):
-                        direnv.assignment(key, text, root, env_found)
+                    given = value.get("value") if isinstance(value, dict) else value
+                    for one in _strings(given):
+                        direnv.assignment(key, one, root, env_found)
             directives = _table(table, "_")
             for key in ("source", "file", "path"):
                 words += _strings(directives.get(key))
@@ -163,7 +169,7 @@ def _mise(root: str, env_found: Referenced) -> list[str]:
             venv = _table(directives, "python").get("venv")
             words += [os.path.join(v, "bin") for v in _strings(venv) if not v.isdigit()]
         # `{{ exec(command='sh tools/gen.sh') }}`, in any value of any table ([vars] too)
-        for match in re.finditer(EXEC, _text(os.path.join(root, name)) or ""):
+        for match in re.finditer(EXEC, text):
             words += _words(match.group(2))
         for command in _strings(data.get("hooks")):
             words += _words(command)
@@ -173,14 +179,16 @@ def _mise(root: str, env_found: Referenced) -> list[str]:
             for command in _strings(data.get("tasks")):
                 words += _words(command)
             words += list(MISE_TASK_DIRS)
-        if _venv_auto(_text(os.path.join(root, name)) or "") or _venv_auto(_own_mise()):
+        if own_auto is None:
+            own_auto = _venv_auto(_own_mise())
+        if own_auto or _venv_auto(text):
             words.append(".venv/bin")  # mise activates the project's .venv by itself
         for version in _strings(data.get("tools")):
             found += _tool_dir(root, version)
         words = [re.sub(CONFIG_ROOT, root.replace("\\", "\\\\"), w) for w in words]
         found += [p for w in words if (p := _placed(root, w)) is not None]
-    text = _text(os.path.join(root, ".tool-versions")) or ""
-    for line in text.splitlines():
+    versions = _text(os.path.join(root, ".tool-versions")) or ""
+    for line in versions.splitlines():
         for version in line.split("#", 1)[0].split()[1:]:
             found += _tool_dir(root, version)
     return found
