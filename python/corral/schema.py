@@ -425,6 +425,18 @@ FIELDS: tuple[Field, ...] = (
         "has no overlay support, with a warning).",
         ("review", "apply", "direct"),
     ),
+    Field(
+        "sandbox.unreadable_configs",
+        CHOICE,
+        "hold",
+        "What becomes of change sets in a workspace whose host-run configs do what corral "
+        "cannot read ahead: an .envrc that runs a command, builds a value at run time, or "
+        "uses a `use` or `layout` corral does not know; a mise config with a directive it "
+        "does not know. hold: every change set there is held for review (as with "
+        'sandbox.writes = "review"), with the reason; apply: what passes the other rules '
+        "is applied, and what such a config reaches is not protected (status names it).",
+        ("hold", "apply"),
+    ),
     Field("sandbox.policy.network", BOOL, False, "Allow network access (the mode's preset)."),
     Field(
         "sandbox.policy.allow_privileged",

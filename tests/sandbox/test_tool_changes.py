@@ -83,6 +83,19 @@ def test_in_review_mode_tool_changes_are_held_until_applied(svc: Service, host: 
     assert not (host.ws / "old.txt").exists()
 
 
+def test_where_an_envrc_cannot_be_read_ahead_a_tools_write_is_held(
+    svc: Service, host: Host
+) -> None:
+    # Round 17: NODE_OPTIONS naming tools/trace.js through `$(...)`: the write landed, and
+    # every host node at that prompt would load it. Now held, and the result says why.
+    (host.ws / ".envrc").write_text('export NODE_OPTIONS="--require ./$(echo tools)/trace.js"\n')
+    (host.ws / "tools").mkdir()
+    wrote = op(svc, host, "write", path="tools/trace.js", content="planted()\n")
+    assert wrote["ok"] and wrote["held"]["status"] == "held", wrote
+    assert ".envrc" in wrote["held"]["why"], wrote
+    assert not (host.ws / "tools" / "trace.js").exists()
+
+
 @pytest.mark.parametrize(
     "path",
     ["docs/.git/HEAD", "docs/.git/config", "sub/dir/.nvim.lua", "notes/talk.chat", "src/HEAD"],

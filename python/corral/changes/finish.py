@@ -53,6 +53,7 @@ def read(
     checked_plan = dict(plan)
     for key, more in (now or {}).items():  # what is protected now counts too
         checked_plan[key] = sorted({*plan[key], *more})
+    _below_the_top(plan, checked_plan)
     checker = Checker(checked_plan, f"to apply it anyway: corral apply {plan['id']}")
     entries: list[Entry] = []
     problems: list[str] = []
@@ -61,6 +62,23 @@ def read(
         entries += found
         problems += trouble
     return plan, verdicts(checker, entries), problems
+
+
+def _below_the_top(plan: dict[str, Any], checked_plan: dict[str, Any]) -> None:
+    """What the host-run configs below each root's top name (`app/.envrc`), read now: held
+    like protected paths; what they do that cannot be read ahead holds the change set for
+    review (plan["unreadable"]), unless sandbox.unreadable_configs = "apply"."""
+    from corral.sandbox.protect import nested
+
+    for root in plan["roots"]:
+        if not os.path.isdir(root):
+            continue
+        named, module_dirs, unknown = nested.referenced(root)
+        checked_plan["protected"] = sorted({*checked_plan["protected"], *named})
+        checked_plan["module_dirs"] = [*checked_plan.get("module_dirs", ()), *module_dirs]
+        if unknown and plan.get("unreadable_configs", "hold") == "hold":
+            more = f" and {len(unknown) - 2} more" if len(unknown) > 2 else ""
+            plan["unreadable"] = [*plan.get("unreadable", ()), "; ".join(unknown[:2]) + more]
 
 
 def _counts(changed: list[dict[str, str]]) -> dict[str, int]:
@@ -97,9 +115,11 @@ def settle(
     problems: list[str],
     force: frozenset[str] = frozenset(),
     hold_all: bool = False,
+    why_all: str = "",
 ) -> dict[str, Any]:
-    """Apply what passes (and the paths in `force`, and what is below them); hold the rest.
-    Returns the report, also written to the staging area while anything is held."""
+    """Apply what passes (and the paths in `force`, and what is below them); hold the rest
+    (everything with `hold_all`, `why_all` saying why beyond review mode). Returns the
+    report, also written to the staging area while anything is held."""
     from corral.changes import journal as journals
     from corral.changes.apply import ApplyFailed, apply, clear
     from corral.changes.scan import replaced
@@ -134,7 +154,8 @@ def settle(
                 "of its entries (corral changes --diff lists them)",
             })  # fmt: skip
         elif entry.kind != "dir":
-            held.append({"path": entry.path, "code": "review", "message": "held for review"})
+            message = f"held for review: {why_all}" if why_all else "held for review"
+            held.append({"path": entry.path, "code": "review", "message": message})
     journal = journals.Journal(plan["id"])
     why = ""
     try:
@@ -184,7 +205,15 @@ def finish(stage: str, interrupted: bool = False) -> dict[str, Any]:
             return {"id": os.path.basename(stage), "status": "empty", "applied": [],
                     "counts": {}, "held": [], "problems": [], "why": ""}  # fmt: skip
         plan, checked, problems = read(stage)
-        return settle(stage, plan, checked, problems, hold_all=plan["writes"] == "review")
+        # A host-run config corral cannot read ahead (an .envrc running a command): what it
+        # reaches could be any path, so nothing is applied unreviewed (see Resolution).
+        unreadable = plan.get("unreadable") or []
+        why_all = (
+            f"corral cannot read ahead what the host runs through {'; '.join(unreadable)}"
+            if unreadable else ""
+        )  # fmt: skip
+        review = plan["writes"] == "review" or bool(unreadable)
+        return settle(stage, plan, checked, problems, hold_all=review, why_all=why_all)
 
 
 # Characters a file name may hold that would rewrite what the user reads: line breaks and

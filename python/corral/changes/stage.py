@@ -108,6 +108,8 @@ def create(policy: Policy) -> str:
         "visible": list(policy.visible),
         "max_file_bytes": dict(policy.rlimits).get("fsize", 0),
         "undo_bytes": policy.undo_bytes,
+        "unreadable": list(policy.unreadable),
+        "unreadable_configs": policy.unreadable_configs,
     }
     tmp = os.path.join(stage, PLAN + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)

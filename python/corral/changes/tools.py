@@ -35,7 +35,6 @@ class ToolChanges:
 
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
-        self.review = policy.writes == "review"
 
     def handles(self, real: str) -> bool:
         """Whether `real` is inside a writable root that is a directory (else the tool writes
@@ -89,8 +88,8 @@ class ToolChanges:
         if report["status"] != "held":
             return {}
         held = report["held"][0] if report["held"] else {}
-        if self.review and held.get("code") == "review":
-            return {"held": {**summary, "held": [real]}}
+        if held.get("code") == "review":  # review mode, or a config read ahead in part
+            return {"held": {**summary, "held": [real], "why": held.get("message", "")}}
         raise OpError(
             Refusal(
                 held.get("code", "held"), real, held.get("rule", "change sets"),

@@ -53,6 +53,8 @@ class Policy(Frozen):
         "tmp_size",
         "undo_bytes",
         "unix_sockets",
+        "unreadable",
+        "unreadable_configs",
         "visible",
         "watch",
         "writes",
@@ -88,6 +90,10 @@ class Policy(Frozen):
     protected_names: tuple[str, ...]  # sandbox.policy.protected: refused at any depth
     chat_patterns: tuple[str, ...]  # chat files: refused in a change set
     undo_bytes: int  # what the undo journal keeps; 0: no limit
+    # why every change set is held for review: host-run configs corral cannot read ahead
+    # (sandbox.unreadable_configs = "hold"; see Resolution._unreadable)
+    unreadable: tuple[str, ...]
+    unreadable_configs: str  # "hold" or "apply": also for the configs below a root's top
 
     def __init__(self, **values: object) -> None:
         self._set(**values)
@@ -194,4 +200,6 @@ def resolve(
         protected_names=tuple(config["sandbox.policy.protected"]),
         chat_patterns=tuple(file_patterns(config["chat.patterns"], ctx.home, ctx.env)),
         undo_bytes=int(config["sandbox.limits.undo_mb"]) * limits.MIB,
+        unreadable=tuple(build.unreadable),
+        unreadable_configs=config["sandbox.unreadable_configs"],
     )

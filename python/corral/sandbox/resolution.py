@@ -166,6 +166,8 @@ class Resolution:
         self.problems: list[Problem] = []
         self.notes: list[str] = []
         self.rw_roots: list[str] = []
+        # what a host-run config does that cannot be read ahead (see _unreadable)
+        self.unreadable: list[str] = []
 
     def problem(self, key: str, message: str) -> None:
         self.problems.append(Problem(key, self.config.origins[key], message))
@@ -365,11 +367,24 @@ class Resolution:
             self._direnv(root, found)
             from corral.sandbox.protect import toolconfigs  # only here: tomllib
 
-            paths, module_dirs = toolconfigs.referenced(root)
-            for path in paths:
-                if self.writable(path):
-                    found.keep(path)
+            paths, module_dirs, unknown = toolconfigs.referenced(root)
+            self._keep_named(root, paths, found, unknown)
             found.module_dirs += [d for d in module_dirs if self.writable(d)]
+            self._unreadable(
+                root, "mise, cargo or Mercurial runs what its configs name", unknown,
+                f"a mise, cargo or Mercurial config of {root}",
+            )  # fmt: skip
+
+    def _keep_named(
+        self, root: str, paths: list[str], found: Protection, unknown: list[str]
+    ) -> None:
+        """Keep what a host-run config names; one naming the whole root (`PATH_add .`,
+        `PERL5LIB=.`) cannot be kept so, and is unknown (every change set held)."""
+        for path in paths:
+            if path == root or is_within(root, path):
+                unknown.append(f"{path} (the whole workspace)")
+            elif self.writable(path):
+                found.keep(path)
 
     def _direnv(self, root: str, found: Protection) -> None:
         envrc = os.path.join(root, ".envrc")
@@ -379,17 +394,29 @@ class Resolution:
 
         found_by = direnv.referenced(envrc)
         unknown = found_by.unknown
-        for path in found_by.paths:
-            if self.writable(path):
-                found.keep(path)
+        self._keep_named(root, found_by.paths, found, unknown)
         # PYTHONPATH=src: where a Python of that prompt looks first (see changes.rules)
         found.module_dirs += [d for d in found_by.module_dirs if self.writable(d)]
-        if unknown:
-            more = f" and {len(unknown) - 8} more" if len(unknown) > 8 else ""
+        self._unreadable(envrc, "direnv runs it at your next prompt", unknown, envrc)
+
+    def _unreadable(self, config: str, runs: str, unknown: list[str], which: str) -> None:
+        """A host-run config doing what corral cannot read ahead (`unknown`): what it reaches
+        could be any file of the workspace. With sandbox.unreadable_configs = "hold", every
+        change set is held for review then; status says so either way."""
+        if not unknown:
+            return
+        unknown = list(dict.fromkeys(unknown))
+        more = f" and {len(unknown) - 8} more" if len(unknown) > 8 else ""
+        what = f"{config}: {runs}, and what it reaches through {'; '.join(unknown[:8])}{more}"
+        if self.config["sandbox.unreadable_configs"] == "hold":
+            self.unreadable.append(which)
             self.notes.append(
-                f"{envrc}: direnv runs it at your next prompt, and what it reaches through "
-                f"{'; '.join(unknown[:8])}{more} cannot be known before: not protected "
-                "(see :help corral-protected)"
+                f"{what} cannot be read ahead: every change set here is held for review "
+                "(sandbox.unreadable_configs; see :help corral-protected)"
+            )
+        else:
+            self.notes.append(
+                f"{what} cannot be known before: not protected (see :help corral-protected)"
             )
 
     def _on_path(self, found: Protection) -> None:

@@ -109,6 +109,9 @@ def widenings(
         elif key == "sandbox.writes":
             if _looser_in(WRITES_ORDER, before, after):
                 reasons.append(f'{key}: "{before}" -> "{after}" checks fewer writes')
+        elif key == "sandbox.unreadable_configs":
+            if after != "hold":
+                reasons.append(f'{key}: "{before}" -> "{after}" applies what is not checked')
         elif key == "sandbox.backend":
             if _looser_in(BACKEND_ORDER, before, after):
                 reasons.append(f'{key}: "{before}" -> "{after}" may select a weaker sandbox')

@@ -67,6 +67,7 @@ INTERPRETERS = frozenset(
      "eval", "exec"}
 )  # fmt: skip
 PWD_SPELLINGS = ("$PWD/", "${PWD}/", '"$PWD"/', "$(pwd)/", "`pwd`/")
+HOME_SPELLINGS = ("$HOME/", "${HOME}/")
 
 
 def _commands(text: str) -> list[list[str]]:
@@ -168,9 +169,10 @@ MODULE_VARIABLES = ("PYTHONPATH",)
 class Referenced:
     """What a `.envrc` has the host's shell run, read or look in."""
 
-    __slots__ = ("module_dirs", "paths", "unknown")
+    __slots__ = ("bound", "module_dirs", "paths", "unknown")
 
-    def __init__(self) -> None:
+    def __init__(self, bound: str = "") -> None:
+        self.bound = bound  # the writable root (the .envrc's directory when "")
         self.paths: list[str] = []  # kept like the .envrc
         self.module_dirs: list[str] = []  # on PYTHONPATH: no start-up or shadowing module
         self.unknown: list[str] = []  # what cannot be followed, for status
@@ -244,15 +246,26 @@ def assignment(variable: str, value: str, base: str, found: Referenced) -> None:
     names = [*path_words([value]), *loaded_modules(value), *_candidates(value)]
     for name in dict.fromkeys(names):
         name = next((name[len(p) :] for p in PWD_SPELLINGS if name.startswith(p)), name)
-        if "$" in name or "`" in name:
+        for spelling in HOME_SPELLINGS:
+            if name.startswith(spelling):
+                name = "~/" + name[len(spelling) :]
+        if "$" in name or "`" in name or "{{" in name:
+            # a path built at run time (`${ROOT}/tools/x.js`, mise's `{{ env.X }}`): where it
+            # leads cannot be read ahead
+            if loader or "/" in name:
+                found.unknown.append(f"{variable}={value[:60]}")
             continue
         path = os.path.normpath(os.path.join(base, os.path.expanduser(name)))
-        if not path.startswith(base + os.sep):
+        bound = found.bound or base
+        if path != bound and not path.startswith(bound + os.sep):
             continue
-        if os.path.isfile(path) or (loader and ("/" in name or os.path.isdir(path))):
+        # Any variable may be read by some host program (`XDG_CONFIG_HOME=conf` moves git's
+        # config): a file or directory of the project it names is kept, and for one a
+        # runtime loads code from, a path even before it exists.
+        if os.path.lexists(path) or "/" in name.rstrip("/"):
             found.paths.append(path)
-        elif loader and name.endswith((".js", ".py", ".rb", ".pm", ".jar", ".so", ".sh")):
-            found.paths.append(path)  # (loaded once it exists: kept before)
+        elif loader and "." in name:
+            found.paths.append(path)  # (`tools.rb`, `agent.jar`: loaded once it exists)
 
 
 def _text(path: str) -> str:
@@ -274,10 +287,11 @@ def read_dotenv(path: str, base: str, found: Referenced) -> None:
             assignment(variable, value, base, found)
 
 
-def referenced(envrc: str) -> Referenced:
+def referenced(envrc: str, bound: str = "") -> Referenced:
     """What the `.envrc` at `envrc` runs, reads or puts on PATH or PYTHONPATH, and the files
-    it sources (theirs too, a few levels deep); empty when it cannot be read."""
-    found = Referenced()
+    it sources (theirs too, a few levels deep); empty when it cannot be read. `bound`: the
+    writable root holding it, when that is above its directory."""
+    found = Referenced(bound)
     _read(envrc, os.path.dirname(envrc), found, 0)
     found.paths = list(dict.fromkeys(found.paths))
     return found

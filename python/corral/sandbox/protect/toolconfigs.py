@@ -11,9 +11,14 @@ work tree is as dangerous as they are:
 - rustup: a `path =` toolchain (a directory of programs);
 - Mercurial, at `hg status` or `hg commit`: `[hooks]` commands, `[extensions]` files, and the
   files `%include` reads.
-The files and directories they name are kept like the configs. Only what is written out is
-read; what a named script does in turn is not (as for git hooks, see hookwords). A config below
-the top of a writable root is not read (the same as a nested `.envrc`).
+The files and directories they name are kept like the configs, and so is every word with a `/`
+in any other value of theirs (`[alias] x = !tools/x.sh`, `[ui] editor`, `[merge-tools]`,
+cargo's `[env]`): a key corral does not know may name a program too. What cannot be read ahead
+(a path built from `$VAR` or a `{{ }}` template, a mise `_.` directive corral does not know) is
+returned as unknown: change sets there are held for review (sandbox.unreadable_configs). Only
+what is written out is read; what a named script does in turn is not (as for git hooks, see
+hookwords). A config below the top of a writable root is not read (the same as a nested
+`.envrc`).
 """
 
 from __future__ import annotations
@@ -91,7 +96,19 @@ def _strings(value: Any) -> Iterator[str]:
 def _words(command: str) -> list[str]:
     from corral.sandbox.protect.direnv import path_words
 
-    return list(path_words(command.split()))
+    # (`!tools/x.sh`: Mercurial's and git's shell alias)
+    return [w.lstrip("!") for w in path_words(command.split())]
+
+
+# mise's `[env]` directives read below; any other `_.` directive is not read ahead
+MISE_DIRECTIVES = frozenset({"source", "file", "path", "python"})
+# tables of a mise config that the user runs (tasks) or that hold no program: not swept
+MISE_NOT_SWEPT = frozenset({"tasks", "task_config", "settings", "tools", "vars"})
+
+
+def _unplaced(name: str, words: list[str], unknown: list[str]) -> None:
+    """Words with a path built at run time (`$VAR/x`, `{{ env.X }}/y`): unknown."""
+    unknown += [f"{name}: {w}" for w in words if "/" in w and ("$" in w or "{{" in w)]
 
 
 def _placed(base: str, word: str) -> str | None:
@@ -139,7 +156,7 @@ def _tool_dir(root: str, version: str) -> list[str]:
     return [place, os.path.join(place, "bin")] if place else []
 
 
-def _mise(root: str, env_found: Referenced) -> list[str]:
+def _mise(root: str, env_found: Referenced, unknown: list[str]) -> list[str]:
     from corral.sandbox.protect import direnv
 
     found: list[str] = []
@@ -160,8 +177,10 @@ def _mise(root: str, env_found: Referenced) -> list[str]:
                 if key != "_":
                     given = value.get("value") if isinstance(value, dict) else value
                     for one in _strings(given):
+                        one = re.sub(CONFIG_ROOT, root.replace("\\", "\\\\"), one)
                         direnv.assignment(key, one, root, env_found)
             directives = _table(table, "_")
+            unknown += [f"{name}: [env] _.{k}" for k in directives if k not in MISE_DIRECTIVES]
             for key in ("source", "file", "path"):
                 words += _strings(directives.get(key))
             for env_file in _strings(directives.get("file")):  # its variables too
@@ -185,7 +204,11 @@ def _mise(root: str, env_found: Referenced) -> list[str]:
             words.append(".venv/bin")  # mise activates the project's .venv by itself
         for version in _strings(data.get("tools")):
             found += _tool_dir(root, version)
+        for key, value in data.items():  # `[[watch_files]] run`, and what mise adds next
+            if key not in MISE_NOT_SWEPT and key != "env":
+                words += [w for one in _strings(value) for w in _words(one)]
         words = [re.sub(CONFIG_ROOT, root.replace("\\", "\\\\"), w) for w in words]
+        _unplaced(name, words, unknown)
         found += [p for w in words if (p := _placed(root, w)) is not None]
     versions = _text(os.path.join(root, ".tool-versions")) or ""
     for line in versions.splitlines():
@@ -194,7 +217,12 @@ def _mise(root: str, env_found: Referenced) -> list[str]:
     return found
 
 
-def _cargo_file(root: str, path: str, found: list[str], depth: int) -> None:
+def _cargo_file(
+    root: str, path: str, found: list[str], depth: int, env_found: Referenced,
+    unknown: list[str],
+) -> None:  # fmt: skip
+    from corral.sandbox.protect import direnv
+
     data = _toml(path)
     build = _table(data, "build")
     programs = [v for k in CARGO_PROGRAMS for v in _strings(build.get(k))]
@@ -208,18 +236,28 @@ def _cargo_file(root: str, path: str, found: list[str], depth: int) -> None:
             programs.append(flag.split("=", 1)[1])
     # cargo reads a value with a `/` against the directory holding .cargo
     found += [p for w in programs if "/" in w and (p := _placed(root, w)) is not None]
+    # `[env] CC = { value = "tools/cc.sh", relative = true }`: for build scripts and rustc
+    for key, value in _table(data, "env").items():
+        given = value.get("value") if isinstance(value, dict) else value
+        for one in _strings(given):
+            direnv.assignment(key, one, root, env_found)
+    # any other value with a `/` ([alias], [registries], what cargo adds next)
+    swept = [w for k, v in data.items() if k not in ("env", "include") for one in _strings(v)
+             for w in _words(one)]  # fmt: skip
+    found += [p for w in swept if (p := _placed(root, w)) is not None]
+    _unplaced(os.path.relpath(path, root), [*programs, *swept], unknown)
     for included in _strings(data.get("include")):  # relative to the including file
         target = _placed(os.path.dirname(path), included)
         if target is not None and target not in found:
             found.append(target)
             if depth < MAX_DEPTH:
-                _cargo_file(root, target, found, depth + 1)
+                _cargo_file(root, target, found, depth + 1, env_found, unknown)
 
 
-def _cargo(root: str) -> list[str]:
+def _cargo(root: str, env_found: Referenced, unknown: list[str]) -> list[str]:
     found: list[str] = []
     for name in CARGO_FILES:
-        _cargo_file(root, os.path.join(root, name), found, 0)
+        _cargo_file(root, os.path.join(root, name), found, 0, env_found, unknown)
     for name in RUSTUP_FILES:
         toolchain = _table(_toml(os.path.join(root, name)), "toolchain")
         found += [p for w in _strings(toolchain.get("path")) if (p := _placed(root, w))]
@@ -248,7 +286,7 @@ def _hgrc_values(text: str) -> Iterator[tuple[str, str, str]]:
             key, _, value = (s.strip() for s in stripped.partition("="))
 
 
-def _hgrc(root: str, path: str, found: list[str], depth: int) -> None:
+def _hgrc(root: str, path: str, found: list[str], depth: int, unknown: list[str]) -> None:
     text = _text(path)
     if text is None:
         return
@@ -259,7 +297,7 @@ def _hgrc(root: str, path: str, found: list[str], depth: int) -> None:
             if target is not None and target not in found:
                 found.append(target)
                 if depth < MAX_DEPTH:
-                    _hgrc(root, target, found, depth + 1)
+                    _hgrc(root, target, found, depth + 1, unknown)
             continue
         if section == "hooks":
             if value.startswith("python:"):  # python:hooks/check.py:hook
@@ -268,23 +306,33 @@ def _hgrc(root: str, path: str, found: list[str], depth: int) -> None:
                 words += _words(value)
         elif section == "extensions" and value and not value.startswith("!"):
             words.append(value)
+        else:  # `[alias] x = !tools/x.sh`, `[ui] editor`, `[merge-tools] m.executable`, ...
+            words += _words(value)
         found += [p for w in words if (p := _placed(root, w)) is not None]
+        _unplaced(os.path.relpath(path, root), words, unknown)
 
 
-def _mercurial(root: str) -> list[str]:
+def _mercurial(root: str, unknown: list[str]) -> list[str]:
     found: list[str] = []
     for name in HGRC_FILES:
-        _hgrc(root, os.path.join(root, name), found, 0)
+        _hgrc(root, os.path.join(root, name), found, 0, unknown)
     return found
 
 
-def referenced(root: str) -> tuple[list[str], list[str]]:
+def referenced(root: str, bound: str = "") -> tuple[list[str], list[str], list[str]]:
     """(the files and directories its mise, cargo, rustup and Mercurial configs have the host
-    run, read or put on PATH; the directories they put on PYTHONPATH), inside the writable
-    root `root`."""
+    run, read or put on PATH; the directories they put on PYTHONPATH; what they do that
+    cannot be read ahead), inside the writable root `root` (or `bound`, a writable root
+    above `root`: configs of a directory below the top, see nested)."""
     from corral.sandbox.protect.direnv import Referenced
 
-    env_found = Referenced()
-    found = [*_mise(root, env_found), *_cargo(root), *_mercurial(root), *env_found.paths]
-    inside = [p for p in dict.fromkeys(found) if p.startswith(root + os.sep)]
-    return inside, [d for d in env_found.module_dirs if d.startswith(root + os.sep)]
+    env_found = Referenced(bound)
+    unknown: list[str] = []
+    found = [
+        *_mise(root, env_found, unknown), *_cargo(root, env_found, unknown),
+        *_mercurial(root, unknown), *env_found.paths,
+    ]  # fmt: skip
+    bound = bound or root
+    inside = [p for p in dict.fromkeys(found) if p == bound or p.startswith(bound + os.sep)]
+    module_dirs = [d for d in env_found.module_dirs if d.startswith(bound + os.sep)]
+    return inside, module_dirs, list(dict.fromkeys([*unknown, *env_found.unknown]))

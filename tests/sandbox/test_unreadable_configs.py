@@ -1,0 +1,158 @@
+"""Host-run configs corral cannot read ahead hold every change set for review (issue 7, the
+class of review rounds 12 to 16: a host tool's config names a file the sandbox wrote).
+
+corral reads an .envrc, mise, cargo and Mercurial configs for the files they have the host run.
+What it cannot read ahead (a command the .envrc runs, a path built at run time) used to be a
+note in status while the write landed; now the change set is held, with the reason, unless
+`sandbox.unreadable_configs = "apply"`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from .test_change_sets import held_ids
+from .test_change_sets_review2 import run
+
+if TYPE_CHECKING:
+    from .conftest import Host
+
+
+def _loader_built_at_run_time(host: Host) -> None:
+    """An .envrc whose NODE_OPTIONS names tools/trace.js through a command substitution:
+    every host `node`/`npm` at that prompt would load what a command writes there."""
+    (host.ws / ".envrc").write_text('export NODE_OPTIONS="--require ./$(echo tools)/trace.js"\n')
+
+
+def test_a_write_where_an_envrc_cannot_be_read_ahead_is_held_with_the_reason(
+    host: Host,
+) -> None:
+    _loader_built_at_run_time(host)
+    stderr = run(host, "mkdir tools; echo 'planted()' > tools/trace.js; echo x > notes.txt\n")
+    assert not (host.ws / "tools").exists()
+    assert not (host.ws / "notes.txt").exists()
+    (change_id,) = held_ids(host)
+    assert "held for review" in stderr and ".envrc" in stderr, stderr
+    assert "cannot be read ahead" in stderr, stderr
+    shown = host.corral("changes", change_id).stdout
+    assert "tools/trace.js" in shown
+    # the user's review: applying it is theirs to do, and it then lands
+    applied = host.corral("apply", change_id)
+    assert applied.returncode == 0, applied.stderr
+    assert (host.ws / "notes.txt").read_text() == "x\n"
+    status = host.corral("status").stdout
+    assert "every change set here is held for review" in status, status
+
+
+@pytest.mark.parametrize(
+    "envrc",
+    [
+        "nvm use\n",  # a command direnv runs: what it reaches is unknown
+        'export NODE_OPTIONS="--require ${ROOT}/tools/trace.js"\n',  # a path from a variable
+        "use asdf\n",  # a `use` corral does not know
+    ],
+    ids=["command", "variable-path", "unknown-use"],
+)
+def test_every_kind_of_unreadable_envrc_holds(host: Host, envrc: str) -> None:
+    (host.ws / ".envrc").write_text(envrc)
+    run(host, "echo x > notes.txt\n")
+    assert not (host.ws / "notes.txt").exists()
+    assert len(held_ids(host)) == 1
+
+
+def test_the_user_can_choose_to_apply_what_passes(host: Host) -> None:
+    config = host.home / ".config" / "corral" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[sandbox]\nunreadable_configs = "apply"\n')
+    _loader_built_at_run_time(host)
+    run(host, "echo x > notes.txt\n")
+    assert (host.ws / "notes.txt").read_text() == "x\n"
+    assert held_ids(host) == []
+    assert "not protected" in host.corral("status").stdout
+
+
+def test_a_fully_read_envrc_does_not_hold(host: Host) -> None:
+    (host.ws / ".envrc").write_text("dotenv\nPATH_add bin\nlayout python3\nexport A=1\n")
+    run(host, "echo x > notes.txt\n")
+    assert (host.ws / "notes.txt").read_text() == "x\n"
+    assert held_ids(host) == []
+
+
+def test_values_of_mise_cargo_and_mercurial_configs_corral_has_no_rule_for_are_kept(
+    host: Host,
+) -> None:
+    """r16a leads: Mercurial's `[alias] x = !tools/x.sh`, `[ui] editor`, `[merge-tools]`;
+    cargo's `[env] CC` (relative); mise's `[[watch_files]] run` and a `{{config_root}}`
+    in an [env] value: no rule named them, so what they run was applied."""
+    ws = host.ws
+    for d in ("tools", ".hg", ".cargo"):
+        (ws / d).mkdir(parents=True, exist_ok=True)
+    (ws / ".hg" / "hgrc").write_text(
+        "[alias]\nx = !tools/x.sh\n[ui]\neditor = tools/ed.sh\n"
+        "[merge-tools]\nm.executable = tools/m.sh\n"
+    )
+    (ws / ".cargo" / "config.toml").write_text(
+        '[env]\nCC = { value = "tools/cc.sh", relative = true }\n'
+    )
+    (ws / "mise.toml").write_text(
+        '[[watch_files]]\npatterns = ["src/*.rs"]\nrun = "./tools/w.sh"\n'
+        '[env]\nNODE_OPTIONS = "--require {{config_root}}/tools/t.js"\n'
+    )
+    kept = ("tools/x.sh", "tools/ed.sh", "tools/m.sh", "tools/cc.sh", "tools/w.sh", "tools/t.js")
+    for name in kept:
+        (ws / name).write_text("# the project's\n")
+    run(host, "".join(f"echo x >> {n}\n" for n in kept) + "echo x > tools/new.txt\n")
+    for name in kept:
+        assert (ws / name).read_text() == "# the project's\n", name
+    assert (ws / "tools" / "new.txt").exists()  # all of it read: the rest lands
+
+
+def test_a_mise_directive_corral_does_not_know_holds(host: Host) -> None:
+    (host.ws / "mise.toml").write_text('[env]\n_.newthing = "tools/x.sh"\n')
+    run(host, "echo x > notes.txt\n")
+    assert not (host.ws / "notes.txt").exists()
+    assert len(held_ids(host)) == 1
+
+
+def test_configs_below_the_top_of_the_workspace_are_read_when_the_run_ends(host: Host) -> None:
+    """r17a N1: `app/.envrc` with `PATH_add bin` and `svc/mise.toml` sourcing `env.sh` were
+    not read (only the top's): a planted app/bin/ls ran at `ls` there, env.sh at the
+    prompt. An unreadable one below the top holds, as at the top."""
+    ws = host.ws
+    (ws / "app").mkdir()
+    (ws / "svc").mkdir()
+    (ws / "app" / ".envrc").write_text("PATH_add bin\n")
+    (ws / "svc" / "mise.toml").write_text('[env]\n_.source = "./env.sh"\n')
+    (ws / "svc" / "env.sh").write_text("# the project's\n")
+    run(host, "mkdir -p app/bin; echo x > app/bin/ls; echo x >> svc/env.sh\n"
+              "echo x > app/notes.txt\n")  # fmt: skip
+    assert not (ws / "app" / "bin").exists()
+    assert (ws / "svc" / "env.sh").read_text() == "# the project's\n"
+    assert (ws / "app" / "notes.txt").exists()
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+    (ws / "app" / ".envrc").write_text("nvm use\n")
+    run(host, "echo x > notes2.txt\n")
+    assert not (ws / "notes2.txt").exists()
+
+
+def test_a_directory_any_variable_names_is_kept(host: Host) -> None:
+    """r17a X2: `XDG_CONFIG_HOME=$PWD/conf` in the .env direnv loads: conf/ was not kept (a
+    directory, under a variable not known to load code), and a planted conf/git/config with
+    core.fsmonitor ran at the host's `git status`."""
+    ws = host.ws
+    (ws / "conf").mkdir()
+    (ws / ".envrc").write_text("dotenv\n")
+    (ws / ".env").write_text(f"XDG_CONFIG_HOME={ws}/conf\n")
+    run(host, "mkdir -p conf/git; echo '[core]' > conf/git/config\n")
+    assert not (ws / "conf" / "git").exists()
+
+
+def test_an_envrc_function_used_as_a_layout_holds(host: Host) -> None:
+    """r17a U1: `use_tools() { PATH_add "$1"; }` then `use tools bin2`: status said it could
+    not be known, and a planted bin2/ls was applied all the same."""
+    (host.ws / ".envrc").write_text('use_tools() {\n  PATH_add "$1"\n}\nuse tools bin2\n')
+    run(host, "mkdir bin2; echo x > bin2/ls\n")
+    assert not (host.ws / "bin2").exists()
