@@ -156,10 +156,20 @@ def _copy_beside(entry: Entry, target: str, serial: int, mode: int) -> None:
         raise
 
 
+def _open_to_owner(directory: str) -> None:
+    """A staged directory is corral's own: open to its owner for a rename out of it, or an
+    unlink in it, whatever mode the command left it with (`chmod 555 zz`, as Go's module
+    cache does); the mode the command gave it was read by the scan, and is what applies."""
+    st = os.lstat(directory)
+    if stat.S_ISDIR(st.st_mode) and st.st_mode & OWNER != OWNER:
+        os.chmod(directory, stat.S_IMODE(st.st_mode) | OWNER)
+
+
 def _put(entry: Entry, target: str, serial: int, old: int | None) -> bool:
     """Put one file or link in place; True when it was copied (its source is still there)."""
     mode = safe_mode(entry.mode, old)
     _clean(entry, mode)
+    _open_to_owner(os.path.dirname(entry.source))
     if entry.kind == "file" and entry.nlink > 1:
         # Hard links inside the change set: each applied file gets its own inode.
         _copy_beside(entry, target, serial, mode)
@@ -387,6 +397,7 @@ def clear(entries: list[Entry]) -> None:
     entries remain."""
     for entry in reversed(entries):
         try:
+            _open_to_owner(os.path.dirname(entry.source))
             if entry.kind == "dir":
                 os.rmdir(entry.source)
             else:

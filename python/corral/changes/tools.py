@@ -49,32 +49,36 @@ class ToolChanges:
         roots = self.policy.rw_roots
         index = next(i for i, r in enumerate(roots) if is_within(real, r) and os.path.isdir(r))
         stage = stages.create(self.policy)
-        rel = os.path.relpath(real, roots[index])
-        upper = stages.upper(stage, index)
-        target = os.path.join(upper, rel)
-        # Directories on the way get the host's permissions (an overlay copies them up as
-        # they are): made 0755 here, applying them would be a chmod of each.
-        host, staged = roots[index], upper
-        for part in os.path.dirname(rel).split("/") if os.path.dirname(rel) else []:
-            host, staged = os.path.join(host, part), os.path.join(staged, part)
-            try:
-                dir_mode = stat.S_IMODE(os.lstat(host).st_mode)
-            except FileNotFoundError:
-                dir_mode = 0o777 & ~process_umask()
-            os.mkdir(staged, dir_mode)
-            os.chmod(staged, dir_mode)
-        if data is None:
-            os.mknod(target, stat.S_IFCHR | 0o600, WHITEOUT)
-        else:
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fchmod(fd, mode if mode is not None else 0o666 & ~process_umask())
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+        try:
+            rel = os.path.relpath(real, roots[index])
+            upper = stages.upper(stage, index)
+            target = os.path.join(upper, rel)
+            # Directories on the way get the host's permissions (an overlay copies them up as
+            # they are): made 0755 here, applying them would be a chmod of each.
+            host, staged = roots[index], upper
+            for part in os.path.dirname(rel).split("/") if os.path.dirname(rel) else []:
+                host, staged = os.path.join(host, part), os.path.join(staged, part)
+                try:
+                    dir_mode = stat.S_IMODE(os.lstat(host).st_mode)
+                except FileNotFoundError:
+                    dir_mode = 0o777 & ~process_umask()
+                os.mkdir(staged, dir_mode)
+                os.chmod(staged, dir_mode)
+            if data is None:
+                os.mknod(target, stat.S_IFCHR | 0o600, WHITEOUT)
+            else:
+                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view) :]
+                    os.fchmod(fd, mode if mode is not None else 0o666 & ~process_umask())
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        except BaseException:
+            stages.remove(stage)  # (no held change set that no command made)
+            raise
         return finish(stage)
 
     def outcome(self, report: dict[str, Any], real: str) -> dict[str, Any]:
