@@ -137,7 +137,11 @@ _COMPRESSOR_VALUES = {
 }  # fmt: skip
 _COMPRESSOR_WRITES = (("output", "o"), ("output-dir-flat", ""), ("output-dir-mirror", ""),
                       ("trace", ""))  # fmt: skip
-_TO_STDOUT = (("stdout", "c"), ("to-stdout", "c"), ("list", "l"), ("test", "t"))
+_TO_STDOUT = (("stdout", "c"), ("to-stdout", "c"))
+# Listing and testing write nothing, but xz, bzip2 and zstd obey the last mode given (`xz -t -z
+# f` compresses f): they count only with no other mode beside them.
+_ONLY_READ = (("list", "l"), ("test", "t"))
+_MODES = (("compress", "z"), ("decompress", "d"), ("uncompress", "d"))
 
 
 def compressor(cmd: Command) -> None:
@@ -159,6 +163,8 @@ def compressor(cmd: Command) -> None:
         for path in files:
             cmd.found.write(path, f"{cmd.name} --rm removes {path}")
     to_stdout = cmd.name == "zstdcat" or any(parsed.has(lg, sh) for lg, sh in _TO_STDOUT)
+    if any(parsed.has(lg, sh) for lg, sh in _ONLY_READ):
+        to_stdout = to_stdout or not any(parsed.has(lg, sh) for lg, sh in _MODES)
     if to_stdout or parsed.has("output", "o"):
         return
     for path in files:  # none: from stdin to stdout

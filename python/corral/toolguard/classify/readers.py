@@ -388,7 +388,10 @@ def yq(cmd: Command) -> None:
     parsed = parse(cmd.args, "", ("expression", "front-matter", "output-format", "input-format"))
     if opaque(cmd, parsed):
         return
-    if parsed.has("inplace", "i"):
+    # mikefarah's yq spells it --inplace; kislyuk's (Debian's) --in-place: any start of
+    # either (getopt and argparse both take an unambiguous one, `--in-pl`)
+    in_place = parsed.has("inplace", "i") or parsed.has("in-place")
+    if in_place:
         for word in parsed.positionals[1:]:
             cmd.found.write(word.text, f"yq -i writes {word.text}")
     # -s/--split-exp EXPR writes every result to a file named by EXPR (mikefarah's yq);
