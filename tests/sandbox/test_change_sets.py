@@ -308,3 +308,18 @@ def test_a_new_tree_is_moved_whole_checked_and_undone_file_by_file(host: Host) -
     assert not (host.ws / "tree").exists()
     assert not (host.ws / "mixed").exists()
     assert host.git("status", "--porcelain") == ""
+
+
+def test_a_directory_the_command_left_unwritable_does_not_block_its_change_set(
+    host: Host,
+) -> None:
+    """L1: `chmod 555 zz` after writing zz/new.txt (Go's module cache does it): as a user,
+    the rename out of the staged zz failed, and the whole change set could never be applied,
+    its other writes held with it."""
+    (host.ws / "zz").mkdir()
+    body = "echo new > zz/new.txt; chmod 555 zz; echo b > b.txt\n"
+    done = host.sh(host.vars() + '\ncd "$WS"\n' + body)
+    assert DONE in done.stdout, done.stderr
+    assert (host.ws / "zz" / "new.txt").read_text() == "new\n"
+    assert (host.ws / "b.txt").read_text() == "b\n"
+    assert held_ids(host) == []
