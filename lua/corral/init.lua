@@ -36,7 +36,7 @@ end
 ---`setup({sandbox = {mode = "read-only"}, chat = {patterns = {"*.chat", "*.md"}}})`.
 ---They are validated by the engine on first use, so this never starts the Python host;
 ---invalid options are reported once and dropped whole (the sandbox keeps its defaults).
----@param opts table|nil
+---@param opts corral.Options|nil
 function M.setup(opts)
   opts = opts or {}
   vim.validate("opts", opts, "table")

@@ -71,3 +71,95 @@
 ---@field done boolean on_done has been called
 ---@field cancel fun(): boolean close its confirmation window or stop its command; false when it
 ---can no longer be stopped (done, or a file tool already running)
+
+-- The options classes below are generated from the schema by `python -m corral.docs`.
+
+---What setup() takes: :help corral-options (every key is optional).
+---@class corral.Options
+---@field sandbox corral.Options.sandbox|nil
+---@field tools corral.Options.tools|nil
+---@field chat corral.Options.chat|nil
+---@field frontmatter corral.Options.frontmatter|nil
+
+---@class corral.Options.sandbox
+---@field enabled boolean|nil Run tool commands inside the sandbox
+---@field backend string|nil "auto": the first available backend by priority, running unsandboxed (and ...
+---@field mode "read-only"|"workspace-write"|"workspace-write-network"|"off"|nil Preset for rw_paths and network
+---@field policy corral.Options.sandbox.policy|nil
+---@field writes "review"|"apply"|"direct"|nil What happens to a sandboxed command's writes to the writable roots
+---@field unreadable_configs "hold"|"apply"|nil What becomes of change sets in a workspace whose host-run configs do what ...
+---@field limits corral.Options.sandbox.limits|nil
+---@field backends corral.Options.sandbox.backends|nil
+
+---@class corral.Options.sandbox.policy
+---@field rw_paths string[]|{set: string[]|nil, append: string[]|nil, remove: string[]|nil}|nil Writable paths (the mode's preset when not set)
+---@field deny_read string[]|{set: string[]|nil, append: string[]|nil, remove: string[]|nil}|nil Paths hidden inside the sandbox (credential stores, other homes, host sockets) ...
+---@field deny_write string[]|{set: string[]|nil, append: string[]|nil, remove: string[]|nil}|nil Paths kept read-only even inside a writable root (editor config, shell rc files)
+---@field protected string[]|{set: string[]|nil, append: string[]|nil, remove: string[]|nil}|nil Names kept read-only inside every writable root where they exist (git hooks and ...
+---@field network boolean|nil Allow network access (the mode's preset)
+---@field allow_privileged boolean|nil Keep capabilities inside the sandbox's user namespace and allow nested ...
+---@field env string[]|{set: string[]|nil, append: string[]|nil, remove: string[]|nil}|nil Extra environment variables to pass in: NAME (the host's value) or NAME=value
+---@field unix_sockets boolean|nil Let sandboxed commands create AF_UNIX sockets in modes without network ...
+---@field scrub_env boolean|nil Build every command's environment from the allowlist plus sandbox.policy.env ...
+---@field home "visible"|"private"|nil Home directory privacy
+---@field home_allow string[]|{set: string[]|nil, append: string[]|nil, remove: string[]|nil}|nil Entries of $HOME kept visible (read-only) when home = "private"
+
+---@class corral.Options.tools
+---@field available string[]|{set: string[]|nil, append: string[]|nil, remove: string[]|nil}|nil Tools a chat may call at all; frontmatter can remove some for its buffer
+---@field approval "ask"|"read-only"|"auto"|"full"|nil Approval preset
+---@field auto_approve string[]|{set: string[]|nil, append: string[]|nil, remove: string[]|nil}|fun(tool_call: corral.ToolCall, context: table): any|nil Tools approved without asking (in Neovim also a Lua function(tool_call) -> ...
+---@field auto_approve_sandboxed boolean|nil Approve tools that declare can_auto_approve_if_sandboxed (bash) when a sandbox ...
+---@field require_approval boolean|nil When false, whatever no rule decided is approved instead of asking you
+---@field shell corral.Options.tools.shell|nil
+---@field permissions corral.Options.tools.permissions|nil
+---@field read corral.Options.tools.read|nil
+---@field delete corral.Options.tools.delete|nil
+---@field fetch corral.Options.tools.fetch|nil
+---@field bash corral.Options.tools.bash|nil
+
+---@class corral.Options.tools.shell
+---@field allow string[]|{set: string[]|nil, append: string[]|nil, remove: string[]|nil}|nil Commands approved without asking: leading words, case-insensitive (`git status` ...
+---@field deny string[]|{set: string[]|nil, append: string[]|nil, remove: string[]|nil}|nil Commands always refused: case-insensitive substrings of the command
+
+---@class corral.Options.tools.permissions
+---@field deny string[]|{set: string[]|nil, append: string[]|nil, remove: string[]|nil}|nil Globs (relative to the workspace, like .gitignore) the file tools never read ...
+---@field write string[]|{set: string[]|nil, append: string[]|nil, remove: string[]|nil}|nil When not empty, file tools write only paths matching one of these globs
+---@field read string[]|{set: string[]|nil, append: string[]|nil, remove: string[]|nil}|nil When not empty, file tools read contents only of paths matching one of these ...
+---@field envelope string[]|{set: string[]|nil, append: string[]|nil, remove: string[]|nil}|nil When not empty, every change must also match one of these globs (a change ...
+
+---@class corral.Options.tools.read
+---@field max_bytes integer|nil Largest read returned in full; more is cut
+
+---@class corral.Options.tools.delete
+---@field allow_sandboxed boolean|nil Let the delete tool work while the sandbox is enabled
+
+---@class corral.Options.tools.fetch
+---@field allow_hosts string[]|{set: string[]|nil, append: string[]|nil, remove: string[]|nil}|nil Hosts the fetch tool may reach (*.example.com for subdomains, ${ENV} expanded) ...
+---@field allow_private string[]|{set: string[]|nil, append: string[]|nil, remove: string[]|nil}|nil Hosts allowed to resolve to loopback, private, link-local or unique-local ...
+
+---@class corral.Options.tools.bash
+---@field timeout integer|nil Seconds before a bash tool call and all it started are killed
+---@field output_cap integer|nil Bytes of bash output kept: the last ones (errors come last), starting on a ...
+
+---@class corral.Options.chat
+---@field patterns string[]|{set: string[]|nil, append: string[]|nil, remove: string[]|nil}|nil (Neovim) File patterns of chat buffers, whose frontmatter is read
+
+---@class corral.Options.frontmatter
+---@field allow_widening boolean|nil (Neovim) Let frontmatter of any chat file widen the sandbox, not only of files ...
+
+---@class corral.Options.sandbox.limits
+---@field processes integer|nil Processes and threads a sandboxed command may have at once (RLIMIT_NPROC ...
+---@field file_size_mb integer|nil Largest file a sandboxed command may write, in MiB (RLIMIT_FSIZE); a larger ...
+---@field memory_percent integer|nil Memory each sandboxed process may allocate, as a percentage (1-100) of physical ...
+---@field tmp_percent integer|nil Size of each memory-backed directory of the sandbox (its private /tmp ...
+---@field timeout integer|nil Seconds before `corral run` kills the command and all it started, when no ...
+---@field undo_mb integer|nil MiB of replaced and deleted files the undo journal keeps (as they take space on ...
+
+---@class corral.Options.sandbox.backends
+---@field bwrap corral.Options.sandbox.backends.bwrap|nil
+
+---@class corral.Options.sandbox.backends.bwrap
+---@field path string|nil Path to bwrap; empty: bwrap from /usr/bin, /bin, /usr/sbin, /sbin or ...
+---@field extra_args string[]|{set: string[]|nil, append: string[]|nil, remove: string[]|nil}|nil Extra bwrap arguments, inserted before the command
+
+-- (end of the generated options classes)

@@ -1,6 +1,7 @@
-"""Documentation generated from the schema: the options section of doc/corral.txt.
+"""Documentation generated from the schema: the options section of doc/corral.txt, and the
+`corral.Options` LuaCATS classes in lua/corral/types.lua (what setup() takes, for LuaLS).
 
-`python -m corral.docs` rewrites that section in place; a test fails when it is out of date.
+`python -m corral.docs` rewrites both in place; a test fails when either is out of date.
 """
 
 from __future__ import annotations
@@ -8,6 +9,10 @@ from __future__ import annotations
 import sys
 
 from corral import schema
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 BEGIN = "The list below is generated from the schema by `python -m corral.docs`."
 END = "(end of the generated list)"
@@ -50,6 +55,7 @@ def options_section() -> str:
         out.append(f"{field.key}".ljust(WIDTH - len(tag)) + tag)
         out.extend(_wrap(f"Type: {field.expected()}.", "    "))
         out.extend(_wrap(field.doc, "    "))
+        out.extend(_wrap(field.narrowing(), "    "))
         default = _default(field)
         if len(default) == 1:
             out.append(f"    Default: {default[0]}")
@@ -67,15 +73,78 @@ def replace_section(text: str) -> str:
     return text[:start] + options_section() + text[end:]
 
 
-def main(argv: list[str]) -> int:
-    path = argv[0] if argv else "doc/corral.txt"
+LUA_BEGIN = "-- The options classes below are generated from the schema by `python -m corral.docs`."
+LUA_END = "-- (end of the generated options classes)"
+_LUA_LIST = "string[]|{set: string[]|nil, append: string[]|nil, remove: string[]|nil}"
+# setup() keeps a Lua function for this key on the Lua side (see lua/corral/init.lua)
+_LUA_EXTRA = {"tools.auto_approve": "fun(tool_call: corral.ToolCall, context: table): any"}
+
+
+def _lua_type(field: schema.Field) -> str:
+    if field.kind == schema.BOOL:
+        kind = "boolean"
+    elif field.kind == schema.CHOICE:
+        kind = "|".join(f'"{c}"' for c in field.choices)
+    elif field.kind == schema.LIST:
+        kind = _LUA_LIST
+    elif field.kind in (schema.INT, schema.COUNT):
+        kind = "integer"
+    else:
+        kind = "string"
+    extra = _LUA_EXTRA.get(field.key)
+    return f"{kind}|{extra}|nil" if extra else f"{kind}|nil"
+
+
+def lua_classes() -> str:
+    """`---@class corral.Options` and one class per table below it (`corral.Options.sandbox`),
+    each key's type and the first sentence of its doc."""
+    tables: dict[str, list[str]] = {"": []}
+    for field in schema.FIELDS:
+        parts = field.key.split(".")
+        for depth in range(1, len(parts)):
+            prefix, name = ".".join(parts[:depth]), parts[depth - 1]
+            parent = ".".join(parts[: depth - 1])
+            if prefix not in tables:
+                tables[prefix] = []
+                cls = "corral.Options." + prefix
+                tables[parent].append(f"---@field {name} {cls}|nil")
+        first = field.doc.split(". ")[0].rstrip(".")
+        if len(first) > 80:  # (a hover's hint: the whole text is in :help)
+            first = first[:80].rsplit(" ", 1)[0].rstrip(",:;(") + " ..."
+        tables[".".join(parts[:-1])].append(f"---@field {parts[-1]} {_lua_type(field)} {first}")
+    out = [LUA_BEGIN]
+    for prefix, lines in tables.items():
+        out.append("")
+        title = "corral.Options" + ("." + prefix if prefix else "")
+        if not prefix:
+            out.append("---What setup() takes: :help corral-options (every key is optional).")
+        out.append(f"---@class {title}")
+        out.extend(lines)
+    out.append("")
+    out.append(LUA_END)
+    return "\n".join(out)
+
+
+def replace_lua(text: str) -> str:
+    start = text.index(LUA_BEGIN)
+    end = text.index(LUA_END) + len(LUA_END)
+    return text[:start] + lua_classes() + text[end:]
+
+
+def _rewrite(path: str, replace: Callable[[str], str]) -> None:
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    new = replace_section(text)
+    new = replace(text)
     if new != text:
         with open(path, "w", encoding="utf-8") as f:
             f.write(new)
         print(f"updated {path}")
+
+
+def main(argv: list[str]) -> int:
+    """`[doc/corral.txt [lua/corral/types.lua]]`"""
+    _rewrite(argv[0] if argv else "doc/corral.txt", replace_section)
+    _rewrite(argv[1] if len(argv) > 1 else "lua/corral/types.lua", replace_lua)
     return 0
 
 

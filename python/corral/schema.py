@@ -22,20 +22,60 @@ INT = "positive integer"
 COUNT = "non-negative integer (0: no limit)"
 
 
+# Which way a change loosens the sandbox, for a chat's frontmatter (an untrusted layer may
+# only narrow: toolguard.narrowing); the docs say it for each key.
+ORDERED = "ordered"  # `order` (the choices by default) runs from the strictest to the loosest
+TRUE_LOOSENS = "true loosens"
+FALSE_LOOSENS = "false loosens"
+MORE_LOOSENS = "more loosens"  # a limit (for a COUNT, 0 is no limit: the loosest)
+REMOVING_LOOSENS = "removing loosens"  # a protective list: deny lists
+ADDING_LOOSENS = "adding loosens"  # a permissive list: allow lists
+EMPTYING_LOOSENS = "emptying loosens"  # an allow-list where empty means no restriction
+WIDER_PATHS = "wider paths loosen"  # writable paths
+YOURS = "yours"  # no safe direction: only your own configuration sets it
+
+_NARROWING_DOC = {
+    ORDERED: "may only choose a stricter value (from the strictest: {order})",
+    TRUE_LOOSENS: "may only set it to false",
+    FALSE_LOOSENS: "may only set it to true",
+    MORE_LOOSENS: "may only lower it",
+    REMOVING_LOOSENS: "may only add entries",
+    ADDING_LOOSENS: "may only remove entries",
+    EMPTYING_LOOSENS: "may only narrow it (a first entry, or fewer entries)",
+    WIDER_PATHS: "may only name paths inside the ones already writable",
+}
+
+
 class Field(Frozen):
-    __slots__ = ("choices", "default", "doc", "key", "kind")
+    __slots__ = ("choices", "default", "doc", "key", "kind", "narrows", "order")
     key: str
     kind: str
     default: Any
     doc: str
     choices: tuple[str, ...]
+    narrows: str  # which way a change loosens the sandbox (ORDERED, TRUE_LOOSENS, ...)
+    order: tuple[str, ...]  # ORDERED: the values from the strictest to the loosest
 
     def __init__(
-        self, key: str, kind: str, default: Any, doc: str, choices: tuple[str, ...] = ()
-    ) -> None:
+        self, key: str, kind: str, default: Any, doc: str, choices: tuple[str, ...] = (),
+        narrows: str = "", order: tuple[str, ...] = (),
+    ) -> None:  # fmt: skip
         if kind == LIST:
             default = tuple(default)
-        self._set(key=key, kind=kind, default=default, doc=doc, choices=choices)
+        narrows = narrows or (MORE_LOOSENS if kind == COUNT else YOURS)
+        order = order or (choices if narrows == ORDERED else ())
+        self._set(
+            key=key, kind=kind, default=default, doc=doc, choices=choices, narrows=narrows,
+            order=order,
+        )  # fmt: skip
+
+    def narrowing(self) -> str:
+        """What a chat's frontmatter may do with this key without trust, for the docs."""
+        if self.narrows == YOURS:
+            return "Frontmatter: only your own configuration sets it (or a trusted chat)."
+        order = ", ".join(f'"{o}"' for o in self.order)
+        zero = " (0, no limit, is the highest)" if self.kind == COUNT else ""
+        return f"Frontmatter: {_NARROWING_DOC[self.narrows].format(order=order)}{zero}."
 
     def expected(self) -> str:
         """What a valid value looks like, for error messages and docs."""
@@ -365,13 +405,21 @@ _HOME_ALLOW = (
 )
 
 FIELDS: tuple[Field, ...] = (
-    Field("sandbox.enabled", BOOL, True, "Run tool commands inside the sandbox."),
+    Field(
+        "sandbox.enabled",
+        BOOL,
+        True,
+        "Run tool commands inside the sandbox.",
+        narrows=FALSE_LOOSENS,
+    ),
     Field(
         "sandbox.backend",
         NAME,
         "auto",
         '"auto": the first available backend by priority, running unsandboxed (and saying so) '
         'when none is; "required": the same, but no backend is an error; or a backend name.',
+        narrows=ORDERED,
+        order=("required", "auto"),
     ),
     Field(
         "sandbox.mode",
@@ -381,6 +429,7 @@ FIELDS: tuple[Field, ...] = (
         "workspace-write: the workspace too; workspace-write-network: plus network; "
         "off: no sandbox at all.",
         MODES,
+        narrows=ORDERED,
     ),
     Field(
         "sandbox.policy.rw_paths",
@@ -389,6 +438,7 @@ FIELDS: tuple[Field, ...] = (
         "Writable paths (the mode's preset when not set). Entries may use urn:corral:cwd, "
         "urn:corral:buffer:path, $VAR, ${VAR:-default} and ~; relative entries are relative to "
         "the workspace; an entry whose $VAR is unset is dropped.",
+        narrows=WIDER_PATHS,
     ),
     Field(
         "sandbox.policy.deny_read",
@@ -396,12 +446,14 @@ FIELDS: tuple[Field, ...] = (
         _DENY_READ,
         "Paths hidden inside the sandbox (credential stores, other homes, host sockets); "
         "entries that do not exist are skipped.",
+        narrows=REMOVING_LOOSENS,
     ),
     Field(
         "sandbox.policy.deny_write",
         LIST,
         _DENY_WRITE,
         "Paths kept read-only even inside a writable root (editor config, shell rc files).",
+        narrows=REMOVING_LOOSENS,
     ),
     Field(
         "sandbox.policy.protected",
@@ -412,6 +464,7 @@ FIELDS: tuple[Field, ...] = (
         "no .. (a name is also refused at any depth in a change set). `*` in a name stands "
         "for any run of characters within one component (mise.*.toml); such a name is "
         "watched only where it exists.",
+        narrows=REMOVING_LOOSENS,
     ),
     Field(
         "sandbox.writes",
@@ -424,6 +477,7 @@ FIELDS: tuple[Field, ...] = (
         "the workspace, as without change sets (also the fallback where bwrap or the kernel "
         "has no overlay support, with a warning).",
         ("review", "apply", "direct"),
+        narrows=ORDERED,
     ),
     Field(
         "sandbox.unreadable_configs",
@@ -436,14 +490,22 @@ FIELDS: tuple[Field, ...] = (
         'sandbox.writes = "review"), with the reason; apply: what passes the other rules '
         "is applied, and what such a config reaches is not protected (status names it).",
         ("hold", "apply"),
+        narrows=ORDERED,
     ),
-    Field("sandbox.policy.network", BOOL, False, "Allow network access (the mode's preset)."),
+    Field(
+        "sandbox.policy.network",
+        BOOL,
+        False,
+        "Allow network access (the mode's preset).",
+        narrows=TRUE_LOOSENS,
+    ),
     Field(
         "sandbox.policy.allow_privileged",
         BOOL,
         False,
         "Keep capabilities inside the sandbox's user namespace and allow nested namespaces "
         "(container builds). Never grants privileges on the host.",
+        narrows=TRUE_LOOSENS,
     ),
     Field(
         "sandbox.policy.env",
@@ -451,6 +513,7 @@ FIELDS: tuple[Field, ...] = (
         (),
         "Extra environment variables to pass in: NAME (the host's value) or NAME=value. "
         "Secret-looking names pass only when named here exactly.",
+        narrows=ADDING_LOOSENS,
     ),
     Field(
         "sandbox.policy.unix_sockets",
@@ -460,6 +523,7 @@ FIELDS: tuple[Field, ...] = (
         "Python's multiprocessing.Manager, a test database listening on a socket). They can "
         "then also connect to host services whose sockets the sandbox can see. With the "
         "network on, AF_UNIX sockets stay refused; socketpair() always works.",
+        narrows=TRUE_LOOSENS,
     ),
     Field(
         "sandbox.policy.scrub_env",
@@ -468,6 +532,7 @@ FIELDS: tuple[Field, ...] = (
         "Build every command's environment from the allowlist plus sandbox.policy.env, also "
         'when it runs unsandboxed (mode "off", :Sandbox disable, "auto" without a backend). '
         "false passes the host environment, API keys included, to unsandboxed commands.",
+        narrows=FALSE_LOOSENS,
     ),
     Field(
         "sandbox.policy.home",
@@ -476,18 +541,22 @@ FIELDS: tuple[Field, ...] = (
         'Home directory privacy. "private" hides every entry of $HOME except the workspace, '
         "home_allow and what deny lists already hide.",
         ("visible", "private"),
+        narrows=ORDERED,
+        order=("private", "visible"),
     ),
     Field(
         "sandbox.policy.home_allow",
         LIST,
         _HOME_ALLOW,
         'Entries of $HOME kept visible (read-only) when home = "private".',
+        narrows=ADDING_LOOSENS,
     ),
     Field(
         "tools.available",
         LIST,
         TOOLS,
         "Tools a chat may call at all; frontmatter can remove some for its buffer.",
+        narrows=ADDING_LOOSENS,
     ),
     Field(
         "tools.approval",
@@ -506,6 +575,7 @@ FIELDS: tuple[Field, ...] = (
         LIST,
         (),
         "Tools approved without asking (in Neovim also a Lua function(tool_call) -> boolean).",
+        narrows=ADDING_LOOSENS,
     ),
     Field(
         "tools.auto_approve_sandboxed",
@@ -513,12 +583,14 @@ FIELDS: tuple[Field, ...] = (
         True,
         "Approve tools that declare can_auto_approve_if_sandboxed (bash) when a sandbox "
         "really confines them; never in the unsandboxed fallback.",
+        narrows=TRUE_LOOSENS,
     ),
     Field(
         "tools.require_approval",
         BOOL,
         True,
         "When false, whatever no rule decided is approved instead of asking you.",
+        narrows=FALSE_LOOSENS,
     ),
     Field(
         "tools.shell.allow",
@@ -529,12 +601,14 @@ FIELDS: tuple[Field, ...] = (
         "one, with no substitution, assignment, redirection into a file or word that may "
         "expand into an option; and the classifier must not find it privileged, or dynamic "
         "for another reason than an unknown program (deny is checked first).",
+        narrows=ADDING_LOOSENS,
     ),
     Field(
         "tools.shell.deny",
         LIST,
         (),
         "Commands always refused: case-insensitive substrings of the command.",
+        narrows=REMOVING_LOOSENS,
     ),
     Field(
         "tools.permissions.deny",
@@ -542,31 +616,42 @@ FIELDS: tuple[Field, ...] = (
         _PERMISSIONS_DENY,
         "Globs (relative to the workspace, like .gitignore) the file tools never read, list "
         "or change.",
+        narrows=REMOVING_LOOSENS,
     ),
     Field(
         "tools.permissions.write",
         LIST,
         (),
         "When not empty, file tools write only paths matching one of these globs.",
+        narrows=EMPTYING_LOOSENS,
     ),
     Field(
         "tools.permissions.read",
         LIST,
         (),
         "When not empty, file tools read contents only of paths matching one of these globs.",
+        narrows=EMPTYING_LOOSENS,
     ),
     Field(
         "tools.permissions.envelope",
         LIST,
         (),
         "When not empty, every change must also match one of these globs (a change envelope).",
+        narrows=EMPTYING_LOOSENS,
     ),
-    Field("tools.read.max_bytes", INT, 262144, "Largest read returned in full; more is cut."),
+    Field(
+        "tools.read.max_bytes",
+        INT,
+        262144,
+        "Largest read returned in full; more is cut.",
+        narrows=MORE_LOOSENS,
+    ),
     Field(
         "tools.delete.allow_sandboxed",
         BOOL,
         False,
         "Let the delete tool work while the sandbox is enabled.",
+        narrows=TRUE_LOOSENS,
     ),
     Field(
         "tools.fetch.allow_hosts",
@@ -574,18 +659,21 @@ FIELDS: tuple[Field, ...] = (
         (),
         "Hosts the fetch tool may reach (*.example.com for subdomains, ${ENV} expanded); "
         "empty: none.",
+        narrows=ADDING_LOOSENS,
     ),
     Field(
         "tools.fetch.allow_private",
         LIST,
         (),
         "Hosts allowed to resolve to loopback, private, link-local or unique-local addresses.",
+        narrows=ADDING_LOOSENS,
     ),
     Field(
         "tools.bash.timeout",
         INT,
         120,
         "Seconds before a bash tool call and all it started are killed.",
+        narrows=MORE_LOOSENS,
     ),
     Field(
         "tools.bash.output_cap",
@@ -593,6 +681,7 @@ FIELDS: tuple[Field, ...] = (
         102400,
         "Bytes of bash output kept: the last ones (errors come last), starting on a whole "
         "character; the result says how much was cut.",
+        narrows=MORE_LOOSENS,
     ),
     Field(
         "chat.patterns",

@@ -1,4 +1,5 @@
-"""The options section of doc/corral.txt is generated from the schema and must match it."""
+"""The options section of doc/corral.txt, and the corral.Options LuaCATS classes in
+lua/corral/types.lua, are generated from the schema and must match it."""
 
 from __future__ import annotations
 
@@ -7,11 +8,21 @@ from pathlib import Path
 from corral import docs, schema
 
 DOC = Path(__file__).resolve().parents[2] / "doc" / "corral.txt"
+TYPES = Path(__file__).resolve().parents[2] / "lua" / "corral" / "types.lua"
 
 
 def test_options_section_matches_the_schema() -> None:
     text = DOC.read_text(encoding="utf-8")
     assert docs.replace_section(text) == text, "run: .venv/bin/python -m corral.docs"
+
+
+def test_lua_options_classes_match_the_schema() -> None:
+    text = TYPES.read_text(encoding="utf-8")
+    assert docs.replace_lua(text) == text, "run: .venv/bin/python -m corral.docs"
+    for field in schema.FIELDS:  # every key, in the class of its table
+        table, name = field.key.rsplit(".", 1)
+        block = text.split(f"---@class corral.Options.{table}\n", 1)[1].split("\n\n", 1)[0]
+        assert f"---@field {name} " in block, field.key
 
 
 def test_every_option_has_a_help_tag_and_its_doc() -> None:

@@ -51,9 +51,26 @@ def widens(tmp_path: Path, buffer: dict[str, Any], base: dict[str, Any] | None =
         ({"frontmatter.allow_widening": True}, None, True),
         ({"sandbox.mode": "read-only"}, None, False),
         ({"sandbox.enabled": False}, None, True),
+        ({"sandbox.unreadable_configs": "apply"}, None, True),
+        ({"sandbox.unreadable_configs": "hold"}, {"sandbox.unreadable_configs": "apply"}, False),
+        ({"sandbox.writes": "review"}, None, False),
+        ({"sandbox.writes": "direct"}, None, True),
+        ({"sandbox.policy.home": "visible"}, None, True),
+        ({"sandbox.backend": "required"}, None, False),
+        # a backend named outright, then "auto" (which may fall back): looser, not a crash
+        ({"sandbox.backend": "auto"}, {"sandbox.backend": "bwrap"}, True),
     ],
 )  # fmt: skip
 def test_direction_of_each_change(
     tmp_path: Path, buffer: dict[str, Any], base: dict[str, Any] | None, expected: bool
 ) -> None:
     assert widens(tmp_path, buffer, base) is expected
+
+
+def test_the_schema_gives_every_ordered_key_all_its_values_and_the_docs_say_it() -> None:
+    from corral import schema
+
+    for field in schema.FIELDS:
+        if field.narrows == schema.ORDERED and field.kind == schema.CHOICE:
+            assert sorted(field.order) == sorted(field.choices), field.key
+        assert field.narrowing().startswith("Frontmatter: "), field.key
