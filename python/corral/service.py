@@ -435,9 +435,32 @@ class Service:
                 perms = Permissions.from_config(resolved)
                 allowed = resolved["tools.delete.allow_sandboxed"]
                 files.precheck(pol, perms, tool, str(args.get("path", ".")), allowed)
+                if tool != "read" and tool != "ls" and not args.get("preview"):
+                    return self._change_refusal(pol, tool, args)
         except OpError as e:
             return dict(e.refusal.as_dict())
         return None
+
+    def _change_refusal(
+        self, pol: policy.Policy, tool: str, args: Mapping[str, Any]
+    ) -> dict[str, str] | None:
+        """What the change-set check will refuse of a file tool's change (a chat file, a
+        protected name, a git control file), asked through the same rules before asking you."""
+        if not self._staged(pol):
+            return None
+        from corral.changes.tools import ToolChanges
+        from corral.toolguard.ops.files import locate
+
+        changes = ToolChanges(pol)
+        _, real = locate(pol, str(args.get("path", ".")), entry=tool == "delete")
+        if not changes.handles(real):
+            return None
+        content = args.get("content") if tool == "write" else ""
+        data = None if tool == "delete" else str(content or "").encode()
+        try:
+            return changes.refusal(real, data)
+        except OSError:
+            return None  # (a name too long, say: the tool itself says so when it runs)
 
     def _op(
         self, resolved: config.Config, pol: policy.Policy, tool: str, args: Mapping[str, Any]

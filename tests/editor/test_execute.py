@@ -337,3 +337,24 @@ def test_decide_never_approves_an_edit_that_will_be_refused(fresh: Editor, works
         str(workspace / ".nvim.lua"),
     )
     assert decided["decision"] == "deny", decided
+
+
+def test_decide_never_approves_a_write_the_change_set_check_refuses(
+    fresh: Editor, workspace: Path
+) -> None:
+    """r18b L1: with writes approved by settings, decide() answered "approve" for a write of
+    the open chat file, a new `.chat` file or a protected name below the top (only the
+    change-set check refused them, when execute() ran). decide() now asks the same rules."""
+    fresh.lua("require('corral').setup({ tools = { approval = 'auto' } })")
+    chat = workspace / "c.chat"
+    chat.write_text("@You: hi\n")
+    fresh.cmd("edit", str(chat))
+    decide = (
+        "return require('corral').decide({ name = 'write', input = { path = ..., content = 'x' } })"
+    )
+    for path in (str(chat), "sub/../c.chat", "other.chat", "sub/.nvim.lua"):
+        decided = fresh.lua(decide, path)
+        assert decided["decision"] == "deny", (path, decided)
+        assert "corral apply" not in str(decided), decided  # no change set to apply
+    decided = fresh.lua(decide, "notes.md")
+    assert decided["decision"] == "approve", decided

@@ -220,7 +220,8 @@ def test_flemmas_file_tools_write_through_corral(fl: Editor, workspace: Path) ->
     canary = workspace.parent / (workspace.name + "-CANARY-expand")
     r = tool(fl, "write", path=f"~/x`touch {canary}`", content="x")  # outside: refused at once
     assert r["success"] is False and not canary.exists(), r
-    r = tool(fl, "write", approve=True, path=".git", content="gitdir: notes\n")
+    # a new repository: refused by the change-set rules, at once (r18b L1: before asking)
+    r = tool(fl, "write", path=".git", content="gitdir: notes\n")
     assert r["success"] is False and not (workspace / ".git").exists(), r
     r = tool(fl, "write", approve=True, path="notes.txt", content="hello\n")
     assert r["success"] is True and (workspace / "notes.txt").read_text() == "hello\n"

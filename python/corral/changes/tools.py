@@ -46,6 +46,27 @@ class ToolChanges:
         its report (see finish.finish)."""
         from corral.changes.finish import finish
 
+        return finish(self._staged(real, data, mode))
+
+    def refusal(self, real: str, data: bytes | None) -> dict[str, Any] | None:
+        """What the change-set check would refuse of this change, by the same rules, without
+        applying anything (decide() asks before asking you); None when it would pass (or only
+        be held for review)."""
+        from corral.changes.finish import Locked, read
+
+        stage = self._staged(real, data, None)
+        try:
+            with Locked():
+                _, checked, _ = read(stage)
+        finally:
+            stages.remove(stage)
+        found = next((r.as_dict() for _, r in checked if r is not None), None)
+        if found is not None:  # (no change set is left to apply it from)
+            found["hint"] = "the change-set rules refuse it (:help corral-changes)"
+        return found
+
+    def _staged(self, real: str, data: bytes | None, mode: int | None) -> str:
+        """A staging area holding this one change, as a command's overlay would."""
         roots = self.policy.rw_roots
         index = next(i for i, r in enumerate(roots) if is_within(real, r) and os.path.isdir(r))
         stage = stages.create(self.policy)
@@ -79,7 +100,7 @@ class ToolChanges:
         except BaseException:
             stages.remove(stage)  # (no held change set that no command made)
             raise
-        return finish(stage)
+        return stage
 
     def outcome(self, report: dict[str, Any], real: str) -> dict[str, Any]:
         """What the tool's result says about its change: {"change": ...} when applied,

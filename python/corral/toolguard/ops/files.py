@@ -79,7 +79,7 @@ class _OSErrors:
             raise _refuse(code, self.path, hint, e.strerror or str(e)) from e
 
 
-def _locate(policy: Policy, path: str, entry: bool = False) -> tuple[str, str]:
+def locate(policy: Policy, path: str, entry: bool = False) -> tuple[str, str]:
     """(absolute path as given, `..` folded; the path it resolves to). With `entry` the last
     component is kept as it is: delete and move act on a symlink, not on what it points to."""
     if not isinstance(path, str) or not path or "\0" in path:
@@ -321,14 +321,14 @@ def precheck(
     reading or writing anything: the guard asks this before asking you, so a call that will be
     refused anyway is refused at once. (The tool checks again when it runs.)"""
     if tool in ("read", "ls"):
-        lexical, real = _locate(policy, path)
+        lexical, real = locate(policy, path)
         _guard_read(policy, perms, lexical, real, "list" if tool == "ls" else "read")
     elif tool == "write":
-        lexical, real = _locate(policy, path)
+        lexical, real = locate(policy, path)
         _guard_write(policy, perms, lexical, real)
         return  # a new file is fine
     elif tool == "delete":
-        lexical, real = _locate(policy, path, entry=True)
+        lexical, real = locate(policy, path, entry=True)
         if policy.enabled and not allow_delete:
             raise OpError(_DELETE_DISABLED.replace(path=lexical))
         _guard_write(policy, perms, lexical, real, entry=True)
@@ -345,7 +345,7 @@ def read(
     byte `offset`; a longer file is cut with a notice saying where to read on."""
     if max_bytes < 1 or offset < 0:
         raise _refuse("invalid-argument", path, "max_bytes >= 1, offset >= 0", "bad limits")
-    lexical, real = _locate(policy, path)
+    lexical, real = locate(policy, path)
     _guard_read(policy, perms, lexical, real, "read")
     with _OSErrors(lexical):
         fd, info = _open_file(real, lexical)
@@ -381,7 +381,7 @@ def write(
 ) -> Result:
     """Replace (or create) the file with `content`, UTF-8, atomically (see changes.tools for
     `changes`: journaled, or held for review)."""
-    lexical, real = _locate(policy, path)
+    lexical, real = locate(policy, path)
     _guard_write(policy, perms, lexical, real)
     try:
         data = content.encode("utf-8")
@@ -415,7 +415,7 @@ def edit(
             "invalid-argument", path, "pass the exact text to replace and expected >= 1",
             "old text is empty" if not old else f"expected={expected}",
         )  # fmt: skip
-    lexical, real = _locate(policy, path)
+    lexical, real = locate(policy, path)
     _guard_write(policy, perms, lexical, real)
     _guard_read(policy, perms, lexical, real, "read")
     with _OSErrors(lexical):
@@ -476,7 +476,7 @@ def delete(
 ) -> Result:
     """Remove a file, a symlink (not its target) or an empty directory (`changes` as for
     write)."""
-    lexical, real = _locate(policy, path, entry=True)
+    lexical, real = locate(policy, path, entry=True)
     if policy.enabled and not allow_sandboxed:
         raise OpError(_DELETE_DISABLED.replace(path=lexical))
     _guard_write(policy, perms, lexical, real, entry=True)
@@ -513,7 +513,7 @@ def ls(
 ) -> Result:
     """Names, types and sizes in a directory (or of one file). Metadata only, so only deny
     patterns and deny_read apply; entries they cover are left out and counted in `hidden`."""
-    lexical, real = _locate(policy, path)
+    lexical, real = locate(policy, path)
     _guard_read(policy, perms, lexical, real, "list")
     denied = [d for d, _ in policy.deny_read]
     entries: list[dict[str, object]] = []
