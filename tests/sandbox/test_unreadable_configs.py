@@ -9,10 +9,12 @@ note in status while the write landed; now the change set is held, with the reas
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from .sandbox_support import DONE
 from .test_change_sets import held_ids
 from .test_change_sets_review2 import run
 
@@ -156,3 +158,146 @@ def test_an_envrc_function_used_as_a_layout_holds(host: Host) -> None:
     (host.ws / ".envrc").write_text('use_tools() {\n  PATH_add "$1"\n}\nuse tools bin2\n')
     run(host, "mkdir bin2; echo x > bin2/ls\n")
     assert not (host.ws / "bin2").exists()
+
+
+# -- round 18 (r18a): configs above the root, deeper, in tools' trees; what readers misread --
+
+
+def _run_in(host: Host, cwd: Path, body: str) -> None:
+    done = host.sh(host.vars() + f"\ncd {cwd}\n" + body, cwd=cwd)
+    assert DONE in done.stdout, done.stdout + done.stderr
+
+
+def _clear(host: Host) -> None:
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [(".envrc", "PATH_add tools\n"), ("mise.toml", '[env]\n_.path = ["tools"]\n')],
+    ids=["envrc", "mise"],
+)
+def test_a_config_above_the_workspace_naming_it_holds(host: Host, name: str, text: str) -> None:
+    """PAR: the editor opened in the project's tools/, whose .envrc (or mise.toml) one level
+    up puts tools/ on PATH: a planted tools/ls ran at the next `ls`. Configs above a root are
+    read now; one naming the whole root holds every change set."""
+    tools = host.ws / "tools"
+    tools.mkdir()
+    (host.ws / name).write_text(text)
+    _run_in(host, tools, "echo x > ls\n")
+    assert not (tools / "ls").exists()
+    assert len(held_ids(host)) == 1
+
+
+def test_configs_deeper_than_the_walk_that_direnv_or_mise_run_are_read(host: Host) -> None:
+    """D5: a/b/c/d/e/.envrc (five levels down) was never found; B1: build/.envrc, in a
+    directory the walk skips. direnv's own records of what it may run, and mise's, find
+    them at any depth; the top of a tool's tree is looked at."""
+    ws = host.ws
+    deep = ws / "a" / "b" / "c" / "d" / "e"
+    deep.mkdir(parents=True)
+    (deep / ".envrc").write_text("PATH_add bin\n")
+    allow = host.home / ".local" / "share" / "direnv" / "allow"
+    allow.mkdir(parents=True)
+    (allow / "0123abcd").write_text(f"{deep / '.envrc'}\n")
+    deep2 = ws / "p" / "q" / "r" / "s" / "t"
+    deep2.mkdir(parents=True)
+    (deep2 / "mise.toml").write_text('[env]\n_.path = ["bin"]\n')
+    tracked = host.home / ".local" / "state" / "mise" / "tracked-configs"
+    tracked.mkdir(parents=True)
+    (tracked / "t-0123").symlink_to(deep2 / "mise.toml")
+    (ws / "build").mkdir()
+    (ws / "build" / ".envrc").write_text("PATH_add bin\n")
+    run(host, "mkdir -p a/b/c/d/e/bin p/q/r/s/t/bin build/bin\n"
+              "echo x > a/b/c/d/e/bin/ls; echo x > p/q/r/s/t/bin/ls; echo x > build/bin/ls\n"
+              "echo x > notes.txt\n")  # fmt: skip
+    for planted in ("a/b/c/d/e/bin", "p/q/r/s/t/bin", "build/bin"):
+        assert not (ws / planted).exists(), planted
+    assert (ws / "notes.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("envrc", "planted", "holds"),
+    [
+        ("PATH_add \\\n  bin\n", "bin/ls", False),  # LC: a continued line
+        ("PATH_add packages/*/bin\n", "packages/a/bin/ls", True),  # GL: a glob
+        ("PATH_add {scripts,bin}\n", "scripts/ls", True),  # BR: a brace list
+        ("layout ruby\n", ".direnv/ruby-3.3/bin/ls", False),  # RB: .direnv/ruby-*/bin
+        ("export APP=$PWD\nPATH_add $APP/bin\n", "bin/ls", False),  # its own variable
+        # GOPATH naming the workspace: Go's module cache and bin there, any file of it
+        ("export GOPATH=$PWD\nPATH_add $GOPATH/bin\n", "bin/ls", True),
+    ],
+    ids=["continued-line", "glob", "braces", "layout-ruby", "own-variable", "gopath"],
+)
+def test_what_the_shell_expands_in_an_envrc_is_kept_or_holds(
+    host: Host, envrc: str, planted: str, holds: bool
+) -> None:
+    (host.ws / ".envrc").write_text(envrc)
+    run(host, f"mkdir -p {Path(planted).parent}; echo x > {planted}; echo x > notes.txt\n")
+    assert not (host.ws / planted).exists()
+    assert (host.ws / "notes.txt").exists() is not holds
+
+
+def test_common_envrc_lines_read_whole_do_not_hold(host: Host) -> None:
+    """r18a's usability list: these held every change set."""
+    (host.ws / ".envrc").write_text(
+        "source_up\nif [ -f .env.local ]; then dotenv .env.local; fi\n"
+        "test -f .env && dotenv\nuse mise\nuse node\nlayout poetry\n"
+    )
+    run(host, "echo x > notes.txt\n")
+    assert (host.ws / "notes.txt").exists()
+    assert held_ids(host) == []
+
+
+@pytest.mark.parametrize(
+    ("files", "planted", "holds"),
+    [
+        # T11: TOML Python's parser does not take (an inline table over lines)
+        ({"mise.toml": '[env]\nX = { value = "a",\n  redact = false }\n'}, "notes2.txt", True),
+        # EJ: `_.file` naming JSON
+        ({"mise.toml": '[env]\n_.file = "env.json"\n',
+          "env.json": '{"NODE_OPTIONS": "--require ./tools/t.js"}'}, "tools/t.js", False),
+        # EF: [settings] env_file
+        ({"mise.toml": '[settings]\nenv_file = ".env.mise"\n',
+          ".env.mise": "NODE_OPTIONS=--require ./tools/t.js\n"}, "tools/t.js", False),
+        # LT: a hook in mise.toml, its task in mise.local.toml
+        ({"mise.toml": '[hooks]\nenter = { task = "setup" }\n',
+          "mise.local.toml": '[tasks.setup]\nrun = "sh scripts/t.sh"\n'}, "scripts/t.sh", False),
+        # TI: the task a hook runs lives in a [task_config] includes directory
+        ({"mise.toml": '[hooks]\nenter = { task = "setup" }\n'
+                       '[task_config]\nincludes = ["tasks"]\n'}, "tasks/setup", False),
+        # MK: a hook running a program from PATH that reads the workspace (a Makefile)
+        ({"mise.toml": '[hooks]\nenter = "make -s env"\n'}, "notes2.txt", True),
+        # HG1: the same in an hgrc hook; HG2: an extension relative to where hg runs
+        ({".hg/hgrc": "[hooks]\npre-status = make -s env\n"}, "notes2.txt", True),
+        ({".hg/hgrc": "[extensions]\nlint = hgext/lint.py\n"}, "notes2.txt", True),
+    ],
+    ids=["T11-toml", "EJ-json-env", "EF-env-file", "LT-task-elsewhere", "TI-includes",
+         "MK-make", "HG1-hook", "HG2-relative-extension"],
+)  # fmt: skip
+def test_what_mise_and_mercurial_configs_run_is_kept_or_holds(
+    host: Host, files: dict[str, str], planted: str, holds: bool
+) -> None:
+    for name, text in files.items():
+        (host.ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (host.ws / name).write_text(text)
+    target = host.ws / planted
+    if not holds:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("# the project's\n")
+    run(host, f"mkdir -p {Path(planted).parent}; echo x >> {planted}; echo x > notes.txt\n")
+    if holds:
+        assert not target.exists() and not (host.ws / "notes.txt").exists()
+        assert len(held_ids(host)) == 1
+    else:
+        assert target.read_text() == "# the project's\n"
+        assert (host.ws / "notes.txt").exists()
+
+
+def test_with_direct_writes_status_does_not_promise_a_hold(host: Host) -> None:
+    """r18a DIR: with `--writes direct` nothing can be held, but the warning said every
+    change set was held for review."""
+    _loader_built_at_run_time(host)
+    status = host.corral("status", "--writes", "direct").stdout
+    assert "not protected" in status and "held for review" not in status, status

@@ -408,7 +408,9 @@ class Resolution:
         unknown = list(dict.fromkeys(unknown))
         more = f" and {len(unknown) - 8} more" if len(unknown) > 8 else ""
         what = f"{config}: {runs}, and what it reaches through {'; '.join(unknown[:8])}{more}"
-        if self.config["sandbox.unreadable_configs"] == "hold":
+        if self.config["sandbox.unreadable_configs"] == "hold" and (
+            self.config["sandbox.writes"] != "direct"
+        ):
             self.unreadable.append(which)
             self.notes.append(
                 f"{what} cannot be read ahead: every change set here is held for review "

@@ -368,6 +368,16 @@ class BwrapBackend(Backend):
                     "to it: open a project directory instead (or set sandbox.writes = "
                     '"direct" to accept that)'
                 )
+            if policy.unreadable and policy.writes != "direct":
+                from corral.errors import BackendError
+
+                # What such a config reaches is held only by the change-set check's review.
+                raise BackendError(
+                    f"{policy.unreadable[0]} does what corral cannot read ahead, and without a "
+                    f"change set ({problem}) nothing would hold this command's writes for your "
+                    'review: set sandbox.unreadable_configs = "apply" or sandbox.writes = '
+                    '"direct" to accept that'
+                )
             if policy.writes != "direct" and policy.rw_roots:
                 notes.append(
                     "WRITES GO STRAIGHT TO THE WORKSPACE (no change set: "

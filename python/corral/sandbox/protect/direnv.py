@@ -36,7 +36,12 @@ SOURCES: dict[str, tuple[str, ...] | None] = {
     "load_prefix": None,
 }
 SINGLE = ("source", ".", "dotenv")  # commands that read their first argument only
-USE = {"flake": ("flake.nix", "flake.lock"), "nix": ("shell.nix", "default.nix")}
+USE = {
+    "flake": ("flake.nix", "flake.lock"),
+    "nix": ("shell.nix", "default.nix"),
+    "mise": (),  # mise's own configs: read by toolconfigs
+    "node": (),  # a version from .node-version or .nvmrc (protected names), outside
+}
 # direnv's stdlib layouts: the directories they put on PATH, relative to the .envrc
 LAYOUTS = {
     "node": ("node_modules/.bin",),
@@ -46,10 +51,13 @@ LAYOUTS = {
     "pyenv": (".direnv",),
     "anaconda": (".direnv",),
     "go": ("bin", ".direnv"),  # (.direnv/go/bin since direnv 2.28)
-    "ruby": (".direnv/bin", "bin"),
+    "ruby": (".direnv", "bin"),  # (.direnv/ruby-VERSION/bin, and .direnv/bin)
     "perl": (".direnv",),
     "php": ("vendor/bin",),
     "julia": (".direnv",),
+    "poetry": (".venv",),  # (in-project venvs; others live outside the workspace)
+    "pipenv": (".venv",),
+    "uv": (".venv",),
 }
 KEYWORDS = frozenset(
     {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!",
@@ -60,18 +68,31 @@ SEPARATORS = frozenset({";", "&", "&&", "|", "||", "(", ")", ";;", "\n"})
 HARMLESS = frozenset(
     {"watch_file", "watch_dir", "log_status", "log_error", "strict_env", "unstrict_env", "has",
      "echo", "printf", "true", "false", ":", "unset", "env_vars_required", "direnv_version",
-     "set", "shopt"}
+     "set", "shopt", "[", "[[", "test", "]]",
+     # the nearest .envrc above: every directory above a root is read (see nested)
+     "source_up", "source_up_if_exists"}
 )  # fmt: skip
 INTERPRETERS = frozenset(
     {"sh", "bash", "zsh", "dash", "python", "python3", "node", "ruby", "perl", "deno", "bun",
      "eval", "exec"}
 )  # fmt: skip
 PWD_SPELLINGS = ("$PWD/", "${PWD}/", '"$PWD"/', "$(pwd)/", "`pwd`/")
+# what the shell expands in a word: a variable, a command, a glob, a brace list
+EXPANDED = frozenset("$`*?[{")
+
+
+def expands(word: str) -> bool:
+    """Whether the shell (or mise's templates) would turn `word` into something else, which
+    cannot be read ahead: `$X/bin`, `packages/*/bin`, `{scripts,bin}`, a control character."""
+    return any(c in EXPANDED or c < " " or c == "\x7f" for c in word)
+
+
 HOME_SPELLINGS = ("$HOME/", "${HOME}/")
 
 
-def _commands(text: str) -> list[list[str]]:
-    """The simple commands of a script, each as its words, keywords before them dropped."""
+def _commands(text: str) -> list[list[str]] | None:
+    """The simple commands of a script, each as its words, keywords before them dropped; None
+    when it cannot be read whole (an unclosed quote)."""
     import shlex  # (only for an .envrc: it imports re, which `corral run` does not need)
 
     lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
@@ -91,7 +112,7 @@ def _commands(text: str) -> list[list[str]]:
             else:
                 current.append(token)
     except ValueError:
-        pass  # an unclosed quote: what was read so far
+        return None  # an unclosed quote: the rest cannot be told apart
     if current:
         commands.append(current)
     return commands
@@ -107,10 +128,10 @@ def _path_entries(value: str, base: str) -> tuple[list[str], list[str]]:
             if part.startswith(spelling):
                 part = part[len(spelling) :]
                 break
-        if "$" in part or "`" in part:
+        if expands(part):
             unknown.append(part)
-        elif not os.path.isabs(part):
-            found.append(os.path.normpath(os.path.join(base, part)))
+        else:  # (an absolute one outside the writable roots is dropped by the caller)
+            found.append(os.path.normpath(os.path.join(base, os.path.expanduser(part))))
     return found, unknown
 
 
@@ -160,6 +181,32 @@ def path_words(words: list[str]) -> tuple[str, ...]:
     return tuple(found)
 
 
+def command_reach(line: str) -> tuple[list[str], list[str]]:
+    """(the files a command line that a tool runs for you names, what it runs that cannot be
+    read ahead): a mise or Mercurial hook, a task a hook runs, a `!` alias. A script given by
+    path (`./tools/x.sh`, `sh tools/x.sh`) is named; a program found on PATH (`make -s env`,
+    `npm run x`) reads what it likes of the workspace (a Makefile, package.json), and inline
+    code (`python -c`) is not read: both are unknown."""
+    named: list[str] = []
+    unknown: list[str] = []
+    for words in _split_assignments(_commands(line.replace("\\\n", "")) or [[line]]):
+        if _assignment(words[0]):
+            continue
+        program = words[0]
+        named += [w for w in path_words(words) if not expands(w)]
+        if program in HARMLESS or program in KEYWORDS:
+            continue
+        if os.path.basename(program) in INTERPRETERS and program not in ("eval", "exec"):
+            rest = [w for w in words[1:] if not w.startswith("-")]
+            if rest and len(rest) == len(words) - 1 and not expands(rest[0]):
+                named.append(rest[0])  # `sh tools/setup.sh`: the script, kept
+                continue
+        elif "/" in program and not expands(program):
+            continue  # `./tools/x.sh`: kept (what it runs in turn is not read)
+        unknown.append(" ".join(words)[:60])
+    return named, unknown
+
+
 MAX_DEPTH = 4  # files sourced from files sourced from the .envrc
 # variables naming a directory whose programs or modules a shell at that prompt takes first
 VENV_VARIABLES = ("VIRTUAL_ENV", "CONDA_PREFIX")
@@ -206,6 +253,11 @@ LOADER_VARIABLES = frozenset({
 })  # fmt: skip
 
 
+# a variable whose name says a tool looks there (GOPATH, XDG_CONFIG_HOME, ZDOTDIR, PREFIX):
+# naming the whole workspace, every file written there could be read (see Resolution)
+LOOKS_IN = ("PATH", "HOME", "DIR", "DIRS", "PREFIX", "GOROOT", "RC", "CONFIG", "LIB", "OPT")
+
+
 def _candidates(value: str) -> list[str]:
     """The words of a variable's value that may name a file: each word, the part after an
     option's `=` or `:` (`-javaagent:agent.jar`), after a one-letter option (`-Itools`,
@@ -249,7 +301,7 @@ def assignment(variable: str, value: str, base: str, found: Referenced) -> None:
         for spelling in HOME_SPELLINGS:
             if name.startswith(spelling):
                 name = "~/" + name[len(spelling) :]
-        if "$" in name or "`" in name or "{{" in name:
+        if expands(name):
             # a path built at run time (`${ROOT}/tools/x.js`, mise's `{{ env.X }}`): where it
             # leads cannot be read ahead
             if loader or "/" in name:
@@ -259,6 +311,8 @@ def assignment(variable: str, value: str, base: str, found: Referenced) -> None:
         bound = found.bound or base
         if path != bound and not path.startswith(bound + os.sep):
             continue
+        if path == bound and not (loader or variable.endswith(LOOKS_IN)):
+            continue  # `PROJECT_ROOT=$PWD`: a name for the workspace, not a place to look
         # Any variable may be read by some host program (`XDG_CONFIG_HOME=conf` moves git's
         # config): a file or directory of the project it names is kept, and for one a
         # runtime loads code from, a path even before it exists.
@@ -297,14 +351,42 @@ def referenced(envrc: str, bound: str = "") -> Referenced:
     return found
 
 
+def _substituted(words: list[str], assigned: dict[str, str]) -> list[str]:
+    """`words` with the script's own simple assignments put in (`export GOPATH=$PWD` then
+    `PATH_add $GOPATH/bin`); what is not known stays as it is (and is then unknown)."""
+    out = []
+    for word in words:
+        for variable, value in assigned.items():
+            word = word.replace("${" + variable + "}", value)
+            word = word.replace("$" + variable + "/", value + "/")
+            if word.endswith("$" + variable):
+                word = word[: -len(variable) - 1] + value
+        out.append(word)
+    return out
+
+
 def _read(path: str, base: str, found: Referenced, depth: int) -> None:
-    # `$(pwd)/bin` unquoted would split at the parentheses: the same as $PWD
-    text = _text(path).replace("$(pwd)", "$PWD").replace("`pwd`", "$PWD")
     unknown = found.unknown
-    for words in _split_assignments(_commands(text)):
+    try:
+        if os.path.getsize(path) > MAX_BYTES:
+            unknown.append(f"{path}: longer than {MAX_BYTES // 1024} KiB")
+    except OSError:
+        pass
+    # `$(pwd)/bin` unquoted would split at the parentheses: the same as $PWD; a backslash
+    # before a newline joins the lines (`PATH_add \` then `bin`)
+    text = _text(path).replace("$(pwd)", "$PWD").replace("`pwd`", "$PWD").replace("\\\n", "")
+    commands = _commands(text)
+    if commands is None:
+        unknown.append(f"{path}: an unclosed quote")
+        commands = []
+    assigned: dict[str, str] = {"PWD": base, "HOME": os.path.expanduser("~")}
+    for words in _split_assignments(commands):
+        words = _substituted(words, assigned)
         name, args = words[0], words[1:]
         names: tuple[str, ...] = ()
         variable, _, value = name.partition("=") if "=" in name else ("", "", "")
+        if variable and not args and not expands(value):
+            assigned[variable] = value if os.path.isabs(value) else os.path.join(base, value)
         if variable in ("PATH", "MANPATH", *VENV_VARIABLES, *MODULE_VARIABLES):
             # `PATH_add`'s spelled out, `export VIRTUAL_ENV=.venv` (a layout then puts
             # .venv/bin on PATH), `export PYTHONPATH=src`: no slash needed to name a directory
@@ -327,6 +409,9 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
             # file of the project (a variable a shell or tool loads, or a command run for it)
             assignment(variable, " ".join([value, *args]), base, found)
             names = path_words([value, *args])
+            if not variable.endswith(LOOKS_IN):  # (`APP=$PWD` names the workspace, see above)
+                bound = found.bound or base
+                names = tuple(n for n in names if os.path.normpath(os.path.join(base, n)) != bound)
             if "$(" in value or "`" in value:
                 unknown.append(" ".join(words)[:60])
         elif name in HARMLESS:
@@ -340,7 +425,7 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
             unknown.append(" ".join(words)[:60])
         for target in names:
             target = next((target[len(p) :] for p in PWD_SPELLINGS if target.startswith(p)), target)
-            if "$" in target or "`" in target:
+            if expands(target):
                 unknown.append(f"{name} {target}")
                 continue
             where = os.path.normpath(os.path.join(base, os.path.expanduser(target)))

@@ -1,17 +1,21 @@
-"""Host-run configs below the top of a writable root: `app/.envrc`, `svc/mise.toml`.
+"""Host-run configs around a writable root: below its top (`app/.envrc`, `svc/mise.toml`) and
+in the directories above it (the project's `.envrc` when the workspace is its `tools/`).
 
-direnv runs the `.envrc` of whatever directory your shell is in, mise reads the configs of
-every directory up from it, cargo the `.cargo` of a crate in a workspace, Mercurial a nested
-repository's hgrc. A change set cannot create or change one (their names are refused at any
-depth), but those the user has there name files a command can write. They are read when a
-change set is checked, not when the sandbox starts: finding them means walking the tree, which
-only a change set with something in it pays for. What they name is then held like a protected
-path, and what they do that cannot be read ahead holds the change set for review, as at the top
-(see Resolution._unreadable).
+direnv runs the nearest `.envrc` up from whatever directory your shell is in, mise reads the
+configs of every directory up from it, cargo the `.cargo` of a crate and of every directory
+above, Mercurial a nested repository's hgrc. A change set cannot create or change one inside a
+root (their names are refused at any depth), but those the user has name files a command can
+write. They are read when a change set is checked, not when the sandbox starts: finding them
+means walking the tree, which only a change set with something in it pays for. What they name
+inside the root is then held like a protected path, and what they do that cannot be read ahead
+holds the change set for review, as at the top (see Resolution._unreadable).
 
-The walk goes `gitguard.DEPTH` levels down, past tools' own trees (node_modules, .venv, ...),
-and looks at no more than `gitguard.LIMIT` directories: past that, the configs cannot all be
-known, and that is said (unknown), never cut quietly.
+Where: every directory above the root; the walk `gitguard.DEPTH` levels down, looking at the
+top of tools' own trees (node_modules, build, .venv, ...) without going into them, and at no
+more than `gitguard.LIMIT` directories (past that, the configs cannot all be known, and that is
+said: unknown); and, at any depth, every `.envrc` direnv has been allowed to run and every
+config mise has trusted or seen (their own records). A config deeper than the walk that
+neither has been told about yet is not read: it runs nothing until you allow or trust it.
 """
 
 from __future__ import annotations
@@ -51,12 +55,19 @@ def config_dirs(root: str) -> tuple[list[str], bool]:
             if directory != root and _has_config({e.name for e in entries}):
                 found.append(directory)
             for entry in entries:
-                if not entry.is_dir(follow_symlinks=False) or entry.name in gitguard.BULKY:
+                if not entry.is_dir(follow_symlinks=False):
                     continue
                 seen += 1
                 if seen > gitguard.LIMIT:
                     return found, False
-                below.append(entry.path)
+                if entry.name in gitguard.BULKY:  # a tool's own tree: its top only
+                    try:
+                        if _has_config(set(os.listdir(entry.path))):
+                            found.append(entry.path)
+                    except OSError:
+                        pass
+                else:
+                    below.append(entry.path)
         level = below
     for directory in level:  # the last level's own tops
         try:
@@ -68,12 +79,66 @@ def config_dirs(root: str) -> tuple[list[str], bool]:
     return found, True
 
 
+MAX_RECORDS = 10000  # direnv's and mise's records looked at
+
+
+def _records(directory: str) -> list[str]:
+    try:
+        with os.scandir(directory) as it:
+            return [e.path for _, e in zip(range(MAX_RECORDS), it, strict=False)]
+    except OSError:
+        return []
+
+
+def _mise_project(config: str) -> str:
+    """The project directory of a mise config file (`app/.config/mise/config.toml` -> app)."""
+    for name in (*toolconfigs.MISE_FILES, *toolconfigs.MISE_CONF_DIRS):
+        if config.endswith("/" + name):
+            return config[: -len(name) - 1]
+        if os.path.dirname(config).endswith("/" + name):  # conf.d/x.toml
+            return os.path.dirname(config)[: -len(name) - 1]
+    return os.path.dirname(config)
+
+
+def activated(root: str) -> list[str]:
+    """Directories in `root`, at any depth, with an `.envrc` direnv is allowed to run or a
+    config mise trusts or has seen: their records in your data and state directories."""
+    home = os.path.expanduser("~")
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share")
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(home, ".local", "state")
+    found: list[str] = []
+    for allow in (
+        os.path.join(data, "direnv", "allow"),
+        os.path.join(home, ".config/direnv/allow"),
+    ):
+        for record in _records(allow):  # each holds the path of the .envrc it allows
+            try:
+                with open(record, encoding="utf-8", errors="replace") as f:
+                    envrc = f.readline(4096).strip()
+            except OSError:
+                continue
+            found.append(os.path.dirname(envrc))
+    for kind in ("trusted-configs", "tracked-configs"):
+        for record in _records(os.path.join(state, "mise", kind)):  # links to the configs
+            try:
+                target = os.readlink(record)
+            except OSError:
+                continue
+            found.append(target if os.path.isdir(target) else _mise_project(target))
+    return [d for d in dict.fromkeys(found) if d.startswith(root + os.sep)]
+
+
 def referenced(root: str) -> tuple[list[str], list[str], list[str]]:
-    """(paths the configs below `root`'s top name, inside `root`; directories they put on
+    """(paths the configs around `root` name, inside `root`; directories they put on
     PYTHONPATH; what cannot be read ahead, each saying where)."""
     from corral.sandbox.protect import direnv
 
     dirs, complete = config_dirs(root)
+    above, current = [], root
+    while (parent := os.path.dirname(current)) != current:
+        above.append(parent)
+        current = parent
+    dirs = list(dict.fromkeys([*dirs, *activated(root), *above]))
     paths: list[str] = []
     module_dirs: list[str] = []
     unknown: list[str] = []

@@ -61,19 +61,54 @@ def _text(path: str) -> str | None:
         return None
 
 
-def _toml(path: str) -> dict[str, Any]:
-    return _parsed(_text(path))
+def _toml(path: str, unknown: list[str] | None = None) -> dict[str, Any]:
+    return _parsed(_text(path), path, unknown)
 
 
-def _parsed(text: str | None) -> dict[str, Any]:
+def _parsed(text: str | None, path: str = "", unknown: list[str] | None = None) -> dict[str, Any]:
+    """The TOML in `text`; {} when there is none. A config that is there but cannot be read
+    whole (a syntax Python's tomllib does not take, longer than MAX_BYTES) is unknown: the
+    tool may well read it."""
     if text is None:
         return {}
     import tomllib
 
     try:
+        if len(text) >= MAX_BYTES:
+            raise tomllib.TOMLDecodeError("longer than corral reads")
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except tomllib.TOMLDecodeError as e:
+        if unknown is not None:
+            unknown.append(f"{path}: not read ({e})")
         return {}
+
+
+def _env_file(path: str, root: str, env_found: Referenced, unknown: list[str]) -> None:
+    """An env file mise loads (`_.file`, `env_file`): dotenv lines, or JSON or TOML by its
+    name; another format (YAML) is unknown."""
+    from corral.sandbox.protect import direnv
+
+    if path.endswith((".json", ".toml")):
+        text = _text(path)
+        if text is None:
+            return
+        if path.endswith(".toml"):
+            data: Any = _parsed(text, path, unknown)
+        else:
+            import json
+
+            try:
+                data = json.loads(text)
+            except ValueError:
+                unknown.append(f"{path}: not read (not JSON)")
+                return
+        for key, value in data.items() if isinstance(data, dict) else ():
+            for one in _strings(value):
+                direnv.assignment(str(key), one, root, env_found)
+    elif path.endswith((".yaml", ".yml")):
+        unknown.append(f"{path}: an env file corral does not read (YAML)")
+    else:
+        direnv.read_dotenv(path, root, env_found)
 
 
 def _table(data: Any, key: str) -> dict[str, Any]:
@@ -104,6 +139,33 @@ def _words(command: str) -> list[str]:
 MISE_DIRECTIVES = frozenset({"source", "file", "path", "python"})
 # tables of a mise config that the user runs (tasks) or that hold no program: not swept
 MISE_NOT_SWEPT = frozenset({"tasks", "task_config", "settings", "tools", "vars"})
+
+
+def _commands(name: str, lines: Iterator[str] | list[str], unknown: list[str]) -> list[str]:
+    """The files command lines a tool runs for you name (hooks, tasks, `!` aliases); what
+    they run that cannot be read ahead (`make -s env`) goes to `unknown`."""
+    from corral.sandbox.protect.direnv import command_reach
+
+    words: list[str] = []
+    for line in lines:
+        named, odd = command_reach(line)
+        words += named
+        unknown += [f"{name}: runs {o}" for o in odd]
+    return words
+
+
+def _hook_lines(value: Any) -> Iterator[str]:
+    """The command lines of a mise hook: a string, a list, `{ script = ... }`; not the name in
+    `{ task = "setup" }` (the tasks are read when there is a hook)."""
+    if isinstance(value, list):
+        for item in value:
+            yield from _hook_lines(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if key not in ("task", "shell"):
+                yield from _strings(item)
+    elif isinstance(value, str):
+        yield value
 
 
 def _unplaced(name: str, words: list[str], unknown: list[str]) -> None:
@@ -161,13 +223,16 @@ def _mise(root: str, env_found: Referenced, unknown: list[str]) -> list[str]:
 
     found: list[str] = []
     own_auto: bool | None = None  # your own config's venv_auto, read once if needed
+    configs = []
     for name in _mise_files(root):
-        if not os.path.isfile(os.path.join(root, name)):
-            continue
+        if os.path.isfile(os.path.join(root, name)):
+            text = _text(os.path.join(root, name)) or ""
+            configs.append((name, text, _parsed(text, name, unknown)))
+    # a hook in one file may run a task of another (mise.toml's hook, mise.local.toml's task)
+    hooked = any(data.get("hooks") for _, _, data in configs)
+    for name, text, data in configs:
         import re  # (only where mise is used: `corral run` imports little)
 
-        text = _text(os.path.join(root, name)) or ""
-        data = _parsed(text)
         words: list[str] = []
         env = data.get("env")
         for table in env if isinstance(env, list) else [env]:  # `[[env]]` too
@@ -184,20 +249,33 @@ def _mise(root: str, env_found: Referenced, unknown: list[str]) -> list[str]:
             for key in ("source", "file", "path"):
                 words += _strings(directives.get(key))
             for env_file in _strings(directives.get("file")):  # its variables too
-                direnv.read_dotenv(os.path.join(root, env_file), root, env_found)
+                _env_file(os.path.join(root, env_file), root, env_found, unknown)
             venv = _table(directives, "python").get("venv")
             words += [os.path.join(v, "bin") for v in _strings(venv) if not v.isdigit()]
         # `{{ exec(command='sh tools/gen.sh') }}`, in any value of any table ([vars] too)
         for match in re.finditer(EXEC, text):
             words += _words(match.group(2))
-        for command in _strings(data.get("hooks")):
-            words += _words(command)
-        if data.get("hooks"):
+        # `env_file` (a setting, top-level in older versions): a dotenv file mise loads
+        for env_file in [*_strings(_table(data, "settings").get("env_file")),
+                         *_strings(data.get("env_file"))]:  # fmt: skip
+            words.append(env_file)
+            _env_file(os.path.join(root, env_file), root, env_found, unknown)
+        hooks = list(_table(data, "hooks").values())
+        words += _commands(name, [c for v in hooks for c in _hook_lines(v)], unknown)
+        for entry in data.get("watch_files") or []:  # `[[watch_files]] run`: at the prompt
+            run = entry.get("run") if isinstance(entry, dict) else None
+            words += _commands(name, list(_strings(run)), unknown)
+        if hooked:
             # a hook may name a task (`enter = { task = "setup" }`): what tasks run, too,
-            # and the file tasks' directories
-            for command in _strings(data.get("tasks")):
-                words += _words(command)
+            # the file tasks' directories and those `[task_config] includes` adds
+            for task in _table(data, "tasks").values():
+                if isinstance(task, dict):
+                    words += _commands(name, list(_strings(task.get("run"))), unknown)
+                    words += list(_strings(task.get("file")))
+                else:
+                    words += _commands(name, list(_strings(task)), unknown)
             words += list(MISE_TASK_DIRS)
+            words += list(_strings(_table(data, "task_config").get("includes")))
         if own_auto is None:
             own_auto = _venv_auto(_own_mise())
         if own_auto or _venv_auto(text):
@@ -223,7 +301,7 @@ def _cargo_file(
 ) -> None:  # fmt: skip
     from corral.sandbox.protect import direnv
 
-    data = _toml(path)
+    data = _toml(path, unknown)
     build = _table(data, "build")
     programs = [v for k in CARGO_PROGRAMS for v in _strings(build.get(k))]
     flags = [*_strings(build.get("rustflags"))]
@@ -259,7 +337,10 @@ def _cargo(root: str, env_found: Referenced, unknown: list[str]) -> list[str]:
     for name in CARGO_FILES:
         _cargo_file(root, os.path.join(root, name), found, 0, env_found, unknown)
     for name in RUSTUP_FILES:
-        toolchain = _table(_toml(os.path.join(root, name)), "toolchain")
+        text = _text(os.path.join(root, name))
+        if text is not None and "[" not in text:
+            continue  # the old plain `rust-toolchain`: a channel's name
+        toolchain = _table(_parsed(text, name, unknown), "toolchain")
         found += [p for w in _strings(toolchain.get("path")) if (p := _placed(root, w))]
     return found
 
@@ -299,17 +380,23 @@ def _hgrc(root: str, path: str, found: list[str], depth: int, unknown: list[str]
                 if depth < MAX_DEPTH:
                     _hgrc(root, target, found, depth + 1, unknown)
             continue
+        name = os.path.relpath(path, root)
         if section == "hooks":
             if value.startswith("python:"):  # python:hooks/check.py:hook
                 words.append(value[len("python:") :].rsplit(":", 1)[0])
-            else:
-                words += _words(value)
+            else:  # a shell command: `make -s env` runs the Makefile (unknown)
+                words += _commands(name, [value], unknown)
         elif section == "extensions" and value and not value.startswith("!"):
+            if "/" in value and not os.path.isabs(os.path.expanduser(value)):
+                # hg takes a relative path from the directory it runs in: any directory's
+                unknown.append(f"{name}: [extensions] {value}, relative to where hg runs")
             words.append(value)
-        else:  # `[alias] x = !tools/x.sh`, `[ui] editor`, `[merge-tools] m.executable`, ...
+        elif section == "alias" and value.startswith("!"):  # a shell alias: as a hook
+            words += _commands(name, [value[1:]], unknown)
+        else:  # `[ui] editor`, `[merge-tools] m.executable`, ...
             words += _words(value)
         found += [p for w in words if (p := _placed(root, w)) is not None]
-        _unplaced(os.path.relpath(path, root), words, unknown)
+        _unplaced(name, words, unknown)
 
 
 def _mercurial(root: str, unknown: list[str]) -> list[str]:
