@@ -342,11 +342,70 @@ local function replace_file_tools()
   end
 end
 
+-- What an untrusted chat's Flemma frontmatter may set: the model and how it answers, how the
+-- chat looks, fewer tools. Everything else acts outside corral's sandbox or widens it: a tool's
+-- env (jobstart hands it to the host's launcher: LD_PRELOAD) or shell, where long output is
+-- written, modules to load, mcporter's program, secrets, logging, Flemma's sandbox and
+-- approval. Like corral's own frontmatter, that needs the file trusted (:trust).
+local SAFE_TOP = { provider = true, model = true, ui = true, highlights = true, ruler = true,
+  turns = true, line_highlights = true }
+-- (a provider's own parameters may say where requests go, with your key: vertex's location)
+local SAFE_PARAMETERS = { max_tokens = true, temperature = true, timeout = true,
+  connect_timeout = true, cache_retention = true, thinking = true, level = true,
+  foreign = true }
+
+---@param op string
+---@param path string
+---@return boolean
+local function safe_frontmatter(op, path)
+  local first = path:match("^[^.]+") or ""
+  if SAFE_TOP[first] then
+    return true
+  end
+  if first == "parameters" then
+    return SAFE_PARAMETERS[path:match("[^.]+$")] == true
+  end
+  return path == "tools" and op == "remove" -- a tool fewer
+end
+
+local dropped = {} ---@type table<integer, table<string, boolean>>
+
+---Flemma applies a chat's frontmatter (`flemma.opt`) whoever wrote the file; corral lets an
+---untrusted chat set only what stays inside the sandbox (SAFE_TOP), and says what it dropped.
+local function guard_frontmatter()
+  local wrap = require("corral.integrations.wrap").wrap
+  wrap("flemma.config.store", "record", function(record)
+    return function(layer, bufnr, op, path, value, ...)
+      local store = require("flemma.config.store")
+      if layer ~= store.LAYERS.FRONTMATTER or safe_frontmatter(op, tostring(path)) then
+        return record(layer, bufnr, op, path, value, ...)
+      end
+      local buffer = bufnr and require("corral.state").buffers[bufnr]
+      if buffer and buffer.trusted then
+        return record(layer, bufnr, op, path, value, ...)
+      end
+      dropped[bufnr or 0] = dropped[bufnr or 0] or {}
+      if not dropped[bufnr or 0][path] then
+        dropped[bufnr or 0][path] = true
+        vim.schedule(function()
+          vim.notify(
+            ("corral: this chat's frontmatter sets Flemma's %s, which acts outside the sandbox: not applied (:trust the file to allow it)"):format(
+              path
+            ),
+            vim.log.levels.WARN
+          )
+        end)
+      end
+    end
+  end)
+end
+
 ---Register corral with Flemma: call after `require("flemma").setup()`. Safe to call again.
 function M.setup()
   replace_file_tools()
   guard_executors()
   guard_includes()
+  guard_frontmatter()
   require("flemma.sandbox").register(M.BACKEND, {
     priority = M.BACKEND_PRIORITY,
     description = "corral (bwrap with corral's deny-lists, change sets and limits)",
