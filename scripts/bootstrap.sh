@@ -47,3 +47,13 @@ fi
 # An editable install writes no bytecode, and with PYTHONDONTWRITEBYTECODE set nothing ever
 # would: every `corral run` would compile the engine again (~20 ms). Cheap when up to date.
 "$venv/bin/python" -m compileall -q "$root/python/corral" >/dev/null
+
+# The test suite lints the Lua with luacheck (Debian's lua-check). As root with apt (CI, a
+# fresh machine) it is installed here; otherwise scripts/test says how and skips the lint.
+if [ "$extras" = test ] && ! command -v luacheck >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \
+    && command -v apt-get >/dev/null 2>&1; then
+    echo "corral bootstrap: installing lua-check (luacheck) for the Lua lint" >&2
+    { apt-get install -y -qq lua-check >/dev/null 2>&1 \
+        || { apt-get update -qq && apt-get install -y -qq lua-check >/dev/null; }; } \
+        || echo "corral bootstrap: could not install lua-check; the Lua lint is skipped" >&2
+fi

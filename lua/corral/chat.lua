@@ -302,9 +302,9 @@ function M.attach(bufnr)
   -- disk: sha256 of the file as last read or written here; trusted_text: the frontmatter the
   -- user trusted; tainted: changed on disk by something else since.
   local path = vim.api.nvim_buf_get_name(bufnr)
-  local data = path ~= "" and read_file(path) or nil
+  local first = path ~= "" and read_file(path) or nil
   attached[bufnr] = {
-    text = nil, timer = nil, shown = {}, disk = data and sha256(data) or nil, tainted = false,
+    text = nil, timer = nil, shown = {}, disk = first and sha256(first) or nil, tainted = false,
     trusted_text = nil, link = path ~= "" and M.is_link(path),
   }
   local group = vim.api.nvim_create_augroup("corral_chat_" .. bufnr, { clear = true })

@@ -373,8 +373,8 @@ local dropped = {} ---@type table<integer, table<string, boolean>>
 ---Flemma applies a chat's frontmatter (`flemma.opt`) whoever wrote the file; corral lets an
 ---untrusted chat set only what stays inside the sandbox (SAFE_TOP), and says what it dropped.
 local function guard_frontmatter()
-  local wrap = require("corral.integrations.wrap").wrap
-  wrap("flemma.config.store", "record", function(record)
+  local patch = require("corral.integrations.wrap").wrap
+  patch("flemma.config.store", "record", function(record)
     return function(layer, bufnr, op, path, value, ...)
       local store = require("flemma.config.store")
       if layer ~= store.LAYERS.FRONTMATTER or safe_frontmatter(op, tostring(path)) then
