@@ -459,8 +459,13 @@ class Service:
         data = None if tool == "delete" else str(content or "").encode()
         try:
             return changes.refusal(real, data)
-        except OSError:
-            return None  # (a name too long, say: the tool itself says so when it runs)
+        except OSError as e:
+            # (the change cannot even be staged: a name too long, a directory you cannot
+            # write): running the tool would fail the same way
+            from corral.toolguard.ops.refusal import BUILTIN, Refusal
+
+            why = f"{real}: {e.strerror or e}"
+            return dict(Refusal("io-error", real, "the file system", BUILTIN, "", why).as_dict())
 
     def _op(
         self, resolved: config.Config, pol: policy.Policy, tool: str, args: Mapping[str, Any]

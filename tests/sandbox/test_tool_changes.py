@@ -171,3 +171,27 @@ def test_a_tool_write_that_fails_leaves_no_staging_area(host: Host) -> None:
     assert result["ok"] == (not user_prefix()), result
     left = list(stage_root(host).iterdir()) if stage_root(host).exists() else []
     assert [p.name for p in left if p.is_dir()] == [], left
+
+
+DECIDE_WRITE = """
+import json, sys
+from corral.service import Service
+request = {"layers": {"global": {"tools": {"approval": "auto"}}}, "cwd": sys.argv[1],
+           "tool": "write", "input": {"path": sys.argv[2], "content": "x\\n"}, "dry_run": True}
+print(json.dumps(Service().call("guard", request)))
+"""
+
+
+def test_decide_refuses_a_write_that_cannot_even_be_staged(host: Host) -> None:
+    """r19b L1: as a user, a write into a directory they cannot write (0555) failed to be
+    staged for decide()'s check, and decide() approved what execute() then refused."""
+    (host.ws / "ro").mkdir()
+    give_to_test_user(host.base)
+    (host.ws / "ro").chmod(0o555)
+    done = subprocess.run(
+        [*user_prefix(), sys.executable, "-c", DECIDE_WRITE, str(host.ws), "ro/notes.txt"],
+        env=host.env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    decided = json.loads(done.stdout)
+    # root may write there; a user may not, and is told so before being asked
+    assert (decided["decision"] == "deny") == bool(user_prefix()), decided

@@ -342,13 +342,13 @@ local function replace_file_tools()
   end
 end
 
--- What an untrusted chat's Flemma frontmatter may set: the model and how it answers, how the
--- chat looks, fewer tools. Everything else acts outside corral's sandbox or widens it: a tool's
--- env (jobstart hands it to the host's launcher: LD_PRELOAD) or shell, where long output is
--- written, modules to load, mcporter's program, secrets, logging, Flemma's sandbox and
--- approval. Like corral's own frontmatter, that needs the file trusted (:trust).
-local SAFE_TOP = { provider = true, model = true, ui = true, highlights = true, ruler = true,
-  turns = true, line_highlights = true }
+-- What an untrusted chat's Flemma frontmatter may set: the model and how it answers, fewer
+-- tools. Everything else acts outside corral's sandbox or widens it: a tool's env (jobstart
+-- hands it to the host's launcher: LD_PRELOAD) or shell, where long output is written,
+-- modules to load, mcporter's program, secrets, logging, Flemma's sandbox and approval; even
+-- the looks (a highlight name goes unescaped into 'statuscolumn', where `%{expr}` runs Vim
+-- script). Like corral's own frontmatter, that needs the file trusted (:trust).
+local SAFE_TOP = { provider = true, model = true }
 -- (a provider's own parameters may say where requests go, with your key: vertex's location)
 local SAFE_PARAMETERS = { max_tokens = true, temperature = true, timeout = true,
   connect_timeout = true, cache_retention = true, thinking = true, level = true,
@@ -371,7 +371,8 @@ end
 local dropped = {} ---@type table<integer, table<string, boolean>>
 
 ---Flemma applies a chat's frontmatter (`flemma.opt`) whoever wrote the file; corral lets an
----untrusted chat set only what stays inside the sandbox (SAFE_TOP), and says what it dropped.
+---untrusted chat set only what stays inside the sandbox (SAFE_TOP, SAFE_PARAMETERS), and says
+---what it dropped.
 local function guard_frontmatter()
   local patch = require("corral.integrations.wrap").wrap
   patch("flemma.config.store", "record", function(record)
