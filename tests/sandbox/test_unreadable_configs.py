@@ -301,3 +301,65 @@ def test_with_direct_writes_status_does_not_promise_a_hold(host: Host) -> None:
     _loader_built_at_run_time(host)
     status = host.corral("status", "--writes", "direct").stdout
     assert "not protected" in status and "held for review" not in status, status
+
+
+# -- round 19 (r19a) --
+
+
+@pytest.mark.parametrize(
+    ("files", "holds"),
+    [
+        # TKDIR, TSH, TENV: what a hooked task says of where and how it runs
+        ({"mise.toml": '[hooks]\nenter = { task = "s" }\n'
+                       '[tasks.s]\ndir = "tools"\nrun = "./setup.sh"\n'}, True),
+        ({"mise.toml": '[hooks]\nenter = { task = "s" }\n'
+                       '[tasks.s]\nshell = "tools/tasksh -c"\nrun = "true"\n'}, True),
+        ({"mise.toml": '[hooks]\nenter = { task = "s" }\n[tasks.s]\nrun = "true"\n'
+                       'env = { NODE_OPTIONS = "--require ./tools/t.js" }\n'}, True),
+        # DE, CR: a variable a dotenv or a branch may set otherwise
+        ({".envrc": "export BIN_DIR=.tools/bin\ndotenv\nPATH_add \"$BIN_DIR\"\n",
+          ".env": "BIN_DIR=bin\n"}, True),
+        ({".envrc": 'BIN_DIR=bin\nif [ -n "$CI" ]; then BIN_DIR=ci/bin; fi\n'
+                    'PATH_add "$BIN_DIR"\n'}, True),
+        # usability: these are read whole
+        ({".envrc": "export NODE_PATH=$PWD/lib:$NODE_PATH\nexport PROJECT_DIR=$PWD\n"
+                    "export REPO_ROOT=$(git rev-parse --show-toplevel)\nuse nvm\n"}, False),
+        ({"mise.toml": '[hooks]\nenter = "mise install --quiet"\n'}, False),
+    ],
+    ids=["TKDIR-task-dir", "TSH-task-shell", "TENV-task-env", "DE-dotenv-variable",
+         "CR-branch-variable", "usability-envrc", "usability-mise-install"],
+)  # fmt: skip
+def test_tasks_and_variables_that_cannot_be_read_ahead_hold(
+    host: Host, files: dict[str, str], holds: bool
+) -> None:
+    for name, text in files.items():
+        (host.ws / name).write_text(text)
+    run(host, "echo x > notes.txt\n")
+    assert (host.ws / "notes.txt").exists() is not holds
+    assert len(held_ids(host)) == int(holds)
+
+
+def test_configs_at_any_depth_are_read_with_no_record_of_them(host: Host) -> None:
+    """CG5, WL5, MT5: cargo needs no trust and leaves no record; direnv's whitelist and mise's
+    trusted paths run a config with none: a `.cargo/config.toml` and an `.envrc` six levels
+    down were not read."""
+    deep = host.ws / "a" / "b" / "c" / "d" / "e" / "f"
+    (deep / ".cargo").mkdir(parents=True)
+    (deep / ".cargo" / "config.toml").write_text('[build]\nrustc-wrapper = "tools/rw"\n')
+    (deep / "tools").mkdir()
+    (deep / "tools" / "rw").write_text("# the project's\n")
+    (deep / ".envrc").write_text("PATH_add bin\n")
+    run(host, "cd a/b/c/d/e/f; echo x >> tools/rw; mkdir bin; echo x > bin/ls\n")
+    assert (deep / "tools" / "rw").read_text() == "# the project's\n"
+    assert not (deep / "bin").exists()
+
+
+def test_your_own_mise_config_naming_where_you_are_holds(host: Host) -> None:
+    """GMCWD: your own mise config's `_.path = ["{{cwd}}/bin"]` puts every workspace's bin/
+    first on PATH: it was read only for venv_auto."""
+    own = host.home / ".config" / "mise"
+    own.mkdir(parents=True)
+    (own / "config.toml").write_text('[env]\n_.path = ["{{cwd}}/bin"]\n')
+    run(host, "mkdir bin; echo x > bin/ls\n")
+    assert not (host.ws / "bin").exists()
+    assert len(held_ids(host)) == 1

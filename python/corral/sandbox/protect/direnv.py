@@ -41,6 +41,7 @@ USE = {
     "nix": ("shell.nix", "default.nix"),
     "mise": (),  # mise's own configs: read by toolconfigs
     "node": (),  # a version from .node-version or .nvmrc (protected names), outside
+    "nvm": (),  # (the same, through nvm)
 }
 # direnv's stdlib layouts: the directories they put on PATH, relative to the .envrc
 LAYOUTS = {
@@ -194,8 +195,8 @@ def command_reach(line: str) -> tuple[list[str], list[str]]:
             continue
         program = words[0]
         named += [w for w in path_words(words) if not expands(w)]
-        if program in HARMLESS or program in KEYWORDS:
-            continue
+        if program in HARMLESS or program in KEYWORDS or words[:2] == ["mise", "install"]:
+            continue  # (mise install: the versions of mise's own configs, read here)
         if os.path.basename(program) in INTERPRETERS and program not in ("eval", "exec"):
             rest = [w for w in words[1:] if not w.startswith("-")]
             if rest and len(rest) == len(words) - 1 and not expands(rest[0]):
@@ -253,9 +254,22 @@ LOADER_VARIABLES = frozenset({
 })  # fmt: skip
 
 
-# a variable whose name says a tool looks there (GOPATH, XDG_CONFIG_HOME, ZDOTDIR, PREFIX):
-# naming the whole workspace, every file written there could be read (see Resolution)
-LOOKS_IN = ("PATH", "HOME", "DIR", "DIRS", "PREFIX", "GOROOT", "RC", "CONFIG", "LIB", "OPT")
+# a variable whose name says a tool looks there (GOPATH, XDG_CONFIG_HOME, ZDOTDIR, PREFIX,
+# PYENV_ROOT, npm_config_prefix): naming the whole workspace, every file written there could
+# be read (see Resolution); any case
+LOOKS_IN = ("PATH", "HOME", "DIR", "DIRS", "PREFIX", "ROOT", "RC", "CONFIG", "LIB", "OPT",
+            "CWD", "PROJECT")  # fmt: skip
+# ... but these only name the workspace for the project's own scripts
+NAMES_THE_WORKSPACE = frozenset({
+    "PROJECT_ROOT", "PROJECT_DIR", "REPO_ROOT", "REPO_DIR", "WORKSPACE_ROOT", "WORKSPACE_DIR",
+    "ROOT_DIR", "APP_ROOT", "APP_DIR", "PRJ_ROOT", "TOP_DIR", "TOPDIR", "SRC_ROOT",
+})  # fmt: skip
+
+
+def looks_in(variable: str) -> bool:
+    """Whether a tool may read what is in the directory `variable` names (see LOOKS_IN)."""
+    name = variable.upper()
+    return name.endswith(LOOKS_IN) and name not in NAMES_THE_WORKSPACE
 
 
 def _candidates(value: str) -> list[str]:
@@ -276,13 +290,22 @@ def _candidates(value: str) -> list[str]:
     return [f for f in found if f and "://" not in f]
 
 
+def without_itself(variable: str, value: str) -> str:
+    """`value` without the variable's own earlier value in it (`src:$NODE_PATH`,
+    `"$NODE_OPTIONS --require x"`): what it adds is what is read."""
+    import re
+
+    own = re.escape(variable)
+    return re.sub(rf"(^|(?<=[:\s]))\$(\{{{own}\}}|{own}\b)(:|(?=\s)|$)", "", value).strip(": ")
+
+
 def assignment(variable: str, value: str, base: str, found: Referenced) -> None:
     """What one assignment of an .envrc, a dotenv file or mise's [env] has the next prompt
     run, load or look in: PATH entries, PYTHONPATH (where no start-up module is taken), a
     venv's bin, what Node's loaders name, every word that names a file of the project, and
     for the variables a runtime loads code from, the directories they name too
     (`GIT_CONFIG_VALUE_0=hooks` with `GIT_CONFIG_KEY_0=core.hooksPath`: any git value)."""
-    value = value.strip().strip("\"'")
+    value = without_itself(variable, value.strip().strip("\"'"))
     if variable in ("PATH", "MANPATH") or variable in VENV_VARIABLES + MODULE_VARIABLES:
         dirs, odd = _path_entries(value, base)
         if variable in VENV_VARIABLES:
@@ -311,7 +334,7 @@ def assignment(variable: str, value: str, base: str, found: Referenced) -> None:
         bound = found.bound or base
         if path != bound and not path.startswith(bound + os.sep):
             continue
-        if path == bound and not (loader or variable.endswith(LOOKS_IN)):
+        if path == bound and not (loader or looks_in(variable)):
             continue  # `PROJECT_ROOT=$PWD`: a name for the workspace, not a place to look
         # Any variable may be read by some host program (`XDG_CONFIG_HOME=conf` moves git's
         # config): a file or directory of the project it names is kept, and for one a
@@ -365,6 +388,35 @@ def _substituted(words: list[str], assigned: dict[str, str]) -> list[str]:
     return out
 
 
+# what makes a script's variables depend on more than its text read top to bottom
+BRANCHING = r"(^|[\s;&|(])(if|case|while|for|until|select|function)\s|&&|\|\||\(\)"
+CHANGES_VARIABLES = frozenset({"dotenv", "dotenv_if_exists", "source", ".", "source_env",
+                               "source_env_if_exists", "source_up", "source_up_if_exists",
+                               "load_prefix", "eval", "read", "export_function"})  # fmt: skip
+
+
+def _fixed(text: str, commands: list[list[str]], base: str) -> dict[str, str]:
+    """The script's variables whose value its text fixes: each assigned once, in a script
+    with no branch and nothing else that sets variables (a dotenv, a sourced file), and from
+    a value with nothing left to expand (`export APP=$PWD`, `BIN=tools/bin`). Any other is
+    left as `$NAME`: unknown where it makes a path."""
+    import re
+
+    if re.search(BRANCHING, text) or any(c[0] in CHANGES_VARIABLES for c in commands):
+        return {}
+    seen: dict[str, int] = {}
+    values: dict[str, str] = {}
+    for command in commands:
+        if len(command) == 1 and _assignment(command[0]):
+            variable, _, value = command[0].partition("=")
+            seen[variable] = seen.get(variable, 0) + 1
+            known = {"PWD": base, "HOME": os.path.expanduser("~"), **values}
+            value = _substituted([value], known)[0]
+            if not expands(value):
+                values[variable] = value if os.path.isabs(value) else os.path.join(base, value)
+    return {v: values[v] for v in values if seen[v] == 1}
+
+
 def _read(path: str, base: str, found: Referenced, depth: int) -> None:
     unknown = found.unknown
     try:
@@ -374,19 +426,22 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
         pass
     # `$(pwd)/bin` unquoted would split at the parentheses: the same as $PWD; a backslash
     # before a newline joins the lines (`PATH_add \` then `bin`)
-    text = _text(path).replace("$(pwd)", "$PWD").replace("`pwd`", "$PWD").replace("\\\n", "")
+    text = _text(path).replace("\\\n", "")
+    for spelling in ("$(pwd)", "`pwd`", "$(git rev-parse --show-toplevel)"):
+        text = text.replace(spelling, "$PWD")  # (the repository's top: here, or above)
     commands = _commands(text)
     if commands is None:
         unknown.append(f"{path}: an unclosed quote")
         commands = []
+    commands = _split_assignments(commands)
     assigned: dict[str, str] = {"PWD": base, "HOME": os.path.expanduser("~")}
-    for words in _split_assignments(commands):
+    assigned.update(_fixed(text, commands, base))
+    for words in commands:
         words = _substituted(words, assigned)
         name, args = words[0], words[1:]
         names: tuple[str, ...] = ()
         variable, _, value = name.partition("=") if "=" in name else ("", "", "")
-        if variable and not args and not expands(value):
-            assigned[variable] = value if os.path.isabs(value) else os.path.join(base, value)
+        value = without_itself(variable, value) if variable else value
         if variable in ("PATH", "MANPATH", *VENV_VARIABLES, *MODULE_VARIABLES):
             # `PATH_add`'s spelled out, `export VIRTUAL_ENV=.venv` (a layout then puts
             # .venv/bin on PATH), `export PYTHONPATH=src`: no slash needed to name a directory
@@ -409,7 +464,7 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
             # file of the project (a variable a shell or tool loads, or a command run for it)
             assignment(variable, " ".join([value, *args]), base, found)
             names = path_words([value, *args])
-            if not variable.endswith(LOOKS_IN):  # (`APP=$PWD` names the workspace, see above)
+            if not looks_in(variable):  # (`APP=$PWD` names the workspace, see above)
                 bound = found.bound or base
                 names = tuple(n for n in names if os.path.normpath(os.path.join(base, n)) != bound)
             if "$(" in value or "`" in value:
@@ -436,10 +491,13 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
                 found.paths.append(sourced)
             if name in ("source", ".") and os.path.basename(where).startswith("activate"):
                 found.paths.append(os.path.dirname(where))  # a venv's bin, now first on PATH
-            if name.startswith("dotenv") and depth < MAX_DEPTH and os.path.isfile(where):
+            if (name.startswith(("dotenv", "source")) or name == ".") and depth >= MAX_DEPTH:
+                unknown.append(f"{path}: {name} {target}, {MAX_DEPTH} files deep")
+                continue
+            if name.startswith("dotenv") and os.path.isfile(where):
                 read_dotenv(where, base, found)
             if name in ("source", ".", "source_env", "source_env_if_exists") and (
-                depth < MAX_DEPTH and os.path.isfile(sourced)
+                os.path.isfile(sourced)
             ):
                 # what the sourced file does counts as the .envrc's own (source_env reads
                 # its paths from the file's directory; source, from the .envrc's)

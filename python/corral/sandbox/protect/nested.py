@@ -10,12 +10,12 @@ means walking the tree, which only a change set with something in it pays for. W
 inside the root is then held like a protected path, and what they do that cannot be read ahead
 holds the change set for review, as at the top (see Resolution._unreadable).
 
-Where: every directory above the root; the walk `gitguard.DEPTH` levels down, looking at the
-top of tools' own trees (node_modules, build, .venv, ...) without going into them, and at no
-more than `gitguard.LIMIT` directories (past that, the configs cannot all be known, and that is
-said: unknown); and, at any depth, every `.envrc` direnv has been allowed to run and every
-config mise has trusted or seen (their own records). A config deeper than the walk that
-neither has been told about yet is not read: it runs nothing until you allow or trust it.
+Where: every directory above the root; the walk below it, at any depth, looking at the top
+of tools' own trees (node_modules, build, .venv, ...) without going into them, and at no more
+than `gitguard.LIMIT` directories (past that, the configs cannot all be known, and that is
+said: unknown); every `.envrc` (or `.env`) direnv has been allowed to load and every config
+mise has trusted or seen (their own records), also inside tools' trees; and your own mise
+config (it applies in every directory: `{{cwd}}` there is unknown).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def config_dirs(root: str) -> tuple[list[str], bool]:
     found: list[str] = []
     level = [root]
     seen = 0
-    for _ in range(gitguard.DEPTH):
+    while level:  # every depth: cargo and Mercurial need no record of a config to obey it
         below = []
         for directory in level:
             try:
@@ -69,13 +69,6 @@ def config_dirs(root: str) -> tuple[list[str], bool]:
                 else:
                     below.append(entry.path)
         level = below
-    for directory in level:  # the last level's own tops
-        try:
-            names = set(os.listdir(directory))
-        except OSError:
-            continue
-        if _has_config(names):
-            found.append(directory)
     return found, True
 
 
@@ -117,7 +110,7 @@ def activated(root: str) -> list[str]:
                     envrc = f.readline(4096).strip()
             except OSError:
                 continue
-            found.append(os.path.dirname(envrc))
+            found.append(envrc)
     for kind in ("trusted-configs", "tracked-configs"):
         for record in _records(os.path.join(state, "mise", kind)):  # links to the configs
             try:
@@ -126,6 +119,14 @@ def activated(root: str) -> list[str]:
                 continue
             found.append(target if os.path.isdir(target) else _mise_project(target))
     return [d for d in dict.fromkeys(found) if d.startswith(root + os.sep)]
+
+
+def _direnv_files(entries: list[str]) -> tuple[list[str], list[str]]:
+    """(directories, `.env` files direnv loads by itself: `load_dotenv`) of direnv's records,
+    and the directories of mise's."""
+    dirs = [e for e in entries if os.path.basename(e) not in (".envrc", ".env")]
+    dirs += [os.path.dirname(e) for e in entries if os.path.basename(e) == ".envrc"]
+    return dirs, [e for e in entries if os.path.basename(e) == ".env"]
 
 
 def referenced(root: str) -> tuple[list[str], list[str], list[str]]:
@@ -138,14 +139,25 @@ def referenced(root: str) -> tuple[list[str], list[str], list[str]]:
     while (parent := os.path.dirname(current)) != current:
         above.append(parent)
         current = parent
-    dirs = list(dict.fromkeys([*dirs, *activated(root), *above]))
+    recorded, dotenvs = _direnv_files(activated(root))
+    dirs = list(dict.fromkeys([*dirs, *recorded, *above]))
     paths: list[str] = []
     module_dirs: list[str] = []
     unknown: list[str] = []
+    for env_file in dotenvs:
+        found_env = direnv.Referenced(root)
+        direnv.read_dotenv(env_file, os.path.dirname(env_file), found_env)
+        paths += [env_file, *found_env.paths]
+        module_dirs += found_env.module_dirs
+        unknown += [f"{env_file}: {u}" for u in found_env.unknown]
+    named, modules, odd = toolconfigs.own_mise(root)
+    paths += named
+    module_dirs += modules
+    unknown += odd
     if not complete:
         unknown.append(
-            f"{root} holds more than {gitguard.LIMIT} directories in its top {gitguard.DEPTH} "
-            "levels: the host-run configs below its top cannot all be found"
+            f"{root} holds more than {gitguard.LIMIT} directories (past tools' own trees): "
+            "the host-run configs below its top cannot all be found"
         )
     for directory in dirs:
         envrc = os.path.join(directory, direnv.NAME)

@@ -51,6 +51,7 @@ HGRC_FILES = (".hg/hgrc", ".hg/hgrc-not-shared")
 # mise's templates: `{{config_root}}` is the project's directory; exec() runs a command
 CONFIG_ROOT = r"\{\{\s*config_root\s*\}\}"
 EXEC = r"exec\s*\([^)]*?\bcommand\s*=\s*(['\"])(.*?)\1"
+CWD = r"\{\{\s*cwd\s*\}\}"
 
 
 def _text(path: str) -> str | None:
@@ -135,6 +136,11 @@ def _words(command: str) -> list[str]:
     return [w.lstrip("!") for w in path_words(command.split())]
 
 
+# what a mise task says that is read (or says nothing of where or how it runs)
+TASK_KEYS = frozenset({
+    "run", "file", "description", "depends", "depends_post", "wait_for", "alias", "hide",
+    "sources", "outputs", "quiet", "silent", "raw", "usage", "confirm",
+})  # fmt: skip
 # mise's `[env]` directives read below; any other `_.` directive is not read ahead
 MISE_DIRECTIVES = frozenset({"source", "file", "path", "python"})
 # tables of a mise config that the user runs (tasks) or that hold no program: not swept
@@ -196,12 +202,36 @@ def _mise_files(root: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _own_mise() -> str:
-    """Your own mise config's text (its settings apply in every project)."""
-    base = os.environ.get("MISE_CONFIG_DIR") or os.path.join(
+def _own_mise_dir() -> str:
+    return os.environ.get("MISE_CONFIG_DIR") or os.path.join(
         os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config"), "mise"
     )
-    return _text(os.path.join(base, "config.toml")) or ""
+
+
+def _own_mise() -> str:
+    """Your own mise config's text (its settings apply in every project)."""
+    return _text(os.path.join(_own_mise_dir(), "config.toml")) or ""
+
+
+def own_mise(root: str) -> tuple[list[str], list[str], list[str]]:
+    """What your own mise configs (and the system's) have the host run in the writable root
+    `root`: they apply in every directory (see referenced)."""
+    from corral.sandbox.protect.direnv import Referenced
+
+    base = _own_mise_dir()
+    files = [os.path.join(base, "config.toml"), "/etc/mise/config.toml"]
+    try:
+        conf_d = os.path.join(base, "conf.d")
+        files += [os.path.join(conf_d, n) for n in sorted(os.listdir(conf_d))
+                  if n.endswith(".toml")]  # fmt: skip
+    except OSError:
+        pass
+    env_found = Referenced(root)
+    unknown: list[str] = []
+    found = [*_mise(root, env_found, unknown, files), *env_found.paths]
+    inside = [p for p in dict.fromkeys(found) if p == root or p.startswith(root + os.sep)]
+    module_dirs = [d for d in env_found.module_dirs if d.startswith(root + os.sep)]
+    return inside, module_dirs, list(dict.fromkeys([*unknown, *env_found.unknown]))
 
 
 def _venv_auto(text: str) -> bool:
@@ -218,21 +248,27 @@ def _tool_dir(root: str, version: str) -> list[str]:
     return [place, os.path.join(place, "bin")] if place else []
 
 
-def _mise(root: str, env_found: Referenced, unknown: list[str]) -> list[str]:
+def _mise(
+    root: str, env_found: Referenced, unknown: list[str], files: list[str] | None = None
+) -> list[str]:
+    """What the mise configs of the directory `root` run (`files`: those configs instead,
+    as paths, read as applying in `root`: your own)."""
     from corral.sandbox.protect import direnv
 
     found: list[str] = []
     own_auto: bool | None = None  # your own config's venv_auto, read once if needed
     configs = []
-    for name in _mise_files(root):
+    for name in files if files is not None else _mise_files(root):
         if os.path.isfile(os.path.join(root, name)):
+            import re  # (only where mise is used: `corral run` imports little)
+
             text = _text(os.path.join(root, name)) or ""
             configs.append((name, text, _parsed(text, name, unknown)))
+            if files is not None and re.search(CWD, text):
+                unknown.append(f"{name}: {{{{cwd}}}}, which is wherever you are")
     # a hook in one file may run a task of another (mise.toml's hook, mise.local.toml's task)
     hooked = any(data.get("hooks") for _, _, data in configs)
     for name, text, data in configs:
-        import re  # (only where mise is used: `corral run` imports little)
-
         words: list[str] = []
         env = data.get("env")
         for table in env if isinstance(env, list) else [env]:  # `[[env]]` too
@@ -268,12 +304,18 @@ def _mise(root: str, env_found: Referenced, unknown: list[str]) -> list[str]:
         if hooked:
             # a hook may name a task (`enter = { task = "setup" }`): what tasks run, too,
             # the file tasks' directories and those `[task_config] includes` adds
-            for task in _table(data, "tasks").values():
+            for task_name, task in _table(data, "tasks").items():
                 if isinstance(task, dict):
                     words += _commands(name, list(_strings(task.get("run"))), unknown)
                     words += list(_strings(task.get("file")))
+                    # what else a task may say changes where and how it runs (`dir`, `shell`,
+                    # `env`, `tools`): not read ahead
+                    unknown += [f"{name}: task {task_name} {k}" for k in task
+                                if k not in TASK_KEYS]  # fmt: skip
                 else:
                     words += _commands(name, list(_strings(task)), unknown)
+            unknown += [f"{name}: [task_config] {k}" for k in _table(data, "task_config")
+                        if k != "includes"]  # fmt: skip
             words += list(MISE_TASK_DIRS)
             words += list(_strings(_table(data, "task_config").get("includes")))
         if own_auto is None:
@@ -330,6 +372,8 @@ def _cargo_file(
             found.append(target)
             if depth < MAX_DEPTH:
                 _cargo_file(root, target, found, depth + 1, env_found, unknown)
+            else:
+                unknown.append(f"{path}: include {included}, {MAX_DEPTH} files deep")
 
 
 def _cargo(root: str, env_found: Referenced, unknown: list[str]) -> list[str]:
@@ -379,6 +423,8 @@ def _hgrc(root: str, path: str, found: list[str], depth: int, unknown: list[str]
                 found.append(target)
                 if depth < MAX_DEPTH:
                     _hgrc(root, target, found, depth + 1, unknown)
+                else:
+                    unknown.append(f"{path}: %include {value}, {MAX_DEPTH} files deep")
             continue
         name = os.path.relpath(path, root)
         if section == "hooks":
