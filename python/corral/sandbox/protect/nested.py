@@ -35,7 +35,10 @@ MARKERS = frozenset({
 
 def _has_config(names: set[str]) -> bool:
     return bool(names & MARKERS) or any(
-        name_matches(n, p) for n in names for p in toolconfigs.MISE_PATTERNS
+        name_matches(n, p)
+        for n in names
+        if n.endswith(".toml") and "mise." in n  # (cheap first: a walk looks at every name)
+        for p in toolconfigs.MISE_PATTERNS
     )
 
 
