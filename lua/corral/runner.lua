@@ -189,8 +189,17 @@ function M.run_in_window(command, bufnr)
           append(told)
         end
       end
+      -- (the change-set check's own lines are in the output already: each once)
+      local shown = {}
+      if vim.api.nvim_buf_is_valid(out) then
+        for _, line in ipairs(vim.api.nvim_buf_get_lines(out, 0, -1, false)) do
+          shown[line] = true
+        end
+      end
       for _, repair in ipairs(repairs) do
-        append({ "corral: " .. repair })
+        if not shown["corral: " .. repair] then
+          append({ "corral: " .. repair })
+        end
       end
       append({ ("[exit %d]"):format(code) })
       mark(("  exit %d · q closes"):format(code), code == 0 and "Comment" or "WarningMsg")

@@ -449,23 +449,18 @@ class Service:
         if not self._staged(pol):
             return None
         from corral.changes.tools import ToolChanges
-        from corral.toolguard.ops.files import locate
+        from corral.toolguard.ops.files import OSErrors, locate
 
         changes = ToolChanges(pol)
-        _, real = locate(pol, str(args.get("path", ".")), entry=tool == "delete")
+        lexical, real = locate(pol, str(args.get("path", ".")), entry=tool == "delete")
         if not changes.handles(real):
             return None
         content = args.get("content") if tool == "write" else ""
         data = None if tool == "delete" else str(content or "").encode()
-        try:
+        # (a change that cannot even be staged, a name too long or a directory you cannot
+        # write, is refused as running the tool would refuse it)
+        with OSErrors(lexical):
             return changes.refusal(real, data)
-        except OSError as e:
-            # (the change cannot even be staged: a name too long, a directory you cannot
-            # write): running the tool would fail the same way
-            from corral.toolguard.ops.refusal import BUILTIN, Refusal
-
-            why = f"{real}: {e.strerror or e}"
-            return dict(Refusal("io-error", real, "the file system", BUILTIN, "", why).as_dict())
 
     def _op(
         self, resolved: config.Config, pol: policy.Policy, tool: str, args: Mapping[str, Any]

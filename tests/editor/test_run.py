@@ -227,3 +227,14 @@ def test_sandbox_run_explains_what_the_sandbox_refused(ed: Editor) -> None:
     assert "[sandbox.policy.rw_paths, from mode workspace-write]" in told[0]
     assert "to allow: " in told[0]
     assert lines.index(told[0]) < len(lines) - 1  # before [exit N]
+
+
+def test_a_held_run_says_so_once_in_the_editors_words(ed: Editor, workspace: Path) -> None:
+    """New-user trial (session 19): :Sandbox run showed the held lines twice, and named the
+    `corral` CLI (`corral apply ID`), which a Neovim-only install does not have."""
+    lines = finished(ed, run(ed, "sh", "-c", "echo x > .nvim.lua"))
+    held = [line for line in lines if "these changes are held" in line]
+    assert len(held) == 1, lines
+    assert ":Sandbox apply " in held[0] and "corral apply" not in held[0], held
+    assert len([line for line in lines if "held " in line and ".nvim.lua" in line]) == 1, lines
+    assert not (workspace / ".nvim.lua").exists()

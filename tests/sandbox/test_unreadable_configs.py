@@ -40,18 +40,20 @@ def test_a_write_where_an_envrc_cannot_be_read_ahead_is_held_with_the_reason(
     assert "cannot be read ahead" in stderr, stderr
     shown = host.corral("changes", change_id).stdout
     assert "tools/trace.js" in shown
+    assert "held for review: corral cannot read ahead" in shown, shown  # (new-user trial)
     # the user's review: applying it is theirs to do, and it then lands
     applied = host.corral("apply", change_id)
     assert applied.returncode == 0, applied.stderr
     assert (host.ws / "notes.txt").read_text() == "x\n"
     status = host.corral("status").stdout
     assert "every change set here is held for review" in status, status
+    assert 'sandbox.unreadable_configs = "apply"' in status, status  # how to choose otherwise
 
 
 @pytest.mark.parametrize(
     "envrc",
     [
-        "nvm use\n",  # a command direnv runs: what it reaches is unknown
+        "some-env-tool activate\n",  # a command direnv runs: what it reaches is unknown
         'export NODE_OPTIONS="--require ${ROOT}/tools/trace.js"\n',  # a path from a variable
         "use asdf\n",  # a `use` corral does not know
     ],
@@ -135,7 +137,7 @@ def test_configs_below_the_top_of_the_workspace_are_read_when_the_run_ends(host:
     assert (ws / "app" / "notes.txt").exists()
     for change_id in held_ids(host):
         host.corral("discard", change_id)
-    (ws / "app" / ".envrc").write_text("nvm use\n")
+    (ws / "app" / ".envrc").write_text("some-env-tool activate\n")
     run(host, "echo x > notes2.txt\n")
     assert not (ws / "notes2.txt").exists()
 
@@ -325,9 +327,10 @@ def test_with_direct_writes_status_does_not_promise_a_hold(host: Host) -> None:
         ({".envrc": "export NODE_PATH=$PWD/lib:$NODE_PATH\nexport PROJECT_DIR=$PWD\n"
                     "export REPO_ROOT=$(git rev-parse --show-toplevel)\nuse nvm\n"}, False),
         ({"mise.toml": '[hooks]\nenter = "mise install --quiet"\n'}, False),
+        ({".envrc": "nvm use\n"}, False),  # (new-user trial: .nvmrc is a protected name)
     ],
     ids=["TKDIR-task-dir", "TSH-task-shell", "TENV-task-env", "DE-dotenv-variable",
-         "CR-branch-variable", "usability-envrc", "usability-mise-install"],
+         "CR-branch-variable", "usability-envrc", "usability-mise-install", "nvm-use"],
 )  # fmt: skip
 def test_tasks_and_variables_that_cannot_be_read_ahead_hold(
     host: Host, files: dict[str, str], holds: bool

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from corral.changes import finish
+from corral.changes import finish, words
 from corral.changes import journal as journals
 from corral.changes import stage as stages
 from corral.errors import CorralError
@@ -137,6 +137,13 @@ def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
         stage = _stage(change_id)
         plan, checked, problems = finish.read(stage, now(stage))
     out = Outcome([finish.shown(f"{plan['id']} (workspace {plan['cwd']})")])
+    # why the whole of it waits for you, beyond each path's own verdict
+    if plan.get("unreadable"):
+        why = "; ".join(plan["unreadable"])
+        out.out.append(finish.shown(f"  held for review: corral cannot read ahead what the host "
+                                    f"runs through {why}"))  # fmt: skip
+    elif plan.get("writes") == "review":
+        out.out.append('  held for review: sandbox.writes = "review"')
     shown_lines = 0
     gone: dict[str, list[str]] = {}  # replaced directory -> the host paths it takes away
     for entry, refusal in checked:
@@ -190,9 +197,9 @@ def apply(change_id: str, paths: list[str], now: Now) -> Outcome:
     return Outcome(
         [
             f"applied {counts.get('added', 0)} added, {counts.get('modified', 0)} modified, "
-            f"{counts.get('deleted', 0)} deleted (undo: corral undo)"
+            f"{counts.get('deleted', 0)} deleted (undo: {words.command('undo')})"
         ],
-        finish.describe(report),
+        finish.describe(report, words.frontend()),
     )
 
 
@@ -270,8 +277,8 @@ def undo(change_id: str | None = None, cwd: str | None = None) -> Outcome:
             return Outcome(["nothing to undo"])
         newest = _pick(names, change_id, cwd)
         if not newest:
-            return Outcome([f"nothing to undo in {cwd} (corral undo ID undoes a change set "
-                            "of another workspace)"])  # fmt: skip
+            return Outcome([f"nothing to undo in {cwd} ({words.command('undo', 'ID')} undoes a "
+                            "change set of another workspace)"])  # fmt: skip
         busy = stages.direct_writers(_roots_of(newest))
         if busy:
             why = f"a command with direct writes runs in this workspace (pid {busy[0]})"

@@ -13,6 +13,7 @@ import os
 import sys
 
 from corral.changes import stage as stages
+from corral.changes import words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,7 +55,8 @@ def read(
     for key, more in (now or {}).items():  # what is protected now counts too
         checked_plan[key] = sorted({*plan[key], *more})
     _below_the_top(plan, checked_plan)
-    checker = Checker(checked_plan, f"to apply it anyway: corral apply {plan['id']}")
+    anyway = words.command("apply", plan["id"], frontend_name=plan.get("frontend"))
+    checker = Checker(checked_plan, f"to apply it anyway: {anyway}")
     entries: list[Entry] = []
     problems: list[str] = []
     for i, root in enumerate(plan["roots"]):
@@ -179,6 +181,7 @@ def settle(
         "held": held,
         "problems": problems,
         "why": why,
+        "frontend": plan.get("frontend", "cli"),
     }
     if leftover:
         stages.write_report(stage, report)
@@ -230,16 +233,21 @@ def shown(text: str) -> str:
     return text.translate(_UNSHOWN)
 
 
-def describe(report: dict[str, Any]) -> list[str]:
-    """Lines for the user: what was held and why, and how to go on (escaped: see shown)."""
-    return [shown(line) for line in _describe(report)]
+def describe(report: dict[str, Any], frontend: str | None = None) -> list[str]:
+    """Lines for the user: what was held and why, and how to go on (escaped: see shown), in
+    the words of `frontend` (by default the one that started the change set)."""
+    return [shown(line) for line in _describe(report, frontend or report.get("frontend"))]
 
 
-def _describe(report: dict[str, Any]) -> list[str]:
+def _describe(report: dict[str, Any], frontend: str | None) -> list[str]:
     lines = []
     change_id = report["id"]
+
+    def command(verb: str, *args: str) -> str:
+        return words.command(verb, *args, frontend_name=frontend)
+
     if report.get("why"):
-        lines.append(f"{report['why']}; see: corral changes {change_id}")
+        lines.append(f"{report['why']}; see: {command('changes', change_id)}")
     for item in report["held"][:LISTED]:
         lines.append(f"held {item['path']}: {item.get('message') or item['code']}")
     if len(report["held"]) > LISTED:
@@ -248,8 +256,9 @@ def _describe(report: dict[str, Any]) -> list[str]:
         lines.append(f"held, unread: {problem}")
     if report["held"] and report["status"] == "held":
         lines.append(
-            f"these changes are held, not in the workspace: corral changes {change_id} "
-            f"(apply: corral apply {change_id} [PATH...]; drop: corral discard {change_id})"
+            f"these changes are held, not in the workspace: {command('changes', change_id)} "
+            f"(apply: {command('apply', change_id, '[PATH...]')}; drop: "
+            f"{command('discard', change_id)})"
         )
     return lines
 

@@ -14,6 +14,7 @@ import os
 import time
 
 from corral import dirs
+from corral.changes import words
 from corral.paths import is_within
 
 TYPE_CHECKING = False
@@ -110,6 +111,7 @@ def create(policy: Policy) -> str:
         "undo_bytes": policy.undo_bytes,
         "unreadable": list(policy.unreadable),
         "unreadable_configs": policy.unreadable_configs,
+        "frontend": words.frontend(),  # how the check after the run names commands
     }
     tmp = os.path.join(stage, PLAN + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)

@@ -18,6 +18,7 @@ import os
 import stat
 
 from corral.changes import stage as stages
+from corral.changes import words
 from corral.changes.apply import process_umask
 from corral.paths import is_within
 
@@ -119,7 +120,7 @@ class ToolChanges:
             Refusal(
                 held.get("code", "held"), real, held.get("rule", "change sets"),
                 held.get("layer", "builtin"),
-                held.get("hint") or f"corral apply {report['id']} {real}",
+                held.get("hint") or words.command("apply", report["id"], real),
                 held.get("message") or report.get("why", "held"),
             )
         )  # fmt: skip

@@ -414,7 +414,8 @@ class Resolution:
             self.unreadable.append(which)
             self.notes.append(
                 f"{what} cannot be read ahead: every change set here is held for review "
-                "(sandbox.unreadable_configs; see :help corral-protected)"
+                "(to apply what passes the other rules instead: sandbox.unreadable_configs = "
+                '"apply"; see :help corral-protected)'
             )
         else:
             self.notes.append(

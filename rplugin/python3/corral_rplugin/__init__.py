@@ -24,7 +24,9 @@ DELIVER = "require('corral.execute')._deliver(...)"
 
 def _use_own_engine() -> None:
     """The plugin's own engine wins over any other installed copy (the Lua side and the
-    engine must come from the same checkout), and a personal install has no other."""
+    engine must come from the same checkout), and a personal install has no other. It names
+    its commands as :Sandbox ones (corral.changes.words)."""
+    os.environ["CORRAL_FRONTEND"] = "nvim"
     if ENGINE_DIR not in sys.path:
         sys.path.insert(0, ENGINE_DIR)
         # The host starts in Neovim's directory, the workspace, with '' first on sys.path:

@@ -182,6 +182,11 @@ def path_words(words: list[str]) -> tuple[str, ...]:
     return tuple(found)
 
 
+# commands an .envrc runs whose reach is known: what they read is protected by name (.nvmrc,
+# .node-version, mise's configs), and they put nothing of the workspace on PATH
+KNOWN_COMMANDS = frozenset({("nvm", "use"), ("nvm", "install"), ("mise", "install")})
+
+
 def command_reach(line: str) -> tuple[list[str], list[str]]:
     """(the files a command line that a tool runs for you names, what it runs that cannot be
     read ahead): a mise or Mercurial hook, a task a hook runs, a `!` alias. A script given by
@@ -195,8 +200,8 @@ def command_reach(line: str) -> tuple[list[str], list[str]]:
             continue
         program = words[0]
         named += [w for w in path_words(words) if not expands(w)]
-        if program in HARMLESS or program in KEYWORDS or words[:2] == ["mise", "install"]:
-            continue  # (mise install: the versions of mise's own configs, read here)
+        if program in HARMLESS or program in KEYWORDS or tuple(words[:2]) in KNOWN_COMMANDS:
+            continue
         if os.path.basename(program) in INTERPRETERS and program not in ("eval", "exec"):
             rest = [w for w in words[1:] if not w.startswith("-")]
             if rest and len(rest) == len(words) - 1 and not expands(rest[0]):
@@ -469,7 +474,7 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
                 names = tuple(n for n in names if os.path.normpath(os.path.join(base, n)) != bound)
             if "$(" in value or "`" in value:
                 unknown.append(" ".join(words)[:60])
-        elif name in HARMLESS:
+        elif name in HARMLESS or tuple(words[:2]) in KNOWN_COMMANDS:
             continue
         else:
             # Any other command: direnv runs it at the next prompt. What it names that looks

@@ -62,7 +62,7 @@ _ERRNO = {
 }
 
 
-class _OSErrors:
+class OSErrors:
     """Turn a failed system call into an OpError naming the path, so callers see one type."""
 
     def __init__(self, path: str) -> None:
@@ -284,7 +284,7 @@ def _through_change_set(
             raise _refuse("not-empty", path, "delete what is in it first", f"{real} is not empty")
     # setuid/setgid are dropped: new content is a new program
     mode = stat.S_IMODE(info.st_mode) & 0o777 if info is not None and data is not None else None
-    with _OSErrors(path):
+    with OSErrors(path):
         report = changes.change(real, data, mode)
     return {"ok": True, "path": real, **changes.outcome(report, real)}
 
@@ -347,7 +347,7 @@ def read(
         raise _refuse("invalid-argument", path, "max_bytes >= 1, offset >= 0", "bad limits")
     lexical, real = locate(policy, path)
     _guard_read(policy, perms, lexical, real, "read")
-    with _OSErrors(lexical):
+    with OSErrors(lexical):
         fd, info = _open_file(real, lexical)
         try:
             data = _read_at(fd, offset, max_bytes + 1)  # one more: sizes of /sys files lie
@@ -388,11 +388,11 @@ def write(
     except UnicodeEncodeError as e:
         raise _refuse("invalid-content", lexical, "send valid Unicode text", str(e)) from None
     if changes is not None and changes.handles(real):
-        with _OSErrors(lexical):
+        with OSErrors(lexical):
             created = not os.path.lexists(real)
             result = _through_change_set(changes, real, lexical, data, create_dirs)
         return {**result, "bytes": len(data), "created": created}
-    with _OSErrors(lexical):
+    with OSErrors(lexical):
         size, created = _atomic_write(real, lexical, data, None, create_dirs)
     return {"ok": True, "path": real, "bytes": size, "created": created}
 
@@ -418,7 +418,7 @@ def edit(
     lexical, real = locate(policy, path)
     _guard_write(policy, perms, lexical, real)
     _guard_read(policy, perms, lexical, real, "read")
-    with _OSErrors(lexical):
+    with OSErrors(lexical):
         fd, info = _open_file(real, lexical)
         try:
             if info.st_size > MAX_EDIT:
@@ -459,10 +459,10 @@ def edit(
     if preview:
         return {**result, "written": False}
     if changes is not None and changes.handles(real):
-        with _OSErrors(lexical):
+        with OSErrors(lexical):
             outcome = _through_change_set(changes, real, lexical, changed.encode("utf-8"), False)
         return {**result, **outcome, "written": "change" in outcome}
-    with _OSErrors(lexical):
+    with OSErrors(lexical):
         _atomic_write(real, lexical, changed.encode("utf-8"), None, False)
     return {**result, "written": True}
 
@@ -481,7 +481,7 @@ def delete(
         raise OpError(_DELETE_DISABLED.replace(path=lexical))
     _guard_write(policy, perms, lexical, real, entry=True)
     directory, name = os.path.split(real)
-    with _OSErrors(lexical):
+    with OSErrors(lexical):
         dir_fd = _open_dir(directory, lexical, False)
         try:
             info = _lstat_at(dir_fd, name)
@@ -518,7 +518,7 @@ def ls(
     denied = [d for d, _ in policy.deny_read]
     entries: list[dict[str, object]] = []
     hidden = 0
-    with _OSErrors(lexical):
+    with OSErrors(lexical):
         if not os.path.isdir(real):
             info = os.lstat(real)
             one = _entry(os.path.basename(real), info)

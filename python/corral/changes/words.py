@@ -1,0 +1,25 @@
+"""How corral names its change-set commands to you: `corral apply ID` in a terminal,
+`:Sandbox apply ID` in Neovim, where the `corral` command may not be installed at all.
+
+The editor's engine says it is the editor (CORRAL_FRONTEND=nvim, set by the remote plugin for
+its own process); a change set records which frontend started it, for the check that runs after
+the command, in a process of its own.
+"""
+
+from __future__ import annotations
+
+import os
+
+NVIM = "nvim"
+
+
+def frontend() -> str:
+    """ "nvim" in the editor's engine, "cli" elsewhere."""
+    return NVIM if os.environ.get("CORRAL_FRONTEND") == NVIM else "cli"
+
+
+def command(verb: str, *args: str, frontend_name: str | None = None) -> str:
+    """`corral VERB ARGS` or `:Sandbox VERB ARGS`, for this process's frontend or the one
+    named."""
+    prefix = ":Sandbox" if (frontend_name or frontend()) == NVIM else "corral"
+    return " ".join([prefix, verb, *args])
