@@ -112,6 +112,10 @@ def shape(
     return result
 
 
+# refusals no setting lifts: their hint says what to do instead
+NEVER_ALLOWED = frozenset({"privileged"})
+
+
 def _count(n: int, word: str) -> str:
     return f"{n} {word}{'s' * (n != 1)}"
 
@@ -143,7 +147,9 @@ def summary(result: Mapping[str, Any]) -> str:
     refusal = result.get("refusal") or {}
     if status == "refused":
         text = f"not run: {refusal.get('message') or refusal.get('code', 'refused')}"
-        if refusal.get("hint"):
+        if refusal.get("hint") and refusal.get("code") in NEVER_ALLOWED:
+            text += f" ({refusal['hint']})"
+        elif refusal.get("hint"):
             text += f" (the user can allow it: {refusal['hint']})"
         return text
     if status == "denied_by_user":
@@ -169,7 +175,8 @@ def summary(result: Mapping[str, Any]) -> str:
             quoted = json.dumps(str(first.get("message", ""))[:160], ensure_ascii=False)
             text += (
                 f"; the sandbox refused {_count(len(seen), 'operation')}, first: "
-                f"{quoted} ({first.get('what', first.get('code', ''))})"
+                f"{quoted} ({first.get('what', first.get('code', ''))}"
+                + (f"; to allow: {first['hint']})" if first.get("hint") else ")")
             )
         return text + _changes(result.get("changes"))
     if not result.get("ok"):

@@ -8,6 +8,8 @@ decides as its rule, and how to allow it.
 
 from __future__ import annotations
 
+import os
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -45,10 +47,34 @@ SIGNS = (
         'no network in this sandbox: use mode "workspace-write-network" '
         "(or sandbox.policy.network = true) if the command needs it",
         "sandbox.policy.network",
-        "no network in this sandbox",
+        "network access",
     ),
 )
 MAX_REPORTED = 20
+
+
+def _read_only(line: str, policy: Policy, rule: str, hint: str, what: str) -> tuple[str, ...]:
+    """A "Read-only file system" line in its own words: a path kept read-only inside a
+    writable root is protected on purpose (a git hook, a start-up file), not outside the
+    writable area; and "workspace-write" helps only where the mode is read-only."""
+    import re
+
+    from corral.paths import is_within
+
+    # (GNU tools quote a name with ' or with U+2018/U+2019)
+    for quoted in re.findall("['\u2018`]([^'\u2019`]+)['\u2019`]|(\\S+): Read-only", line):
+        path = os.path.normpath(os.path.join(policy.cwd, quoted[0] or quoted[1]))
+        if any(is_within(path, r) for r in policy.rw_roots):
+            return (
+                "sandbox.policy.protected",
+                f"{path} is kept read-only on purpose: the host runs or obeys it (a git hook or "
+                "config, a start-up file); change it yourself outside the sandbox if you mean "
+                "to, or see :Sandbox status",
+                "a write to a protected path",
+            )
+    if policy.mode != "read-only":
+        hint = "outside the writable roots: add the directory to sandbox.policy.rw_paths"
+    return rule, hint, what
 
 
 def report(
@@ -61,6 +87,8 @@ def report(
             if any(p in line for p in phrases):
                 if code == "network" and policy is not None and policy.network:
                     continue  # with network allowed, a failure is the network's, not ours
+                if code == "read-only-file-system" and policy is not None:
+                    rule, hint, what = _read_only(line, policy, rule, hint, what)
                 found.append({
                     "code": code, "rule": rule, "layer": (origins or {}).get(rule, ""),
                     "message": line.strip()[:300], "hint": hint, "what": what,

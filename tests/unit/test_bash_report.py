@@ -1,0 +1,51 @@
+"""What the sandbox visibly refused in a command's output, in corral's words: the right rule
+and a hint that fits (new-user trial, session 19)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from corral import config
+from corral.results import summary
+from corral.sandbox.policy import resolve
+from corral.toolguard.ops import bash_report
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from corral.sandbox.policy import Policy
+
+
+def _policy(tmp_path: Path, mode: str = "workspace-write") -> Policy:
+    layers = [config.Layer("global", {"sandbox.mode": mode})]
+    return resolve(config.resolve(layers), str(tmp_path), {"HOME": str(tmp_path / "home")})
+
+
+def test_a_protected_path_inside_the_workspace_is_not_blamed_on_rw_paths(tmp_path: Path) -> None:
+    (tmp_path / ".git" / "hooks").mkdir(parents=True)
+    line = "touch: cannot touch '.git/hooks/pre-commit': Read-only file system"
+    (found,) = bash_report.report(line, _policy(tmp_path))
+    assert found["rule"] == "sandbox.policy.protected", found
+    assert "on purpose" in found["hint"] and "rw_paths" not in found["hint"], found
+
+
+def test_outside_the_workspace_the_hint_fits_the_mode(tmp_path: Path) -> None:
+    line = "sh: 1: cannot create /etc/x: Read-only file system"
+    (written,) = bash_report.report(line, _policy(tmp_path))
+    assert written["rule"] == "sandbox.policy.rw_paths", written
+    assert "workspace-write" not in written["hint"], written  # it is that mode already
+    (read_only,) = bash_report.report(line, _policy(tmp_path, "read-only"))
+    assert "workspace-write" in read_only["hint"], read_only
+
+
+def test_the_model_is_told_how_to_allow_what_the_sandbox_refused() -> None:
+    seen = bash_report.report("curl: (6) Could not resolve host: example.com")
+    text = summary({"status": "ran", "tool": "bash", "exit": 6, "sandbox_refusals": seen})
+    assert "(network access; to allow: no network in this sandbox" in text, text
+    assert "refused no network" not in "\n".join(bash_report.explain(seen))
+
+
+def test_a_privileged_refusal_does_not_say_the_user_can_allow_it() -> None:
+    refusal = {"code": "privileged", "message": "sudo", "hint": "run it yourself"}
+    text = summary({"status": "refused", "tool": "bash", "refusal": refusal})
+    assert "can allow" not in text and "run it yourself" in text, text
