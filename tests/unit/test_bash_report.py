@@ -49,3 +49,16 @@ def test_a_privileged_refusal_does_not_say_the_user_can_allow_it() -> None:
     refusal = {"code": "privileged", "message": "sudo", "hint": "run it yourself"}
     text = summary({"status": "refused", "tool": "bash", "refusal": refusal})
     assert "can allow" not in text and "run it yourself" in text, text
+
+
+def test_a_path_a_deny_list_hides_is_told_as_hidden(tmp_path: Path) -> None:
+    """New-user trial: `cat secret-notes.txt`, hidden by the chat's deny_read, was reported
+    as sandbox.policy.protected."""
+    (tmp_path / "secret-notes.txt").write_text("x\n")
+    layers = [
+        config.Layer("global", {"sandbox.policy.deny_read": {"append": ["secret-notes.txt"]}})
+    ]
+    policy = resolve(config.resolve(layers), str(tmp_path), {"HOME": str(tmp_path / "home")})
+    line = "cat: secret-notes.txt: Permission denied"
+    (found,) = bash_report.report(line, policy)
+    assert found["rule"] == "sandbox.policy.deny_read", found

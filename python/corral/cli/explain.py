@@ -66,7 +66,9 @@ def explain(args: list[str]) -> int:
         *(f"  - {r}" for r in data["reasons"]),
     ]
     if data["writes"]:
-        lines.append(f"writes:   {', '.join(data['writes'])}")
+        import shlex  # (`{}` of find -exec, quoted, does not read as an empty set)
+
+        lines.append(f"writes:   {', '.join(shlex.quote(w) for w in data['writes'])}")
     lines += [
         f"approval: {data['approval']}",
         f"sandbox:  {'enabled' if box['enabled'] else 'DISABLED'}, mode {box['mode']}, "

@@ -53,17 +53,37 @@ SIGNS = (
 MAX_REPORTED = 20
 
 
+def _paths_in(line: str, cwd: str) -> list[str]:
+    """The paths an error message names (quoted, or before its `: reason`)."""
+    import re
+
+    # (GNU tools quote a name with ' or with U+2018/U+2019)
+    found = re.findall("['\u2018`]([^'\u2019`]+)['\u2019`]|(\\S+): [A-Z][a-z]", line)
+    return [os.path.normpath(os.path.join(cwd, a or b)) for a, b in found]
+
+
+def _denied(line: str, policy: Policy, rule: str, hint: str, what: str) -> tuple[str, ...]:
+    """A "Permission denied" for a path a deny list hides says so (not "protected")."""
+    from corral.paths import is_within
+
+    for path in _paths_in(line, policy.cwd):
+        hidden = next((d for d, _ in policy.deny_read if is_within(path, d)), None)
+        if hidden is not None:
+            return (
+                "sandbox.policy.deny_read",
+                f"{hidden} is hidden by sandbox.policy.deny_read (see :Sandbox status)",
+                "a hidden path",
+            )
+    return rule, hint, what
+
+
 def _read_only(line: str, policy: Policy, rule: str, hint: str, what: str) -> tuple[str, ...]:
     """A "Read-only file system" line in its own words: a path kept read-only inside a
     writable root is protected on purpose (a git hook, a start-up file), not outside the
     writable area; and "workspace-write" helps only where the mode is read-only."""
-    import re
-
     from corral.paths import is_within
 
-    # (GNU tools quote a name with ' or with U+2018/U+2019)
-    for quoted in re.findall("['\u2018`]([^'\u2019`]+)['\u2019`]|(\\S+): Read-only", line):
-        path = os.path.normpath(os.path.join(policy.cwd, quoted[0] or quoted[1]))
+    for path in _paths_in(line, policy.cwd):
         if any(is_within(path, r) for r in policy.rw_roots):
             return (
                 "sandbox.policy.protected",
@@ -89,6 +109,8 @@ def report(
                     continue  # with network allowed, a failure is the network's, not ours
                 if code == "read-only-file-system" and policy is not None:
                     rule, hint, what = _read_only(line, policy, rule, hint, what)
+                elif code == "permission-denied" and policy is not None:
+                    rule, hint, what = _denied(line, policy, rule, hint, what)
                 found.append({
                     "code": code, "rule": rule, "layer": (origins or {}).get(rule, ""),
                     "message": line.strip()[:300], "hint": hint, "what": what,
