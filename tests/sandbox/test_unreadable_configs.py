@@ -366,3 +366,16 @@ def test_your_own_mise_config_naming_where_you_are_holds(host: Host) -> None:
     run(host, "mkdir bin; echo x > bin/ls\n")
     assert not (host.ws / "bin").exists()
     assert len(held_ids(host)) == 1
+
+
+def test_a_held_file_says_which_config_has_the_host_run_it(host: Host) -> None:
+    """New-user trial: `flake.nix` under `use flake` was held as "protected: the host runs or
+    obeys it by itself, or it is hidden or corral's own", naming no reason."""
+    (host.ws / ".envrc").write_text("use flake\n")
+    stderr = run(host, "echo '{ }' > flake.nix\n")
+    assert f"named by {host.ws / '.envrc'}" in stderr, stderr
+    app = host.ws / "app"
+    app.mkdir()
+    (app / ".envrc").write_text("PATH_add bin\n")
+    stderr = run(host, "mkdir app/bin; echo x > app/bin/ls\n")
+    assert "named by a host-run config around the workspace" in stderr, stderr

@@ -283,3 +283,16 @@ def test_a_link_in_the_roots_must_lead_to_what_is_there_and_replace_no_directory
     assert found["notes.txt"] == "symlink-dangling"
     assert found["q"] == "symlink-replaces-directory"
     assert found["fine"] is None
+
+
+def test_what_is_protected_now_joins_a_plan_keeping_each_kind() -> None:
+    """A held change set applied later is checked against what is protected now too: its
+    home_dot (a string) was joined as a set of its characters."""
+    from corral.changes.finish import with_now
+
+    plan = {"protected": ["/w/a"], "home_dot": "", "protected_why": {"/w/a": "x"}}
+    now = {"protected": ["/w/b"], "home_dot": "/home/me", "protected_why": {"/w/b": "y"}}
+    checked = with_now(plan, now)
+    assert checked["protected"] == ["/w/a", "/w/b"]
+    assert checked["home_dot"] == "/home/me"
+    assert checked["protected_why"] == {"/w/a": "x", "/w/b": "y"}

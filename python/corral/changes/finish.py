@@ -51,9 +51,7 @@ def read(
 
     stages.wait_sandbox_gone(stage)
     plan = stages.read_plan(stage)
-    checked_plan = dict(plan)
-    for key, more in (now or {}).items():  # what is protected now counts too
-        checked_plan[key] = sorted({*plan[key], *more})
+    checked_plan = with_now(plan, now or {})
     _below_the_top(plan, checked_plan)
     anyway = words.command("apply", plan["id"], frontend_name=plan.get("frontend"))
     checker = Checker(checked_plan, f"to apply it anyway: {anyway}")
@@ -64,6 +62,20 @@ def read(
         entries += found
         problems += trouble
     return plan, verdicts(checker, entries), problems
+
+
+def with_now(plan: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
+    """The plan with what is protected now added (see read): lists joined, tables merged (the
+    plan's own entries win), and a string taken from now where it says anything."""
+    checked = dict(plan)
+    for key, more in now.items():
+        if isinstance(more, dict):
+            checked[key] = {**more, **(plan.get(key) or {})}
+        elif isinstance(more, str):  # (home_dot: $HOME where it is writable)
+            checked[key] = more or plan.get(key, "")
+        else:
+            checked[key] = sorted({*plan.get(key, ()), *more})
+    return checked
 
 
 def _below_the_top(plan: dict[str, Any], checked_plan: dict[str, Any]) -> None:
@@ -77,6 +89,10 @@ def _below_the_top(plan: dict[str, Any], checked_plan: dict[str, Any]) -> None:
             continue
         named, module_dirs, unknown = nested.referenced(root)
         checked_plan["protected"] = sorted({*checked_plan["protected"], *named})
+        why = dict(checked_plan.get("protected_why") or {})
+        for path in named:
+            why.setdefault(path, "named by a host-run config around the workspace")
+        checked_plan["protected_why"] = why
         checked_plan["module_dirs"] = [*checked_plan.get("module_dirs", ()), *module_dirs]
         if unknown and plan.get("unreadable_configs", "hold") == "hold":
             more = f" and {len(unknown) - 2} more" if len(unknown) > 2 else ""

@@ -102,10 +102,10 @@ class Checker(LinkRules, ModuleRules):
         hit = self_or_parent_in(path, self.protected_set)
         if hit is not None:
             what = "inside protected " + hit if hit != path else "protected"
-            return self.refusal(
-                "protected", path, PROTECTED,
-                f"{what}: the host runs or obeys it by itself, or it is hidden or corral's own",
-            )  # fmt: skip
+            why = self.protected_why.get(hit) or (
+                "the host runs or obeys it by itself, or it is hidden or corral's own"
+            )
+            return self.refusal("protected", path, PROTECTED, f"{what}: {why}")
         if entry.kind in ("whiteout", "file", "link", "special") or entry.opaque:
             # Deleting or replacing a directory takes what is below it along; a link put where
             # a protected path's directory is (or would be) sends that path somewhere else.

@@ -32,6 +32,7 @@ class RuleSet:
         self.visible: list[str] = [*plan.get("visible", []), *self.roots]
         self.protected: list[str] = plan["protected"]
         self.protected_set = frozenset(self.protected)
+        self.protected_why: dict[str, str] = plan.get("protected_why") or {}
         # each directory above a protected path -> one protected path below it
         self.above_protected: dict[str, str] = {}
         for p in self.protected:

@@ -83,6 +83,7 @@ def protection(policy: Policy) -> dict[str, Any]:
         "chat_patterns": list(policy.chat_patterns),
         "home_dot": policy.home if writable_home and policy.home != "/" else "",
         "module_dirs": list(policy.module_dirs),
+        "protected_why": dict(policy.protected_why),
     }
 
 

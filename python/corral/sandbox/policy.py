@@ -45,6 +45,7 @@ class Policy(Frozen):
         "notes",
         "pinned",
         "protected_names",
+        "protected_why",
         "read_only",
         "rlimits",
         "rw_roots",
@@ -88,6 +89,7 @@ class Policy(Frozen):
     notes: tuple[str, ...]  # what the user should know: skipped paths, unsandboxed reasons
     writes: str  # "apply", "review" or "direct": see corral.changes
     protected_names: tuple[str, ...]  # sandbox.policy.protected: refused at any depth
+    protected_why: tuple[tuple[str, str], ...]  # (path, what has the host run it), said held
     chat_patterns: tuple[str, ...]  # chat files: refused in a change set
     undo_bytes: int  # what the undo journal keeps; 0: no limit
     # why every change set is held for review: host-run configs corral cannot read ahead
@@ -198,6 +200,7 @@ def resolve(
         notes=tuple(build.notes),
         writes=config["sandbox.writes"],
         protected_names=tuple(config["sandbox.policy.protected"]),
+        protected_why=tuple(sorted(kept.why.items())),
         chat_patterns=tuple(file_patterns(config["chat.patterns"], ctx.home, ctx.env)),
         undo_bytes=int(config["sandbox.limits.undo_mb"]) * limits.MIB,
         unreadable=tuple(build.unreadable),

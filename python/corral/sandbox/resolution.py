@@ -126,10 +126,14 @@ class Protection:
         self.pinned: list[str] = []  # directories bound onto themselves
         self.never: list[str] = []  # never writable, wherever they are
         self.module_dirs: list[str] = []  # PYTHONPATH and the workspace: where Python looks first
+        self.why: dict[str, str] = {}  # why a path is kept, where it is not plain (see keep)
 
-    def keep(self, path: str) -> None:
-        """Read-only where it exists, watched where it does not."""
+    def keep(self, path: str, why: str = "") -> None:
+        """Read-only where it exists, watched where it does not; `why`: what has the host
+        run or read it (`named by /w/.envrc`), said when a change to it is held."""
         (self.read_only if os.path.lexists(path) else self.watch).append(path)
+        if why:
+            self.why.setdefault(path, why)
 
 
 MAX_MATCHES = 64
@@ -368,7 +372,8 @@ class Resolution:
             from corral.sandbox.protect import toolconfigs  # only here: tomllib
 
             paths, module_dirs, unknown = toolconfigs.referenced(root)
-            self._keep_named(root, paths, found, unknown)
+            why = "named by a mise, cargo or Mercurial config of the workspace"
+            self._keep_named(root, paths, found, unknown, why)
             found.module_dirs += [d for d in module_dirs if self.writable(d)]
             self._unreadable(
                 root, "mise, cargo or Mercurial runs what its configs name", unknown,
@@ -376,7 +381,7 @@ class Resolution:
             )  # fmt: skip
 
     def _keep_named(
-        self, root: str, paths: list[str], found: Protection, unknown: list[str]
+        self, root: str, paths: list[str], found: Protection, unknown: list[str], why: str
     ) -> None:
         """Keep what a host-run config names; one naming the whole root (`PATH_add .`,
         `PERL5LIB=.`) cannot be kept so, and is unknown (every change set held)."""
@@ -384,7 +389,7 @@ class Resolution:
             if path == root or is_within(root, path):
                 unknown.append(f"{path} (the whole workspace)")
             elif self.writable(path):
-                found.keep(path)
+                found.keep(path, why)
 
     def _direnv(self, root: str, found: Protection) -> None:
         envrc = os.path.join(root, ".envrc")
@@ -394,7 +399,7 @@ class Resolution:
 
         found_by = direnv.referenced(envrc)
         unknown = found_by.unknown
-        self._keep_named(root, found_by.paths, found, unknown)
+        self._keep_named(root, found_by.paths, found, unknown, f"named by {envrc}")
         # PYTHONPATH=src: where a Python of that prompt looks first (see changes.rules)
         found.module_dirs += [d for d in found_by.module_dirs if self.writable(d)]
         self._unreadable(envrc, "direnv runs it at your next prompt", unknown, envrc)
