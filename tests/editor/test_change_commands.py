@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 def held_id(ed: Editor) -> str:
     ed.cmd("Sandbox", "changes")
     lines = ed.buffer_lines("corral://changes") or []
-    ids = [line.split(":")[0] for line in lines if line.endswith(": held")]
+    ids = [line.split(":")[0] for line in lines if ": held" in line and line[0] != " "]
     assert len(ids) == 1, lines
     return ids[0]
 

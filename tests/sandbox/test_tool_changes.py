@@ -83,7 +83,7 @@ def test_in_review_mode_tool_changes_are_held_until_applied(svc: Service, host: 
     assert deleted["ok"] and deleted["held"]["status"] == "held", deleted
     assert readme.read_text() == before and (host.ws / "old.txt").exists()  # nothing yet
     listed = svc.call("changes", {})["out"]
-    assert sum(line.endswith(": held") for line in listed) == 2, listed
+    assert sum(": held" in line and line[0] != " " for line in listed) == 2, listed
     shown = svc.call("changes", {"id": wrote["held"]["id"]})["out"]
     assert "+proposed" in shown, shown
     for change in (wrote, deleted):

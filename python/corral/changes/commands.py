@@ -54,9 +54,11 @@ def _paths(stage: str, given: list[str]) -> frozenset[str]:
     return frozenset(os.path.normpath(os.path.join(cwd, p)) for p in given)
 
 
-def _held_lines(report: dict[str, Any]) -> list[str]:
+def _held_lines(report: dict[str, Any], workspace: str = "") -> list[str]:
+    where = f" in {workspace}" if workspace else ""
     lines = [
-        f"{report['id']}: {report['status']}" + (f" ({report['why']})" if report.get("why") else "")
+        f"{report['id']}: {report['status']}{where}"
+        + (f" ({report['why']})" if report.get("why") else "")
     ]
     for item in report["held"]:
         lines.append(f"  {item['path']}: {item.get('message') or item['code']}")
@@ -76,8 +78,12 @@ def listing() -> Outcome:
         stages.collect_garbage(stages.root_dir())
     found = list(stages.held())
     out = Outcome([] if found else ["no held change sets"])
-    for stage in found:
-        out.out += _held_lines(stages.read_json(os.path.join(stage, stages.REPORT)))
+    for stage in found:  # (every workspace's: each says which)
+        try:
+            workspace = stages.read_plan(stage)["cwd"]
+        except (OSError, ValueError, KeyError):
+            workspace = ""
+        out.out += _held_lines(stages.read_json(os.path.join(stage, stages.REPORT)), workspace)
     return out
 
 
