@@ -167,6 +167,13 @@ function M.refresh(bufnr, force)
   info.text = text
   local name = vim.api.nvim_buf_get_name(bufnr)
   local label = vim.fn.fnamemodify(name, ":~:.")
+  -- Trust first, whatever becomes of the block: a file changed on disk loses it even when its
+  -- new block cannot be read (the last good settings stay, never their trust: r20b F1).
+  local trusted = M.trusted(bufnr, name, text)
+  local last = state.buffers[bufnr]
+  if last and not trusted then
+    last.trusted = false
+  end
   local values, err = frontmatter.read(lines)
   if err then
     once(bufnr, ("corral: frontmatter of %s, %s (the last good settings stay in force)"):format(label, M.plain(err)), vim.log.levels.ERROR)
@@ -176,7 +183,6 @@ function M.refresh(bufnr, force)
     state.buffers[bufnr] = nil
     return
   end
-  local trusted = M.trusted(bufnr, name, text)
   local request = engine.request(bufnr, { values = values, trusted = trusted })
   local result, call_err = engine.call("frontmatter", request)
   if not result then

@@ -73,6 +73,10 @@ local function change_call(method, extra, buffer_name)
 end
 
 ---@param arglead string
+-- the subcommands after which `|` starts another command
+local CHAINS = { status = true, enable = true, disable = true, reset = true, stop = true,
+  reload = true }
+
 ---@return string[]
 local function complete_ids(arglead)
   local ids = require("corral.engine").call("held_ids", require("corral.engine").request()) or {}
@@ -232,10 +236,13 @@ function M.run(cmd)
     local command = text:gsub("^%s*run%s*", "")
     args = { "run", command ~= "" and command or nil }
   else
-    -- `:Sandbox disable | Sandbox status`: every other subcommand ends at a `|`, as with
-    -- 'bar' (which :Sandbox cannot have: `:Sandbox run ls | wc -l` pipes)
+    -- `:Sandbox disable | Sandbox status`: a subcommand that takes no name ends at a `|`, as
+    -- with 'bar' (which :Sandbox cannot have: `:Sandbox run ls | wc -l` pipes). One that
+    -- takes a change set's paths does not: a held path may hold a `|`, and typed back as
+    -- corral printed it, what follows would run as a command (r20b F2).
     local here, after = text:match("^(.-)|(.*)$")
-    if here then
+    local first = text:match("^%s*(%S+)")
+    if here and CHAINS[first or "status"] then
       rest = after
       args = vim.split(here, "%s+", { trimempty = true })
     else

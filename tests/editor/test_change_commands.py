@@ -49,3 +49,13 @@ def test_discard_drops_a_held_change_set(ed: Editor, workspace: Path) -> None:
     ed.cmd("Sandbox", "changes")
     assert ed.buffer_lines("corral://changes") == ["no held change sets"]
     assert not (workspace / ".exrc").exists()
+
+
+def test_a_bar_in_a_held_path_typed_back_runs_nothing(ed: Editor, workspace: Path) -> None:
+    """r20b F2: `:Sandbox` ran what follows a `|` as another command for every subcommand: a
+    held path with a `|` in it, typed back as corral printed it, ran `:!` on the host."""
+    result = ed.run_job(["sh", "-c", "echo x > .nvim.lua"])
+    assert result["code"] == 0, result
+    change_id = held_id(ed)
+    ed.lua(f"vim.cmd([[Sandbox discard {change_id} x|lua vim.g.corral_chained = 1]])")
+    assert ed.lua("return vim.g.corral_chained") is None

@@ -226,3 +226,24 @@ def test_a_chat_swapped_for_a_link_is_neither_written_through_nor_trusted(
     assert failed, "the chat was written through the link"
     assert exrc.read_text() == 'echo "mine"\n'
     assert Path(trust_db).read_text() == before
+
+
+def test_a_chat_changed_on_disk_into_a_block_corral_cannot_read_loses_its_trust(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    """r20b F1: trust was dropped only after corral read the new block; a block corral's
+    evaluation refused (`("x"):rep(2)`) left the old trust standing, and the Flemma guard
+    let the chat's host-acting Flemma keys through on it."""
+    ed = spawn(cwd=workspace)
+    ed.lua("require('corral').setup({ sandbox = { writes = 'direct' } })")
+    chat = write_chat(workspace, lua_block("corral.opt.sandbox.policy.network = true"))
+    buf = ed.edit(chat)
+    assert ed.lua("return { vim.secure.trust({ action = 'allow', bufnr = ... }) }", buf)[0]
+    ed.wait_for(lambda: ed.config(buf)["values"]["sandbox.policy.network"] is True, what="trust")
+    assert ed.lua("return require('corral.state').buffers[...].trusted", buf) is True
+    chat.write_text(lua_block('local x = ("x"):rep(2)\ncorral.opt.sandbox.policy.network = true'))
+    ed.lua("vim.cmd('checktime') vim.cmd('edit!')")
+    ed.wait_for(
+        lambda: ed.lua("return require('corral.state').buffers[...].trusted", buf) is False,
+        what="the trust to go",
+    )

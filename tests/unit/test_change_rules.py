@@ -296,3 +296,13 @@ def test_what_is_protected_now_joins_a_plan_keeping_each_kind() -> None:
     assert checked["protected"] == ["/w/a", "/w/b"]
     assert checked["home_dot"] == "/home/me"
     assert checked["protected_why"] == {"/w/a": "x", "/w/b": "y"}
+
+
+def test_commands_named_to_the_user_keep_a_path_whole() -> None:
+    """r20b F2: a held path with a space or a shell character, typed back as corral printed
+    it, named another path (or ran a command)."""
+    from corral.changes.words import command
+
+    assert command("apply", "ID", "a b|c", frontend_name="nvim") == ":Sandbox apply ID a\\ b|c"
+    assert command("apply", "ID", "a b;c", frontend_name="cli") == "corral apply ID 'a b;c'"
+    assert command("apply", "ID", "[PATH...]", frontend_name="cli") == "corral apply ID [PATH...]"

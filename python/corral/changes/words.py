@@ -21,5 +21,11 @@ def frontend() -> str:
 def command(verb: str, *args: str, frontend_name: str | None = None) -> str:
     """`corral VERB ARGS` or `:Sandbox VERB ARGS`, for this process's frontend or the one
     named."""
-    prefix = ":Sandbox" if (frontend_name or frontend()) == NVIM else "corral"
-    return " ".join([prefix, verb, *args])
+    if (frontend_name or frontend()) == NVIM:
+        # (an Ex command line splits at spaces: a name with one, typed back, is kept whole)
+        return " ".join(
+            [":Sandbox", verb, *(a.replace("\\", "\\\\").replace(" ", "\\ ") for a in args)]
+        )
+    import shlex
+
+    return " ".join(["corral", verb, *(a if a == "[PATH...]" else shlex.quote(a) for a in args)])
