@@ -379,3 +379,84 @@ def test_a_held_file_says_which_config_has_the_host_run_it(host: Host) -> None:
     (app / ".envrc").write_text("PATH_add bin\n")
     stderr = run(host, "mkdir app/bin; echo x > app/bin/ls\n")
     assert "named by a host-run config around the workspace" in stderr, stderr
+
+
+# -- round 20 (r20a) --
+
+
+@pytest.mark.parametrize(
+    ("files", "planted", "holds"),
+    [
+        # HASH, HGHASH: a `#` inside a word is no comment (it hid the next line)
+        ({".envrc": "log_status build#42\nPATH_add bin\n"}, "bin/ls", False),
+        ({".hg/hgrc": "[hooks]\npre-status = echo check#1; sh tools/st.sh\n",
+          "tools/st.sh": "# the project's\n"}, "tools/st.sh", False),
+        # DSP: direnv's dotenv takes `KEY = value`
+        ({".envrc": "dotenv\n", ".env": 'NODE_OPTIONS = "--require ./tools/t.js"\n',
+          "tools/t.js": "// the project's\n"}, "tools/t.js", False),
+        # RELPATH: a relative PATH entry is looked up from wherever you are
+        ({".envrc": 'export PATH="./node_modules/.bin:$PATH"\n'}, "notes2.txt", True),
+        # LAYOUTDIR: layouts put their venv elsewhere
+        ({".envrc": "direnv_layout_dir=.cache\nlayout python3\n"}, "notes2.txt", True),
+        # CSUB: a command substitution in a harmless command's words
+        ({".envrc": 'log_status "v: $(./tools/version)"\n'}, "notes2.txt", True),
+        # PRINTFV: printf -v sets a variable (PATH)
+        ({".envrc": "printf -v PATH '%s:%s' \"$PWD/bin\" \"$PATH\"\n"}, "notes2.txt", True),
+        # SOURCEUP: source_up with a name searches the directories above
+        ({"web/.envrc": "source_up shared-env.sh\n"}, "notes2.txt", True),
+        # MVARS, MVSRC, MTPATH: a mise template in a word without a `/`
+        ({"mise.toml": '[vars]\nbin_dir = "bin"\n[env]\n_.path = ["{{vars.bin_dir}}"]\n'},
+         "notes2.txt", True),
+        ({"mise.toml": '[tools]\nnode = "path:{{config_root}}/toolchain/node"\n'},
+         "toolchain/node/bin/node", False),
+        # TINC: the tasks of a file [task_config] includes
+        ({"mise.toml": '[hooks]\nenter = { task = "s" }\n[task_config]\nincludes = ["t.toml"]\n',
+          "t.toml": '[s]\nrun = "sh tools/s.sh"\n', "tools/s.sh": "# the project's\n"},
+         "tools/s.sh", False),
+        # a tool's postinstall runs at `mise install`
+        ({"mise.toml": '[tools]\nnode = { version = "20", postinstall = "sh tools/p.sh" }\n',
+          "tools/p.sh": "# the project's\n"}, "tools/p.sh", False),
+    ],
+    ids=["HASH", "HGHASH", "DSP", "RELPATH", "LAYOUTDIR", "CSUB", "PRINTFV", "SOURCEUP",
+         "MVARS", "MTPATH", "TINC", "postinstall"],
+)  # fmt: skip
+def test_round_20_spellings_are_kept_or_hold(
+    host: Host, files: dict[str, str], planted: str, holds: bool
+) -> None:
+    for name, text in files.items():
+        (host.ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (host.ws / name).write_text(text)
+    existed = (host.ws / planted).exists()
+    before = (host.ws / planted).read_text() if existed else None
+    run(host, f"mkdir -p {Path(planted).parent}; echo x >> {planted}; echo x > notes.txt\n")
+    if holds:
+        assert not (host.ws / "notes.txt").exists() and len(held_ids(host)) == 1
+    else:
+        assert (host.ws / "notes.txt").exists()
+        after = (host.ws / planted).read_text() if (host.ws / planted).exists() else None
+        assert after == before, planted  # kept: the write was held, the rest applied
+
+
+def test_a_crate_in_build_is_read(host: Host) -> None:
+    """CGBUILD: the walk looked only at the top of build/: build/xtask's .cargo was missed."""
+    crate = host.ws / "build" / "xtask"
+    (crate / ".cargo").mkdir(parents=True)
+    (crate / ".cargo" / "config.toml").write_text('[build]\nrustc-wrapper = "tools/rw"\n')
+    (crate / "tools").mkdir()
+    (crate / "tools" / "rw").write_text("# the project's\n")
+    run(host, "echo x >> build/xtask/tools/rw\n")
+    assert (crate / "tools" / "rw").read_text() == "# the project's\n"
+
+
+def test_a_directory_for_scratch_a_variable_names_stays_writable(host: Host) -> None:
+    """r20a usability: TMPDIR=$PWD/tmp, CARGO_TARGET_DIR=$PWD/target made those directories
+    read-only (cargo build failed); a config directory stays kept."""
+    for d in ("tmp", "target", "conf"):
+        (host.ws / d).mkdir()
+    (host.ws / ".envrc").write_text(
+        "export TMPDIR=$PWD/tmp\nexport CARGO_TARGET_DIR=$PWD/target\n"
+        "export XDG_CONFIG_HOME=$PWD/conf\n"
+    )
+    run(host, "echo x > tmp/a; echo x > target/b; mkdir -p conf/git; echo x > conf/git/config\n")
+    assert (host.ws / "tmp" / "a").exists() and (host.ws / "target" / "b").exists()
+    assert not (host.ws / "conf" / "git").exists()

@@ -91,14 +91,49 @@ def expands(word: str) -> bool:
 HOME_SPELLINGS = ("$HOME/", "${HOME}/")
 
 
+WORD_ENDS = ("", " ", "\t", "\n", ";", "&", "|", "(", ")")  # what a word starts after
+
+
+def without_comments(text: str) -> str:
+    """`text` without its shell comments: a `#` starts one only at the start of a word, outside
+    quotes (`log_status build#42` is a word; shlex took the rest of the line, and the next
+    line with it, for a comment)."""
+    out: list[str] = []
+    quote = ""
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if quote:
+            out.append(c)
+            if c == "\\" and quote == '"' and i + 1 < n:
+                out.append(text[i + 1])
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c == "\\" and i + 1 < n:
+            out.append(text[i : i + 2])
+            i += 1
+        elif c in "'\"":
+            quote = c
+            out.append(c)
+        elif c == "#" and (not out or out[-1][-1:] in WORD_ENDS):
+            while i < n and text[i] != "\n":
+                i += 1
+            continue
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
 def _commands(text: str) -> list[list[str]] | None:
     """The simple commands of a script, each as its words, keywords before them dropped; None
     when it cannot be read whole (an unclosed quote)."""
     import shlex  # (only for an .envrc: it imports re, which `corral run` does not need)
 
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+    lexer = shlex.shlex(without_comments(text), posix=True, punctuation_chars=True)
     lexer.whitespace = " \t\r"  # newlines separate commands
-    lexer.commenters = "#"
+    lexer.commenters = ""
     lexer.wordchars += "$:{}@%+,"  # unquoted $PWD/x and PATH=a:b stay one word
     commands: list[list[str]] = []
     current: list[str] = []
@@ -119,17 +154,23 @@ def _commands(text: str) -> list[list[str]] | None:
     return commands
 
 
-def _path_entries(value: str, base: str) -> tuple[list[str], list[str]]:
-    """(directories in the workspace, unknown entries) of a PATH value set by the .envrc."""
+def _path_entries(
+    value: str, base: str, relative_unknown: bool = False
+) -> tuple[list[str], list[str]]:
+    """(directories in the workspace, unknown entries) of a PATH value set by the .envrc.
+    With `relative_unknown`, an entry left relative (`./node_modules/.bin`: the shell looks
+    there from wherever you are, in any directory) is unknown."""
     found, unknown = [], []
     for part in value.split(":"):
         if part in ("$PATH", "${PATH}", ""):
             continue
+        anchored = os.path.isabs(os.path.expanduser(part))
         for spelling in PWD_SPELLINGS:
             if part.startswith(spelling):
                 part = part[len(spelling) :]
+                anchored = True
                 break
-        if expands(part):
+        if expands(part) or (relative_unknown and not anchored):
             unknown.append(part)
         else:  # (an absolute one outside the writable roots is dropped by the caller)
             found.append(os.path.normpath(os.path.join(base, os.path.expanduser(part))))
@@ -259,6 +300,9 @@ LOADER_VARIABLES = frozenset({
 })  # fmt: skip
 
 
+# a variable naming where tools write, not where they read code or config (XDG_CACHE_HOME is
+# not one: pre-commit keeps the hooks it runs there)
+SCRATCH = ("TMP", "TEMP", "TARGET", "LOG", "DATA_DIR", "OUT_DIR", "OUTPUT")
 # a variable whose name says a tool looks there (GOPATH, XDG_CONFIG_HOME, ZDOTDIR, PREFIX,
 # PYENV_ROOT, npm_config_prefix): naming the whole workspace, every file written there could
 # be read (see Resolution); any case
@@ -312,7 +356,7 @@ def assignment(variable: str, value: str, base: str, found: Referenced) -> None:
     (`GIT_CONFIG_VALUE_0=hooks` with `GIT_CONFIG_KEY_0=core.hooksPath`: any git value)."""
     value = without_itself(variable, value.strip().strip("\"'"))
     if variable in ("PATH", "MANPATH") or variable in VENV_VARIABLES + MODULE_VARIABLES:
-        dirs, odd = _path_entries(value, base)
+        dirs, odd = _path_entries(value, base, relative_unknown=variable == "PATH")
         if variable in VENV_VARIABLES:
             found.paths += [os.path.join(d, "bin") for d in dirs]
         elif variable in MODULE_VARIABLES:
@@ -343,7 +387,10 @@ def assignment(variable: str, value: str, base: str, found: Referenced) -> None:
             continue  # `PROJECT_ROOT=$PWD`: a name for the workspace, not a place to look
         # Any variable may be read by some host program (`XDG_CONFIG_HOME=conf` moves git's
         # config): a file or directory of the project it names is kept, and for one a
-        # runtime loads code from, a path even before it exists.
+        # runtime loads code from, a path even before it exists. A directory for scratch
+        # (TMPDIR, CARGO_TARGET_DIR, LOG_DIR) is where tools write: kept, nothing builds.
+        if os.path.isdir(path) and not loader and any(s in variable.upper() for s in SCRATCH):
+            continue
         if os.path.lexists(path) or "/" in name.rstrip("/"):
             found.paths.append(path)
         elif loader and "." in name:
@@ -364,9 +411,10 @@ def read_dotenv(path: str, base: str, found: Referenced) -> None:
     (`PYTHONPATH=src`, `VIRTUAL_ENV=.venv`, `BASH_ENV=...`)."""
     for line in _text(path).splitlines():
         line = line.strip().removeprefix("export ").strip()
-        if _assignment(line):
-            variable, _, value = line.partition("=")
-            assignment(variable, value, base, found)
+        variable, eq, value = line.partition("=")
+        variable = variable.strip()  # (direnv's dotenv takes `KEY = value` too)
+        if eq and variable.isidentifier():
+            assignment(variable, value.strip(), base, found)
 
 
 def referenced(envrc: str, bound: str = "") -> Referenced:
@@ -444,6 +492,14 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
     for words in commands:
         words = _substituted(words, assigned)
         name, args = words[0], words[1:]
+        if any("$(" in w or "`" in w for w in words):
+            # a command run for its output, in any command's words (a harmless one's too:
+            # `log_status "$(./tools/v)"`): what it runs is not read
+            unknown.append(" ".join(words)[:60])
+        if (name == "printf" and "-v" in args) or (name.startswith("source_up") and args):
+            unknown.append(" ".join(words)[:60])  # (sets a variable; sources by a search)
+        if name.partition("=")[0] == "direnv_layout_dir":
+            unknown.append(f"{name[:60]}: layouts go elsewhere")
         names: tuple[str, ...] = ()
         variable, _, value = name.partition("=") if "=" in name else ("", "", "")
         value = without_itself(variable, value) if variable else value
@@ -467,11 +523,8 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
         elif variable:
             # `export BASH_ENV=.bashenv`, `FOO="$(python3 tools/x.py)"`: a value that names a
             # file of the project (a variable a shell or tool loads, or a command run for it)
+            # (the one reader for an assignment: what it names, as for a dotenv's or mise's)
             assignment(variable, " ".join([value, *args]), base, found)
-            names = path_words([value, *args])
-            if not looks_in(variable):  # (`APP=$PWD` names the workspace, see above)
-                bound = found.bound or base
-                names = tuple(n for n in names if os.path.normpath(os.path.join(base, n)) != bound)
             if "$(" in value or "`" in value:
                 unknown.append(" ".join(words)[:60])
         elif name in HARMLESS or tuple(words[:2]) in KNOWN_COMMANDS:

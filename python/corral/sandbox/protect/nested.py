@@ -33,6 +33,11 @@ MARKERS = frozenset({
 })  # fmt: skip
 
 
+# tools' own trees, looked at only at their top: what a package manager or a cache holds
+# (build/ and dist/ are gone through: `build/xtask` may be a crate of the project's)
+NOT_INTO = gitguard.BULKY - {"build", "dist"}
+
+
 def _has_config(names: set[str]) -> bool:
     return bool(names & MARKERS) or any(
         name_matches(n, p)
@@ -63,7 +68,7 @@ def config_dirs(root: str) -> tuple[list[str], bool]:
                 seen += 1
                 if seen > gitguard.LIMIT:
                     return found, False
-                if entry.name in gitguard.BULKY:  # a tool's own tree: its top only
+                if entry.name in NOT_INTO:  # a tool's own tree: its top only
                     try:
                         if _has_config(set(os.listdir(entry.path))):
                             found.append(entry.path)

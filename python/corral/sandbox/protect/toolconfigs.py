@@ -175,8 +175,24 @@ def _hook_lines(value: Any) -> Iterator[str]:
 
 
 def _unplaced(name: str, words: list[str], unknown: list[str]) -> None:
-    """Words with a path built at run time (`$VAR/x`, `{{ env.X }}/y`): unknown."""
-    unknown += [f"{name}: {w}" for w in words if "/" in w and ("$" in w or "{{" in w)]
+    """Words built at run time: unknown. A template (`{{ vars.bin_dir }}`, `{{ env.X }}/y`)
+    whatever it holds; a variable (`$VAR/x`) where it makes a path."""
+    unknown += [f"{name}: {w}" for w in words if "{{" in w or ("/" in w and "$" in w)]
+
+
+def _tasks(name: str, tasks: dict[str, Any], unknown: list[str]) -> list[str]:
+    """What the tasks of a mise config (or of a file `[task_config] includes` names) run."""
+    words: list[str] = []
+    for task_name, task in tasks.items():
+        if isinstance(task, dict):
+            words += _commands(name, list(_strings(task.get("run"))), unknown)
+            words += list(_strings(task.get("file")))
+            # what else a task may say changes where and how it runs (`dir`, `shell`, `env`,
+            # `tools`): not read ahead
+            unknown += [f"{name}: task {task_name} {k}" for k in task if k not in TASK_KEYS]
+        else:
+            words += _commands(name, list(_strings(task)), unknown)
+    return words
 
 
 def _placed(base: str, word: str) -> str | None:
@@ -304,26 +320,30 @@ def _mise(
         if hooked:
             # a hook may name a task (`enter = { task = "setup" }`): what tasks run, too,
             # the file tasks' directories and those `[task_config] includes` adds
-            for task_name, task in _table(data, "tasks").items():
-                if isinstance(task, dict):
-                    words += _commands(name, list(_strings(task.get("run"))), unknown)
-                    words += list(_strings(task.get("file")))
-                    # what else a task may say changes where and how it runs (`dir`, `shell`,
-                    # `env`, `tools`): not read ahead
-                    unknown += [f"{name}: task {task_name} {k}" for k in task
-                                if k not in TASK_KEYS]  # fmt: skip
-                else:
-                    words += _commands(name, list(_strings(task)), unknown)
+            words += _tasks(name, _table(data, "tasks"), unknown)
             unknown += [f"{name}: [task_config] {k}" for k in _table(data, "task_config")
                         if k != "includes"]  # fmt: skip
             words += list(MISE_TASK_DIRS)
-            words += list(_strings(_table(data, "task_config").get("includes")))
+            for included in _strings(_table(data, "task_config").get("includes")):
+                words.append(included)
+                if included.endswith(".toml"):  # a file of tasks: what they run too
+                    path = os.path.join(root, included)
+                    words += _tasks(included, _parsed(_text(path), included, unknown), unknown)
         if own_auto is None:
             own_auto = _venv_auto(_own_mise())
         if own_auto or _venv_auto(text):
             words.append(".venv/bin")  # mise activates the project's .venv by itself
-        for version in _strings(data.get("tools")):
-            found += _tool_dir(root, version)
+        for tool, spec in _table(data, "tools").items():
+            # `node = "20"`, `"path:./tc"`, or a table: `postinstall` runs at `mise install`
+            options = spec if isinstance(spec, dict) else {}
+            words += _commands(name, list(_strings(options.get("postinstall"))), unknown)
+            unknown += [f"{name}: [tools] {tool}.{k}" for k in options
+                        if k not in ("version", "os", "postinstall")]  # fmt: skip
+            for version in _strings(options.get("version", spec)):
+                version = re.sub(CONFIG_ROOT, root.replace("\\", "\\\\"), version)
+                if "{{" in version:
+                    unknown.append(f"{name}: [tools] {tool} = {version}")
+                found += _tool_dir(root, version)
         for key, value in data.items():  # `[[watch_files]] run`, and what mise adds next
             if key not in MISE_NOT_SWEPT and key != "env":
                 words += [w for one in _strings(value) for w in _words(one)]
