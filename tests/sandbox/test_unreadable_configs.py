@@ -460,3 +460,66 @@ def test_a_directory_for_scratch_a_variable_names_stays_writable(host: Host) -> 
     run(host, "echo x > tmp/a; echo x > target/b; mkdir -p conf/git; echo x > conf/git/config\n")
     assert (host.ws / "tmp" / "a").exists() and (host.ws / "target" / "b").exists()
     assert not (host.ws / "conf" / "git").exists()
+
+
+# -- round 21 (r21a, r21b) --
+
+
+@pytest.mark.parametrize(
+    ("files", "planted", "holds"),
+    [
+        # CBS: a comment ending in `\` (joined before, it hid the next line)
+        ({".envrc": "# C:\\\\dev\\\\tools\\\\\nPATH_add bin\n"}, "bin/ls", False),
+        # ANSIC: $'...' quoting folded the next lines into a harmless command's word
+        ({".envrc": "log_status $'team\\'s tools'\nPATH_add bin\n"}, "bin/ls", False),
+        # ESCSP: a `#` after an escaped space is no comment
+        ({".envrc": "log_status build\\ #42; PATH_add bin\n"}, "bin/ls", False),
+        # HGESC, MISEESC: the same in a hook's command
+        ({".hg/hgrc": "[hooks]\npre-status = echo a\\ #1; sh tools/st.sh\n",
+          "tools/st.sh": "# the project's\n"}, "tools/st.sh", False),
+        ({"mise.toml": '[hooks]\nenter = "echo a\\\\ #1; make -s env"\n'}, "notes2.txt", True),
+        # DCOLON, DTAB: dotenv's `KEY: value` and `export<TAB>KEY=value`
+        ({".envrc": "dotenv\n", ".env": 'NODE_OPTIONS: "--require ./tools/t.js"\n',
+          "tools/t.js": "// the project's\n"}, "tools/t.js", False),
+        ({".envrc": "dotenv\n", ".env": 'export\tNODE_OPTIONS="--require ./tools/t.js"\n',
+          "tools/t.js": "// the project's\n"}, "tools/t.js", False),
+        # HGCONT: Mercurial joins a continued hook line with a newline: a second command
+        ({".hg/hgrc": "[hooks]\npre-status = echo a\n  make -s env\n"}, "notes2.txt", True),
+        # PLUSEQ: `PATH+=` is no assignment corral reads
+        ({".envrc": 'export PATH+=":./node_modules/.bin"\n'}, "notes2.txt", True),
+        # XDD: XDG_DATA_DIRS names where Neovim finds plugins (no scratch)
+        ({".envrc": "export XDG_DATA_DIRS=$PWD/share\n", "share/x": "x\n"},
+         "share/nvim/site/plugin/p.lua", False),
+    ],
+    ids=["CBS", "ANSIC", "ESCSP", "HGESC", "MISEESC", "DCOLON", "DTAB", "HGCONT", "PLUSEQ",
+         "XDD"],
+)  # fmt: skip
+def test_round_21_spellings_are_kept_or_hold(
+    host: Host, files: dict[str, str], planted: str, holds: bool
+) -> None:
+    test_round_20_spellings_are_kept_or_hold(host, files, planted, holds)
+
+
+def test_a_walk_pushed_past_its_limit_checks_nothing_and_holds_even_with_apply(
+    host: Host,
+) -> None:
+    """r21b N1: a command made 20,001 directories; the walk for configs below the top then
+    stopped before svc/api/.cargo, a readable config naming tools/wrap, and with
+    unreadable_configs = "apply" the planted wrapper was applied (with "hold", `corral
+    changes` said it passed the check)."""
+    config = host.home / ".config" / "corral" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[sandbox]\nunreadable_configs = "apply"\n')
+    api = host.ws / "svc" / "api"
+    (api / ".cargo").mkdir(parents=True)
+    (api / ".cargo" / "config.toml").write_text('[build]\nrustc-wrapper = "tools/wrap"\n')
+    (api / "tools").mkdir()
+    (api / "tools" / "wrap").write_text("# the project's\n")
+    many = host.ws / "aaa"
+    for i in range(20_001):
+        (many / str(i)).mkdir(parents=True)
+    run(host, "echo x >> svc/api/tools/wrap\n")
+    assert (api / "tools" / "wrap").read_text() == "# the project's\n"
+    (change_id,) = held_ids(host)
+    shown = host.corral("changes", change_id).stdout
+    assert "not checked" in shown and "passes the check" not in shown, shown

@@ -87,7 +87,10 @@ def _below_the_top(plan: dict[str, Any], checked_plan: dict[str, Any]) -> None:
     for root in plan["roots"]:
         if not os.path.isdir(root):
             continue
-        named, module_dirs, unknown = nested.referenced(root)
+        named, module_dirs, unknown, cut = nested.referenced(root)
+        if cut:  # (every path refused as unchecked, and the whole held: see rules)
+            checked_plan["incomplete"] = cut
+            plan["unreadable"] = [*plan.get("unreadable", ()), cut]
         checked_plan["protected"] = sorted({*checked_plan["protected"], *named})
         why = dict(checked_plan.get("protected_why") or {})
         for path in named:

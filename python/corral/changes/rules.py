@@ -87,6 +87,11 @@ class Checker(LinkRules, ModuleRules):
 
     # -- the rules, first match wins ----------------------------------------------------------
     def check(self, entry: Entry) -> Refusal | None:
+        if self.incomplete:
+            return self.refusal(
+                "unchecked", entry.path, PROTECTED,
+                f"not checked: {self.incomplete} (apply it by name if you mean to)",
+            )  # fmt: skip
         return (
             self._protected(entry)
             or self._git(entry)

@@ -33,6 +33,8 @@ class RuleSet:
         self.protected: list[str] = plan["protected"]
         self.protected_set = frozenset(self.protected)
         self.protected_why: dict[str, str] = plan.get("protected_why") or {}
+        # why the configs around a root could not all be read: nothing is checked then
+        self.incomplete: str = plan.get("incomplete", "")
         # each directory above a protected path -> one protected path below it
         self.above_protected: dict[str, str] = {}
         for p in self.protected:

@@ -11,8 +11,9 @@ stand in the script (after `then`, in a `{ }` group, behind `&&`).
 Any other command it runs (`./scripts/env.sh`, `bash tools/setup.sh`,
 `eval "$(python3 tools/gen.py)"`) has the files it names protected too. What cannot be known
 before direnv runs (what such a command reaches, a path built from a variable other than $PWD,
-a layout or `use` corral does not know, PATH changed any other way) is reported, not guessed,
-and status names it.
+a layout or `use` corral does not know, PATH changed any other way) is unknown: it holds every
+change set for review (see Resolution._unreadable), never guessed at. The script is read as
+bash reads it (shellwords).
 """
 
 from __future__ import annotations
@@ -64,7 +65,6 @@ KEYWORDS = frozenset(
     {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!",
      "time", "export", "local", "declare", "readonly", "command", "builtin"}
 )  # fmt: skip
-SEPARATORS = frozenset({";", "&", "&&", "|", "||", "(", ")", ";;", "\n"})
 # direnv's stdlib and shell builtins that run nothing of the project's
 HARMLESS = frozenset(
     {"watch_file", "watch_dir", "log_status", "log_error", "strict_env", "unstrict_env", "has",
@@ -89,69 +89,6 @@ def expands(word: str) -> bool:
 
 
 HOME_SPELLINGS = ("$HOME/", "${HOME}/")
-
-
-WORD_ENDS = ("", " ", "\t", "\n", ";", "&", "|", "(", ")")  # what a word starts after
-
-
-def without_comments(text: str) -> str:
-    """`text` without its shell comments: a `#` starts one only at the start of a word, outside
-    quotes (`log_status build#42` is a word; shlex took the rest of the line, and the next
-    line with it, for a comment)."""
-    out: list[str] = []
-    quote = ""
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if quote:
-            out.append(c)
-            if c == "\\" and quote == '"' and i + 1 < n:
-                out.append(text[i + 1])
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c == "\\" and i + 1 < n:
-            out.append(text[i : i + 2])
-            i += 1
-        elif c in "'\"":
-            quote = c
-            out.append(c)
-        elif c == "#" and (not out or out[-1][-1:] in WORD_ENDS):
-            while i < n and text[i] != "\n":
-                i += 1
-            continue
-        else:
-            out.append(c)
-        i += 1
-    return "".join(out)
-
-
-def _commands(text: str) -> list[list[str]] | None:
-    """The simple commands of a script, each as its words, keywords before them dropped; None
-    when it cannot be read whole (an unclosed quote)."""
-    import shlex  # (only for an .envrc: it imports re, which `corral run` does not need)
-
-    lexer = shlex.shlex(without_comments(text), posix=True, punctuation_chars=True)
-    lexer.whitespace = " \t\r"  # newlines separate commands
-    lexer.commenters = ""
-    lexer.wordchars += "$:{}@%+,"  # unquoted $PWD/x and PATH=a:b stay one word
-    commands: list[list[str]] = []
-    current: list[str] = []
-    try:
-        for token in lexer:
-            if token in SEPARATORS or token == "\n":
-                if current:
-                    commands.append(current)
-                current = []
-            elif not current and token in KEYWORDS:
-                continue
-            else:
-                current.append(token)
-    except ValueError:
-        return None  # an unclosed quote: the rest cannot be told apart
-    if current:
-        commands.append(current)
-    return commands
 
 
 def _path_entries(
@@ -236,7 +173,11 @@ def command_reach(line: str) -> tuple[list[str], list[str]]:
     code (`python -c`) is not read: both are unknown."""
     named: list[str] = []
     unknown: list[str] = []
-    for words in _split_assignments(_commands(line.replace("\\\n", "")) or [[line]]):
+    from corral.sandbox.protect import shellwords
+
+    script = shellwords.parse(line)
+    unknown += script.unknown
+    for words in _split_assignments(script.commands):
         if _assignment(words[0]):
             continue
         program = words[0]
@@ -282,12 +223,21 @@ def _split_assignments(commands: list[list[str]]) -> list[list[str]]:
     it (`VIRTUAL_ENV_DISABLE_PROMPT=1 source .venv/bin/activate`) read as that command."""
     out: list[list[str]] = []
     for words in commands:
+        words = [_appended(w) for w in words[:1]] + words[1:]
         while words and _assignment(words[0]):
             out.append([words[0]])
-            words = words[1:]
+            words = [_appended(w) for w in words[1:2]] + words[2:]
         if words:
             out.append(words)
     return out
+
+
+def _appended(word: str) -> str:
+    """`NAME+=value` as what it means: `NAME=$NAME` + value (`PATH+=":./bin"`)."""
+    name, plus, value = word.partition("+=")
+    if plus and name.isidentifier() and "=" not in name:
+        return f"{name}=${name}{value}"
+    return word
 
 
 # variables whose value a runtime loads code from at every start: a directory they name is
@@ -300,9 +250,11 @@ LOADER_VARIABLES = frozenset({
 })  # fmt: skip
 
 
-# a variable naming where tools write, not where they read code or config (XDG_CACHE_HOME is
-# not one: pre-commit keeps the hooks it runs there)
-SCRATCH = ("TMP", "TEMP", "TARGET", "LOG", "DATA_DIR", "OUT_DIR", "OUTPUT")
+# a variable naming where tools write, not where they read code or config, by how its name
+# ends (XDG_CACHE_HOME is not one: pre-commit keeps the hooks it runs there; nor any XDG_
+# name: XDG_DATA_DIRS is where Neovim finds plugins)
+SCRATCH = ("TMPDIR", "TMP", "TEMP", "TEMPDIR", "TARGET_DIR", "LOG_DIR", "LOGDIR", "LOGS_DIR",
+           "DATA_DIR", "OUT_DIR", "OUTPUT_DIR", "BUILD_DIR")  # fmt: skip
 # a variable whose name says a tool looks there (GOPATH, XDG_CONFIG_HOME, ZDOTDIR, PREFIX,
 # PYENV_ROOT, npm_config_prefix): naming the whole workspace, every file written there could
 # be read (see Resolution); any case
@@ -389,7 +341,13 @@ def assignment(variable: str, value: str, base: str, found: Referenced) -> None:
         # config): a file or directory of the project it names is kept, and for one a
         # runtime loads code from, a path even before it exists. A directory for scratch
         # (TMPDIR, CARGO_TARGET_DIR, LOG_DIR) is where tools write: kept, nothing builds.
-        if os.path.isdir(path) and not loader and any(s in variable.upper() for s in SCRATCH):
+        name_up = variable.upper()
+        if (
+            os.path.isdir(path)
+            and not loader
+            and not name_up.startswith("XDG_")
+            and (name_up.endswith(SCRATCH))
+        ):
             continue
         if os.path.lexists(path) or "/" in name.rstrip("/"):
             found.paths.append(path)
@@ -410,11 +368,14 @@ def read_dotenv(path: str, base: str, found: Referenced) -> None:
     """A `.env` direnv's dotenv loads: its assignments count as the .envrc's
     (`PYTHONPATH=src`, `VIRTUAL_ENV=.venv`, `BASH_ENV=...`)."""
     for line in _text(path).splitlines():
-        line = line.strip().removeprefix("export ").strip()
-        variable, eq, value = line.partition("=")
-        variable = variable.strip()  # (direnv's dotenv takes `KEY = value` too)
-        if eq and variable.isidentifier():
-            assignment(variable, value.strip(), base, found)
+        line = line.strip()
+        if line.startswith("export") and line[6:7].isspace():
+            line = line[6:].strip()
+        # direnv's dotenv takes `KEY=value`, `KEY = value` and `KEY: value`
+        cut = min((i for i in (line.find("="), line.find(":")) if i > 0), default=-1)
+        variable = line[:cut].strip() if cut > 0 else ""
+        if variable.isidentifier():
+            assignment(variable, line[cut + 1 :].strip(), base, found)
 
 
 def referenced(envrc: str, bound: str = "") -> Referenced:
@@ -441,21 +402,18 @@ def _substituted(words: list[str], assigned: dict[str, str]) -> list[str]:
     return out
 
 
-# what makes a script's variables depend on more than its text read top to bottom
-BRANCHING = r"(^|[\s;&|(])(if|case|while|for|until|select|function)\s|&&|\|\||\(\)"
+# commands that set variables in ways the script's text does not show
 CHANGES_VARIABLES = frozenset({"dotenv", "dotenv_if_exists", "source", ".", "source_env",
                                "source_env_if_exists", "source_up", "source_up_if_exists",
                                "load_prefix", "eval", "read", "export_function"})  # fmt: skip
 
 
-def _fixed(text: str, commands: list[list[str]], base: str) -> dict[str, str]:
+def _fixed(branching: bool, commands: list[list[str]], base: str) -> dict[str, str]:
     """The script's variables whose value its text fixes: each assigned once, in a script
     with no branch and nothing else that sets variables (a dotenv, a sourced file), and from
     a value with nothing left to expand (`export APP=$PWD`, `BIN=tools/bin`). Any other is
     left as `$NAME`: unknown where it makes a path."""
-    import re
-
-    if re.search(BRANCHING, text) or any(c[0] in CHANGES_VARIABLES for c in commands):
+    if branching or any(c[0] in CHANGES_VARIABLES for c in commands):
         return {}
     seen: dict[str, int] = {}
     values: dict[str, str] = {}
@@ -477,18 +435,16 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
             unknown.append(f"{path}: longer than {MAX_BYTES // 1024} KiB")
     except OSError:
         pass
-    # `$(pwd)/bin` unquoted would split at the parentheses: the same as $PWD; a backslash
-    # before a newline joins the lines (`PATH_add \` then `bin`)
-    text = _text(path).replace("\\\n", "")
+    from corral.sandbox.protect import shellwords
+
+    text = _text(path)
     for spelling in ("$(pwd)", "`pwd`", "$(git rev-parse --show-toplevel)"):
         text = text.replace(spelling, "$PWD")  # (the repository's top: here, or above)
-    commands = _commands(text)
-    if commands is None:
-        unknown.append(f"{path}: an unclosed quote")
-        commands = []
-    commands = _split_assignments(commands)
+    script = shellwords.parse(text)  # (bash's reading: see shellwords)
+    unknown += [f"{path}: {u}" for u in script.unknown]
+    commands = _split_assignments(script.commands)
     assigned: dict[str, str] = {"PWD": base, "HOME": os.path.expanduser("~")}
-    assigned.update(_fixed(text, commands, base))
+    assigned.update(_fixed(script.branching, commands, base))
     for words in commands:
         words = _substituted(words, assigned)
         name, args = words[0], words[1:]

@@ -137,9 +137,12 @@ def _direnv_files(entries: list[str]) -> tuple[list[str], list[str]]:
     return dirs, [e for e in entries if os.path.basename(e) == ".env"]
 
 
-def referenced(root: str) -> tuple[list[str], list[str], list[str]]:
+def referenced(root: str) -> tuple[list[str], list[str], list[str], str]:
     """(paths the configs around `root` name, inside `root`; directories they put on
-    PYTHONPATH; what cannot be read ahead, each saying where)."""
+    PYTHONPATH; what cannot be read ahead, each saying where; why the configs below cannot
+    all be found, or ""). A command can make directories to push a config past the walk's
+    limit: then no change is checked against them, whatever sandbox.unreadable_configs says
+    (see finish)."""
     from corral.sandbox.protect import direnv
 
     dirs, complete = config_dirs(root)
@@ -162,11 +165,6 @@ def referenced(root: str) -> tuple[list[str], list[str], list[str]]:
     paths += named
     module_dirs += modules
     unknown += odd
-    if not complete:
-        unknown.append(
-            f"{root} holds more than {gitguard.LIMIT} directories (past tools' own trees): "
-            "the host-run configs below its top cannot all be found"
-        )
     for directory in dirs:
         envrc = os.path.join(directory, direnv.NAME)
         if os.path.lexists(envrc):
@@ -182,4 +180,8 @@ def referenced(root: str) -> tuple[list[str], list[str], list[str]]:
         if path == root:
             unknown.append(f"{path} (the whole workspace)")
     inside = [p for p in dict.fromkeys(paths) if p.startswith(root + os.sep)]
-    return inside, list(dict.fromkeys(module_dirs)), list(dict.fromkeys(unknown))
+    cut = "" if complete else (
+        f"{root} holds more than {gitguard.LIMIT} directories (past tools' own trees): the "
+        "host-run configs below its top cannot all be found"
+    )  # fmt: skip
+    return inside, list(dict.fromkeys(module_dirs)), list(dict.fromkeys(unknown)), cut

@@ -415,7 +415,7 @@ def _hgrc_values(text: str) -> Iterator[tuple[str, str, str]]:
     section, key, value = "", "", ""
     for line in [*text.splitlines(), "[end]"]:
         if line[:1].isspace() and key:
-            value += " " + line.strip()
+            value += "\n" + line.strip()  # (as Mercurial joins them: a hook's next command)
             continue
         if key:
             yield section, key, value
