@@ -67,10 +67,15 @@ def options_section() -> str:
     return "\n".join(out)
 
 
+def _between(text: str, begin: str, end: str, new: str) -> str:
+    """`text` with what runs from `begin` to `end` (both included) replaced by `new`."""
+    start = text.index(begin)
+    stop = text.index(end) + len(end)
+    return text[:start] + new + text[stop:]
+
+
 def replace_section(text: str) -> str:
-    start = text.index(BEGIN)
-    end = text.index(END) + len(END)
-    return text[:start] + options_section() + text[end:]
+    return _between(text, BEGIN, END, options_section())
 
 
 LUA_BEGIN = "-- The options classes below are generated from the schema by `python -m corral.docs`."
@@ -126,9 +131,7 @@ def lua_classes() -> str:
 
 
 def replace_lua(text: str) -> str:
-    start = text.index(LUA_BEGIN)
-    end = text.index(LUA_END) + len(LUA_END)
-    return text[:start] + lua_classes() + text[end:]
+    return _between(text, LUA_BEGIN, LUA_END, lua_classes())
 
 
 def _rewrite(path: str, replace: Callable[[str], str]) -> None:

@@ -22,6 +22,13 @@ if TYPE_CHECKING:
     from .conftest import Host
 
 
+def _write(host: Host, files: dict[str, str]) -> None:
+    """The project's files, made on the host before the run."""
+    for name, text in files.items():
+        (host.ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (host.ws / name).write_text(text)
+
+
 def _loader_built_at_run_time(host: Host) -> None:
     """An .envrc whose NODE_OPTIONS names tools/trace.js through a command substitution:
     every host `node`/`npm` at that prompt would load what a command writes there."""
@@ -281,9 +288,7 @@ def test_common_envrc_lines_read_whole_do_not_hold(host: Host) -> None:
 def test_what_mise_and_mercurial_configs_run_is_kept_or_holds(
     host: Host, files: dict[str, str], planted: str, holds: bool
 ) -> None:
-    for name, text in files.items():
-        (host.ws / name).parent.mkdir(parents=True, exist_ok=True)
-        (host.ws / name).write_text(text)
+    _write(host, files)
     target = host.ws / planted
     if not holds:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -335,8 +340,7 @@ def test_with_direct_writes_status_does_not_promise_a_hold(host: Host) -> None:
 def test_tasks_and_variables_that_cannot_be_read_ahead_hold(
     host: Host, files: dict[str, str], holds: bool
 ) -> None:
-    for name, text in files.items():
-        (host.ws / name).write_text(text)
+    _write(host, files)
     run(host, "echo x > notes.txt\n")
     assert (host.ws / "notes.txt").exists() is not holds
     assert len(held_ids(host)) == int(holds)
@@ -423,9 +427,7 @@ def test_a_held_file_says_which_config_has_the_host_run_it(host: Host) -> None:
 def test_round_20_spellings_are_kept_or_hold(
     host: Host, files: dict[str, str], planted: str, holds: bool
 ) -> None:
-    for name, text in files.items():
-        (host.ws / name).parent.mkdir(parents=True, exist_ok=True)
-        (host.ws / name).write_text(text)
+    _write(host, files)
     existed = (host.ws / planted).exists()
     before = (host.ws / planted).read_text() if existed else None
     run(host, f"mkdir -p {Path(planted).parent}; echo x >> {planted}; echo x > notes.txt\n")
