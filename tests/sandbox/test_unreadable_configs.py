@@ -9,11 +9,14 @@ note in status while the write landed; now the change set is held, with the reas
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from .conftest import give_to_test_user, user_prefix
 from .sandbox_support import DONE
 from .test_change_sets import held_ids
 from .test_change_sets_review2 import run
@@ -525,3 +528,28 @@ def test_a_walk_pushed_past_its_limit_checks_nothing_and_holds_even_with_apply(
     (change_id,) = held_ids(host)
     shown = host.corral("changes", change_id).stdout
     assert "not checked" in shown and "passes the check" not in shown, shown
+
+
+@pytest.mark.as_root  # as nobody, this machine's test Python (under /root) cannot be run
+def test_the_check_an_argv_runs_itself_reads_the_configs_as_corral_run_does(host: Host) -> None:
+    """r22b: the check a wrapped argv runs (`python -I -S`, the editor's path) could not
+    import bashlex; the failure was cached by the script's text, the nested .envrc read as
+    unreadable everywhere, and with unreadable_configs = "apply" a planted app/bin/ls was
+    applied."""
+    config = host.home / ".config" / "corral" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[sandbox]\nunreadable_configs = "apply"\n')
+    (host.ws / "app").mkdir()
+    (host.ws / "app" / ".envrc").write_text("PATH_add bin\n")
+    wrapped = host.corral("wrap", "--", "sh", "-c", "mkdir -p app/bin; echo x > app/bin/ls")
+    argv = json.loads(wrapped.stdout)
+    give_to_test_user(host.base)
+    done = subprocess.run(
+        [*user_prefix(), *argv], cwd=str(host.ws), capture_output=True, text=True, timeout=60,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert not (host.ws / "app" / "bin").exists(), done.stderr
+    assert "named by a host-run config" in done.stderr, done.stderr
+    # ... and nothing was left cached that makes another run read it otherwise
+    run(host, "mkdir -p app/bin; echo x > app/bin/ls\n")
+    assert not (host.ws / "app" / "bin").exists()

@@ -48,7 +48,7 @@ done
 : >"$st/done"
 exit $s"""
 FINISH = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "import sys; sys.path[:0] = sys.argv[1].split(':'); "
     "from corral.changes.finish import main; sys.exit(main(sys.argv[2:]))"
 )
 
@@ -196,20 +196,27 @@ def limited(policy: Policy) -> list[str]:
 
 
 def finish_command(policy: Policy) -> list[str]:
-    """[python, package directory, code]: how the launcher runs the change-set check. The check
-    runs on the host, so neither may be anything a sandboxed command could have written."""
+    """[python, directories to import from, code]: how the launcher runs the change-set
+    check, with `python -I -S` (no site-packages): corral's package, and bashlex's, which
+    reads the shell scripts of host-run configs (shellwords). The check runs on the host, so
+    none may be anything a sandboxed command could have written."""
+    import importlib.util
+
     import corral
     from corral.errors import BackendError
 
     package_dir = os.path.dirname(os.path.abspath(corral.__file__))
-    parent = os.path.dirname(package_dir)
-    for path in (sys.executable, package_dir):
-        if not path or policy.could_have_written(path):
+    spec = importlib.util.find_spec("bashlex")  # (found, not imported: ~90 ms)
+    bashlex_dir = os.path.dirname(spec.origin) if spec and spec.origin else ""
+    for path in (sys.executable, package_dir, bashlex_dir):
+        if not path or policy.could_have_written(path) or ":" in path:
             raise BackendError(
-                f"{path or 'python'} could have been written by a sandboxed command: it cannot "
-                "check change sets on the host (install corral outside the workspace)"
+                f"{path or 'python, or bashlex,'} could have been written by a sandboxed "
+                "command (or is not where corral can name it): it cannot check change sets "
+                "on the host (install corral outside the workspace)"
             )
-    return [sys.executable, parent, FINISH]
+    parents = dict.fromkeys([os.path.dirname(package_dir), os.path.dirname(bashlex_dir)])
+    return [sys.executable, ":".join(parents), FINISH]
 
 
 def _identity(path: str) -> tuple[int, ...]:

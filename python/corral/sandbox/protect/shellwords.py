@@ -32,18 +32,23 @@ if TYPE_CHECKING:
 
 # Words before a command's name that only change how it assigns (`export A=1`): dropped
 LEADING = frozenset({"export", "local", "declare", "typeset", "readonly", "command", "builtin"})
-VERSION = 2  # of what the cache holds: a new one for every change to the walker
+VERSION = 3  # of what the cache holds: a new one for every change to the walker
 
 
 class Script:
-    """What `parse` found: `commands` (lists of words), `branching`, `unknown`."""
+    """What `parse` found: `commands` (lists of words), `branching`, `unknown`; `unparsed`:
+    the text could not be parsed at all (unknown says why)."""
 
-    __slots__ = ("branching", "commands", "unknown")
+    __slots__ = ("branching", "commands", "unknown", "unparsed")
 
-    def __init__(self, commands: list[list[str]], branching: bool, unknown: list[str]) -> None:
+    def __init__(
+        self, commands: list[list[str]], branching: bool, unknown: list[str],
+        unparsed: bool = False,
+    ) -> None:  # fmt: skip
         self.commands = commands
         self.branching = branching
         self.unknown = unknown
+        self.unparsed = unparsed
 
 
 def _cache_path(text: str) -> str:
@@ -62,6 +67,8 @@ def parse(text: str) -> Script:
     except (OSError, ValueError, EOFError, TypeError):
         pass
     script = _parse(text)
+    if script.unparsed:
+        return script  # (a failure is never kept: the next reading may succeed)
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
@@ -82,8 +89,13 @@ def _parse(text: str) -> Script:
     try:
         for tree in bash_parse(text):
             walker.node(tree)
+    except ImportError:
+        # bashlex missing where the check runs: nothing could be read, which must stop the
+        # check (the change set is then held whole), never pass for an unknown one that
+        # unreadable_configs = "apply" lets through
+        raise
     except Exception as e:  # bashlex raises its own errors, and ValueError (see parse)
-        return Script([], False, [f"not read as bash ({str(e)[:60]})"])
+        return Script([], False, [f"not read as bash ({str(e)[:60]})"], unparsed=True)
     return Script(walker.commands, walker.branching, walker.unknown)
 
 
