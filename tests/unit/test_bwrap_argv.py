@@ -243,7 +243,10 @@ def test_wrap_uses_the_policys_environment(setup: Callable[..., Policy]) -> None
     assert sh in ("/usr/bin/sh", "/bin/sh")  # never found on PATH
     assert (dash_c, script, code) == ("-c", LAUNCH_CHANGES, FINISH)
     assert stage == wrapped.stage and os.path.isfile(os.path.join(stage, "plan.marshal"))
-    assert python == sys.executable and os.path.isdir(os.path.join(package, "corral"))
+    # corral's package and bashlex's (the check reads shell scripts with it), `:`-joined
+    found = package.split(":")
+    assert python == sys.executable and os.path.isdir(os.path.join(found[0], "corral"))
+    assert any(os.path.isdir(os.path.join(p, "bashlex")) for p in found), found
     with open(filter_file, "rb") as f:
         assert f.read() == seccomp.program(os.uname().machine, block_unix_sockets=True)
     assert wrapped.argv[wrapped.argv.index("--seccomp") + 1] == "3"
