@@ -553,3 +553,52 @@ def test_the_check_an_argv_runs_itself_reads_the_configs_as_corral_run_does(host
     # ... and nothing was left cached that makes another run read it otherwise
     run(host, "mkdir -p app/bin; echo x > app/bin/ls\n")
     assert not (host.ws / "app" / "bin").exists()
+
+
+# -- round 22 (r22a) --
+
+
+@pytest.mark.parametrize(
+    ("files", "planted", "holds"),
+    [
+        # HDOC: an unquoted here-document's body is expanded: its backquotes run
+        ({".envrc": ": <<DOC\nrun `sh scripts/bootstrap.sh`\nDOC\n"}, "notes2.txt", True),
+        # SRCIN: what a command reads from a file given as its input
+        ({".envrc": "source /dev/stdin < tools/env.sh\n", "tools/env.sh": "# x\n"},
+         "notes2.txt", True),
+        # HGSECT, HGCOMM, HGBOM: what Mercurial takes for a section, a comment, a file start
+        ({".hg/hgrc": "[hooks]  ; ours\npre-status = make -s env\n"}, "notes2.txt", True),
+        ({".hg/hgrc": "[hooks]\npre-status = echo a\n# note\n  sh tools/st.sh\n",
+          "tools/st.sh": "# the project's\n"}, "tools/st.sh", False),
+        ({".hg/hgrc": "\ufeff[hooks]\npre-status = make -s env\n"}, "notes2.txt", True),
+        # MTERA: an exec() whose command is built from an expression
+        ({"mise.toml": "[env]\nB = \"{{ exec(command=config_root ~ '/tools/id.sh') }}\"\n"},
+         "notes2.txt", True),
+    ],
+    ids=["HDOC", "SRCIN", "HGSECT", "HGCOMM", "HGBOM", "MTERA"],
+)  # fmt: skip
+def test_round_22_spellings_are_kept_or_hold(
+    host: Host, files: dict[str, str], planted: str, holds: bool
+) -> None:
+    test_round_20_spellings_are_kept_or_hold(host, files, planted, holds)
+
+
+def test_direnvs_own_idioms_do_not_hold(host: Host) -> None:
+    """r22a usability: `[[ ]]` (bashlex cannot parse it) and `command -v` held everything."""
+    (host.ws / ".envrc").write_text(
+        "[[ -f .envrc.local ]] && source_env .envrc.local\n"
+        "if command -v nix >/dev/null; then use flake; fi\n"
+    )
+    run(host, "echo x > notes.txt\n")
+    assert (host.ws / "notes.txt").exists() and held_ids(host) == []
+
+
+def test_the_git_top_of_a_package_in_a_monorepo_is_the_repositorys(host: Host) -> None:
+    """GITTOP: `PATH_add "$(git rev-parse --show-toplevel)/tools/bin"` in a package's .envrc
+    was read as the package's own directory: the repository's tools/bin stayed writable."""
+    (host.ws / "tools" / "bin").mkdir(parents=True)  # (the workspace is a repository)
+    pkg = host.ws / "packages" / "web"
+    pkg.mkdir(parents=True)
+    (pkg / ".envrc").write_text('PATH_add "$(git rev-parse --show-toplevel)/tools/bin"\n')
+    run(host, "echo x > tools/bin/ls\n")
+    assert not (host.ws / "tools" / "bin" / "ls").exists()

@@ -428,6 +428,19 @@ def _fixed(branching: bool, commands: list[list[str]], base: str) -> dict[str, s
     return {v: values[v] for v in values if seen[v] == 1}
 
 
+def _git_top(directory: str) -> str:
+    """The top of the git work tree holding `directory` (where `git rev-parse
+    --show-toplevel` answers), or "" when there is none."""
+    current = directory
+    while True:
+        if os.path.lexists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return ""
+        current = parent
+
+
 def _read(path: str, base: str, found: Referenced, depth: int) -> None:
     unknown = found.unknown
     try:
@@ -438,8 +451,11 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
     from corral.sandbox.protect import shellwords
 
     text = _text(path)
-    for spelling in ("$(pwd)", "`pwd`", "$(git rev-parse --show-toplevel)"):
-        text = text.replace(spelling, "$PWD")  # (the repository's top: here, or above)
+    for spelling in ("$(pwd)", "`pwd`"):
+        text = text.replace(spelling, "$PWD")
+    top = _git_top(base)  # (a package of a monorepo: its top is above)
+    if top:
+        text = text.replace("$(git rev-parse --show-toplevel)", top)
     script = shellwords.parse(text)  # (bash's reading: see shellwords)
     unknown += [f"{path}: {u}" for u in script.unknown]
     commands = _split_assignments(script.commands)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 # Words before a command's name that only change how it assigns (`export A=1`): dropped
 LEADING = frozenset({"export", "local", "declare", "typeset", "readonly", "command", "builtin"})
-VERSION = 3  # of what the cache holds: a new one for every change to the walker
+VERSION = 4  # of what the cache holds: a new one for every change to the walker
 
 
 class Script:
@@ -80,11 +80,22 @@ def parse(text: str) -> Script:
     return script
 
 
+def _tests_as_brackets(text: str) -> str:
+    """`[[ ... ]]` as `[ ... ]`, which bashlex parses (it cannot `[[`): direnv's own idiom is
+    `[[ -f .envrc.local ]] && source_env .envrc.local`. The words inside are kept (a
+    substitution in them is still found); only where bash would see the keywords."""
+    import re
+
+    keyword = r"(?<![^\s;&|(])\[\[(?=\s)|(?<=\s)\]\](?=$|[\s;&|)])"
+    return re.sub(keyword, lambda m: m[0][0] + " ", text, flags=re.M)
+
+
 def _parse(text: str) -> Script:
     from corral.toolguard.classify.parse import parse as bash_parse
 
     if all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()):
         return Script([], False, [])  # (bashlex has no tree for comments alone)
+    text = _tests_as_brackets(text)
     walker = _Walker(text)
     try:
         for tree in bash_parse(text):
@@ -129,7 +140,7 @@ class _Walker:
             for part in node.list:
                 self.node(part)
             for redirect in getattr(node, "redirects", ()):
-                self.substitutions(redirect)
+                self.redirect(redirect)
         elif kind == "function":
             self.branching = True
             self.unknown.append(f"{self.raw(node)}: a function of its own")
@@ -152,6 +163,20 @@ class _Walker:
             if part is not None and hasattr(part, "kind"):
                 self.substitutions(part)
 
+    def redirect(self, node: Any) -> None:
+        """What a redirection feeds a command: a file read as its input (`source /dev/stdin <
+        tools/env.sh` runs that file), a here-document whose body the shell expands (an
+        unquoted `<<DOC` runs each `$(...)` and backquote in it, even after `:`)."""
+        self.substitutions(node)
+        kind = getattr(node, "type", "")
+        if kind in ("<", "<>", "<&"):
+            target = getattr(node, "output", None)
+            name = getattr(target, "word", "?") if target is not None else "?"
+            self.unknown.append(f"{self.raw(node)}: input from {name}")
+        body = getattr(getattr(node, "heredoc", None), "value", "")
+        if kind.startswith("<<") and ("$(" in body or "`" in body or "${" in body):
+            self.unknown.append(f"{self.raw(node)}: a here-document that runs what it holds")
+
     def command(self, node: Any) -> None:
         words: list[str] = []
         for part in node.parts:
@@ -159,9 +184,11 @@ class _Walker:
                 self.substitutions(part)
                 words.append(part.word)
             elif part.kind == "redirect":
-                self.substitutions(part)
+                self.redirect(part)
             else:
                 self.node(part)
+        if words[:1] == ["command"] and words[1:2] in (["-v"], ["-V"]):
+            return  # (`command -v nix`: a lookup, nothing run)
         while words and words[0] in LEADING:  # `export -x A=1`: the assignments
             words = words[1:]
             while words and words[0].startswith("-"):

@@ -304,9 +304,12 @@ def _mise(
                 _env_file(os.path.join(root, env_file), root, env_found, unknown)
             venv = _table(directives, "python").get("venv")
             words += [os.path.join(v, "bin") for v in _strings(venv) if not v.isdigit()]
-        # `{{ exec(command='sh tools/gen.sh') }}`, in any value of any table ([vars] too)
+        # `{{ exec(command='sh tools/gen.sh') }}`, in any value of any table ([vars] too);
+        # one whose command is not a plain string (`config_root ~ '/x.sh'`) is not read
         for match in re.finditer(EXEC, text):
-            words += _words(match.group(2))
+            words += _commands(name, [match.group(2)], unknown)
+        if len(re.findall(r"\bexec\s*\(", text)) > len(re.findall(EXEC, text)):
+            unknown.append(f"{name}: an exec() whose command is built")
         # `env_file` (a setting, top-level in older versions): a dotenv file mise loads
         for env_file in [*_strings(_table(data, "settings").get("env_file")),
                          *_strings(data.get("env_file"))]:  # fmt: skip
@@ -413,7 +416,9 @@ def _hgrc_values(text: str) -> Iterator[tuple[str, str, str]]:
     """(section, key, value) of an hgrc, continuation lines joined; `%include` as a
     ("%include", "", file) entry."""
     section, key, value = "", "", ""
-    for line in [*text.splitlines(), "[end]"]:
+    for line in [*text.removeprefix("\ufeff").splitlines(), "[end]"]:
+        if line.startswith(("#", ";")):
+            continue  # (a comment, also between a value's continued lines)
         if line[:1].isspace() and key:
             value += "\n" + line.strip()  # (as Mercurial joins them: a hook's next command)
             continue
@@ -425,8 +430,8 @@ def _hgrc_values(text: str) -> Iterator[tuple[str, str, str]]:
             continue
         if stripped.startswith("%include"):
             yield "%include", "", stripped[len("%include") :].strip()
-        elif stripped.startswith("[") and stripped.endswith("]"):
-            section = stripped[1:-1].strip()
+        elif stripped.startswith("[") and "]" in stripped:  # (`[hooks]  ; a comment`)
+            section = stripped[1 : stripped.index("]")].strip()
         elif "=" in stripped:
             key, _, value = (s.strip() for s in stripped.partition("="))
 
