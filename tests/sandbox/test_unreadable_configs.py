@@ -602,3 +602,20 @@ def test_the_git_top_of_a_package_in_a_monorepo_is_the_repositorys(host: Host) -
     (pkg / ".envrc").write_text('PATH_add "$(git rev-parse --show-toplevel)/tools/bin"\n')
     run(host, "echo x > tools/bin/ls\n")
     assert not (host.ws / "tools" / "bin" / "ls").exists()
+
+
+def test_where_nix_evaluates_the_project_no_nix_file_changes(host: Host) -> None:
+    """r22a (by reading): `use flake` evaluates flake.nix, which may import any .nix file of
+    its tree, and a devShell's shellHook is shell code direnv runs: nix/shell.nix and a file
+    `use nix` names were not kept."""
+    (host.ws / ".envrc").write_text("use flake\n")
+    (host.ws / "nix").mkdir()
+    (host.ws / "nix" / "shell.nix").write_text("{ }\n")
+    app = host.ws / "app"
+    app.mkdir()
+    (app / ".envrc").write_text("use nix dev.nix\n")
+    run(host, "echo x >> nix/shell.nix; echo '{ }' > app/dev.nix; echo '{ }' > new.nix;"
+              " echo x > notes.txt\n")  # fmt: skip
+    assert (host.ws / "nix" / "shell.nix").read_text() == "{ }\n"
+    assert not (app / "dev.nix").exists() and not (host.ws / "new.nix").exists()
+    assert (host.ws / "notes.txt").exists()

@@ -87,7 +87,10 @@ def _below_the_top(plan: dict[str, Any], checked_plan: dict[str, Any]) -> None:
     for root in plan["roots"]:
         if not os.path.isdir(root):
             continue
-        named, module_dirs, unknown, cut = nested.referenced(root)
+        named, module_dirs, unknown, cut, names = nested.referenced(root)
+        checked_plan["protected_names"] = list(
+            dict.fromkeys([*checked_plan["protected_names"], *names])
+        )
         if cut:  # (every path refused as unchecked, and the whole held: see rules)
             checked_plan["incomplete"] = cut
             plan["unreadable"] = [*plan.get("unreadable", ()), cut]

@@ -199,7 +199,7 @@ def resolve(
         timeout=int(config["sandbox.limits.timeout"]),
         notes=tuple(build.notes),
         writes=config["sandbox.writes"],
-        protected_names=tuple(config["sandbox.policy.protected"]),
+        protected_names=tuple(dict.fromkeys([*config["sandbox.policy.protected"], *build.names])),
         protected_why=tuple(sorted(kept.why.items())),
         chat_patterns=tuple(file_patterns(config["chat.patterns"], ctx.home, ctx.env)),
         undo_bytes=int(config["sandbox.limits.undo_mb"]) * limits.MIB,

@@ -172,6 +172,7 @@ class Resolution:
         self.rw_roots: list[str] = []
         # what a host-run config does that cannot be read ahead (see _unreadable)
         self.unreadable: list[str] = []
+        self.names: list[str] = []  # protected names a config implies (direnv's `use flake`)
 
     def problem(self, key: str, message: str) -> None:
         self.problems.append(Problem(key, self.config.origins[key], message))
@@ -413,6 +414,7 @@ class Resolution:
 
         found_by = direnv.referenced(envrc)
         unknown = found_by.unknown
+        self.names += found_by.names
         self._keep_named(root, found_by.paths, found, unknown, f"named by {envrc}")
         # PYTHONPATH=src: where a Python of that prompt looks first (see changes.rules)
         found.module_dirs += [d for d in found_by.module_dirs if self.writable(d)]

@@ -204,13 +204,16 @@ MODULE_VARIABLES = ("PYTHONPATH",)
 class Referenced:
     """What a `.envrc` has the host's shell run, read or look in."""
 
-    __slots__ = ("bound", "module_dirs", "paths", "unknown")
+    __slots__ = ("bound", "module_dirs", "names", "paths", "unknown")
 
     def __init__(self, bound: str = "") -> None:
         self.bound = bound  # the writable root (the .envrc's directory when "")
         self.paths: list[str] = []  # kept like the .envrc
         self.module_dirs: list[str] = []  # on PYTHONPATH: no start-up or shadowing module
         self.unknown: list[str] = []  # what cannot be followed, for status
+        # names held at any depth, as sandbox.policy.protected's (`*.nix` where Nix evaluates
+        # the project: a flake reads any .nix file of its tree, and a shellHook is shell code)
+        self.names: list[str] = []
 
 
 def _assignment(word: str) -> bool:
@@ -484,6 +487,10 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
             if args[0] not in USE:
                 unknown.append(f"use {args[0]}")
             names = USE.get(args[0], ())
+            if args[0] in ("flake", "nix"):
+                found.names += ["*.nix", "flake.lock"]
+                # `use nix shell-dev.nix`, `use flake ./nix#dev`: what they name, too
+                names = (*names, *(a.split("#", 1)[0] for a in args[1:] if not a.startswith("-")))
         elif name == "layout" and args:
             if args[0] not in LAYOUTS:
                 unknown.append(f"layout {args[0]}")

@@ -137,12 +137,12 @@ def _direnv_files(entries: list[str]) -> tuple[list[str], list[str]]:
     return dirs, [e for e in entries if os.path.basename(e) == ".env"]
 
 
-def referenced(root: str) -> tuple[list[str], list[str], list[str], str]:
+def referenced(root: str) -> tuple[list[str], list[str], list[str], str, list[str]]:
     """(paths the configs around `root` name, inside `root`; directories they put on
     PYTHONPATH; what cannot be read ahead, each saying where; why the configs below cannot
-    all be found, or ""). A command can make directories to push a config past the walk's
-    limit: then no change is checked against them, whatever sandbox.unreadable_configs says
-    (see finish)."""
+    all be found, or ""; names held at any depth, as `use flake` implies). A command can
+    make directories to push a config past the walk's limit: then no change is checked
+    against them, whatever sandbox.unreadable_configs says (see finish)."""
     from corral.sandbox.protect import direnv
 
     dirs, complete = config_dirs(root)
@@ -155,6 +155,7 @@ def referenced(root: str) -> tuple[list[str], list[str], list[str], str]:
     paths: list[str] = []
     module_dirs: list[str] = []
     unknown: list[str] = []
+    names: list[str] = []
     for env_file in dotenvs:
         found_env = direnv.Referenced(root)
         direnv.read_dotenv(env_file, os.path.dirname(env_file), found_env)
@@ -169,6 +170,7 @@ def referenced(root: str) -> tuple[list[str], list[str], list[str], str]:
         envrc = os.path.join(directory, direnv.NAME)
         if os.path.lexists(envrc):
             found = direnv.referenced(envrc, bound=root)
+            names += found.names
             paths += [envrc, *found.paths]
             module_dirs += found.module_dirs
             unknown += [f"{envrc}: {u}" for u in found.unknown]
@@ -184,4 +186,7 @@ def referenced(root: str) -> tuple[list[str], list[str], list[str], str]:
         f"{root} holds more than {gitguard.LIMIT} directories (past tools' own trees): the "
         "host-run configs below its top cannot all be found"
     )  # fmt: skip
-    return inside, list(dict.fromkeys(module_dirs)), list(dict.fromkeys(unknown)), cut
+    return (
+        inside, list(dict.fromkeys(module_dirs)), list(dict.fromkeys(unknown)), cut,
+        list(dict.fromkeys(names)),
+    )  # fmt: skip
