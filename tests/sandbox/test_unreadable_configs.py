@@ -587,7 +587,7 @@ def test_direnvs_own_idioms_do_not_hold(host: Host) -> None:
     """r22a usability: `[[ ]]` (bashlex cannot parse it) and `command -v` held everything."""
     (host.ws / ".envrc").write_text(
         "[[ -f .envrc.local ]] && source_env .envrc.local\n"
-        "if command -v nix >/dev/null; then use flake; fi\n"
+        "if command -v nvm >/dev/null; then use nvm; fi\n"
     )
     run(host, "echo x > notes.txt\n")
     assert (host.ws / "notes.txt").exists() and held_ids(host) == []
@@ -604,18 +604,26 @@ def test_the_git_top_of_a_package_in_a_monorepo_is_the_repositorys(host: Host) -
     assert not (host.ws / "tools" / "bin" / "ls").exists()
 
 
-def test_where_nix_evaluates_the_project_no_nix_file_changes(host: Host) -> None:
-    """r22a (by reading): `use flake` evaluates flake.nix, which may import any .nix file of
-    its tree, and a devShell's shellHook is shell code direnv runs: nix/shell.nix and a file
-    `use nix` names were not kept."""
+def test_where_nix_evaluates_the_project_everything_is_held(host: Host) -> None:
+    """r22a, r23b NIXHOOK, NIXRC: `use flake` evaluates flake.nix, which may import any .nix
+    file of its tree; what direnv then runs is the dev shell's shellHook (it may source any
+    project file: scripts/dev-env.sh); nix-direnv evals its cache in .direnv at the next
+    prompt. All were applied. Now every change set there is held, and no .nix file, nor
+    .direnv, changes even when you apply it."""
     (host.ws / ".envrc").write_text("use flake\n")
     (host.ws / "nix").mkdir()
     (host.ws / "nix" / "shell.nix").write_text("{ }\n")
+    (host.ws / ".direnv").mkdir()
+    (host.ws / ".direnv" / "flake-profile-x.rc").write_text("# cache\n")
     app = host.ws / "app"
     app.mkdir()
     (app / ".envrc").write_text("use nix dev.nix\n")
     run(host, "echo x >> nix/shell.nix; echo '{ }' > app/dev.nix; echo '{ }' > new.nix;"
-              " echo x > notes.txt\n")  # fmt: skip
+              " echo x >> .direnv/flake-profile-x.rc; echo x > notes.txt\n")  # fmt: skip
+    assert not (host.ws / "notes.txt").exists()
+    (change_id,) = held_ids(host)
+    assert host.corral("apply", change_id).returncode == 0
+    assert (host.ws / "notes.txt").exists()  # your review: what passes lands
     assert (host.ws / "nix" / "shell.nix").read_text() == "{ }\n"
     assert not (app / "dev.nix").exists() and not (host.ws / "new.nix").exists()
-    assert (host.ws / "notes.txt").exists()
+    assert (host.ws / ".direnv" / "flake-profile-x.rc").read_text() == "# cache\n"

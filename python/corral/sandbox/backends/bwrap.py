@@ -48,9 +48,9 @@ done
 : >"$st/done"
 exit $s"""
 FINISH = (
-    "import sys; sys.path[:0] = sys.argv[1].split(':'); "
-    "from corral.changes.finish import main; sys.exit(main(sys.argv[2:]))"
-)
+    "import sys; first, *more = sys.argv[1].split(':'); sys.path.insert(0, first); "
+    "sys.path += more; from corral.changes.finish import main; sys.exit(main(sys.argv[2:]))"
+)  # (corral's package first; bashlex's site-packages after the standard library)
 
 
 def bundled_bwrap(policy: Policy | None = None) -> str | None:

@@ -489,6 +489,11 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
             names = USE.get(args[0], ())
             if args[0] in ("flake", "nix"):
                 found.names += ["*.nix", "flake.lock"]
+                # what direnv then runs is the dev shell's shellHook, shell code Nix builds
+                # (it may source any project file); nix-direnv caches it in .direnv and
+                # evals that cache at the next prompt
+                unknown.append(f"use {args[0]}: the dev shell's shellHook")
+                found.paths.append(os.path.join(base, ".direnv"))
                 # `use nix shell-dev.nix`, `use flake ./nix#dev`: what they name, too
                 names = (*names, *(a.split("#", 1)[0] for a in args[1:] if not a.startswith("-")))
         elif name == "layout" and args:
