@@ -43,16 +43,15 @@ def test_a_protected_path_below_a_host_link_is_checked_where_the_write_lands(hos
 def test_what_an_envrc_puts_on_path_in_any_spelling_is_protected(host: Host) -> None:
     # N2 and N7: layouts, export PATH=$PWD/..., and commands after `then` / in `{ }`.
     (host.ws / ".envrc").write_text(
-        "if has nix; then use flake; else source_env_if_exists .envrc.private; fi\n"
+        "if has nvm; then use nvm; else source_env_if_exists .envrc.private; fi\n"
         'layout node\nexport PATH="$PWD/tools:$PATH"\n{ PATH_add scripts; }\n'
     )
     held = run(
         host,
         "mkdir -p node_modules/.bin tools scripts; for f in node_modules/.bin/ls tools/git "
-        "scripts/make .envrc.private flake.nix; do echo x > $f; done; echo ok > fine.txt",
-    )
-    for name in ("node_modules/.bin/ls", "tools/git", "scripts/make", ".envrc.private",
-                 "flake.nix"):  # fmt: skip
+        "scripts/make .envrc.private; do echo x > $f; done; echo ok > fine.txt",
+    )  # (`use flake` holds every change set now: round 23)
+    for name in ("node_modules/.bin/ls", "tools/git", "scripts/make", ".envrc.private"):
         assert not (host.ws / name).exists(), f"{name} reached the host"
     assert (host.ws / "fine.txt").read_text() == "ok\n"
     assert "held" in held
