@@ -627,3 +627,49 @@ def test_where_nix_evaluates_the_project_everything_is_held(host: Host) -> None:
     assert (host.ws / "nix" / "shell.nix").read_text() == "{ }\n"
     assert not (app / "dev.nix").exists() and not (host.ws / "new.nix").exists()
     assert (host.ws / ".direnv" / "flake-profile-x.rc").read_text() == "# cache\n"
+
+
+# -- round 23 (r23a) --
+
+
+@pytest.mark.parametrize(
+    ("files", "planted", "holds"),
+    [
+        # HSTR: a here-document fed to `source /dev/stdin`
+        ({".envrc": "source /dev/stdin <<'EOF'\nPATH_add tools/bin\nEOF\n"}, "notes2.txt", True),
+        # LESSOPEN: a path glued to `|` (or `;`) in a value
+        ({".envrc": 'export LESSOPEN="|$PWD/tools/lesspipe.sh %s"\n',
+          "tools/lesspipe.sh": "# the project's\n"}, "tools/lesspipe.sh", False),
+        # the interpreter `layout python` is given
+        ({".envrc": "layout python tools/py\n", "tools/py": "# the project's\n"},
+         "tools/py", False),
+    ],
+    ids=["HSTR", "LESSOPEN", "layout-python-interpreter"],
+)  # fmt: skip
+def test_round_23_spellings_are_kept_or_hold(
+    host: Host, files: dict[str, str], planted: str, holds: bool
+) -> None:
+    test_round_20_spellings_are_kept_or_hold(host, files, planted, holds)
+
+
+def test_where_layout_python_runs_python_no_new_module_is_taken(host: Host) -> None:
+    """LAYPY: `layout python3` runs `python3 -c "import pkgutil, platform ..."` in the
+    .envrc's directory, first on its path: a platform.py planted beside a nested
+    services/api/.envrc ran on the host."""
+    api = host.ws / "services" / "api"
+    api.mkdir(parents=True)
+    (api / ".envrc").write_text("layout python3\n")
+    run(host, "echo 'print(1)' > services/api/platform.py; echo x > services/api/notes.txt\n")
+    assert not (api / "platform.py").exists()
+    assert (api / "notes.txt").exists()
+
+
+def test_tests_and_mkdir_in_an_envrc_do_not_hold(host: Host) -> None:
+    """r23a usability: `[[ -f .env && -f .env.local ]]` (split at its `&&` when read as
+    `[ ]`) and `mkdir -p` held every change set."""
+    (host.ws / ".envrc").write_text(
+        "if [[ -f .env && -f .env.local ]]; then dotenv .env.local; fi\n"
+        "[[ -d tools/bin ]] || mkdir -p tools/bin\n"
+    )
+    run(host, "echo x > notes.txt\n")
+    assert (host.ws / "notes.txt").exists() and held_ids(host) == []

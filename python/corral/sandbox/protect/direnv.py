@@ -69,7 +69,7 @@ KEYWORDS = frozenset(
 HARMLESS = frozenset(
     {"watch_file", "watch_dir", "log_status", "log_error", "strict_env", "unstrict_env", "has",
      "echo", "printf", "true", "false", ":", "unset", "env_vars_required", "direnv_version",
-     "set", "shopt", "[", "[[", "test", "]]",
+     "set", "shopt", "[", "[[", "test", "]]", "mkdir",
      # the nearest .envrc above: every directory above a root is read (see nested)
      "source_up", "source_up_if_exists"}
 )  # fmt: skip
@@ -276,12 +276,17 @@ def looks_in(variable: str) -> bool:
     return name.endswith(LOOKS_IN) and name not in NAMES_THE_WORKSPACE
 
 
+PUNCTUATION = str.maketrans({c: " " for c in "\"',|;&<>"})
+
+
 def _candidates(value: str) -> list[str]:
     """The words of a variable's value that may name a file: each word, the part after an
     option's `=` or `:` (`-javaagent:agent.jar`), after a one-letter option (`-Itools`,
     `-r./x.rb`), and each entry of a `:` list."""
     found: list[str] = []
-    for word in value.replace('"', " ").replace("'", " ").replace(",", " ").split():
+    # (shell punctuation ends a path too: `LESSOPEN=|tools/lesspipe.sh %s`,
+    # `PROMPT_COMMAND=tools/ps1.sh;history -a`)
+    for word in value.translate(PUNCTUATION).split():
         found += word.split(":") if not word.startswith("-") else []
         if word.startswith("-"):
             _, sep, rest = word.partition("=")
@@ -499,7 +504,12 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
         elif name == "layout" and args:
             if args[0] not in LAYOUTS:
                 unknown.append(f"layout {args[0]}")
-            names = LAYOUTS.get(args[0], ())
+            # (`layout python tools/py`: the interpreter it runs is named too)
+            names = (*LAYOUTS.get(args[0], ()), *(a for a in args[1:] if not a.startswith("-")))
+            if args[0].startswith("python") or args[0] in ("pyenv", "anaconda"):
+                # it runs `python3 -c "import pkgutil, platform ..."` in this directory,
+                # which comes first on that Python's path: no new module taken here
+                found.module_dirs.append(base + "/*")
         elif name in SOURCES:
             given = tuple(a for a in args if not a.startswith("-"))
             names = given[:1] if name.startswith(SINGLE) else given

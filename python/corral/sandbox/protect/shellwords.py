@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 # Words before a command's name that only change how it assigns (`export A=1`): dropped
 LEADING = frozenset({"export", "local", "declare", "typeset", "readonly", "command", "builtin"})
-VERSION = 4  # of what the cache holds: a new one for every change to the walker
+VERSION = 5  # of what the cache holds: a new one for every change to the walker
 
 
 class Script:
@@ -81,13 +81,21 @@ def parse(text: str) -> Script:
 
 
 def _tests_as_brackets(text: str) -> str:
-    """`[[ ... ]]` as `[ ... ]`, which bashlex parses (it cannot `[[`): direnv's own idiom is
-    `[[ -f .envrc.local ]] && source_env .envrc.local`. The words inside are kept (a
-    substitution in them is still found); only where bash would see the keywords."""
+    """A `[[ ... ]]` test, which bashlex cannot parse, as `true` (direnv's own idiom is
+    `[[ -f .envrc.local ]] && source_env .envrc.local`): a test runs nothing. One that can
+    (a `$(...)`, backquotes, or arithmetic on a variable, which evaluates its value as code)
+    is left as it is, and bashlex's failure holds."""
     import re
 
-    keyword = r"(?<![^\s;&|(])\[\[(?=\s)|(?<=\s)\]\](?=$|[\s;&|)])"
-    return re.sub(keyword, lambda m: m[0][0] + " ", text, flags=re.M)
+    def one(match: re.Match[str]) -> str:
+        inner = match[2]
+        runs = re.search(r"\$\(|`|\$\[", inner) or (
+            "$" in inner and re.search(r"-(eq|ne|lt|le|gt|ge)\b", inner)
+        )
+        return match[0] if runs else match[1] + "true"
+
+    test = r"(^|[\s;&|(])\[\[(\s.*?\s)\]\](?=$|[\s;&|)])"
+    return re.sub(test, one, text, flags=re.M)
 
 
 def _parse(text: str) -> Script:
@@ -163,10 +171,12 @@ class _Walker:
             if part is not None and hasattr(part, "kind"):
                 self.substitutions(part)
 
-    def redirect(self, node: Any) -> None:
+    def redirect(self, node: Any, program: str = "") -> None:
         """What a redirection feeds a command: a file read as its input (`source /dev/stdin <
-        tools/env.sh` runs that file), a here-document whose body the shell expands (an
-        unquoted `<<DOC` runs each `$(...)` and backquote in it, even after `:`)."""
+        tools/env.sh` runs that file), a here-document or here-string (`source /dev/stdin
+        <<'EOF'` runs its body; only `:` takes one as a comment), whose body the shell
+        expands when its delimiter is unquoted (`$(...)` and backquotes run, even after
+        `:`)."""
         self.substitutions(node)
         kind = getattr(node, "type", "")
         if kind in ("<", "<>", "<&"):
@@ -174,8 +184,10 @@ class _Walker:
             name = getattr(target, "word", "?") if target is not None else "?"
             self.unknown.append(f"{self.raw(node)}: input from {name}")
         body = getattr(getattr(node, "heredoc", None), "value", "")
-        if kind.startswith("<<") and ("$(" in body or "`" in body or "${" in body):
-            self.unknown.append(f"{self.raw(node)}: a here-document that runs what it holds")
+        if kind.startswith("<<") and (
+            program not in (":", "true") or "$(" in body or "`" in body or "${" in body
+        ):
+            self.unknown.append(f"{self.raw(node)}: a here-document or here-string as input")
 
     def command(self, node: Any) -> None:
         words: list[str] = []
@@ -184,7 +196,7 @@ class _Walker:
                 self.substitutions(part)
                 words.append(part.word)
             elif part.kind == "redirect":
-                self.redirect(part)
+                self.redirect(part, words[0] if words else "")
             else:
                 self.node(part)
         if words[:1] == ["command"] and words[1:2] in (["-v"], ["-V"]):
