@@ -137,6 +137,21 @@ def kill_all(pids: Iterable[int]) -> None:
             os.kill(pid, 9)
 
 
+def run_wrapped(host: Host, script: str) -> subprocess.CompletedProcess[str]:
+    """`sh -c SCRIPT` through the argv `corral wrap` prints, started as another program
+    (jobstart) starts it: the check after it runs in the launcher, not in `corral run`."""
+    import json
+
+    from .conftest import give_to_test_user, user_prefix
+
+    argv = json.loads(host.corral("wrap", "--", "sh", "-c", script).stdout)
+    give_to_test_user(host.base)
+    return subprocess.run(
+        [*user_prefix(), *argv], cwd=str(host.ws), capture_output=True, text=True, timeout=60,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
 def corral_run_on_a_terminal(
     host: Host, *argv: str, stdout: int | None = None
 ) -> tuple[subprocess.CompletedProcess[bytes], bytes]:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from .conftest import give_to_test_user, user_prefix
-from .sandbox_support import DONE, q
+from .sandbox_support import DONE, q, run_wrapped
 
 if TYPE_CHECKING:
     from .conftest import Host
@@ -246,13 +246,7 @@ def test_a_named_refused_path_is_applied_when_the_user_says_so(host: Host) -> No
 @pytest.mark.as_root  # as nobody, this machine's test Python (under /root) cannot be run
 def test_an_argv_started_by_another_program_runs_the_check_itself(host: Host) -> None:
     # jobstart, a script: the wrapped argv ends with the check, no callback needed.
-    wrapped = host.corral("wrap", "--", "sh", "-c", "echo w > wrapped.txt; echo x > .envrc; exit 5")
-    argv = json.loads(wrapped.stdout)
-    give_to_test_user(host.base)
-    done = subprocess.run(
-        [*user_prefix(), *argv], cwd=str(host.ws), capture_output=True, text=True, timeout=60,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    done = run_wrapped(host, "echo w > wrapped.txt; echo x > .envrc; exit 5")
     assert done.returncode == 5, done.stderr
     assert (host.ws / "wrapped.txt").read_text() == "w\n"
     assert not os.path.lexists(host.ws / ".envrc")

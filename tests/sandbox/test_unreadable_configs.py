@@ -9,15 +9,12 @@ note in status while the write landed; now the change set is held, with the reas
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from .conftest import give_to_test_user, user_prefix
-from .sandbox_support import DONE
+from .sandbox_support import DONE, run_wrapped
 from .test_change_sets import held_ids
 from .test_change_sets_review2 import run
 
@@ -541,13 +538,7 @@ def test_the_check_an_argv_runs_itself_reads_the_configs_as_corral_run_does(host
     config.write_text('[sandbox]\nunreadable_configs = "apply"\n')
     (host.ws / "app").mkdir()
     (host.ws / "app" / ".envrc").write_text("PATH_add bin\n")
-    wrapped = host.corral("wrap", "--", "sh", "-c", "mkdir -p app/bin; echo x > app/bin/ls")
-    argv = json.loads(wrapped.stdout)
-    give_to_test_user(host.base)
-    done = subprocess.run(
-        [*user_prefix(), *argv], cwd=str(host.ws), capture_output=True, text=True, timeout=60,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    done = run_wrapped(host, "mkdir -p app/bin; echo x > app/bin/ls")
     assert not (host.ws / "app" / "bin").exists(), done.stderr
     assert "named by a host-run config" in done.stderr, done.stderr
     # ... and nothing was left cached that makes another run read it otherwise
