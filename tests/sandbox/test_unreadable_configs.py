@@ -664,3 +664,60 @@ def test_tests_and_mkdir_in_an_envrc_do_not_hold(host: Host) -> None:
     )
     run(host, "echo x > notes.txt\n")
     assert (host.ws / "notes.txt").exists() and held_ids(host) == []
+
+
+# -- round 24 (r24a) --
+
+
+def _venv(root: Path, name: str = ".venv") -> Path:
+    """A venv's shape: pyvenv.cfg, bin/activate, a site-packages with setuptools' .pth."""
+    venv = root / name
+    site = venv / "lib" / "python3.11" / "site-packages"
+    (site / "_distutils_hack").mkdir(parents=True)
+    (site / "_distutils_hack" / "__init__.py").write_text("# setuptools'\n")
+    (site / "distutils-precedence.pth").write_text("import _distutils_hack; x = 1\n")
+    (venv / "bin").mkdir()
+    (venv / "bin" / "activate").write_text(
+        "deactivate () { unset -f deactivate; }\nVIRTUAL_ENV=x\n"
+    )
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    return site
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {".envrc": 'export VIRTUAL_ENV="$PWD/.venv"\nPATH_add "$VIRTUAL_ENV/bin"\n'},
+        {"mise.toml": '[env]\n_.python.venv = { path = ".venv" }\n'},
+        {".envrc": "source .venv/bin/activate\n"},
+    ],
+    ids=["VENVPTH", "MISEVENV", "activate"],
+)
+def test_a_venv_a_config_activates_takes_no_start_up_code(
+    host: Host, config: dict[str, str]
+) -> None:
+    """VENVPTH, MISEVENV, DHACK: only the venv's bin was kept: a new .pth in its
+    site-packages, or a rewritten _distutils_hack (which setuptools' .pth imports at every
+    start), ran at the next python3. (And `source .venv/bin/activate` held everything: the
+    venv's own script was read as the project's.)"""
+    site = _venv(host.ws)
+    _write(host, config)
+    rel = site.relative_to(host.ws)
+    run(host, f"echo 'import os' > {rel}/evil.pth; echo x >> {rel}/_distutils_hack/__init__.py;"
+              " echo x > notes.txt\n")  # fmt: skip
+    assert not (site / "evil.pth").exists()
+    assert (site / "_distutils_hack" / "__init__.py").read_text() == "# setuptools'\n"
+    assert (host.ws / "notes.txt").exists()
+
+
+def test_what_layout_nodes_programs_lead_to_is_kept(host: Host) -> None:
+    """LAYNODE: node_modules/.bin/prettier -> ../prettier/bin/prettier.cjs: the file the link
+    leads to was not kept, and a rewritten one ran at the next `prettier`."""
+    target = host.ws / "node_modules" / "prettier" / "bin" / "prettier.cjs"
+    target.parent.mkdir(parents=True)
+    target.write_text("// prettier's\n")
+    (host.ws / "node_modules" / ".bin").mkdir()
+    (host.ws / "node_modules" / ".bin" / "prettier").symlink_to("../prettier/bin/prettier.cjs")
+    (host.ws / ".envrc").write_text("layout node\n")
+    run(host, "echo x >> node_modules/prettier/bin/prettier.cjs\n")
+    assert target.read_text() == "// prettier's\n"

@@ -398,13 +398,23 @@ class Resolution:
     def _keep_named(
         self, root: str, paths: list[str], found: Protection, unknown: list[str], why: str
     ) -> None:
-        """Keep what a host-run config names; one naming the whole root (`PATH_add .`,
-        `PERL5LIB=.`) cannot be kept so, and is unknown (every change set held)."""
+        """Keep what a host-run config names, and what a directory of it brings (a venv's
+        start-up modules, the files its links lead to: pathdirs); one naming the whole root
+        (`PATH_add .`, `PERL5LIB=.`) cannot be kept so, and is unknown (every change set
+        held)."""
+        from corral.sandbox.protect import pathdirs
+
         for path in paths:
             if path == root or is_within(root, path):
                 unknown.append(f"{path} (the whole workspace)")
             elif self.writable(path):
                 found.keep(path, why)
+                if os.path.isdir(path):
+                    keep, module_dirs = pathdirs.brought(path, root)
+                    for kept in keep:
+                        if self.writable(kept):
+                            found.keep(kept, why)
+                    found.module_dirs += [d for d in module_dirs if self.writable(d)]
 
     def _direnv(self, root: str, found: Protection) -> None:
         envrc = os.path.join(root, ".envrc")
@@ -506,6 +516,12 @@ class Resolution:
 
             pattern = os.path.join(glob.escape(venv), "lib*", "python*", "site-packages")
             found.module_dirs += glob.glob(pattern)
+            from corral.sandbox.protect import pathdirs
+
+            for site in glob.glob(pattern):  # (what its .pth files import: _distutils_hack)
+                for kept in pathdirs.pth_imports(site):
+                    if self.writable(kept):
+                        found.keep(kept)
         self.notes.append(
             f"{real} is on your PATH: kept as it is (a program written there would run on "
             "the host); installing commands into it (pip install in an activated venv) "

@@ -548,8 +548,11 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
                 continue
             if name.startswith("dotenv") and os.path.isfile(where):
                 read_dotenv(where, base, found)
+            venv_activate = os.path.basename(where).startswith("activate") and os.path.isfile(
+                os.path.join(os.path.dirname(os.path.dirname(where)), "pyvenv.cfg")
+            )  # (a venv's own script: what it does is known, its bin first on PATH)
             if name in ("source", ".", "source_env", "source_env_if_exists") and (
-                os.path.isfile(sourced)
+                os.path.isfile(sourced) and not venv_activate
             ):
                 # what the sourced file does counts as the .envrc's own (source_env reads
                 # its paths from the file's directory; source, from the .envrc's)

@@ -178,9 +178,15 @@ def referenced(root: str) -> tuple[list[str], list[str], list[str], str, list[st
         paths += named
         module_dirs += modules
         unknown += [f"{directory}: {u}" for u in odd]
-    for path in paths:
+    from corral.sandbox.protect import pathdirs
+
+    for path in list(paths):
         if path == root:
             unknown.append(f"{path} (the whole workspace)")
+        elif os.path.isdir(path) and path.startswith(root + os.sep):
+            keep, modules = pathdirs.brought(path, root)  # (a venv's, node_modules/.bin's)
+            paths += keep
+            module_dirs += modules
     inside = [p for p in dict.fromkeys(paths) if p.startswith(root + os.sep)]
     cut = "" if complete else (
         f"{root} holds more than {gitguard.LIMIT} directories (past tools' own trees): the "
