@@ -675,7 +675,10 @@ def _venv(root: Path, name: str = ".venv") -> Path:
     site = venv / "lib" / "python3.11" / "site-packages"
     (site / "_distutils_hack").mkdir(parents=True)
     (site / "_distutils_hack" / "__init__.py").write_text("# setuptools'\n")
-    (site / "distutils-precedence.pth").write_text("import _distutils_hack; x = 1\n")
+    (site / "distutils-precedence.pth").write_text(  # (setuptools' own text)
+        "import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'local')"
+        " == 'local'; enabled and __import__('_distutils_hack').add_shim(); \n"
+    )
     (venv / "bin").mkdir()
     (venv / "bin" / "activate").write_text(
         "deactivate () { unset -f deactivate; }\nVIRTUAL_ENV=x\n"
@@ -696,17 +699,24 @@ def _venv(root: Path, name: str = ".venv") -> Path:
 def test_a_venv_a_config_activates_takes_no_start_up_code(
     host: Host, config: dict[str, str]
 ) -> None:
-    """VENVPTH, MISEVENV, DHACK: only the venv's bin was kept: a new .pth in its
-    site-packages, or a rewritten _distutils_hack (which setuptools' .pth imports at every
-    start), ran at the next python3. (And `source .venv/bin/activate` held everything: the
+    """VENVPTH, MISEVENV, DHACK (r24a), DHACK2, PTHPYC, PTHEXT (r25a): only the venv's bin
+    was kept: a new .pth in its site-packages, a rewritten _distutils_hack (which setuptools'
+    .pth imports at every start), its .pyc or an extension beside it, ran at the next
+    python3. (And `source .venv/bin/activate` held everything: the
     venv's own script was read as the project's.)"""
     site = _venv(host.ws)
     _write(host, config)
     rel = site.relative_to(host.ws)
     run(host, f"echo 'import os' > {rel}/evil.pth; echo x >> {rel}/_distutils_hack/__init__.py;"
+              f" mkdir -p {rel}/_distutils_hack/__pycache__ {rel}/__pycache__;"
+              f" echo x > {rel}/_distutils_hack/__pycache__/__init__.cpython-311.pyc;"
+              f" echo x > {rel}/_distutils_hack.cpython-311-x86_64-linux-gnu.so;"
               " echo x > notes.txt\n")  # fmt: skip
     assert not (site / "evil.pth").exists()
     assert (site / "_distutils_hack" / "__init__.py").read_text() == "# setuptools'\n"
+    # r25a PTHPYC, PTHEXT: what Python takes before the source
+    assert not (site / "_distutils_hack" / "__pycache__").exists()
+    assert not (site / "_distutils_hack.cpython-311-x86_64-linux-gnu.so").exists()
     assert (host.ws / "notes.txt").exists()
 
 
@@ -719,5 +729,17 @@ def test_what_layout_nodes_programs_lead_to_is_kept(host: Host) -> None:
     (host.ws / "node_modules" / ".bin").mkdir()
     (host.ws / "node_modules" / ".bin" / "prettier").symlink_to("../prettier/bin/prettier.cjs")
     (host.ws / ".envrc").write_text("layout node\n")
-    run(host, "echo x >> node_modules/prettier/bin/prettier.cjs\n")
+    # r25a PNPMSHIM, WSLINK: pnpm's scripts, a workspace package's link replaced
+    store = host.ws / "node_modules" / ".pnpm" / "p@1" / "node_modules" / "p" / "bin.cjs"
+    store.parent.mkdir(parents=True)
+    store.write_text("// p's\n")
+    (host.ws / "packages" / "cli").mkdir(parents=True)
+    (host.ws / "node_modules" / "@me").mkdir()
+    (host.ws / "node_modules" / "@me" / "cli").symlink_to("../../packages/cli")
+    run(host, "echo x >> node_modules/prettier/bin/prettier.cjs;"
+              " echo x >> node_modules/.pnpm/p@1/node_modules/p/bin.cjs;"
+              " rm node_modules/@me/cli; mkdir -p node_modules/@me/cli/bin;"
+              " echo x > node_modules/@me/cli/bin/cli.js\n")  # fmt: skip
     assert target.read_text() == "// prettier's\n"
+    assert store.read_text() == "// p's\n"
+    assert (host.ws / "node_modules" / "@me" / "cli").is_symlink()

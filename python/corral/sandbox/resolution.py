@@ -510,18 +510,18 @@ class Resolution:
         venv = os.path.dirname(real)
         if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
             # an activated venv: its Python runs every .pth of its site-packages at start,
-            # and takes its standard library from where pyvenv.cfg's `home` says
-            found.keep(os.path.join(venv, "pyvenv.cfg"))
+            # and what they import by any spelling, compiled or not (pathdirs): all of it
+            # kept, and pyvenv.cfg (where its standard library comes from)
             import glob
 
-            pattern = os.path.join(glob.escape(venv), "lib*", "python*", "site-packages")
-            found.module_dirs += glob.glob(pattern)
             from corral.sandbox.protect import pathdirs
 
-            for site in glob.glob(pattern):  # (what its .pth files import: _distutils_hack)
-                for kept in pathdirs.pth_imports(site):
-                    if self.writable(kept):
-                        found.keep(kept)
+            for kept in pathdirs.brought(real, os.path.dirname(venv))[0]:
+                if self.writable(kept):
+                    found.keep(kept)
+            # (and the directories its .pth files name are looked for there: _pth_named)
+            pattern = os.path.join(glob.escape(venv), "lib*", "python*", "site-packages")
+            found.module_dirs += glob.glob(pattern)
         self.notes.append(
             f"{real} is on your PATH: kept as it is (a program written there would run on "
             "the host); installing commands into it (pip install in an activated venv) "
