@@ -410,11 +410,9 @@ class Resolution:
             elif self.writable(path):
                 found.keep(path, why)
                 if os.path.isdir(path):
-                    keep, module_dirs = pathdirs.brought(path, root)
-                    for kept in keep:
+                    for kept in pathdirs.brought(path, root):
                         if self.writable(kept):
                             found.keep(kept, why)
-                    found.module_dirs += [d for d in module_dirs if self.writable(d)]
 
     def _direnv(self, root: str, found: Protection) -> None:
         envrc = os.path.join(root, ".envrc")
@@ -516,7 +514,7 @@ class Resolution:
 
             from corral.sandbox.protect import pathdirs
 
-            for kept in pathdirs.brought(real, os.path.dirname(venv))[0]:
+            for kept in pathdirs.brought(real, os.path.dirname(venv)):
                 if self.writable(kept):
                     found.keep(kept)
             # (and the directories its .pth files name are looked for there: _pth_named)

@@ -61,15 +61,11 @@ LAYOUTS = {
     "pipenv": (".venv",),
     "uv": (".venv",),
 }
-KEYWORDS = frozenset(
-    {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!",
-     "time", "export", "local", "declare", "readonly", "command", "builtin"}
-)  # fmt: skip
 # direnv's stdlib and shell builtins that run nothing of the project's
 HARMLESS = frozenset(
     {"watch_file", "watch_dir", "log_status", "log_error", "strict_env", "unstrict_env", "has",
      "echo", "printf", "true", "false", ":", "unset", "env_vars_required", "direnv_version",
-     "set", "shopt", "[", "[[", "test", "]]", "mkdir",
+     "set", "shopt", "[", "test", "mkdir",
      # the nearest .envrc above: every directory above a root is read (see nested)
      "source_up", "source_up_if_exists"}
 )  # fmt: skip
@@ -182,7 +178,7 @@ def command_reach(line: str) -> tuple[list[str], list[str]]:
             continue
         program = words[0]
         named += [w for w in path_words(words) if not expands(w)]
-        if program in HARMLESS or program in KEYWORDS or tuple(words[:2]) in KNOWN_COMMANDS:
+        if program in HARMLESS or tuple(words[:2]) in KNOWN_COMMANDS:
             continue
         if os.path.basename(program) in INTERPRETERS and program not in ("eval", "exec"):
             rest = [w for w in words[1:] if not w.startswith("-")]
@@ -416,11 +412,14 @@ CHANGES_VARIABLES = frozenset({"dotenv", "dotenv_if_exists", "source", ".", "sou
                                "load_prefix", "eval", "read", "export_function"})  # fmt: skip
 
 
-def _fixed(branching: bool, commands: list[list[str]], base: str) -> dict[str, str]:
+def _fixed(
+    branching: bool, commands: list[list[str]], base: str, given: dict[str, str]
+) -> dict[str, str]:
     """The script's variables whose value its text fixes: each assigned once, in a script
     with no branch and nothing else that sets variables (a dotenv, a sourced file), and from
-    a value with nothing left to expand (`export APP=$PWD`, `BIN=tools/bin`). Any other is
-    left as `$NAME`: unknown where it makes a path."""
+    a value with nothing left to expand once `given` (PWD, HOME) and the earlier ones are put
+    in (`export APP=$PWD`, `BIN=tools/bin`). Any other is left as `$NAME`: unknown where it
+    makes a path."""
     if branching or any(c[0] in CHANGES_VARIABLES for c in commands):
         return {}
     seen: dict[str, int] = {}
@@ -429,8 +428,7 @@ def _fixed(branching: bool, commands: list[list[str]], base: str) -> dict[str, s
         if len(command) == 1 and _assignment(command[0]):
             variable, _, value = command[0].partition("=")
             seen[variable] = seen.get(variable, 0) + 1
-            known = {"PWD": base, "HOME": os.path.expanduser("~"), **values}
-            value = _substituted([value], known)[0]
+            value = _substituted([value], {**given, **values})[0]
             if not expands(value):
                 values[variable] = value if os.path.isabs(value) else os.path.join(base, value)
     return {v: values[v] for v in values if seen[v] == 1}
@@ -468,7 +466,7 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
     unknown += [f"{path}: {u}" for u in script.unknown]
     commands = _split_assignments(script.commands)
     assigned: dict[str, str] = {"PWD": base, "HOME": os.path.expanduser("~")}
-    assigned.update(_fixed(script.branching, commands, base))
+    assigned.update(_fixed(script.branching, commands, base, assigned))
     for words in commands:
         words = _substituted(words, assigned)
         name, args = words[0], words[1:]
@@ -483,11 +481,6 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
         names: tuple[str, ...] = ()
         variable, _, value = name.partition("=") if "=" in name else ("", "", "")
         value = without_itself(variable, value) if variable else value
-        if variable in ("PATH", "MANPATH", *VENV_VARIABLES, *MODULE_VARIABLES):
-            # `PATH_add`'s spelled out, `export VIRTUAL_ENV=.venv` (a layout then puts
-            # .venv/bin on PATH), `export PYTHONPATH=src`: no slash needed to name a directory
-            assignment(variable, value, base, found)
-            continue
         if name == "use" and args:
             if args[0] not in USE:
                 unknown.append(f"use {args[0]}")
@@ -515,12 +508,10 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
             names = given[:1] if name.startswith(SINGLE) else given
             names = names or SOURCES[name] or ()
         elif variable:
-            # `export BASH_ENV=.bashenv`, `FOO="$(python3 tools/x.py)"`: a value that names a
-            # file of the project (a variable a shell or tool loads, or a command run for it)
-            # (the one reader for an assignment: what it names, as for a dotenv's or mise's)
+            # `export BASH_ENV=.bashenv`, `PATH=$PWD/bin:$PATH`, `export VIRTUAL_ENV=.venv`:
+            # the one reader for an assignment, as for a dotenv's or mise's (a `$(...)` in
+            # it is unknown above)
             assignment(variable, " ".join([value, *args]), base, found)
-            if "$(" in value or "`" in value:
-                unknown.append(" ".join(words)[:60])
         elif name in HARMLESS or tuple(words[:2]) in KNOWN_COMMANDS:
             continue
         else:
@@ -541,16 +532,18 @@ def _read(path: str, base: str, found: Referenced, depth: int) -> None:
             if name.startswith("source_env") and os.path.isdir(where):
                 sourced = os.path.join(where, NAME)
                 found.paths.append(sourced)
+            venv_activate = False
             if name in ("source", ".") and os.path.basename(where).startswith("activate"):
                 found.paths.append(os.path.dirname(where))  # a venv's bin, now first on PATH
+                # (a venv's own script: what it does is known, it is not the project's)
+                venv_activate = os.path.isfile(
+                    os.path.join(os.path.dirname(os.path.dirname(where)), "pyvenv.cfg")
+                )
             if (name.startswith(("dotenv", "source")) or name == ".") and depth >= MAX_DEPTH:
                 unknown.append(f"{path}: {name} {target}, {MAX_DEPTH} files deep")
                 continue
             if name.startswith("dotenv") and os.path.isfile(where):
                 read_dotenv(where, base, found)
-            venv_activate = os.path.basename(where).startswith("activate") and os.path.isfile(
-                os.path.join(os.path.dirname(os.path.dirname(where)), "pyvenv.cfg")
-            )  # (a venv's own script: what it does is known, its bin first on PATH)
             if name in ("source", ".", "source_env", "source_env_if_exists") and (
                 os.path.isfile(sourced) and not venv_activate
             ):

@@ -102,8 +102,9 @@ def _mise_project(config: str) -> str:
 
 
 def activated(root: str) -> list[str]:
-    """Directories in `root`, at any depth, with an `.envrc` direnv is allowed to run or a
-    config mise trusts or has seen: their records in your data and state directories."""
+    """What direnv and mise have been told of in `root`, at any depth, from their records in
+    your data and state directories: the files direnv may load (an `.envrc`, or a `.env`
+    with `load_dotenv`) and the directories of the configs mise trusts or has seen."""
     home = os.path.expanduser("~")
     data = os.environ.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share")
     state = os.environ.get("XDG_STATE_HOME") or os.path.join(home, ".local", "state")
@@ -184,9 +185,7 @@ def referenced(root: str) -> tuple[list[str], list[str], list[str], str, list[st
         if path == root:
             unknown.append(f"{path} (the whole workspace)")
         elif os.path.isdir(path) and path.startswith(root + os.sep):
-            keep, modules = pathdirs.brought(path, root)  # (a venv's, node_modules/.bin's)
-            paths += keep
-            module_dirs += modules
+            paths += pathdirs.brought(path, root)  # (a venv's, node_modules/.bin's)
     inside = [p for p in dict.fromkeys(paths) if p.startswith(root + os.sep)]
     cut = "" if complete else (
         f"{root} holds more than {gitguard.LIMIT} directories (past tools' own trees): the "

@@ -19,9 +19,9 @@ import os
 MAX_LINKS = 4096  # links of one directory followed
 
 
-def brought(directory: str, root: str) -> tuple[list[str], list[str]]:
-    """(paths to keep, directories where Python takes no new start-up module) that putting
-    `directory` first on PATH brings, inside the writable root `root`."""
+def brought(directory: str, root: str) -> list[str]:
+    """The paths to keep that putting `directory` first on PATH brings: those inside the
+    writable root `root` (the links' targets are looked for there)."""
     keep: list[str] = []
     parent = os.path.dirname(directory)
     name = os.path.basename(directory)
@@ -44,4 +44,4 @@ def brought(directory: str, root: str) -> tuple[list[str], list[str]]:
         target = os.path.realpath(link)
         if target != root and target.startswith(root + os.sep) and os.path.isfile(target):
             keep.append(target)
-    return keep, []
+    return keep
