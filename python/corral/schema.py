@@ -137,6 +137,8 @@ _DENY_READ = (
     "~/.m2/settings.xml",
     "~/.m2/settings-security.xml",
     "~/.config/mise/config.toml",
+    "~/.config/mise/age.txt",  # mise's default sops/age private key
+    "~/.local/share/uv/credentials",  # `uv auth login`
     "~/.config/github-copilot",
     "~/.claude",
     "~/.claude.json",
@@ -383,7 +385,10 @@ _HOME_ALLOW = (
     "~/.pyenv",
     "~/.cache/pip",
     "~/.cache/uv",
-    "~/.local/share/uv",
+    # Tool homes are shown by the parts builds need, not whole: the rest holds credential
+    # stores (uv's `credentials/`, Gradle's init scripts, mise's global config and age key).
+    "~/.local/share/uv/python",
+    "~/.local/share/uv/tools",
     "~/.cargo",
     "~/.rustup",
     "~/go",
@@ -394,11 +399,11 @@ _HOME_ALLOW = (
     "~/.bun",
     "~/.deno",
     "~/.m2/repository",
-    "~/.gradle",
+    "~/.gradle/caches",
+    "~/.gradle/wrapper",
     "~/.sdkman",
     "~/.asdf",
     "~/.local/share/mise",
-    "~/.config/mise",
     "~/.rbenv",
     "~/.ghcup",
     "~/.opam",
@@ -498,6 +503,26 @@ FIELDS: tuple[Field, ...] = (
         False,
         "Allow network access (the mode's preset).",
         narrows=TRUE_LOOSENS,
+    ),
+    Field(
+        "sandbox.policy.network_allow",
+        LIST,
+        (),
+        "With network off: the hosts sandboxed commands may still reach, through corral's "
+        "proxy (HTTP and HTTPS; HTTPS_PROXY and friends point at it): pypi.org, "
+        "*.example.com (subdomains), an address, any of these with :port (else 80 and 443), "
+        "or a group: @python, @node, @rust, @go, @github. Names that resolve to private or "
+        "loopback addresses are refused. Empty: no network at all. Only `corral run` has the "
+        "proxy yet; commands Neovim starts get no network.",
+        narrows=ADDING_LOOSENS,
+    ),
+    Field(
+        "sandbox.policy.network_private",
+        LIST,
+        (),
+        "Hosts of network_allow that may resolve to loopback, private, link-local or "
+        "unique-local addresses (a package mirror on your own network).",
+        narrows=ADDING_LOOSENS,
     ),
     Field(
         "sandbox.policy.allow_privileged",

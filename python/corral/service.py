@@ -422,13 +422,14 @@ class Service:
         self, resolved: config.Config, pol: policy.Policy, tool: str, args: Mapping[str, Any]
     ) -> dict[str, str] | None:
         """The refusal a file or fetch call will meet whatever you answer, or None."""
+        from corral.net.rules import expand_hosts
         from corral.toolguard.ops import files, http
         from corral.toolguard.ops.globs import Permissions
         from corral.toolguard.ops.refusal import OpError
 
         try:
             if tool == "fetch":
-                hosts = http.expand_hosts(resolved["tools.fetch.allow_hosts"], self.environ)
+                hosts = expand_hosts(resolved["tools.fetch.allow_hosts"], self.environ)
                 layer = resolved.origins["tools.fetch.allow_hosts"]
                 http.check_host(str(args.get("url", "")), hosts, layer=layer)
             elif tool in ("read", "ls", "write", "delete", "edit"):
@@ -501,10 +502,11 @@ class Service:
         return {"ok": False, "error": f"no operation for tool {tool!r}"}
 
     def _fetch(self, resolved: config.Config, args: Mapping[str, Any]) -> dict[str, Any]:
+        from corral.net.rules import expand_hosts
         from corral.toolguard.ops import http
 
-        hosts = http.expand_hosts(resolved["tools.fetch.allow_hosts"], self.environ)
-        private = http.expand_hosts(resolved["tools.fetch.allow_private"], self.environ)
+        hosts = expand_hosts(resolved["tools.fetch.allow_hosts"], self.environ)
+        private = expand_hosts(resolved["tools.fetch.allow_private"], self.environ)
         result = http.fetch(
             str(args.get("url", "")),
             hosts,

@@ -93,6 +93,7 @@ def report(
         "mode": policy.mode,
         "backend": {"setting": policy.backend, "chosen": chosen, "candidates": backends},
         "network": policy.network,
+        "network_allow": list(policy.network_allow),
         "allow_privileged": policy.allow_privileged,
         "paths": {
             "writable": [short(p) for p in policy.rw_roots] + ["/tmp (private)"],
@@ -180,8 +181,12 @@ def render(data: dict[str, Any]) -> str:
 def _confinement(data: dict[str, Any]) -> list[str]:
     """What a working sandbox confines: network, privilege, paths."""
     privileged = "yes (capabilities kept inside)" if data["allow_privileged"] else "no"
+    network = "allowed" if data["network"] else "off"
+    if data.get("network_allow"):
+        hosts = ", ".join(data["network_allow"])
+        network = f"only these hosts, through corral's proxy (`corral run`): {hosts}"
     lines = [
-        f"  network:   {'allowed' if data['network'] else 'off'}",
+        f"  network:   {network}",
         f"  privileged: {privileged}",
     ]
     for title, key in (

@@ -4,13 +4,14 @@ home's allowlist shows (~/.cargo, ~/.gradle, ~/.m2, ~/.config/git, ~/.config/mis
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
 
 import pytest
 
-from .conftest import user_prefix
+from .conftest import give_to_test_user, user_prefix
 from .sandbox_support import DONE, SANDBOXED, q, script
 
 # Each relative to $HOME, as the tools document them.
@@ -123,3 +124,54 @@ def test_a_store_created_during_a_run_is_not_readable(host) -> None:
         proc.kill()
     assert DONE in out, out + err
     assert host.SECRET_WORD not in out + err
+
+
+TOOL_READ = """
+import json, sys
+from corral.service import Service
+for path in sys.argv[2:]:
+    request = {"layers": {"global": {}}, "cwd": sys.argv[1], "tool": "read",
+               "input": {"path": path}}
+    print(json.dumps(Service().call("op", request)))
+"""
+
+
+def test_tool_homes_show_what_builds_need_and_no_credential_store(host) -> None:
+    """r26b CREDS: the private home showed whole tool homes (~/.local/share/uv, ~/.config/mise,
+    ~/.gradle), and with them uv's credential store, mise's age key and Gradle's init scripts;
+    a file made private inside a shown tool home is hidden whatever its name."""
+    secret = {
+        ".local/share/uv/credentials/credentials.toml": 0o600,
+        ".config/mise/age.txt": 0o600,
+        ".config/mise/conf.d/secrets.toml": 0o644,
+        ".gradle/init.d/creds.gradle": 0o644,
+        ".cargo/vendor-token.json": 0o600,  # named by nothing: private in a readable ~/.cargo
+    }
+    kept = {
+        ".local/share/uv/python/kept.txt": 0o644,
+        ".gradle/caches/kept.txt": 0o644,
+        ".rustup/settings.toml": 0o600,  # inside a private ~/.rustup (umask 077): no sign
+    }
+    for rel, mode in {**secret, **kept}.items():
+        path = host.home / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        word = host.SECRET_WORD if rel in secret else "KEPT"
+        path.write_text(f"{word}-{rel}-{host.tag}\n")
+        path.chmod(mode)
+    (host.home / ".cargo").chmod(0o755)
+    (host.home / ".rustup").chmod(0o700)
+    paths = [str(host.home / rel) for rel in (*secret, *kept)]
+    r = host.sh("".join(f"cat {q(p)} 2>/dev/null\n" for p in paths))
+    assert DONE in r.stdout, r.stdout + r.stderr
+    assert host.SECRET_WORD not in r.stdout + r.stderr
+    assert sorted(line.split("-")[1] for line in r.stdout.splitlines() if "KEPT" in line) == sorted(
+        kept
+    )
+    give_to_test_user(host.base)
+    done = subprocess.run(
+        [*user_prefix(), sys.executable, "-c", TOOL_READ, str(host.ws), *paths],
+        env=host.env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert host.SECRET_WORD not in done.stdout, done.stdout
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a["ok"] for a in answers] == [False] * len(secret) + [True] * len(kept), done.stderr

@@ -17,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from corral.net import rules
 from corral.toolguard.ops import http as guard
 from corral.toolguard.ops.refusal import OpError, Refusal
 
@@ -116,7 +117,7 @@ def refusal_of(url: str, *args: Any, **kw: Any) -> Refusal:
     ],
 )
 def test_blocked_address(address: str, reason: str | None) -> None:
-    assert guard.blocked_address(ipaddress.ip_address(address)) == reason
+    assert rules.blocked_address(ipaddress.ip_address(address)) == reason
 
 
 # ---- allowlist ----------------------------------------------------------------------------------
@@ -124,7 +125,7 @@ def test_blocked_address(address: str, reason: str | None) -> None:
 
 def test_expand_hosts_variables_wildcards_and_normalisation() -> None:
     env = {"API_HOST": "Api.Example.com", "EMPTY": ""}
-    got = guard.expand_hosts(
+    got = rules.expand_hosts(
         [
             "${API_HOST}",
             "*.Example.ORG",
@@ -168,12 +169,12 @@ def test_expand_hosts_variables_wildcards_and_normalisation() -> None:
 )
 def test_host_allowed(host: str, allowed: bool) -> None:
     patterns = ("example.com", "*.example.org", "::1", "xn--bcher-kva.example", "ex*ple.net")
-    assert guard.host_allowed(host, patterns) is allowed
+    assert rules.host_allowed(host, patterns) is allowed
 
 
 def test_star_allows_any_host_and_the_empty_list_none() -> None:
-    assert guard.host_allowed("anything.example", ["*"])
-    assert not guard.host_allowed("anything.example", [])
+    assert rules.host_allowed("anything.example", ["*"])
+    assert not rules.host_allowed("anything.example", [])
 
 
 # ---- check --------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 def test_defaults() -> None:
     opts, words = parse("run", ["ls"])
-    assert opts == {"allow_write": [], "deny_read": []}
+    assert opts == {"allow_write": [], "deny_read": [], "allow_host": []}
     assert words == ["ls"]
 
 

@@ -201,7 +201,7 @@ def sandbox_alive(stage: str) -> bool:
     try:
         with open(os.path.join(stage, SANDBOX), encoding="utf-8") as f:
             info = f.read()
-        pid, namespace = _number(info, "child-pid"), _number(info, "pid-namespace")
+        pid, namespace = info_number(info, "child-pid"), info_number(info, "pid-namespace")
     except (OSError, ValueError):
         return False  # bwrap never got as far as starting the sandbox
     try:
@@ -232,14 +232,14 @@ def stop_sandbox(stage: str) -> bool:
         return False
     try:
         with open(os.path.join(stage, SANDBOX), encoding="utf-8") as f:
-            pid = _number(f.read(), "child-pid")
+            pid = info_number(f.read(), "child-pid")
         os.kill(pid, 9)  # (sandbox_alive checked it is still the sandbox's pid 1)
     except (OSError, ValueError):
         return False
     return True
 
 
-def _number(info: str, key: str) -> int:
+def info_number(info: str, key: str) -> int:
     """The number after "key": in bwrap's info JSON (its own fixed output: no json import)."""
     at = info.index(f'"{key}"') + len(key) + 2
     return int(info[at:].lstrip(" \t\n:").split(",", 1)[0].split("}", 1)[0].strip())

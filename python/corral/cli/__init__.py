@@ -33,6 +33,8 @@ options:
   --deny-read PATH     also hide PATH (repeatable)
   --network            allow network access
   --no-network         refuse network access
+  --allow-host HOST    with network off, let commands reach HOST through corral's proxy
+                       (repeatable; pypi.org, *.example.com, host:port, @python...)
   --backend NAME       auto | required | a backend name (bwrap)
   --writes WRITES      apply | review | direct: what happens to writes to the workspace
                        (default apply: checked when the command ends, then applied)

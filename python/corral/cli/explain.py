@@ -14,6 +14,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from corral.sandbox.policy import Policy
+
 
 def explanation(args: list[str]) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """(the parsed options, what the guard decides), or None when help was printed."""
@@ -43,10 +45,22 @@ def explanation(args: list[str]) -> tuple[dict[str, Any], dict[str, Any]] | None
             "backend": backend,
             "backend_note": backend_note,
             "network": policy.network,
+            "network_allow": list(policy.network_allow),
+            "hosts_outside_allowlist": _outside(command, policy),
             "writable": [*policy.rw_roots, "/tmp (private)"],
             "read_only_inside_writable": list(policy.read_only),
         },
     }
+
+
+def _outside(command: str, policy: Policy) -> list[str]:
+    """host:port of each URL the command names that the sandbox's network would refuse."""
+    if policy.network or not policy.enabled:
+        return []
+    from corral.net.allowlist import Allowlist, named_hosts
+
+    allowlist = Allowlist.parse(policy.network_allow, policy.network_private)
+    return [f"{h}:{p}" for h, p in named_hosts(command) if not allowlist.allows(h, p)]
 
 
 def explain(args: list[str]) -> int:
@@ -73,8 +87,22 @@ def explain(args: list[str]) -> int:
         f"approval: {data['approval']}",
         f"sandbox:  {'enabled' if box['enabled'] else 'DISABLED'}, mode {box['mode']}, "
         f"backend {box['backend'] or 'none: ' + box['backend_note']}, "
-        f"network {'allowed' if box['network'] else 'off'}",
+        f"network {_network(box)}",
         f"  writable: {'  '.join(box['writable'])}",
     ]
+    if box["hosts_outside_allowlist"]:
+        where = "sandbox.policy.network_allow" if box["network_allow"] else "the sandbox"
+        lines.append(
+            f"  refused by {where}: {', '.join(box['hosts_outside_allowlist'])} "
+            "(--allow-host HOST, or sandbox.policy.network_allow)"
+        )
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
+
+
+def _network(box: dict[str, Any]) -> str:
+    if box["network"]:
+        return "allowed"
+    if box["network_allow"]:
+        return "only " + ", ".join(box["network_allow"]) + " (through corral's proxy)"
+    return "off"

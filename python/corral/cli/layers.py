@@ -40,6 +40,8 @@ def flags_layer(opts: dict[str, Any]) -> config.Layer | None:
         values["sandbox.policy.rw_paths"] = {"append": opts["allow_write"]}
     if opts["deny_read"]:
         values["sandbox.policy.deny_read"] = {"append": opts["deny_read"]}
+    if opts.get("allow_host"):
+        values["sandbox.policy.network_allow"] = {"append": opts["allow_host"]}
     return config.Layer("flags", values) if values else None
 
 

@@ -30,6 +30,7 @@ OPTIONS: dict[str, tuple[str, bool, bool]] = {
     "--deny-read": ("deny_read", True, True),
     "--network": ("network", False, False),
     "--no-network": ("no_network", False, False),
+    "--allow-host": ("allow_host", True, True),
     "--config": ("config", True, False),
     "--timeout": ("timeout", True, False),
     "--backend": ("backend", True, False),
@@ -51,7 +52,7 @@ ACCEPTS: dict[str, frozenset[str]] = {
 
 def parse(command: str, args: list[str]) -> tuple[dict[str, Any], list[str]]:
     """(options, remaining words) for `command`; raises UsageError naming the bad word."""
-    opts: dict[str, Any] = {"allow_write": [], "deny_read": []}
+    opts: dict[str, Any] = {"allow_write": [], "deny_read": [], "allow_host": []}
     accepted = ACCEPTS[command]
     i = 0
     while i < len(args):

@@ -69,7 +69,7 @@ def run(args: list[str]) -> int:
         return 0
     wrapped, words, opts, policy, origins = prepared
     if wrapped.sandboxed and not _findable(words[0], dict(wrapped.env).get("PATH", "")):
-        for fd in (*wrapped.fds, wrapped.status_fd):
+        for fd in (*wrapped.fds, wrapped.status_fd, *(wrapped.bridge or ())):
             if fd is not None:
                 os.close(fd)
         sys.stderr.write(f"corral: {words[0]}: command not found\n")
@@ -77,11 +77,13 @@ def run(args: list[str]) -> int:
     sys.stdout.flush()
     timeout = opts.get("timeout") or policy.timeout or None
     tail = bytearray()  # the end of the command's stderr: what the sandbox refused, told after
+    refused: list[str] = []  # what corral's proxy refused
     if wrapped.stage is None:
         try:
-            return launch(wrapped, timeout, tail)[0]
+            return launch(wrapped, timeout, tail, refused)[0]
         finally:
             _plain_terminal(tail, wrapped)
+            _refused(refused)
             for repair in sweep(policy.watch, policy.links):
                 warn(repair)
             _explain(tail, policy, origins)
@@ -91,10 +93,11 @@ def run(args: list[str]) -> int:
     stopped = True
     unchecked = False
     try:
-        code, stopped = launch(wrapped, timeout, tail)
+        code, stopped = launch(wrapped, timeout, tail, refused)
     finally:
         # Also when launching failed: the change set is held or removed, never left unchecked.
         _plain_terminal(tail, wrapped)
+        _refused(refused)
         _explain(tail, policy, origins)
         try:
             report = finish.finish(wrapped.stage, interrupted=stopped)
@@ -119,6 +122,11 @@ def _plain_terminal(tail: bytearray, wrapped: Wrapped) -> None:
     sys.stderr.write("\033[0m" + ("\n" if tail and not tail.endswith(b"\n") else ""))
     if not wrapped.sandboxed:
         warn("this ran UNSANDBOXED (see the warning before it)")
+
+
+def _refused(lines: list[str]) -> None:
+    for line in lines:
+        sys.stderr.write(f"corral: {line}\n")
 
 
 def _explain(tail: bytearray, policy: Policy, origins: Mapping[str, str]) -> None:

@@ -46,18 +46,31 @@ def looks_secret(name: str) -> bool:
 
 
 def scrub(
-    host: Mapping[str, str], extra: Iterable[str] = (), network: bool = False
+    host: Mapping[str, str],
+    extra: Iterable[str] = (),
+    network: bool = False,
+    proxied: bool = False,
 ) -> dict[str, str]:
     """The sandbox environment: allowlisted host variables plus the user's `extra` entries.
 
     `extra` holds NAME (take the host's value) or NAME=value. Secret-looking names pass only
     when named exactly in `extra`; names in NEVER are rejected by validation before this.
+    `proxied`: the network goes through corral's proxy (see corral.net), which every proxy
+    variable names instead of the host's.
     """
     env: dict[str, str] = {}
     for name, value in host.items():
         allowed = name in ALLOWED or name.startswith(ALLOWED_PREFIXES)
         if (allowed or (network and name in PROXY)) and not looks_secret(name):
             env[name] = value
+    if proxied:
+        from corral.net.bridge import PORT
+
+        url = f"http://127.0.0.1:{PORT}"
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+            env[name] = url
+        # The sandbox's own loopback (a test server a command starts) is not the proxy's.
+        env["NO_PROXY"] = env["no_proxy"] = "localhost,127.0.0.1,::1"
     for item in extra:
         name, sep, value = item.partition("=")
         if sep:

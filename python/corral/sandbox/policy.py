@@ -41,6 +41,8 @@ class Policy(Frozen):
         "mode",
         "module_dirs",
         "network",
+        "network_allow",
+        "network_private",
         "never_writable",
         "notes",
         "pinned",
@@ -66,6 +68,9 @@ class Policy(Frozen):
     cwd: str
     home: str
     network: bool
+    # with network off: what corral's proxy lets through (see corral.net); empty: nothing
+    network_allow: tuple[str, ...]
+    network_private: tuple[str, ...]
     allow_privileged: bool
     rw_roots: tuple[str, ...]  # writable, outermost only
     pinned: tuple[str, ...]  # dirs inside rw roots bound onto themselves: cannot be renamed away
@@ -160,6 +165,7 @@ def resolve(
     network = bool(config["sandbox.policy.network"])
     build = Resolution(config, ctx)
     rlimits, tmp_size = build.check_values(cwd)
+    allow, private = build.network_allow(enabled and not network)
     rw_roots = build.writable_roots()
     deny_read = build.deny_read()
     kept = build.protection(deny_read)
@@ -173,6 +179,8 @@ def resolve(
         cwd=ctx.cwd,
         home=ctx.home,
         network=network,
+        network_allow=allow,
+        network_private=private,
         allow_privileged=bool(config["sandbox.policy.allow_privileged"]),
         rw_roots=tuple(rw_roots),
         pinned=tuple(sorted(set(kept.pinned), key=lambda p: p.split("/"))),
@@ -187,7 +195,9 @@ def resolve(
         deny_read=tuple(deny_read),
         env=tuple(
             sorted(
-                environment.scrub(env, config["sandbox.policy.env"], network or not enabled).items()
+                environment.scrub(
+                    env, config["sandbox.policy.env"], network or not enabled, bool(allow)
+                ).items()
             )
         ),
         scrub_env=bool(config["sandbox.policy.scrub_env"]),

@@ -161,6 +161,9 @@ def _matching(root: str, name: str, listed: dict[str, list[str]]) -> list[str]:
     return [p for p in found if os.path.lexists(p)]
 
 
+PRIVATE_DEPTH = 2  # levels of a shown tool home looked at for private files
+
+
 class Resolution:
     """One policy being resolved: the configuration, where, and what was found wrong."""
 
@@ -201,6 +204,19 @@ class Resolution:
         if not os.path.isdir(self.ctx.cwd):
             self.problems.append(Problem("cwd", "call", f"workspace {cwd!r} is not a directory"))
         return found
+
+    def network_allow(self, used: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The proxy's allowlist as written (checked whether used or not), empty unless
+        `used` (network off in an enabled sandbox)."""
+        from corral.net.allowlist import Allowlist, BadEntry
+
+        allow = tuple(self.config["sandbox.policy.network_allow"])
+        private = tuple(self.config["sandbox.policy.network_private"])
+        try:
+            Allowlist.parse(allow, private)
+        except BadEntry as e:
+            self.problem(e.key, e.message)
+        return (allow, private) if used and allow else ((), ())
 
     # -- phase 2: the writable roots -------------------------------------------------------
     def check_planted_links(self) -> None:
@@ -765,11 +781,49 @@ class Resolution:
                     if is_within(p, ctx.home) and not any(is_within(p, d) for d, _ in deny_read)
                 ]  # fmt: skip
                 self._credential_stores_in_allow_list()
+                deny_read += self._private_inside(allowed_home, deny_read)
         visible = [
             p for p in (ctx.cwd, *allowed_home)
             if any(is_within(p, h) for h in hidden) and not self.writable(p)
         ]  # fmt: skip
         return hidden, visible
+
+    def _private_inside(
+        self, shown: list[str], deny_read: list[tuple[str, bool]]
+    ) -> list[tuple[str, bool]]:
+        """Files near the top of each shown tool home (two levels down) made private to their
+        owner inside a directory others may read: how credential tools mark what they write
+        (uv's credentials, an age key, an access-key file), whatever the file is called. They
+        stay hidden with the rest of the home. Not in caches (~/.cache: pip and uv write
+        every entry through a private temporary file), and not where the directory is private
+        itself (a umask of 077 makes everything so: no sign of a secret)."""
+        import stat
+
+        cache = os.path.join(self.ctx.home, ".cache")
+        found: list[tuple[str, bool]] = []
+        stack = [(p, 0) for p in shown if not is_within(p, cache)]
+        while stack:
+            directory, depth = stack.pop()
+            try:
+                if not os.stat(directory).st_mode & 0o055:
+                    continue
+                entries = list(os.scandir(directory))
+            except OSError:
+                continue
+            for entry in entries:
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISDIR(info.st_mode) and depth < PRIVATE_DEPTH - 1:
+                    stack.append((entry.path, depth + 1))
+                elif (
+                    stat.S_ISREG(info.st_mode)
+                    and not info.st_mode & 0o077
+                    and not any(is_within(entry.path, d) for d, _ in deny_read)
+                ):
+                    found.append((entry.path, False))
+        return found  # (listed with the other hidden paths by status)
 
     def _credential_stores_in_allow_list(self) -> None:
         """A credential store in the allowlist stays hidden all the same (masks come last):

@@ -249,12 +249,34 @@ def _read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
+def _open_network(wrapped: Wrapped, pid: int) -> Any:
+    """corral's proxy for this run (see corral.net.run), or None; kills the sandbox and raises
+    SetupFailed when the way into its network could not be made."""
+    if wrapped.bridge is None:
+        return None
+    from corral.net.run import open_network
+
+    try:
+        return open_network(wrapped.bridge, wrapped.network, wrapped.stage)
+    except (CorralError, OSError) as e:
+        try:
+            os.kill(pid, SIGKILL)  # bwrap; the sandbox dies with it (--die-with-parent)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+        raise SetupFailed(f"corral's network proxy could not be set up: {e}") from None
+
+
 def launch(
-    wrapped: Wrapped, timeout: float | None = None, stderr_tail: bytearray | None = None
+    wrapped: Wrapped,
+    timeout: float | None = None,
+    stderr_tail: bytearray | None = None,
+    refused_hosts: list[str] | None = None,
 ) -> tuple[int, bool]:
     """Run `wrapped` with stdin/stdout/stderr passed through; return the exit status and
     whether the command was stopped before it ended (timeout, Ctrl-C). With `stderr_tail`, a
-    sandboxed command's stderr goes through corral, and its end is kept there."""
+    sandboxed command's stderr goes through corral, and its end is kept there;
+    `refused_hosts` gets what corral's proxy refused, a line each."""
     _seal_descriptors(wrapped.fds)
     argv = list(wrapped.argv)
     env = dict(wrapped.env)
@@ -287,6 +309,31 @@ def launch(
             os.close(end)
     for pump in pumps:
         pump.start()
+    try:
+        proxy = _open_network(wrapped, pid)
+    except SetupFailed:
+        for pump in pumps:
+            pump.join(5.0)
+        _restore_terminal(terminal)
+        raise
+    try:
+        return _finish(wrapped, pid, timeout, own_group, terminal, pumps)
+    finally:
+        if proxy is not None:
+            proxy.close()
+            if refused_hosts is not None:
+                refused_hosts += proxy.refused()
+
+
+def _finish(
+    wrapped: Wrapped,
+    pid: int,
+    timeout: float | None,
+    own_group: bool,
+    terminal: list[tuple[int, Any, int, bytes]],
+    pumps: list[Any],
+) -> tuple[int, bool]:
+    """Wait for the started command (see launch)."""
 
     def kill() -> None:
         try:

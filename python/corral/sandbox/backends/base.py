@@ -19,9 +19,23 @@ class Wrapped(Frozen):
     `fds`: further descriptors the launcher must pass through (the seccomp program).
     `stage`: where the command's writes land; `corral.changes.finish` must run after it (the
     argv of a self-contained launch does so itself).
+    `bridge`: (bwrap's --info-fd, read end; its --block-fd, write end) when the launcher must
+    open the way into the sandbox's network for corral's proxy before the command starts, with
+    `network` (network_allow, network_private) saying what the proxy lets through.
     """
 
-    __slots__ = ("argv", "backend", "env", "fds", "notes", "sandboxed", "stage", "status_fd")
+    __slots__ = (
+        "argv",
+        "backend",
+        "bridge",
+        "env",
+        "fds",
+        "network",
+        "notes",
+        "sandboxed",
+        "stage",
+        "status_fd",
+    )
     argv: tuple[str, ...]
     env: tuple[tuple[str, str], ...]
     backend: str
@@ -30,6 +44,8 @@ class Wrapped(Frozen):
     fds: tuple[int, ...]
     notes: tuple[str, ...]
     stage: str | None  # the staging area of this run's change set (see corral.changes)
+    bridge: tuple[int, int] | None
+    network: tuple[tuple[str, ...], tuple[str, ...]]
 
     def __init__(
         self,
@@ -41,9 +57,13 @@ class Wrapped(Frozen):
         fds: Sequence[int] = (),
         notes: Sequence[str] = (),
         stage: str | None = None,
+        bridge: tuple[int, int] | None = None,
+        network: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
     ) -> None:
         self._set(
             stage=stage,
+            bridge=bridge,
+            network=network,
             argv=tuple(argv),
             env=tuple(env),
             backend=backend,

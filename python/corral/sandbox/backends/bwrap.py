@@ -334,6 +334,7 @@ class BwrapBackend(Backend):
         seccomp_fd: int | None = None,
         stage: str | None = None,
         info_fd: int | None = None,
+        block_fd: int | None = None,
     ) -> list[str]:
         args = [self.binary(policy), *namespace_args(policy), *mount_args(policy, stage)]
         args += ["--chdir", policy.cwd]
@@ -341,6 +342,8 @@ class BwrapBackend(Backend):
             args += ["--json-status-fd", str(status_fd)]
         if info_fd is not None:  # where the sandbox's pid goes (see stage.sandbox_alive)
             args += ["--info-fd", str(info_fd)]
+        if block_fd is not None:  # the command starts once corral's proxy can be reached
+            args += ["--block-fd", str(block_fd)]
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
         args += policy.bwrap_extra_args
@@ -399,6 +402,11 @@ class BwrapBackend(Backend):
                 "no process, file-size or memory limits: prlimit (util-linux) is not installed"
             )
 
+        if policy.network_allow and not launcher_fds:
+            notes.append(
+                "no network: sandbox.policy.network_allow needs corral's proxy, which only "
+                "`corral run` starts yet"
+            )
         if not launcher_fds:
             # bwrap reads a seccomp program only from a descriptor, which an argv started by
             # another program (jobstart) cannot carry: a constant sh script opens the filter
@@ -438,8 +446,18 @@ class BwrapBackend(Backend):
         fds = (status_w,) if seccomp_fd is None else (status_w, seccomp_fd)
         if seccomp_fd is None:
             notes.append("no seccomp filter for this architecture")
-        info_fd = None
-        if stage is not None:
+        info_fd = block_fd = None
+        bridge = None
+        if policy.network_allow:
+            # bwrap says the sandbox's pid on a pipe and waits for a byte on another; the
+            # launcher opens the way in between (and writes the stage's record itself).
+            info_r, info_fd = os.pipe()
+            block_fd, block_w = os.pipe()
+            os.set_inheritable(info_fd, True)
+            os.set_inheritable(block_fd, True)
+            fds = (*fds, info_fd, block_fd)
+            bridge = (info_r, block_w)
+        elif stage is not None:
             info_fd = os.open(
                 os.path.join(stage, stages.SANDBOX),
                 os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
@@ -455,6 +473,7 @@ class BwrapBackend(Backend):
                 seccomp_fd=seccomp_fd,
                 stage=stage,
                 info_fd=info_fd,
+                block_fd=block_fd,
             ),
             policy.env,
             self.name,
@@ -463,6 +482,8 @@ class BwrapBackend(Backend):
             fds=fds,
             notes=notes,
             stage=stage,
+            bridge=bridge,
+            network=(policy.network_allow, policy.network_private),
         )
 
     def describe(self, policy: Policy) -> dict[str, str]:

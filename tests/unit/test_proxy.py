@@ -1,0 +1,236 @@
+"""corral's network proxy, served on a loopback listener of the test process, with upstream servers
+on loopback. Test host names reach those servers through the proxy's resolver (the only part
+replaced: there is no outbound network here), and are allowed private addresses, as a user's
+mirror on their own network would be."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+
+import pytest
+
+from corral.net import proxy as proxymod
+from corral.net.allowlist import RULE, RULE_PRIVATE, Allowlist
+from corral.net.proxy import Proxy
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+
+class Upstream:
+    """A loopback server: `echo` sends back what it gets; `http` records each request head and
+    answers 200 with a fixed body."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.heads: list[bytes] = []
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn: socket.socket) -> None:
+        with conn:
+            if self.kind == "echo":
+                while data := conn.recv(65536):
+                    conn.sendall(data)
+                return
+            data = b""
+            while b"\r\n\r\n" not in data and (chunk := conn.recv(4096)):
+                data += chunk
+            self.heads.append(data.partition(b"\r\n\r\n")[0])
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nUPSTREAM")
+
+
+def resolver(names: dict[str, str]):  # type: ignore[no-untyped-def]
+    calls: list[str] = []
+
+    def resolve(host: str, port: int, *_: object) -> list[tuple[object, ...]]:
+        calls.append(host)
+        if host not in names:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return [
+            (socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port))
+            for a in names[host].split(",")
+        ]
+
+    resolve.calls = calls  # type: ignore[attr-defined]
+    return resolve
+
+
+@contextlib.contextmanager
+def serving(allow: list[str], private: list[str], names: dict[str, str], **kw: object) -> Iterator:
+    listener = socket.create_server(("127.0.0.1", 0))
+    proxy = Proxy(Allowlist.parse(allow, private), resolve=resolver(names), **kw)  # type: ignore[arg-type]
+    proxy.serve(listener)
+    try:
+        yield proxy, listener.getsockname()[1]
+    finally:
+        proxy.close()
+
+
+def ask(port: int, request: bytes, timeout: float = 5.0) -> socket.socket:
+    client = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    client.sendall(request)
+    return client
+
+
+def read_all(sock: socket.socket) -> bytes:
+    data = b""
+    with contextlib.suppress(TimeoutError):
+        while chunk := sock.recv(65536):
+            data += chunk
+    return data
+
+
+def read_head(sock: socket.socket) -> bytes:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(1)
+        assert chunk, data
+        data += chunk
+    return data
+
+
+def test_connect_tunnels_to_an_allowed_host_and_counts_bytes() -> None:
+    echo = Upstream("echo")
+    with serving(["pkg.test"], ["pkg.test"], {"pkg.test": "127.0.0.1"}) as (proxy, port):
+        client = ask(port, f"CONNECT pkg.test:{echo.port} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        # the allowlist names no port: only 80 and 443 pass
+        assert b" 403 " in read_head(client)
+    with serving([f"pkg.test:{echo.port}"], ["pkg.test"], {"pkg.test": "127.0.0.1"}) as (
+        proxy,
+        port,
+    ):
+        client = ask(port, f"CONNECT pkg.test:{echo.port} HTTP/1.1\r\n\r\nearly".encode())
+        assert read_head(client).startswith(b"HTTP/1.1 200 ")
+        client.sendall(b" and late")
+        time.sleep(0.2)
+        client.shutdown(socket.SHUT_WR)
+        assert read_all(client) == b"early and late"
+        client.close()
+        deadline = time.monotonic() + 5
+        while not proxy.events and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (event,) = proxy.events
+        assert event["allowed"] and event["host"] == "pkg.test" and event["port"] == echo.port
+        assert event["sent"] == len(b"early and late") == event["received"]
+
+
+def test_a_host_not_on_the_list_is_refused_with_the_setting_named() -> None:
+    with serving(["pkg.test"], [], {}) as (proxy, port):
+        answer = read_all(ask(port, b"CONNECT evil.test:443 HTTP/1.1\r\n\r\n"))
+    assert answer.startswith(b"HTTP/1.1 403 Forbidden")
+    body = answer.partition(b"\r\n\r\n")[2].decode()
+    assert "evil.test:443" in body and RULE in body and '"evil.test"' in body
+    assert proxy.refused() == [proxy.events[0]["reason"]]
+    assert not proxy.events[0]["allowed"]
+
+
+@pytest.mark.parametrize("answer", ["127.0.0.1", "93.184.216.34,10.0.0.8", "169.254.169.254"])
+def test_a_name_resolving_to_a_private_address_is_refused(answer: str) -> None:
+    names = {"pkg.test": answer}
+    with serving(["pkg.test"], [], names) as (proxy, port):
+        reply = read_all(ask(port, b"CONNECT pkg.test:443 HTTP/1.1\r\n\r\n"))
+    assert reply.startswith(b"HTTP/1.1 403 ")
+    assert RULE_PRIVATE in reply.decode() and "resolves to" in reply.decode()
+
+
+def test_multicast_is_refused_even_when_private_is_allowed() -> None:
+    with serving(["pkg.test"], ["pkg.test"], {"pkg.test": "224.0.0.1"}) as (proxy, port):
+        reply = read_all(ask(port, b"CONNECT pkg.test:443 HTTP/1.1\r\n\r\n"))
+    assert reply.startswith(b"HTTP/1.1 403 ") and b"never allowed" in reply
+
+
+def test_the_name_is_resolved_once_and_the_checked_address_is_used() -> None:
+    echo = Upstream("echo")
+    names = {"pkg.test": "127.0.0.1"}
+    with serving([f"pkg.test:{echo.port}"], ["pkg.test"], names) as (proxy, port):
+        client = ask(port, f"CONNECT pkg.test:{echo.port} HTTP/1.1\r\n\r\n".encode())
+        assert read_head(client).startswith(b"HTTP/1.1 200 ")
+        client.close()
+        assert proxy.resolve.calls == ["pkg.test"]  # type: ignore[attr-defined]
+
+
+def test_plain_http_goes_out_with_the_checked_host_and_no_proxy_headers() -> None:
+    up = Upstream("http")
+    names = {"pkg.test": "127.0.0.1"}
+    with serving([f"pkg.test:{up.port}"], ["pkg.test"], names) as (proxy, port):
+        request = (
+            f"GET http://pkg.test:{up.port}/simple/x?y=1 HTTP/1.1\r\n"
+            "Host: other-site.test\r\nProxy-Authorization: Basic c2VjcmV0\r\n"
+            "Connection: keep-alive, X-Drop\r\nX-Drop: 1\r\nAccept: */*\r\n\r\n"
+        )
+        reply = read_all(ask(port, request.encode()))
+    assert reply.endswith(b"UPSTREAM")
+    (head,) = up.heads
+    lines = head.decode().split("\r\n")
+    assert lines[0] == "GET /simple/x?y=1 HTTP/1.1"
+    assert f"Host: pkg.test:{up.port}" in lines
+    assert "Connection: close" in lines and "Accept: */*" in lines
+    assert not [line for line in lines if line.lower().startswith(("proxy-", "x-drop"))]
+    assert not [line for line in lines if "other-site" in line]
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"GET https://pkg.test/ HTTP/1.1\r\n\r\n",
+        b"GET /relative HTTP/1.1\r\nHost: pkg.test\r\n\r\n",
+        b"GET http://user:pw@pkg.test/ HTTP/1.1\r\n\r\n",
+        b"CONNECT pkg.test HTTP/1.1\r\n\r\n",
+        b"CONNECT pkg.test:99999 HTTP/1.1\r\n\r\n",
+        b"GET http://pkg.test/ HTTP/2\r\n\r\n",
+        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n",
+        b"GET http://pkg.test/ HTTP/1.1\r\nX: a\x01b\r\n\r\n",
+        b"GET http://pkg.test/ HTTP/1.1\r\n folded\r\n\r\n",
+        b"GET http://pkg.test/ HTTP/1.1\r\n" + b"X: " + b"a" * 20000 + b"\r\n\r\n",
+    ],
+)
+def test_malformed_requests_get_400_and_the_proxy_goes_on(request_bytes: bytes) -> None:
+    up = Upstream("http")
+    names = {"pkg.test": "127.0.0.1"}
+    with serving([f"pkg.test:{up.port}", "pkg.test"], ["pkg.test"], names) as (proxy, port):
+        reply = read_all(ask(port, request_bytes))
+        assert reply.startswith(b"HTTP/1.1 400 "), reply[:100]
+        good = f"GET http://pkg.test:{up.port}/ HTTP/1.1\r\n\r\n".encode()
+        assert read_all(ask(port, good)).endswith(b"UPSTREAM")
+    assert up.heads and len(up.heads) == 1  # nothing of the malformed one went out
+
+
+def test_a_slow_client_is_cut_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(proxymod, "HEAD_TIMEOUT", 0.3)
+    with serving(["pkg.test"], [], {}) as (proxy, port):
+        client = ask(port, b"CONNECT pkg.test:443 HTT")
+        started = time.monotonic()
+        reply = read_all(client)
+    assert reply.startswith(b"HTTP/1.1 400 ") and time.monotonic() - started < 4
+
+
+def test_connections_are_bounded_and_close_ends_them() -> None:
+    echo = Upstream("echo")
+    names = {"pkg.test": "127.0.0.1"}
+    allow = [f"pkg.test:{echo.port}"]
+    with serving(allow, ["pkg.test"], names, max_connections=2) as (proxy, port):
+        request = f"CONNECT pkg.test:{echo.port} HTTP/1.1\r\n\r\n".encode()
+        held = [ask(port, request) for _ in range(2)]
+        for client in held:
+            assert read_head(client).startswith(b"HTTP/1.1 200 ")
+        assert read_all(ask(port, request)).startswith(b"HTTP/1.1 503 ")
+        proxy.close()
+        for client in held:
+            client.settimeout(3)
+            assert read_all(client) == b""  # ended by close(), not by the timeout
+        with pytest.raises(OSError):
+            ask(port, request).recv(1)  # and nothing listens any more
