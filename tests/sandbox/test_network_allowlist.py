@@ -71,9 +71,7 @@ def _config(host, port: int) -> None:  # type: ignore[no-untyped-def]
     path = host.home / ".config" / "corral" / "config.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
-        "[sandbox.policy]\n"
-        f'network_allow = ["localhost:{port}"]\n'
-        'network_private = ["localhost"]\n'
+        f'[sandbox.policy]\nnetwork_allow = ["localhost:{port}"]\nnetwork_private = ["localhost"]\n'
     )
 
 

@@ -141,14 +141,14 @@ def test_a_host_not_on_the_list_is_refused_with_the_setting_named() -> None:
 @pytest.mark.parametrize("answer", ["127.0.0.1", "93.184.216.34,10.0.0.8", "169.254.169.254"])
 def test_a_name_resolving_to_a_private_address_is_refused(answer: str) -> None:
     names = {"pkg.test": answer}
-    with serving(["pkg.test"], [], names) as (proxy, port):
+    with serving(["pkg.test"], [], names) as (_proxy, port):
         reply = read_all(ask(port, b"CONNECT pkg.test:443 HTTP/1.1\r\n\r\n"))
     assert reply.startswith(b"HTTP/1.1 403 ")
     assert RULE_PRIVATE in reply.decode() and "resolves to" in reply.decode()
 
 
 def test_multicast_is_refused_even_when_private_is_allowed() -> None:
-    with serving(["pkg.test"], ["pkg.test"], {"pkg.test": "224.0.0.1"}) as (proxy, port):
+    with serving(["pkg.test"], ["pkg.test"], {"pkg.test": "224.0.0.1"}) as (_proxy, port):
         reply = read_all(ask(port, b"CONNECT pkg.test:443 HTTP/1.1\r\n\r\n"))
     assert reply.startswith(b"HTTP/1.1 403 ") and b"never allowed" in reply
 
@@ -166,7 +166,7 @@ def test_the_name_is_resolved_once_and_the_checked_address_is_used() -> None:
 def test_plain_http_goes_out_with_the_checked_host_and_no_proxy_headers() -> None:
     up = Upstream("http")
     names = {"pkg.test": "127.0.0.1"}
-    with serving([f"pkg.test:{up.port}"], ["pkg.test"], names) as (proxy, port):
+    with serving([f"pkg.test:{up.port}"], ["pkg.test"], names) as (_proxy, port):
         request = (
             f"GET http://pkg.test:{up.port}/simple/x?y=1 HTTP/1.1\r\n"
             "Host: other-site.test\r\nProxy-Authorization: Basic c2VjcmV0\r\n"
@@ -201,7 +201,7 @@ def test_plain_http_goes_out_with_the_checked_host_and_no_proxy_headers() -> Non
 def test_malformed_requests_get_400_and_the_proxy_goes_on(request_bytes: bytes) -> None:
     up = Upstream("http")
     names = {"pkg.test": "127.0.0.1"}
-    with serving([f"pkg.test:{up.port}", "pkg.test"], ["pkg.test"], names) as (proxy, port):
+    with serving([f"pkg.test:{up.port}", "pkg.test"], ["pkg.test"], names) as (_proxy, port):
         reply = read_all(ask(port, request_bytes))
         assert reply.startswith(b"HTTP/1.1 400 "), reply[:100]
         good = f"GET http://pkg.test:{up.port}/ HTTP/1.1\r\n\r\n".encode()
@@ -211,7 +211,7 @@ def test_malformed_requests_get_400_and_the_proxy_goes_on(request_bytes: bytes) 
 
 def test_a_slow_client_is_cut_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(proxymod, "HEAD_TIMEOUT", 0.3)
-    with serving(["pkg.test"], [], {}) as (proxy, port):
+    with serving(["pkg.test"], [], {}) as (_proxy, port):
         client = ask(port, b"CONNECT pkg.test:443 HTT")
         started = time.monotonic()
         reply = read_all(client)
