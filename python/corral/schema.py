@@ -356,6 +356,8 @@ _PROTECTED = (
     ".luarc.json",  # lua-language-server runs a `runtime.plugin`
     ".luarc.jsonc",
     ".vscode/settings.json",
+    ".neoconf.json",  # neoconf.nvim: language server settings, a server's command among them
+    ".vim/coc-settings.json",  # coc.nvim's workspace settings: the same
     ".tool-versions",  # asdf and mise: a `path:` version puts a directory on PATH
     # the version files mise and asdf also read (idiomatic files): the same `path:`
     ".python-version",

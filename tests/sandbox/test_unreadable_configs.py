@@ -743,3 +743,175 @@ def test_what_layout_nodes_programs_lead_to_is_kept(host: Host) -> None:
     assert target.read_text() == "// prettier's\n"
     assert store.read_text() == "// p's\n"
     assert (host.ws / "node_modules" / "@me" / "cli").is_symlink()
+
+
+# -- round 26 (r26a): what a program directory brings is its whole installation --
+
+
+def _conda(root: Path, name: str = "env") -> Path:
+    """A conda environment's shape: conda-meta, bin, its own standard library."""
+    prefix = root / name
+    (prefix / "conda-meta").mkdir(parents=True)
+    (prefix / "bin").mkdir()
+    stdlib = prefix / "lib" / "python3.11"
+    (stdlib / "encodings").mkdir(parents=True)
+    (stdlib / "encodings" / "__init__.py").write_text("# the standard library's\n")
+    (stdlib / "site-packages").mkdir()
+    return prefix
+
+
+def _on_path(host: Host, *dirs: Path) -> None:
+    host.env["PATH"] = ":".join([*(str(d) for d in dirs), host.env["PATH"]])
+
+
+def test_a_node_modules_bin_on_the_editors_path_keeps_its_packages(host: Host) -> None:
+    """ONPATHNODE: with node_modules/.bin on the PATH corral runs with (no .envrc), only
+    .bin was kept: a rewritten prettier.cjs ran at the user's `prettier`."""
+    target = host.ws / "node_modules" / "prettier" / "bin" / "prettier.cjs"
+    target.parent.mkdir(parents=True)
+    target.write_text("// prettier's\n")
+    (host.ws / "node_modules" / ".bin").mkdir()
+    (host.ws / "node_modules" / ".bin" / "prettier").symlink_to("../prettier/bin/prettier.cjs")
+    (host.ws / "node_modules" / "prettier" / "index.js").write_text("// its code\n")
+    _on_path(host, host.ws / "node_modules" / ".bin")
+    run(host, "echo x >> node_modules/prettier/index.js; echo x > notes.txt\n")
+    assert (host.ws / "node_modules" / "prettier" / "index.js").read_text() == "// its code\n"
+    assert (host.ws / "notes.txt").exists()
+
+
+@pytest.mark.parametrize("how", ["editor PATH", "envrc"])
+def test_a_conda_environment_is_kept_whole(host: Host, how: str) -> None:
+    """CONDAPTH, CONDASTD: a conda environment kept only its bin (and site-packages): a .pth
+    there, or its own standard library's encodings/__init__.py, ran at `python`."""
+    prefix = _conda(host.ws)
+    if how == "envrc":
+        (host.ws / ".envrc").write_text("PATH_add env/bin\n")
+    else:
+        _on_path(host, prefix / "bin")
+    run(host, "echo 'import os' > env/lib/python3.11/site-packages/x.pth;"
+              " echo x >> env/lib/python3.11/encodings/__init__.py;"
+              " echo x > notes.txt\n")  # fmt: skip
+    assert not (prefix / "lib" / "python3.11" / "site-packages" / "x.pth").exists()
+    encodings = prefix / "lib" / "python3.11" / "encodings" / "__init__.py"
+    assert encodings.read_text() == "# the standard library's\n"
+    assert (host.ws / "notes.txt").exists()
+
+
+def test_a_venv_is_kept_whole_its_configs_and_a_pypy_one_too(host: Host) -> None:
+    """PIPCONF, IPYCFG, PYPYVENV: $VIRTUAL_ENV/pip.conf (pointing pip at a planted sdist),
+    etc/ipython/ipython_config.py, and a PyPy venv's lib/pypy3.9/site-packages were not
+    kept."""
+    _venv(host.ws)
+    pypy = host.ws / "pypy-venv"
+    (pypy / "lib" / "pypy3.9" / "site-packages").mkdir(parents=True)
+    (pypy / "bin").mkdir()
+    (host.ws / ".envrc").write_text(
+        'export VIRTUAL_ENV="$PWD/.venv"\nPATH_add "$VIRTUAL_ENV/bin"\nPATH_add pypy-venv/bin\n'
+    )
+    run(host, "printf '[global]\\nindex-url = file:///x\\n' > .venv/pip.conf;"
+              " mkdir -p .venv/etc/ipython; echo x > .venv/etc/ipython/ipython_config.py;"
+              " echo 'import os' > pypy-venv/lib/pypy3.9/site-packages/x.pth;"
+              " echo x > notes.txt\n")  # fmt: skip
+    assert not (host.ws / ".venv" / "pip.conf").exists()
+    assert not (host.ws / ".venv" / "etc" / "ipython" / "ipython_config.py").exists()
+    assert not (pypy / "lib" / "pypy3.9" / "site-packages" / "x.pth").exists()
+    assert (host.ws / "notes.txt").exists()
+
+
+def test_a_venv_a_config_names_before_it_exists_is_watched_whole(host: Host) -> None:
+    """FRESHVENV: the .envrc's venv did not exist yet; only .venv/bin was watched, and a
+    .pth a command made in .venv/lib was applied, for the user's `python3 -m venv .venv`
+    to keep and run."""
+    (host.ws / ".envrc").write_text(
+        'export VIRTUAL_ENV="$PWD/.venv"\nPATH_add "$VIRTUAL_ENV/bin"\n'
+    )
+    run(host, "mkdir -p .venv/lib/python3.11/site-packages;"
+              " echo 'import os' > .venv/lib/python3.11/site-packages/x.pth\n")  # fmt: skip
+    assert not (host.ws / ".venv").exists()
+    assert held_ids(host)
+
+
+def test_every_link_on_the_way_from_a_path_dir_is_kept_and_a_missing_target_watched(
+    host: Host,
+) -> None:
+    """LINKCHAIN, DANGLING: bin/mytool -> ../tools/current/mytool with tools/current -> v1:
+    replacing the directory link tools/current redirected mytool; bin/fmt -> ../build/fmt,
+    whose target did not exist, was created by a command and shadowed /usr/bin/fmt."""
+    (host.ws / "tools" / "v1").mkdir(parents=True)
+    (host.ws / "tools" / "v1" / "mytool").write_text("#!/bin/sh\necho mine\n")
+    (host.ws / "tools" / "current").symlink_to("v1")
+    (host.ws / "bin").mkdir()
+    (host.ws / "bin" / "mytool").symlink_to("../tools/current/mytool")
+    (host.ws / "bin" / "fmt").symlink_to("../build/fmt")
+    (host.ws / ".envrc").write_text("PATH_add bin\n")
+    run(host, "rm -f tools/current; mkdir -p tools/current; echo planted > tools/current/mytool;"
+              " mkdir -p build; echo planted > build/fmt; echo x > notes.txt\n")  # fmt: skip
+    assert (host.ws / "tools" / "current").is_symlink()
+    assert not (host.ws / "build" / "fmt").exists()
+
+
+def test_node_modules_above_a_bin_on_path_are_kept(host: Host) -> None:
+    """HOISTED: with packages/web/node_modules/.bin on PATH, the dependencies hoisted to the
+    root node_modules, which its packages load, were writable."""
+    (host.ws / "packages" / "web" / "node_modules" / ".bin").mkdir(parents=True)
+    dep = host.ws / "node_modules" / "dep" / "index.js"
+    dep.parent.mkdir(parents=True)
+    dep.write_text("// hoisted\n")
+    (host.ws / ".envrc").write_text("PATH_add packages/web/node_modules/.bin\n")
+    run(host, "echo x >> node_modules/dep/index.js; echo x > notes.txt\n")
+    assert dep.read_text() == "// hoisted\n"
+
+
+def test_composers_vendor_is_kept_whole(host: Host) -> None:
+    """COMPOSERPROXY (by reading): vendor/bin's entries are PHP proxies that include
+    vendor/<package>/...: all of vendor/ is kept."""
+    tool = host.ws / "vendor" / "acme" / "tool" / "bin" / "tool.php"
+    tool.parent.mkdir(parents=True)
+    tool.write_text("<?php // acme's\n")
+    (host.ws / "vendor" / "bin").mkdir()
+    (host.ws / ".envrc").write_text("PATH_add vendor/bin\n")
+    run(host, "echo x >> vendor/acme/tool/bin/tool.php; echo x > notes.txt\n")
+    assert tool.read_text() == "<?php // acme's\n"
+
+
+def test_a_tilde_on_path_is_read_as_bash_reads_it(host: Host) -> None:
+    """TILDE: `PATH="~/dotfiles/bin:$PATH"` works in bash, which expands the tilde when it
+    looks a program up; corral read it as relative and kept nothing."""
+    from corral import config
+    from corral.sandbox import policy
+
+    (host.ws / "bin").mkdir()
+    env = {"HOME": str(host.work), "PATH": "~/app/bin:/usr/bin"}
+    resolved = policy.resolve(config.resolve([]), str(host.ws), env)
+    assert str(host.ws / "bin") in resolved.read_only
+
+
+def test_the_plugin_a_luarc_names_and_editor_lsp_settings_are_kept(host: Host) -> None:
+    """r26b (by reading): .luarc.json was protected, but the runtime.plugin file it names,
+    which lua-language-server runs when a Lua file is opened, was not; r26a (open since
+    r7a): neoconf's and coc's workspace settings, which set a language server's command."""
+    plugin = host.ws / "tools" / "plugin.lua"
+    plugin.parent.mkdir()
+    plugin.write_text("-- the user's\n")
+    (host.ws / ".luarc.jsonc").write_text(
+        '{\n  // the project\'s\n  "runtime.plugin": "tools/plugin.lua",\n}\n'
+    )
+    run(host, "echo 'os.execute(1)' >> tools/plugin.lua; echo '{}' > .neoconf.json;"
+              " mkdir -p .vim; echo '{}' > .vim/coc-settings.json;"
+              " echo x > notes.txt\n")  # fmt: skip
+    assert plugin.read_text() == "-- the user's\n"
+    assert not (host.ws / ".neoconf.json").exists()
+    assert not (host.ws / ".vim" / "coc-settings.json").exists()
+    assert (host.ws / "notes.txt").exists()
+
+
+def test_links_in_a_library_dir_on_ld_library_path_are_kept(host: Host) -> None:
+    """r26a (by reading): links inside LD_LIBRARY_PATH directories were not followed."""
+    real = host.ws / "vendor-libs" / "v1" / "libx.so"
+    real.parent.mkdir(parents=True)
+    real.write_text("the library\n")
+    (host.ws / "lib").mkdir()
+    (host.ws / "lib" / "libx.so").symlink_to("../vendor-libs/v1/libx.so")
+    host.env["LD_LIBRARY_PATH"] = str(host.ws / "lib")
+    run(host, "echo planted > vendor-libs/v1/libx.so; echo x > notes.txt\n")
+    assert real.read_text() == "the library\n"

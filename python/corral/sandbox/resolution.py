@@ -208,10 +208,12 @@ class Resolution:
     def network_allow(self, used: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The proxy's allowlist as written (checked whether used or not), empty unless
         `used` (network off in an enabled sandbox)."""
-        from corral.net.allowlist import Allowlist, BadEntry
-
         allow = tuple(self.config["sandbox.policy.network_allow"])
         private = tuple(self.config["sandbox.policy.network_private"])
+        if not allow and not private:
+            return (), ()  # (without importing the address rules: ipaddress is heavy)
+        from corral.net.allowlist import Allowlist, BadEntry
+
         try:
             Allowlist.parse(allow, private)
         except BadEntry as e:
@@ -425,7 +427,7 @@ class Resolution:
                 unknown.append(f"{path} (the whole workspace)")
             elif self.writable(path):
                 found.keep(path, why)
-                if os.path.isdir(path):
+                if os.path.isdir(path) or not os.path.lexists(path):  # (a venv to be made)
                     for kept in pathdirs.brought(path, root):
                         if self.writable(kept):
                             found.keep(kept, why)
@@ -481,15 +483,18 @@ class Resolution:
 
     def _search_dir(self, found: Protection, variable: str, what: str, entry: str) -> None:
         """One entry of a search path (see _on_path)."""
+        if variable == "PATH" and (entry == "~" or entry.startswith("~/")):
+            entry = self.ctx.home + entry[1:]  # bash expands it when it looks a program up
         if not entry or not os.path.isabs(entry):
             # (an empty LD_LIBRARY_PATH is no entry at all)
             if (variable == "PATH" or entry) and any(
                 is_within(self.ctx.cwd, r) for r in self.rw_roots
             ):
+                where = "the current directory" if entry in ("", ".") else "relative"
                 self.notes.append(
-                    f"{variable} holds {entry or 'an empty entry'!r}, the current "
-                    f"directory: a {what} a sandboxed command writes there is used on the "
-                    f"host when you work there; remove it from {variable}"
+                    f"{variable} holds {entry or 'an empty entry'!r} ({where}): a {what} a "
+                    "sandboxed command writes there is used on the host when you work there; "
+                    f"remove it from {variable}"
                 )
             return
         # The shell looks programs up by the entry as written: every symlink on its way
@@ -515,6 +520,13 @@ class Resolution:
             )
             return
         (found.read_only if os.path.isdir(real) else found.watch).append(real)
+        # What its programs load: an activated venv's or conda environment's whole prefix,
+        # node_modules up to the root, where its links lead (pathdirs).
+        from corral.sandbox.protect import pathdirs
+
+        for kept in pathdirs.brought(real, root):
+            if self.writable(kept):
+                found.keep(kept)
         if variable != "PATH":
             self.notes.append(
                 f"{real} is on your {variable}: kept as it is (a {what} written there would be "
@@ -523,17 +535,9 @@ class Resolution:
             return
         venv = os.path.dirname(real)
         if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
-            # an activated venv: its Python runs every .pth of its site-packages at start,
-            # and what they import by any spelling, compiled or not (pathdirs): all of it
-            # kept, and pyvenv.cfg (where its standard library comes from)
             import glob
 
-            from corral.sandbox.protect import pathdirs
-
-            for kept in pathdirs.brought(real, os.path.dirname(venv)):
-                if self.writable(kept):
-                    found.keep(kept)
-            # (and the directories its .pth files name are looked for there: _pth_named)
+            # (the directories its .pth files name are looked for there: _pth_named)
             pattern = os.path.join(glob.escape(venv), "lib*", "python*", "site-packages")
             found.module_dirs += glob.glob(pattern)
         self.notes.append(

@@ -184,7 +184,7 @@ def referenced(root: str) -> tuple[list[str], list[str], list[str], str, list[st
     for path in list(paths):
         if path == root:
             unknown.append(f"{path} (the whole workspace)")
-        elif os.path.isdir(path) and path.startswith(root + os.sep):
+        elif path.startswith(root + os.sep) and (os.path.isdir(path) or not os.path.lexists(path)):
             paths += pathdirs.brought(path, root)  # (a venv's, node_modules/.bin's)
     inside = [p for p in dict.fromkeys(paths) if p.startswith(root + os.sep)]
     cut = "" if complete else (

@@ -477,6 +477,47 @@ def _mercurial(root: str, unknown: list[str]) -> list[str]:
     return found
 
 
+LUARC_FILES = (".luarc.json", ".luarc.jsonc")
+
+
+def _luarc(root: str, unknown: list[str]) -> list[str]:
+    """The plugin files lua-language-server runs when a Lua file of the project is opened
+    (`runtime.plugin`, flat or nested, with or without the `Lua.` prefix). A config it
+    cannot read (comments or trailing commas aside) is unknown."""
+    found: list[str] = []
+    for name in LUARC_FILES:
+        path = os.path.join(root, name)
+        text = _text(path) if os.path.lexists(path) else None
+        if text is None:
+            continue
+        import json
+        import re
+
+        # JSONC: comments outside strings, trailing commas
+        cleaned = re.sub(
+            r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', lambda m: m.group(1) or "", text, flags=re.S
+        )
+        cleaned = re.sub(r",(\s*[}\]])", r"\1", cleaned)
+        try:
+            data = json.loads(cleaned)
+        except ValueError:
+            unknown.append(f"{path}: cannot be read whole")
+            continue
+        if not isinstance(data, dict):
+            continue
+        values = [data.get(k) for k in ("runtime.plugin", "Lua.runtime.plugin")]
+        for outer in (data, _table(data, "Lua")):
+            values.append(_table(outer, "runtime").get("plugin"))
+        for value in values:
+            for word in _strings(value):
+                placed = _placed(root, word)
+                if placed is None:
+                    unknown.append(f"{path}: runtime.plugin {word!r}")
+                else:
+                    found.append(placed)
+    return found
+
+
 def referenced(root: str, bound: str = "") -> tuple[list[str], list[str], list[str]]:
     """(the files and directories its mise, cargo, rustup and Mercurial configs have the host
     run, read or put on PATH; the directories they put on PYTHONPATH; what they do that
@@ -488,7 +529,7 @@ def referenced(root: str, bound: str = "") -> tuple[list[str], list[str], list[s
     unknown: list[str] = []
     found = [
         *_mise(root, env_found, unknown), *_cargo(root, env_found, unknown),
-        *_mercurial(root, unknown), *env_found.paths,
+        *_mercurial(root, unknown), *_luarc(root, unknown), *env_found.paths,
     ]  # fmt: skip
     bound = bound or root
     inside = [p for p in dict.fromkeys(found) if p == bound or p.startswith(bound + os.sep)]
