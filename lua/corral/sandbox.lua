@@ -13,6 +13,7 @@ local M = {}
 ---@field stage string    the change set's staging area ("" with direct writes): pass to `M.after_run`
 ---@field watch string[]  paths that must not appear: pass to `M.after_run`
 ---@field links string[][] protected symlinks to put back: pass to `M.after_run`
+---@field network_id string corral's proxy for this command ("" without one): `M.after_run` reports what it refused
 
 ---Effective configuration for a buffer: `{values = {...}, origins = {...}}`.
 ---@param bufnr integer|nil
@@ -59,17 +60,24 @@ end
 ---@param info corral.Wrapped
 ---@return string[] lines, table|nil summary
 function M.after_run(info)
+  local lines, summary = {}, nil
   if info and info.stage and info.stage ~= "" then
     -- the launcher is gone: whatever of its sandbox still runs is an orphan (bwrap can outlive
     -- a launcher killed alone)
     engine.call("stop_sandbox", { stage = info.stage })
     local result = engine.call("change_report", { stage = info.stage })
-    return result and result.lines or {}, result and result.summary or nil
+    lines, summary = result and result.lines or {}, result and result.summary or nil
+  elseif info and ((#(info.watch or {}) > 0) or (#(info.links or {}) > 0)) then
+    lines = engine.call("sweep", { watch = info.watch, links = info.links }) or {}
   end
-  if not info or ((#(info.watch or {}) == 0) and (#(info.links or {}) == 0)) then
-    return {}
+  if info and info.network_id and info.network_id ~= "" then
+    -- what corral's proxy refused: named by host, with the setting that would allow it
+    local refused = engine.call("network_report", { id = info.network_id })
+    if type(refused) == "table" then
+      lines = vim.list_extend(vim.deepcopy(refused), lines)
+    end
   end
-  return engine.call("sweep", { watch = info.watch, links = info.links }) or {}
+  return lines, summary
 end
 
 ---@param path string

@@ -514,8 +514,8 @@ FIELDS: tuple[Field, ...] = (
         "proxy (HTTP and HTTPS; HTTPS_PROXY and friends point at it): pypi.org, "
         "*.example.com (subdomains), an address, any of these with :port (else 80 and 443), "
         "or a group: @python, @node, @rust, @go, @github. Names that resolve to private or "
-        "loopback addresses are refused. Empty: no network at all. Only `corral run` has the "
-        "proxy yet; commands Neovim starts get no network.",
+        "loopback addresses are refused. Empty: no network at all. `corral run` and Neovim "
+        "run the proxy; the argv `corral wrap` prints has none (no network).",
         narrows=ADDING_LOOSENS,
     ),
     Field(

@@ -102,8 +102,12 @@ def _summary(report: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class Service:
-    def __init__(self, registry: Registry | None = None) -> None:
+    def __init__(self, registry: Registry | None = None, *, persistent: bool = False) -> None:
+        """`persistent`: this process outlives the commands it wraps (Neovim's Python host),
+        so it can run corral's network proxy for them (see corral.net.hub)."""
         self.registry = registry if registry is not None else default_registry()
+        self.persistent = persistent
+        self._hub: Any = None
         # The host process's environment cannot change under it (Neovim's vim.env is another
         # process's): one plain copy is read faster than os.environ on every call.
         self.environ = dict(os.environ)
@@ -182,9 +186,17 @@ class Service:
         if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)):
             return {"error": "wrap_command: argv must be a non-empty list of strings"}
         _, resolved = self._policy(request)
-        wrapped = self.registry.wrap(resolved, argv)
+        wrapped = self.registry.wrap(resolved, argv, proxied=self.persistent)
         full = wrapped.self_contained()
+        network_id = ""
+        if wrapped.fifos:
+            if self._hub is None:
+                from corral.net.hub import Hub
+
+                self._hub = Hub()
+            network_id = self._hub.expect(wrapped.fifos, wrapped.network, wrapped.stage)
         return {
+            "network_id": network_id,  # for network_report once the command is over
             "argv": full,
             "env": dict(wrapped.env),
             "sandboxed": wrapped.sandboxed,
@@ -196,6 +208,12 @@ class Service:
             "watch": [] if wrapped.stage else list(resolved.watch),
             "links": [] if wrapped.stage else [list(link) for link in resolved.links],
         }
+
+    def do_network_report(self, request: Mapping[str, Any]) -> list[str]:
+        """What corral's proxy refused for a wrapped command (its `network_id`), a line
+        each: "blocked connection to HOST:PORT: ...; to allow it, ..."."""
+        run_id = str(request.get("id") or "")
+        return [] if self._hub is None or not run_id else self._hub.report(run_id)
 
     def do_host_program(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """{"path": ...} of a program the frontend starts itself (the bash of bash tool

@@ -184,7 +184,7 @@ def _confinement(data: dict[str, Any]) -> list[str]:
     network = "allowed" if data["network"] else "off"
     if data.get("network_allow"):
         hosts = ", ".join(data["network_allow"])
-        network = f"only these hosts, through corral's proxy (`corral run`): {hosts}"
+        network = f"only these hosts, through corral's proxy: {hosts}"
     lines = [
         f"  network:   {network}",
         f"  privileged: {privileged}",

@@ -108,4 +108,4 @@ def test_a_bad_entry_stops_the_run_with_its_name(host) -> None:  # type: ignore[
 
 def test_a_wrapped_argv_says_it_gets_no_network(host) -> None:  # type: ignore[no-untyped-def]
     result = host.corral("wrap", "--allow-host", "pypi.org", "--", "true")
-    assert "only `corral run` starts yet" in result.stderr
+    assert "`corral wrap`'s argv has none" in result.stderr

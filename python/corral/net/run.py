@@ -45,6 +45,39 @@ def _audit(event: dict[str, object]) -> None:
     )
 
 
+def record_sandbox(info: bytes, stage: str | None) -> int:
+    """The sandbox's pid 1 from bwrap's info, written to `stage` first as the launcher does
+    without a proxy (see stage.sandbox_alive)."""
+    from corral.changes import stage as stages
+
+    if stage is not None:
+        fd = os.open(
+            os.path.join(stage, stages.SANDBOX),
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+        )
+        try:
+            os.write(fd, info)
+        finally:
+            os.close(fd)
+    return stages.info_number(info.decode("utf-8", errors="replace"), "child-pid")
+
+
+def start_proxy(
+    network: tuple[tuple[str, ...], tuple[str, ...]], pid: int, proxy: Proxy | None = None
+) -> Proxy:
+    """A proxy (`proxy`, or a new one for `network`) serving a listener inside the network
+    namespace of process `pid`."""
+    from corral.net.allowlist import Allowlist
+    from corral.net.bridge import listener_in
+    from corral.net.proxy import Proxy
+
+    if proxy is None:
+        proxy = Proxy(Allowlist.parse(*network), on_event=_audit)
+    proxy.serve(listener_in(pid))
+    return proxy
+
+
 def open_network(
     bridge: tuple[int, int],
     network: tuple[tuple[str, ...], tuple[str, ...]],
@@ -53,9 +86,8 @@ def open_network(
     """Wait for the sandbox, record it in `stage` (see stage.sandbox_alive), make the listener
     inside it, start the proxy on it and let the command start. None when bwrap exited first
     (its own message says why); CorralError when the way in could not be made."""
-    from corral.changes import stage as stages
+    from corral.net import bridge as _bridge  # noqa: F401 (ctypes loaded while bwrap works)
     from corral.net.allowlist import Allowlist
-    from corral.net.bridge import listener_in
     from corral.net.proxy import Proxy
 
     info_r, block_w = bridge
@@ -65,18 +97,7 @@ def open_network(
         info = _info(info_r)
         if not info:
             return None
-        if stage is not None:
-            fd = os.open(
-                os.path.join(stage, stages.SANDBOX),
-                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                0o600,
-            )
-            try:
-                os.write(fd, info)
-            finally:
-                os.close(fd)
-        pid = stages.info_number(info.decode("utf-8", errors="replace"), "child-pid")
-        proxy.serve(listener_in(pid))
+        start_proxy(network, record_sandbox(info, stage), proxy)
         os.write(block_w, b"1")
         return proxy
     finally:

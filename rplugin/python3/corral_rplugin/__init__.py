@@ -47,7 +47,7 @@ class CorralPlugin:
             _use_own_engine()
             from corral.service import Service
 
-            self._service = Service()
+            self._service = Service(persistent=True)  # (lives as long as the editor)
         return self._service
 
     @pynvim.function("CorralCall", sync=True)

@@ -30,6 +30,7 @@ class Wrapped(Frozen):
         "bridge",
         "env",
         "fds",
+        "fifos",
         "network",
         "notes",
         "sandboxed",
@@ -45,6 +46,7 @@ class Wrapped(Frozen):
     notes: tuple[str, ...]
     stage: str | None  # the staging area of this run's change set (see corral.changes)
     bridge: tuple[int, int] | None
+    fifos: tuple[str, str] | None  # the same for an argv another program starts (see net.hub)
     network: tuple[tuple[str, ...], tuple[str, ...]]
 
     def __init__(
@@ -58,11 +60,13 @@ class Wrapped(Frozen):
         notes: Sequence[str] = (),
         stage: str | None = None,
         bridge: tuple[int, int] | None = None,
+        fifos: tuple[str, str] | None = None,
         network: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
     ) -> None:
         self._set(
             stage=stage,
             bridge=bridge,
+            fifos=fifos,
             network=network,
             argv=tuple(argv),
             env=tuple(env),
@@ -110,7 +114,9 @@ class Backend:
 
     def wrap(self, policy: Policy, argv: Sequence[str], *, launcher_fds: bool = False) -> Wrapped:
         """The wrapped command. With `launcher_fds`, the caller can pass descriptors through
-        (`corral run` can; an argv handed to another program cannot)."""
+        (`corral run` can; an argv handed to another program cannot). A backend with the
+        `network_proxy` capability also takes `proxied=True`: the caller runs a
+        corral.net.hub for the argv's network (Neovim's Python host does)."""
         raise NotImplementedError
 
     def describe(self, policy: Policy) -> dict[str, str]:

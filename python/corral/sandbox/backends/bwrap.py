@@ -47,6 +47,22 @@ for u in "$st"/u*; do
 done
 : >"$st/done"
 exit $s"""
+# With corral's proxy (see corral.net.hub): $1 and $2 (after the change set's four) are the
+# FIFOs on which bwrap says the sandbox's pid (--info-fd) and waits for the way into its
+# network (--block-fd); the hub in the editor's Python host holds their other ends.
+NET_INFO_FD, NET_BLOCK_FD = 5, 6
+NET_REDIRECTS = '5>"$ni" 6<"$nb"'
+LAUNCH_NET = (
+    'ni=$1 nb=$2\nshift 2\nif [ -n "$0" ]; then exec "$@" 3<"$0" '
+    + NET_REDIRECTS
+    + '; else exec "$@" '
+    + NET_REDIRECTS
+    + "; fi"
+)
+LAUNCH_CHANGES_NET = LAUNCH_CHANGES.replace(
+    "fin=$4\nshift 4", "fin=$4 ni=$5 nb=$6\nshift 6"
+).replace('4>"$st/sandbox"', NET_REDIRECTS)
+assert LAUNCH_CHANGES_NET.count(NET_REDIRECTS) == 2 and "shift 6" in LAUNCH_CHANGES_NET
 FINISH = (
     "import sys; first, *more = sys.argv[1].split(':'); sys.path.insert(0, first); "
     "sys.path += more; from corral.changes.finish import main; sys.exit(main(sys.argv[2:]))"
@@ -219,6 +235,13 @@ def finish_command(policy: Policy) -> list[str]:
     return [sys.executable, ":".join(parents), FINISH]
 
 
+def _fifos() -> tuple[str, str]:
+    """(info, block): two FIFOs in a new private directory for the hub (see corral.net.hub)."""
+    from corral.net.hub import fifo_pair
+
+    return fifo_pair()
+
+
 def _identity(path: str) -> tuple[int, ...]:
     """Which file `path` is: device, inode, size, modification and change times."""
     try:
@@ -231,6 +254,7 @@ def _identity(path: str) -> tuple[int, ...]:
 class BwrapBackend(Backend):
     name = "bwrap"
     priority = 100
+    capabilities = Backend.capabilities | {"network_proxy"}  # (see corral.net)
 
     def __init__(self) -> None:
         self._chosen: dict[Hashable, str] = {}
@@ -352,7 +376,14 @@ class BwrapBackend(Backend):
         args += argv
         return args
 
-    def wrap(self, policy: Policy, argv: Sequence[str], *, launcher_fds: bool = False) -> Wrapped:
+    def wrap(
+        self,
+        policy: Policy,
+        argv: Sequence[str],
+        *,
+        launcher_fds: bool = False,
+        proxied: bool = False,
+    ) -> Wrapped:
         from corral.sandbox import seccomp
 
         notes = []
@@ -402,10 +433,10 @@ class BwrapBackend(Backend):
                 "no process, file-size or memory limits: prlimit (util-linux) is not installed"
             )
 
-        if policy.network_allow and not launcher_fds:
+        if policy.network_allow and not launcher_fds and not proxied:
             notes.append(
-                "no network: sandbox.policy.network_allow needs corral's proxy, which only "
-                "`corral run` starts yet"
+                "no network: sandbox.policy.network_allow needs corral's proxy, which "
+                "`corral run` and Neovim start (`corral wrap`'s argv has none)"
             )
         if not launcher_fds:
             # bwrap reads a seccomp program only from a descriptor, which an argv started by
@@ -425,20 +456,38 @@ class BwrapBackend(Backend):
                 notes.append(
                     "no seccomp filter: it could not be written to corral's cache directory"
                 )
+            fifos = _fifos() if policy.network_allow and proxied else None
             wrapped = self.argv(
                 policy,
                 argv,
                 seccomp_fd=None if path is None else LAUNCH_FD,
                 stage=stage,
-                info_fd=None if stage is None else stages.SANDBOX_FD,
+                info_fd=NET_INFO_FD if fifos else None if stage is None else stages.SANDBOX_FD,
+                block_fd=NET_BLOCK_FD if fifos else None,
             )
-            if stage is not None:
+            if stage is not None and fifos:
+                launch = [
+                    shell, "-c", LAUNCH_CHANGES_NET, path or "", stage, *finisher, *fifos,
+                    *wrapped,
+                ]  # fmt: skip
+            elif stage is not None:
                 launch = [shell, "-c", LAUNCH_CHANGES, path or "", stage, *finisher, *wrapped]
+            elif fifos:
+                launch = [shell, "-c", LAUNCH_NET, path or "", *fifos, *wrapped]
             elif path is not None:
                 launch = [shell, "-c", LAUNCH, path, *wrapped]
             else:
                 launch = wrapped
-            return Wrapped(launch, policy.env, self.name, True, notes=notes, stage=stage)
+            return Wrapped(
+                launch,
+                policy.env,
+                self.name,
+                True,
+                notes=notes,
+                stage=stage,
+                fifos=fifos,
+                network=(policy.network_allow, policy.network_private),
+            )
 
         seccomp_fd = seccomp.program_fd(block_unix_sockets=not policy.unix_sockets)
         status_r, status_w = os.pipe()

@@ -14,6 +14,7 @@ from corral.sandbox.backends.base import Backend, Wrapped
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Hashable, Sequence
+    from typing import Any
 
     from corral.sandbox.policy import Policy
 
@@ -110,7 +111,14 @@ class Registry:
             return None, str(e), True
         return (selection.backend.name if selection.backend else None), selection.reason, False
 
-    def wrap(self, policy: Policy, argv: Sequence[str], *, launcher_fds: bool = False) -> Wrapped:
+    def wrap(
+        self,
+        policy: Policy,
+        argv: Sequence[str],
+        *,
+        launcher_fds: bool = False,
+        proxied: bool = False,
+    ) -> Wrapped:
         """Wrap `argv` for `policy`; unsandboxed only when disabled or auto found nothing."""
         selection = self.select(policy)
         if selection.backend is None:
@@ -121,6 +129,9 @@ class Registry:
             # out all the same, unless the user turned scrubbing off by name.
             env = policy.env if policy.scrub_env else wrapped.env
             return Wrapped(wrapped.argv, env, "none", False, notes=[selection.reason])
+        if proxied and "network_proxy" in selection.backend.capabilities:
+            wrap: Any = selection.backend.wrap  # (takes proxied: see Backend.wrap)
+            return wrap(policy, argv, launcher_fds=launcher_fds, proxied=True)  # type: ignore[no-any-return]
         return selection.backend.wrap(policy, argv, launcher_fds=launcher_fds)
 
 
