@@ -685,7 +685,8 @@ FIELDS: tuple[Field, ...] = (
         LIST,
         (),
         "Hosts the fetch tool may reach (*.example.com for subdomains, ${ENV} expanded); "
-        "empty: none.",
+        "empty: none. With the network off, fetch also reaches what "
+        "sandbox.policy.network_allow allows (one list for commands and fetch: prefer it).",
         narrows=ADDING_LOOSENS,
     ),
     Field(

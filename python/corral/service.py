@@ -440,14 +440,13 @@ class Service:
         self, resolved: config.Config, pol: policy.Policy, tool: str, args: Mapping[str, Any]
     ) -> dict[str, str] | None:
         """The refusal a file or fetch call will meet whatever you answer, or None."""
-        from corral.net.rules import expand_hosts
         from corral.toolguard.ops import files, http
         from corral.toolguard.ops.globs import Permissions
         from corral.toolguard.ops.refusal import OpError
 
         try:
             if tool == "fetch":
-                hosts = expand_hosts(resolved["tools.fetch.allow_hosts"], self.environ)
+                hosts = self._fetch_hosts(resolved, pol, str(args.get("url", "")))[0]
                 layer = resolved.origins["tools.fetch.allow_hosts"]
                 http.check_host(str(args.get("url", "")), hosts, layer=layer)
             elif tool in ("read", "ls", "write", "delete", "edit"):
@@ -514,17 +513,43 @@ class Service:
             if tool == "ls":
                 return files.ls(pol, perms, path)
             if tool == "fetch":
-                return self._fetch(resolved, args)
+                return self._fetch(resolved, pol, args)
         except OpError as e:
             return {"ok": False, "refusal": e.refusal.as_dict()}
         return {"ok": False, "error": f"no operation for tool {tool!r}"}
 
-    def _fetch(self, resolved: config.Config, args: Mapping[str, Any]) -> dict[str, Any]:
+    def _fetch_hosts(
+        self, resolved: config.Config, pol: policy.Policy, url: str
+    ) -> tuple[list[str], list[str]]:
+        """(hosts, hosts allowed private addresses) the fetch tool may reach for `url`:
+        tools.fetch's lists, and with the sandbox's network off, what
+        sandbox.policy.network_allow lets the shell reach on the URL's port (one list for
+        both; see corral.net.allowlist)."""
         from corral.net.rules import expand_hosts
+
+        hosts = list(expand_hosts(resolved["tools.fetch.allow_hosts"], self.environ))
+        private = list(expand_hosts(resolved["tools.fetch.allow_private"], self.environ))
+        if pol.network_allow:
+            from urllib.parse import urlsplit
+
+            from corral.net.allowlist import Allowlist
+
+            try:
+                parts = urlsplit(url)
+                port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower(), 0)
+            except ValueError:
+                port = 0  # (the fetch's own check says what is wrong with the URL)
+            allowlist = Allowlist.parse(pol.network_allow, pol.network_private)
+            hosts += [pattern for pattern, ports in allowlist.entries if port in ports]
+            private += allowlist.private
+        return hosts, private
+
+    def _fetch(
+        self, resolved: config.Config, pol: policy.Policy, args: Mapping[str, Any]
+    ) -> dict[str, Any]:
         from corral.toolguard.ops import http
 
-        hosts = expand_hosts(resolved["tools.fetch.allow_hosts"], self.environ)
-        private = expand_hosts(resolved["tools.fetch.allow_private"], self.environ)
+        hosts, private = self._fetch_hosts(resolved, pol, str(args.get("url", "")))
         result = http.fetch(
             str(args.get("url", "")),
             hosts,

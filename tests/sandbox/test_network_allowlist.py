@@ -107,5 +107,57 @@ def test_a_bad_entry_stops_the_run_with_its_name(host) -> None:  # type: ignore[
 
 
 def test_a_wrapped_argv_says_it_gets_no_network(host) -> None:  # type: ignore[no-untyped-def]
+    """And, r27b MEDIUM, its environment does not name a proxy nobody runs: unsandboxed,
+    the host's 127.0.0.1:3128 is anyone's to listen on (a request's credentials went there)."""
     result = host.corral("wrap", "--allow-host", "pypi.org", "--", "true")
     assert "`corral wrap`'s argv has none" in result.stderr
+    assert "env" in result.stdout and "PROXY" not in result.stdout.upper(), result.stdout
+
+
+def test_the_unsandboxed_fallback_names_no_proxy(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from corral import config
+    from corral.sandbox import policy
+    from corral.sandbox.backends.registry import Registry
+
+    layer = config.Layer("global", {"sandbox.policy.network_allow": ["pypi.org"]})
+    resolved = policy.resolve(config.resolve([layer]), str(tmp_path), {"PATH": "/usr/bin"})
+    assert dict(resolved.env)["HTTPS_PROXY"]  # what the sandbox would get, with the proxy
+    wrapped = Registry().wrap(resolved, ["true"])  # no backend: "auto" runs it on the host
+    assert not wrapped.sandboxed
+    assert not [name for name, _ in wrapped.env if "PROXY" in name.upper()], wrapped.env
+
+
+def test_the_fetch_tool_obeys_the_same_list(host, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """One list for the shell and the fetch tool: with the network off, fetch reaches what
+    network_allow lets the shell reach (on that port), and is refused the rest, naming both
+    settings; before, fetch was denied outright whenever the sandbox's network was off."""
+    from .conftest import user_prefix
+
+    if user_prefix():
+        pytest.skip("the engine in this process runs as root: the root pass covers it")
+    from corral.service import Service
+
+    for name in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.setenv(name, host.env[name])
+    upstream = Upstream()
+    svc = Service()
+    svc.environ = dict(host.env)
+    policy = {"network_allow": [f"localhost:{upstream.port}"], "network_private": ["localhost"]}
+    layers = {"global": {"sandbox": {"policy": policy}, "tools": {"approval": "auto"}}}
+
+    def call(method: str, url: str) -> dict:  # type: ignore[type-arg]
+        request = {"layers": layers, "cwd": str(host.ws), "tool": "fetch", "input": {"url": url}}
+        return svc.call(method, {**request, "dry_run": True} if method == "guard" else request)  # type: ignore[no-any-return]
+
+    try:
+        allowed = f"http://localhost:{upstream.port}/page"
+        assert call("guard", allowed)["decision"] != "deny"
+        result = call("op", allowed)
+        assert result["ok"] and result["body"] == "UPSTREAM", result
+        refused = call("op", f"http://localhost:{upstream.port + 1}/page")  # another port
+        assert not refused["ok"] and "sandbox.policy.network_allow" in str(refused["refusal"])
+        refused = call("op", "http://evil.test/")
+        assert not refused["ok"] and refused["refusal"]["code"] == "host-not-allowed"
+    finally:
+        upstream.sock.close()
+    assert len(upstream.requests) == 1

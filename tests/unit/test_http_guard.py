@@ -226,12 +226,14 @@ def test_host_not_allowed_names_the_rule_and_the_fix() -> None:
         "host": "api.other.example",
         "rule": "tools.fetch.allow_hosts",
         "layer": "global",
-        "hint": "add api.other.example to tools.fetch.allow_hosts",
+        "hint": "add api.other.example to tools.fetch.allow_hosts, or to "
+        "sandbox.policy.network_allow (the shell's commands then reach it too)",
         "message": "api.other.example is not in tools.fetch.allow_hosts",
     }
     assert str(error) == (
         "https://api.other.example/x: api.other.example is not in tools.fetch.allow_hosts "
         "[tools.fetch.allow_hosts, from global]; add api.other.example to tools.fetch.allow_hosts"
+        ", or to sandbox.policy.network_allow (the shell's commands then reach it too)"
     )
 
 

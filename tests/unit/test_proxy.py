@@ -234,3 +234,33 @@ def test_connections_are_bounded_and_close_ends_them() -> None:
             assert read_all(client) == b""  # ended by close(), not by the timeout
         with pytest.raises(OSError):
             ask(port, request).recv(1)  # and nothing listens any more
+
+
+def test_the_audit_log_and_the_report_are_bounded() -> None:
+    """r27b HIGH: every connection, refused ones included, was a line of the audit log, with
+    no bound: one command grew it by gigabytes an hour, and the report after the run by 48 MB
+    (host names up to the 16 KiB header limit)."""
+    logged: list[dict[str, object]] = []
+    listener = socket.create_server(("127.0.0.1", 0))
+    proxy = Proxy(Allowlist.parse(["pkg.test"]), resolve=resolver({}), on_event=logged.append)
+    proxy.serve(listener)
+    port = listener.getsockname()[1]
+    try:
+        for _ in range(proxymod.LOGGED_PER_HOST + 30):
+            read_all(ask(port, b"CONNECT evil.test:443 HTTP/1.1\r\n\r\n"))
+        for i in range(proxymod.REPORTED + 10):
+            read_all(ask(port, f"CONNECT evil{i}.test:443 HTTP/1.1\r\n\r\n".encode()))
+        long_name = "a" * 60 + ("." + "a" * 60) * 200  # valid labels, 12 KiB in all
+        reply = read_all(ask(port, f"CONNECT {long_name}:443 HTTP/1.1\r\n\r\n".encode()))
+        assert reply.startswith(b"HTTP/1.1 400 ")
+        zoned = read_all(ask(port, b"CONNECT [fe80::1%" + b"x" * 5000 + b"]:443 HTTP/1.1\r\n\r\n"))
+        assert zoned.startswith(b"HTTP/1.1 400 ")
+    finally:
+        proxy.close()
+    to_evil = [e for e in logged if e["host"] == "evil.test"]
+    assert len(to_evil) == proxymod.LOGGED_PER_HOST
+    assert "more connections, not logged one by one" in str(logged[-1]["reason"])
+    assert all(len(str(e["host"])) <= 253 and len(str(e["reason"])) <= 400 for e in logged)
+    lines = proxy.refused()
+    assert len(lines) == proxymod.REPORTED + 1 and lines[-1].startswith("and ")
+    assert sum(len(line) for line in lines) < 20_000

@@ -19,6 +19,7 @@ import os
 import socket
 
 from corral.errors import CorralError
+from corral.sandbox.environment import PROXY_PORT
 
 # Loaded here, in the parent, while bwrap is still setting up: the fork only makes calls.
 LIBC = ctypes.CDLL(None, use_errno=True)
@@ -26,7 +27,7 @@ LIBC = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 NS_GET_USERNS = 0xB701  # ioctl: the user namespace owning a namespace
-PORT = 3128  # inside the sandbox's own loopback, where nothing else listens
+PORT = PROXY_PORT  # inside the sandbox's own loopback, where nothing else listens
 BACKLOG = 128
 
 

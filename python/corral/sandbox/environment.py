@@ -30,6 +30,23 @@ PROXY = frozenset(
     {"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
      "no_proxy", "all_proxy"}
 )  # fmt: skip
+# What points a sandboxed command at corral's proxy (see corral.net.bridge: the port is inside
+# the sandbox's own network). The sandbox's own loopback (a test server a command starts) is
+# not the proxy's.
+PROXY_PORT = 3128
+PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
+PROXIED = {
+    **dict.fromkeys(("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"), PROXY_URL),
+    **dict.fromkeys(("NO_PROXY", "no_proxy"), "localhost,127.0.0.1,::1"),
+}
+
+
+def without_proxy(env: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """`env` without corral's proxy variables: for a command that gets no proxy (unsandboxed,
+    the host's 127.0.0.1:3128 is anyone's to listen on; r27b)."""
+    return [(k, v) for k, v in env if PROXIED.get(k) != v]
+
+
 # Host services reached through these: never passed, even when named.
 NEVER = frozenset(
     {"NVIM", "NVIM_LISTEN_ADDRESS", "SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO",
@@ -64,13 +81,8 @@ def scrub(
         if (allowed or (network and name in PROXY)) and not looks_secret(name):
             env[name] = value
     if proxied:
-        from corral.net.bridge import PORT
-
-        url = f"http://127.0.0.1:{PORT}"
-        for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
-            env[name] = url
-        # The sandbox's own loopback (a test server a command starts) is not the proxy's.
-        env["NO_PROXY"] = env["no_proxy"] = "localhost,127.0.0.1,::1"
+        for name, value in PROXIED.items():
+            env[name] = value
     for item in extra:
         name, sep, value = item.partition("=")
         if sep:

@@ -176,7 +176,7 @@ def decide(
             Decision(DENY, "sandbox.mode", f"the sandbox is read-only and {what}"),
             classification,
         )
-    if tool == "fetch" and policy.enabled and not policy.network:
+    if tool == "fetch" and policy.enabled and not policy.network and not policy.network_allow:
         return (
             Decision(DENY, "sandbox.policy.network", "the sandbox allows no network here"),
             classification,

@@ -385,6 +385,7 @@ class BwrapBackend(Backend):
         proxied: bool = False,
     ) -> Wrapped:
         from corral.sandbox import seccomp
+        from corral.sandbox.environment import without_proxy
 
         notes = []
         problem = self.changes_problem(policy)
@@ -451,7 +452,9 @@ class BwrapBackend(Backend):
 
                     raise BackendError("no /bin/sh owned by root to run the change-set check")
                 notes.append("no seccomp filter: no /bin/sh owned by root to pass it to bwrap")
-                return Wrapped(self.argv(policy, argv), policy.env, self.name, True, notes=notes)
+                # (nor a way into its network)
+                env = without_proxy(policy.env) if policy.network_allow else policy.env
+                return Wrapped(self.argv(policy, argv), env, self.name, True, notes=notes)
             if path is None:
                 notes.append(
                     "no seccomp filter: it could not be written to corral's cache directory"
@@ -480,7 +483,7 @@ class BwrapBackend(Backend):
                 launch = wrapped
             return Wrapped(
                 launch,
-                policy.env,
+                without_proxy(policy.env) if policy.network_allow and not fifos else policy.env,
                 self.name,
                 True,
                 notes=notes,

@@ -128,6 +128,10 @@ class Registry:
             # No sandbox (mode off, disabled, or "auto" with none working): the secrets stay
             # out all the same, unless the user turned scrubbing off by name.
             env = policy.env if policy.scrub_env else wrapped.env
+            if policy.network_allow:  # no proxy runs for it
+                from corral.sandbox.environment import without_proxy
+
+                env = tuple(without_proxy(env))
             return Wrapped(wrapped.argv, env, "none", False, notes=[selection.reason])
         if proxied and "network_proxy" in selection.backend.capabilities:
             wrap: Any = selection.backend.wrap  # (takes proxied: see Backend.wrap)

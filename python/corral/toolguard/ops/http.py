@@ -181,7 +181,8 @@ def _check_host(host: str, allow_hosts: Sequence[str]) -> None:
             "host-not-allowed",
             f"{host} is not in {RULE_HOSTS}{empty}",
             host,
-            f"add {host} to {RULE_HOSTS}",
+            f"add {host} to {RULE_HOSTS}, or to sandbox.policy.network_allow (the shell's "
+            "commands then reach it too)",
             RULE_HOSTS,
         )
 
