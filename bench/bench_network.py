@@ -78,6 +78,8 @@ def startup(runs: int) -> tuple[float, float]:
             "PYTHONPYCACHEPREFIX": os.path.join(base, "pyc"),
         }
         env.pop("CORRAL_MODE", None)
+        # bytecode cached under the prefix, as an installed corral has it (see bench_run.py)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         plain = [*corral, "--writes", "direct", "--", "true"]
         proxied = [*corral, "--writes", "direct", "--allow-host", "pypi.org", "--", "true"]
         for _ in range(3):

@@ -525,7 +525,7 @@ class Service:
         tools.fetch's lists, and with the sandbox's network off, what
         sandbox.policy.network_allow lets the shell reach on the URL's port (one list for
         both; see corral.net.allowlist)."""
-        from corral.net.rules import expand_hosts
+        from corral.net.hosts import expand_hosts
 
         hosts = list(expand_hosts(resolved["tools.fetch.allow_hosts"], self.environ))
         private = list(expand_hosts(resolved["tools.fetch.allow_private"], self.environ))

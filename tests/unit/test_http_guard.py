@@ -17,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from corral.net import hosts as host_rules
 from corral.net import rules
 from corral.toolguard.ops import http as guard
 from corral.toolguard.ops.refusal import OpError, Refusal
@@ -125,7 +126,7 @@ def test_blocked_address(address: str, reason: str | None) -> None:
 
 def test_expand_hosts_variables_wildcards_and_normalisation() -> None:
     env = {"API_HOST": "Api.Example.com", "EMPTY": ""}
-    got = rules.expand_hosts(
+    got = host_rules.expand_hosts(
         [
             "${API_HOST}",
             "*.Example.ORG",
@@ -169,12 +170,12 @@ def test_expand_hosts_variables_wildcards_and_normalisation() -> None:
 )
 def test_host_allowed(host: str, allowed: bool) -> None:
     patterns = ("example.com", "*.example.org", "::1", "xn--bcher-kva.example", "ex*ple.net")
-    assert rules.host_allowed(host, patterns) is allowed
+    assert host_rules.host_allowed(host, patterns) is allowed
 
 
 def test_star_allows_any_host_and_the_empty_list_none() -> None:
-    assert rules.host_allowed("anything.example", ["*"])
-    assert not rules.host_allowed("anything.example", [])
+    assert host_rules.host_allowed("anything.example", ["*"])
+    assert not host_rules.host_allowed("anything.example", [])
 
 
 # ---- check --------------------------------------------------------------------------------------

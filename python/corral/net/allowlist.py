@@ -12,7 +12,7 @@ error that names it, never an entry that silently allows nothing (or more).
 from __future__ import annotations
 
 from corral.frozen import Frozen
-from corral.net.rules import host_allowed, ip_of, normal_host, valid_name
+from corral.net.hosts import host_allowed, ip_of, normal_host, valid_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

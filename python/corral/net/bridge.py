@@ -13,10 +13,11 @@ joins neither the sandbox's mounts nor its pid namespace, and exits once the soc
 
 from __future__ import annotations
 
+import _socket as socket  # the C module: `socket` imports enum, ~10 ms of a corral run
 import ctypes
 import fcntl
 import os
-import socket
+import struct
 
 from corral.errors import CorralError
 from corral.sandbox.environment import PROXY_PORT
@@ -53,7 +54,8 @@ def _in_child(pid: int, port: int, channel: socket.socket) -> None:
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.bind(("127.0.0.1", port))
         listener.listen(BACKLOG)
-        socket.send_fds(channel, [b"1"], [listener.fileno()])
+        rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", listener.fileno()))]
+        channel.sendmsg([b"1"], rights)
         code = 0
     except BaseException as e:  # said to the parent, which raises it
         try:
@@ -82,11 +84,16 @@ def listener_in(pid: int, port: int = PORT) -> socket.socket:
         theirs.close()
         ours.settimeout(10.0)
         try:
-            message, fds, _flags, _addr = socket.recv_fds(ours, 1024, 1)
+            message, ancillary, _flags, _addr = ours.recvmsg(1024, socket.CMSG_SPACE(4))
         except OSError as e:
             raise BridgeFailed(f"no answer from the namespace helper: {e}") from None
         finally:
             os.waitpid(child, 0)
+        fds = [
+            struct.unpack("i", data[:4])[0]
+            for level, kind, data in ancillary
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS and len(data) >= 4
+        ]
         if not fds:
             why = message[1:].decode(errors="replace") or "it exited"
             raise BridgeFailed(f"cannot listen inside the sandbox's network namespace: {why}")

@@ -23,10 +23,11 @@ import ssl
 import time
 
 from corral.frozen import Frozen
-from corral.net.rules import NEVER_ALLOWED, blocked_address, host_allowed
-from corral.net.rules import ip_of as _ip
-from corral.net.rules import normal_host as _normal_host
-from corral.net.rules import valid_name as _valid_name
+from corral.net.hosts import host_allowed
+from corral.net.hosts import ip_of as _ip
+from corral.net.hosts import normal_host as _normal_host
+from corral.net.hosts import valid_name as _valid_name
+from corral.net.rules import NEVER_ALLOWED, blocked_address
 from corral.toolguard.ops.refusal import BUILTIN, OpError, Refusal
 
 TYPE_CHECKING = False
