@@ -175,3 +175,37 @@ def test_tool_homes_show_what_builds_need_and_no_credential_store(host) -> None:
     assert host.SECRET_WORD not in done.stdout, done.stdout
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     assert [a["ok"] for a in answers] == [False] * len(secret) + [True] * len(kept), done.stderr
+
+
+def test_registry_configs_deep_in_shown_runtime_trees_and_a_private_gitconfig_are_hidden(
+    host,  # type: ignore[no-untyped-def]
+) -> None:
+    """r27a GLOBALRC, GITCONFIG600: npm's global `$PREFIX/etc/npmrc` of a Node under ~/.nvm
+    (written 0666) and a pyenv Python's site pip.conf (0644), four and three levels down,
+    were shown; so was a 0600 ~/.gitconfig holding a token (shown files were never looked
+    at)."""
+    secret = {
+        ".nvm/versions/node/v20.1.0/etc/npmrc": 0o666,
+        ".pyenv/versions/3.11.7/pip.conf": 0o644,
+        ".gitconfig": 0o600,
+    }
+    for rel, mode in secret.items():
+        path = host.home / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"token = {host.SECRET_WORD}-{host.tag}\n")
+        path.chmod(mode)
+    kept = host.home / ".nvm" / "versions" / "node" / "v20.1.0" / "bin" / "node"
+    kept.parent.mkdir(parents=True)
+    kept.write_text("KEPT\n")
+    host.home.chmod(0o755)
+    paths = [str(host.home / rel) for rel in secret]
+    r = host.sh("".join(f"cat {q(p)} 2>/dev/null\n" for p in [*paths, str(kept)]))
+    assert DONE in r.stdout, r.stdout + r.stderr
+    assert host.SECRET_WORD not in r.stdout + r.stderr
+    assert "KEPT" in r.stdout
+    give_to_test_user(host.base)
+    done = subprocess.run(
+        [*user_prefix(), sys.executable, "-c", TOOL_READ, str(host.ws), *paths],
+        env=host.env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert host.SECRET_WORD not in done.stdout, done.stdout

@@ -915,3 +915,83 @@ def test_links_in_a_library_dir_on_ld_library_path_are_kept(host: Host) -> None:
     host.env["LD_LIBRARY_PATH"] = str(host.ws / "lib")
     run(host, "echo planted > vendor-libs/v1/libx.so; echo x > notes.txt\n")
     assert real.read_text() == "the library\n"
+
+
+# -- round 27 (r27a): an installation found by where it lies; the environment corral runs with --
+
+
+def test_a_nodeenv_and_a_package_bin_on_path_keep_their_installation(host: Host) -> None:
+    """NODEENV, PKGBIN: `PATH_add .nenv/bin` (a nodeenv) kept only bin/ and what its links
+    lead to: npm's lib/cli.js ran at `npm`; `PATH_add node_modules/typescript/bin` left
+    lib/tsc.js writable, and it ran at `tsc`."""
+    cli = host.ws / ".nenv" / "lib" / "node_modules" / "npm" / "lib" / "cli.js"
+    cli.parent.mkdir(parents=True)
+    cli.write_text("// npm's\n")
+    (host.ws / ".nenv" / "bin").mkdir()
+    tsc = host.ws / "node_modules" / "typescript" / "lib" / "tsc.js"
+    tsc.parent.mkdir(parents=True)
+    tsc.write_text("// typescript's\n")
+    (host.ws / "node_modules" / "typescript" / "bin").mkdir()
+    (host.ws / ".envrc").write_text("PATH_add .nenv/bin\nPATH_add node_modules/typescript/bin\n")
+    run(host, "echo x >> .nenv/lib/node_modules/npm/lib/cli.js;"
+              " echo x >> node_modules/typescript/lib/tsc.js;"
+              " echo x > notes.txt\n")  # fmt: skip
+    assert cli.read_text() == "// npm's\n"
+    assert tsc.read_text() == "// typescript's\n"
+    assert (host.ws / "notes.txt").exists()
+
+
+def test_a_link_on_path_brings_the_installation_it_leads_into(host: Host) -> None:
+    """LINKPREFIX: bin/tool -> ../.venv/bin/tool kept the target file, not the venv it lies
+    in: a .pth in that venv's site-packages ran at `tool`."""
+    site = _venv(host.ws)
+    (host.ws / ".venv" / "bin" / "tool").write_text("#!/usr/bin/env python3\n")
+    (host.ws / "bin").mkdir()
+    (host.ws / "bin" / "tool").symlink_to("../.venv/bin/tool")
+    (host.ws / ".envrc").write_text("PATH_add bin\n")
+    rel = site.relative_to(host.ws)
+    run(host, f"echo 'import os' > {rel}/x.pth; echo x > notes.txt\n")
+    assert not (site / "x.pth").exists()
+    assert (host.ws / "notes.txt").exists()
+
+
+@pytest.mark.parametrize("how", ["editor PATH", "envrc"])
+def test_a_workspace_that_is_a_venv_keeps_its_python_parts(host: Host, how: str) -> None:
+    """ROOTVENV: the workspace itself made with `python -m venv .`: only bin/ was kept (the
+    prefix had to lie strictly inside the root), and an append to _distutils_hack, or a new
+    .pth, ran at the user's `python`."""
+    site = host.ws / "lib" / "python3.11" / "site-packages"
+    (site / "_distutils_hack").mkdir(parents=True)
+    (site / "_distutils_hack" / "__init__.py").write_text("# setuptools'\n")
+    (host.ws / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (host.ws / "bin").mkdir()
+    (host.ws / "bin" / "activate").write_text("VIRTUAL_ENV=x\n")
+    if how == "envrc":
+        (host.ws / ".envrc").write_text("source bin/activate\n")
+    else:
+        _on_path(host, host.ws / "bin")
+    run(host, "echo x >> lib/python3.11/site-packages/_distutils_hack/__init__.py;"
+              " echo 'import os' > lib/python3.11/site-packages/x.pth;"
+              " echo x > notes.txt\n")  # fmt: skip
+    assert (site / "_distutils_hack" / "__init__.py").read_text() == "# setuptools'\n"
+    assert not (site / "x.pth").exists()
+    assert (host.ws / "notes.txt").exists()
+
+
+def test_what_the_environment_corral_runs_with_names_is_kept(host: Host) -> None:
+    """ENVLIB: only PATH, LD_LIBRARY_PATH and PYTHONPATH of corral's own environment were
+    read: with PERL5LIB=$W/local/lib/perl5, a planted strict.pm ran at every host `perl`
+    (NODE_PATH, RUBYLIB, CLASSPATH, NODE_OPTIONS alike)."""
+    perl = host.ws / "local" / "lib" / "perl5"
+    perl.mkdir(parents=True)
+    node = host.ws / "tools" / "node"
+    node.mkdir(parents=True)
+    host.env["PERL5LIB"] = str(perl)
+    host.env["NODE_OPTIONS"] = f"--require {host.ws}/tools/trace.js"
+    host.env["NODE_PATH"] = str(node)
+    run(host, "echo 'print 1' > local/lib/perl5/strict.pm; echo x > tools/trace.js;"
+              " echo x > tools/node/x.js; echo x > notes.txt\n")  # fmt: skip
+    assert not (perl / "strict.pm").exists()
+    assert not (host.ws / "tools" / "trace.js").exists()
+    assert not (node / "x.js").exists()
+    assert (host.ws / "notes.txt").exists()

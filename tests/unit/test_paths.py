@@ -263,3 +263,15 @@ def test_a_protected_names_star_matches_any_run_within_one_component(
     name: str, pattern: str, matches: bool
 ) -> None:
     assert paths.name_matches(name, pattern) is matches
+
+
+def test_a_tilde_on_path_is_expanded_as_bash_does() -> None:
+    """r27a TILDE: `~user/bin` was read as relative; bash expands it."""
+    import pwd
+
+    from corral.sandbox.resolution import _tilde
+
+    me = pwd.getpwuid(os.getuid())
+    assert _tilde("~", "/h") == "/h" and _tilde("~/bin", "/h") == "/h/bin"
+    assert _tilde(f"~{me.pw_name}/bin", "/h") == me.pw_dir + "/bin"
+    assert _tilde("~no-such-user-corral/bin", "/h") == "~no-such-user-corral/bin"

@@ -161,7 +161,38 @@ def _matching(root: str, name: str, listed: dict[str, list[str]]) -> list[str]:
     return [p for p in found if os.path.lexists(p)]
 
 
-PRIVATE_DEPTH = 2  # levels of a shown tool home looked at for private files
+# what of a shown tool home is looked through for credentials (see Resolution._secrets_inside):
+# npm's global config of a Node prefix is ~/.volta/tools/image/node/20.1.0/etc/npmrc
+SECRET_DEPTH = 6
+SECRET_ENTRIES = 20_000
+SECRET_SKIP = frozenset({
+    "lib", "lib64", "share", "include", "src", "node_modules", "site-packages", "registry",
+    "git", "pkg", "cache", "caches", "_cacache", "__pycache__", "repository", "toolchains",
+    "downloads", "man", "doc", "docs", "locale", "tmp", ".git", "plugins", "libexec", "test",
+    "tests", "completions", "bin", "sbin", "shims", "Scripts",
+})  # fmt: skip
+CREDENTIAL_FILES = frozenset({
+    "npmrc", ".npmrc", "pip.conf", "pip.ini", ".pypirc", ".condarc", ".netrc", ".yarnrc",
+    ".yarnrc.yml", "bunfig.toml", ".bunfig.toml", "credentials", "credentials.toml",
+    "credentials.json", "auth.json", ".git-credentials", "gradle.properties", "settings.xml",
+})  # fmt: skip
+# environment variables with rules of their own (see Resolution._own_environment), and the
+# ones naming where corral itself is (HOME: its private home's rules; PWD, OLDPWD: not a
+# place any program looks in)
+OWN_RULES = frozenset({"PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "HOME", "PWD", "OLDPWD", "CDPATH"})
+
+
+def _tilde(entry: str, home: str) -> str:
+    """`~`, `~/x` and `~user/x` as bash expands them in a PATH entry; as it is otherwise."""
+    name, slash, rest = entry[1:].partition("/")
+    if not name:
+        return home + slash + rest
+    import pwd
+
+    try:
+        return pwd.getpwnam(name).pw_dir + slash + rest
+    except KeyError:
+        return entry
 
 
 class Resolution:
@@ -481,10 +512,42 @@ class Resolution:
             for entry in self.ctx.env.get(variable, "").split(":"):
                 self._search_dir(found, variable, what, entry)
 
+    def _own_environment(self, found: Protection) -> None:
+        """The variables of the environment corral runs with that host programs load code or
+        config from (PERL5LIB, NODE_PATH, RUBYLIB, CLASSPATH, NODE_OPTIONS, GEM_HOME,
+        VIRTUAL_ENV, a name ending in PATH, HOME, DIR, LIB, ...): read as an .envrc's
+        assignments are (direnv.assignment), what they name in a writable root kept, with
+        what a directory of programs brings. PATH, LD_LIBRARY_PATH and PYTHONPATH have their
+        own rules (_on_path, _on_pythonpath)."""
+        from corral.sandbox.protect import direnv
+
+        for variable, value in self.ctx.env.items():
+            if (
+                variable in OWN_RULES
+                or not value
+                or not (
+                    variable in direnv.LOADER_VARIABLES
+                    or variable in direnv.VENV_VARIABLES
+                    or direnv.looks_in(variable)
+                )
+            ):
+                continue
+            for root in self.rw_roots:
+                if root not in value:
+                    continue  # (most values name nothing of a writable root)
+                named = direnv.Referenced(root)
+                direnv.assignment(variable, value, root, named)
+                why = f"named by ${variable} of the environment corral runs with"
+                self._keep_named(root, named.paths, found, named.unknown, why)
+                self._unreadable(
+                    f"${variable}", "host programs read what it names", named.unknown,
+                    f"${variable} of your environment",
+                )  # fmt: skip
+
     def _search_dir(self, found: Protection, variable: str, what: str, entry: str) -> None:
         """One entry of a search path (see _on_path)."""
-        if variable == "PATH" and (entry == "~" or entry.startswith("~/")):
-            entry = self.ctx.home + entry[1:]  # bash expands it when it looks a program up
+        if variable == "PATH" and entry.startswith("~"):
+            entry = _tilde(entry, self.ctx.home)  # bash expands it when it looks a program up
         if not entry or not os.path.isabs(entry):
             # (an empty LD_LIBRARY_PATH is no entry at all)
             if (variable == "PATH" or entry) and any(
@@ -755,6 +818,7 @@ class Resolution:
         found = Protection()
         self._in_roots(found)
         self._on_path(found)
+        self._own_environment(found)
         self._on_pythonpath(found)
         self._never_writable(found)
         state_dir = self._state_dir(found, deny_read)
@@ -785,47 +849,72 @@ class Resolution:
                     if is_within(p, ctx.home) and not any(is_within(p, d) for d, _ in deny_read)
                 ]  # fmt: skip
                 self._credential_stores_in_allow_list()
-                deny_read += self._private_inside(allowed_home, deny_read)
+                deny_read += self._secrets_inside(allowed_home, deny_read)
         visible = [
             p for p in (ctx.cwd, *allowed_home)
             if any(is_within(p, h) for h in hidden) and not self.writable(p)
         ]  # fmt: skip
         return hidden, visible
 
-    def _private_inside(
+    def _secrets_inside(
         self, shown: list[str], deny_read: list[tuple[str, bool]]
     ) -> list[tuple[str, bool]]:
-        """Files near the top of each shown tool home (two levels down) made private to their
-        owner inside a directory others may read: how credential tools mark what they write
-        (uv's credentials, an age key, an access-key file), whatever the file is called. They
-        stay hidden with the rest of the home. Not in caches (~/.cache: pip and uv write
-        every entry through a private temporary file), and not where the directory is private
-        itself (a umask of 077 makes everything so: no sign of a secret)."""
+        """What of the shown tool homes holds credentials, hidden with the rest of the home
+        (review rounds 26, 27), whatever the deny list names:
+        - a file made private (no access for group and others) in a directory others may
+          read, a shown file itself included (a 0600 ~/.gitconfig holding a token): how
+          credential tools mark what they write (uv's credentials, an age key). Not where the
+          directory is private itself: a umask of 077 makes everything so, no sign of a
+          secret;
+        - a file named as a config that carries registry credentials (CREDENTIAL_FILES: npm's
+          global `etc/npmrc` of a Node prefix, a prefix's pip.conf, .condarc), any mode.
+        Looked for SECRET_DEPTH levels down, past the trees of code and caches (SECRET_SKIP),
+        at most SECRET_ENTRIES entries in all; not in ~/.cache, where pip and uv write every
+        entry through a private temporary file."""
         import stat
 
         cache = os.path.join(self.ctx.home, ".cache")
+        denied = [d for d, _ in deny_read]
         found: list[tuple[str, bool]] = []
-        stack = [(p, 0) for p in shown if not is_within(p, cache)]
-        while stack:
+
+        def secret(path: str, mode: int, open_dir: int) -> bool:
+            name = os.path.basename(path)
+            return (
+                stat.S_ISREG(mode)
+                and ((open_dir and not mode & 0o077) or name in CREDENTIAL_FILES)
+                and not any(is_within(path, d) for d in denied)
+            )
+
+        stack: list[tuple[str, int]] = []
+        for path in shown:
+            if is_within(path, cache):
+                continue
+            try:
+                mode = os.lstat(path).st_mode
+                if stat.S_ISDIR(mode) and os.path.basename(path) not in SECRET_SKIP:
+                    stack.append((path, 0))  # (~/.m2/repository: a cache of artifacts)
+                elif secret(path, mode, os.stat(os.path.dirname(path)).st_mode & 0o055):
+                    found.append((path, False))
+            except OSError:
+                continue
+        looked = 0
+        while stack and looked < SECRET_ENTRIES:
             directory, depth = stack.pop()
             try:
-                if not os.stat(directory).st_mode & 0o055:
-                    continue
+                open_dir = os.stat(directory).st_mode & 0o055
                 entries = list(os.scandir(directory))
             except OSError:
                 continue
+            looked += len(entries)
             for entry in entries:
                 try:
-                    info = entry.stat(follow_symlinks=False)
+                    mode = entry.stat(follow_symlinks=False).st_mode
                 except OSError:
                     continue
-                if stat.S_ISDIR(info.st_mode) and depth < PRIVATE_DEPTH - 1:
-                    stack.append((entry.path, depth + 1))
-                elif (
-                    stat.S_ISREG(info.st_mode)
-                    and not info.st_mode & 0o077
-                    and not any(is_within(entry.path, d) for d, _ in deny_read)
-                ):
+                if stat.S_ISDIR(mode):
+                    if depth < SECRET_DEPTH - 1 and entry.name not in SECRET_SKIP:
+                        stack.append((entry.path, depth + 1))
+                elif secret(entry.path, mode, open_dir):
                     found.append((entry.path, False))
         return found  # (listed with the other hidden paths by status)
 

@@ -298,6 +298,8 @@ def _candidates(value: str) -> list[str]:
 def without_itself(variable: str, value: str) -> str:
     """`value` without the variable's own earlier value in it (`src:$NODE_PATH`,
     `"$NODE_OPTIONS --require x"`): what it adds is what is read."""
+    if "$" not in value:
+        return value.strip(": ")  # (the environment's values: no `re` to import)
     import re
 
     own = re.escape(variable)

@@ -1,24 +1,26 @@
 """What a directory the host runs programs from brings with it: one answer for a directory a
 host-run config puts on PATH (direnv, mise) and one on the PATH corral itself runs with.
 
-The programs in such a directory load much more than themselves (review rounds 24 to 26), so
+The programs in such a directory load much more than themselves (review rounds 24 to 27), so
 what is kept is the installation they belong to, whole, not a list of its parts:
-- a Python prefix (`X/bin` where X has a pyvenv.cfg, a conda-meta, or a `lib*/p*` with a
-  site-packages or an os.py: a venv, a conda or pixi environment, a standalone or PyPy
-  build): all of X. Its Python reads its standard library, every `.pth` of its
-  site-packages and what they import by any spelling, compiled or not, its pip.conf, and its
-  tools their `etc/` and `share/` configs (IPython, Jupyter). Installing into it is yours to
-  do.
-- `X/vendor/bin` (Composer): all of vendor/, whose packages its proxy scripts include.
-- `node_modules/.bin`: its node_modules, and every node_modules above it up to the root, where
-  node also looks (dependencies hoisted to a workspace's root, pnpm's store).
-- a `bin` a config names in a directory that does not exist yet (a venv to be made): that
-  directory, watched whole (anything made there is held).
+- X of `X/bin` when X is an installation: a Python prefix (a pyvenv.cfg, a conda-meta, or a
+  `lib*/p*` with a site-packages or an os.py: a venv, a conda or pixi environment, a
+  standalone or PyPy build), another runtime's prefix (lib/node_modules of a nodeenv,
+  lib/ruby, lib/perl5, lib/lua), anything under a dot-directory (.venv, .nenv,
+  .direnv/python-3.12, .tox/py312: made by a tool), Composer's vendor/, or a directory that
+  does not exist yet (a venv to be made: watched whole). Its programs read their standard
+  library, every `.pth`, pip.conf, `etc/` and `share/`. Installing into it is yours to do.
+- the workspace itself as a prefix (`python -m venv .`): its pyvenv.cfg, lib, include, etc,
+  share, bin and pip.conf, not the project files beside them.
+- a directory inside a node_modules (`node_modules/.bin`, `node_modules/typescript/bin`):
+  the outermost node_modules it is in, and every node_modules above it up to the root, where
+  node also looks (hoisted dependencies, pnpm's store).
 - every symlink in the directory: the link itself (so the check keeps each link of its chain,
-  `bin/tool -> ../tools/current/tool` with `tools/current -> v1`) and, where its target does
-  not exist yet, that target (watched: made later, it would run in the link's name).
-Programs a project keeps for itself (`tools/bin/lint` reading `tools/lib`) load the project's
-code, which you review as its code; see |corral-host-programs|.
+  `bin/tool -> ../tools/current/tool` with `tools/current -> v1`), the directory its target
+  lies in as if it were on PATH itself (`bin/tool -> ../.venv/bin/tool`: the venv), and a
+  target that does not exist yet (watched: made later, it would run in the link's name).
+Programs a project keeps for itself (`tools/bin/lint` reading `tools/lib`, a script that
+imports the project's modules) load the project's code, which you review as its code.
 """
 
 from __future__ import annotations
@@ -27,6 +29,11 @@ import os
 
 MAX_LINKS = 4096  # links of one directory followed
 PYTHON_MARKS = ("pyvenv.cfg", "conda-meta")
+# what marks an installation's prefix (X of X/bin) besides Python's: its runtime's libraries
+PREFIX_MARKS = ("lib/node_modules", "lib/ruby", "lib/perl5", "lib/lua", "conda-meta")
+# what of a workspace that is itself a Python prefix (`python -m venv .`) its Python reads
+ROOT_PREFIX_PARTS = ("pyvenv.cfg", "conda-meta", "lib", "lib64", "include", "etc", "share",
+                     "pip.conf", "bin", "Scripts")  # fmt: skip
 
 
 def _python_prefix(prefix: str) -> bool:
@@ -40,43 +47,73 @@ def _python_prefix(prefix: str) -> bool:
     )
 
 
+def _installation(prefix: str, root: str) -> bool:
+    """Whether `prefix` (holding a bin on PATH) is an installation rather than a project's
+    directory: marked as a runtime's prefix, made by a tool under a dot-directory
+    (.venv, .nenv, .direnv/python-3.12, .tox/py312), or not there yet (a venv to be made)."""
+    if not os.path.lexists(prefix) or os.path.basename(prefix) == "vendor":
+        return True
+    below = os.path.relpath(prefix, root).split(os.sep)
+    if any(part.startswith(".") for part in below):
+        return True
+    if any(os.path.lexists(os.path.join(prefix, mark)) for mark in PREFIX_MARKS):
+        return True
+    return _python_prefix(prefix)
+
+
 def _inside(path: str, root: str) -> bool:
     return path.startswith(root + os.sep)
 
 
-def brought(directory: str, root: str) -> list[str]:
+def _node_modules(directory: str, root: str) -> list[str]:
+    """Every node_modules from the outermost one `directory` lies in (or its own) up to the
+    root: where node finds what a program there loads."""
+    parts = directory[len(root) + 1 :].split(os.sep) if _inside(directory, root) else []
+    if "node_modules" not in parts:
+        return []
+    outer = os.path.join(root, *parts[: parts.index("node_modules") + 1])
+    found = [outer]
+    above = os.path.dirname(outer)
+    while _inside(above, root) or above == root:
+        modules = os.path.join(above, "node_modules")
+        if modules != outer and os.path.isdir(modules):
+            found.append(modules)
+        if above == root:
+            break
+        above = os.path.dirname(above)
+    return found
+
+
+def brought(directory: str, root: str, links: bool = True) -> list[str]:
     """The paths to keep (read-only where they exist, watched where not) that putting
-    `directory` on PATH brings: those inside the writable root `root`."""
+    `directory` on PATH brings: those inside the writable root `root`. With `links`, what
+    each link in it leads to brings its own (once: not the links found there)."""
     keep: list[str] = []
     parent, name = os.path.split(directory)
-    if (
-        name in ("bin", "Scripts")
-        and _inside(parent, root)
-        and (
-            not os.path.lexists(parent)  # a venv to be made: watched whole
-            or _python_prefix(parent)
-            or os.path.basename(parent) == "vendor"
-        )
-    ):
-        keep.append(parent)
-    if name == ".bin" and os.path.basename(parent) == "node_modules":
-        keep.append(parent)
-        above = os.path.dirname(parent)
-        while _inside(above, root) or above == root:
-            modules = os.path.join(above, "node_modules")
-            if modules != parent and os.path.isdir(modules):
-                keep.append(modules)
-            if above == root:
-                break
-            above = os.path.dirname(above)
+    if name in ("bin", "Scripts", "sbin"):
+        if _inside(parent, root) and _installation(parent, root):
+            keep.append(parent)
+        elif parent == root and _python_prefix(root):
+            # the workspace is the venv: its parts, not the project files beside them
+            keep += [os.path.join(root, part) for part in ROOT_PREFIX_PARTS]
+    keep += _node_modules(directory, root)
+    if not links:
+        return keep
     try:
         with os.scandir(directory) as it:
-            links = [e.path for e, _ in zip(it, range(MAX_LINKS), strict=False) if e.is_symlink()]
+            found = [e.path for e, _ in zip(it, range(MAX_LINKS), strict=False) if e.is_symlink()]
     except OSError:
-        links = []
-    for link in links:
+        found = []
+    seen = {directory}
+    for link in found:
         keep.append(link)
         target = os.path.realpath(link)
-        if _inside(target, root) and not os.path.exists(target):
+        if not _inside(target, root):
+            continue
+        if not os.path.exists(target):
             keep.append(target)
+        elif os.path.dirname(target) not in seen:
+            seen.add(os.path.dirname(target))
+            # `bin/tool -> ../.venv/bin/tool`: the venv's whole prefix, as if on PATH
+            keep += brought(os.path.dirname(target), root, links=False)
     return keep
