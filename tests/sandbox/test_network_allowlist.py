@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import socket
 import threading
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -161,3 +163,99 @@ def test_the_fetch_tool_obeys_the_same_list(host, monkeypatch: pytest.MonkeyPatc
     finally:
         upstream.sock.close()
     assert len(upstream.requests) == 1
+
+
+TLS = Path(__file__).resolve().parent.parent / "data" / "tls"  # a test CA, a localhost cert
+
+CLONE_AND_DOWNLOAD = """
+unset NO_PROXY no_proxy
+git -c http.sslCAInfo="$PWD/test-ca.crt" clone -q "https://localhost:$1/repo.git" /tmp/clone \\
+    && cat /tmp/clone/hello.txt
+PYTHONPATH="$2" python3 -m pip download -q --no-cache-dir --disable-pip-version-check \\
+    --no-deps --only-binary=:all: --cert "$PWD/test-ca.crt" \\
+    --index-url "https://localhost:$1/simple/" -d /tmp/dl corralprobe && ls /tmp/dl
+echo CORRAL-SCRIPT-DONE
+"""
+
+
+def _wheel(path: Path) -> None:
+    import zipfile
+
+    info = "corralprobe-1.0.dist-info"
+    with zipfile.ZipFile(path, "w") as wheel:
+        wheel.writestr("corralprobe/__init__.py", "")
+        wheel.writestr(
+            f"{info}/METADATA", "Metadata-Version: 2.1\nName: corralprobe\nVersion: 1.0\n"
+        )
+        wheel.writestr(
+            f"{info}/WHEEL",
+            "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
+        wheel.writestr(f"{info}/RECORD", "")
+
+
+def _https_site(www: Path) -> tuple[Any, list[str]]:
+    """A static HTTPS server for `www` on the host's loopback (localhost's certificate from
+    the test CA), and the paths it was asked for."""
+    import ssl
+    from functools import partial
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    asked: list[str] = []
+
+    class Handler(SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            asked.append(self.path)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=str(www)))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(TLS / "server.pem", TLS / "server.key")
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, asked
+
+
+def test_git_and_pip_fetch_over_https_through_the_proxy(host) -> None:  # type: ignore[no-untyped-def]
+    """The issue's check: real git and pip honour the proxy variables for HTTPS (CONNECT,
+    TLS end to end with a test CA), reaching the allowed host and nothing else. pip is the
+    test's own, run by the sandbox's python3 (the venv's interpreter may lie in a home the
+    sandbox hides)."""
+    import subprocess
+
+    import pip
+
+    site = str(Path(pip.__file__).resolve().parent.parent)
+
+    www = host.base / "www"  # (the server, in this process, reads it)
+    src = host.base / "src"
+    src.mkdir()
+    (src / "hello.txt").write_text("hello through corral's proxy\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "x"]):
+        subprocess.run([*git, *args], cwd=src, check=True)
+    subprocess.run([*git, "clone", "-q", "--bare", str(src), str(www / "repo.git")], check=True)
+    subprocess.run(["git", "update-server-info"], cwd=www / "repo.git", check=True)  # dumb HTTP
+    (www / "files").mkdir()
+    _wheel(www / "files" / "corralprobe-1.0-py3-none-any.whl")
+    (www / "simple" / "corralprobe").mkdir(parents=True)
+    (www / "simple" / "corralprobe" / "index.html").write_text(
+        '<a href="../../files/corralprobe-1.0-py3-none-any.whl">'
+        "corralprobe-1.0-py3-none-any.whl</a>\n"
+    )
+    server, asked = _https_site(www)
+    port = server.server_address[1]
+    (host.ws / "test-ca.crt").write_text((TLS / "ca.pem").read_text())
+    _config(host, port)
+    try:
+        result = host.corral(
+            "run", "--", "sh", "-c", CLONE_AND_DOWNLOAD, "sh", str(port), site,
+            timeout=120,
+        )  # fmt: skip
+    finally:
+        server.shutdown()
+    assert DONE in result.stdout, result.stdout + result.stderr
+    assert "hello through corral's proxy" in result.stdout, result.stdout + result.stderr
+    assert "corralprobe-1.0-py3-none-any.whl" in result.stdout, result.stdout + result.stderr
+    assert any(p.startswith("/repo.git/") for p in asked), asked
+    assert "/files/corralprobe-1.0-py3-none-any.whl" in asked, asked
+    assert "blocked" not in result.stderr, result.stderr
