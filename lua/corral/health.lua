@@ -135,6 +135,28 @@ function M.check()
       "run :Sandbox run true and read the message",
     })
   end
+
+  health.start("corral: network")
+  local allow = status.network_allow or {}
+  if status.network then
+    health.info("open: sandbox.policy.network = true")
+  elseif #allow == 0 then
+    health.info("off (sandbox.policy.network_allow names no host)")
+  else
+    -- The proxy for a real command: its sandbox starts only once corral's listener is inside.
+    local net_argv, net_err, net_info = sandbox.wrap_command({ "sh", "-c", "echo \"$HTTPS_PROXY\"" }, 0)
+    local net_done = net_argv and vim.system(net_argv, { text = true }):wait(15000)
+    if net_info then
+      sandbox.after_run(net_info)
+    end
+    if net_done and net_done.code == 0 and vim.trim(net_done.stdout) ~= "" then
+      health.ok(("by allowlist, through corral's proxy (%s): %s"):format(vim.trim(net_done.stdout), table.concat(allow, ", ")))
+    else
+      health.error("corral's proxy did not start for a command: " .. tostring(net_err or (net_done and vim.trim((net_done.stdout or "") .. " " .. (net_done.stderr or "")))), {
+        "run :Sandbox run curl -sI https://<an allowed host> and read the message",
+      })
+    end
+  end
 end
 
 return M

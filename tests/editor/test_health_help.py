@@ -28,6 +28,20 @@ def test_checkhealth(ed: Editor) -> None:
         assert any("OK" in line and f"{module} importable" in line for line in lines), module
 
 
+def test_checkhealth_starts_the_proxy_when_an_allowlist_is_set(ed: Editor) -> None:
+    ed.cmd("checkhealth", "corral")
+    text = "\n".join(ed.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
+    assert "off (sandbox.policy.network_allow names no host)" in text, text
+    ed.lua("require('corral').setup({ sandbox = { policy = { network_allow = { '@python' } } } })")
+    try:
+        ed.cmd("checkhealth", "corral")
+        lines = ed.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
+    finally:
+        ed.lua("require('corral').setup({})")
+    ok = [line for line in lines if "OK" in line and "through corral's proxy" in line]
+    assert ok and "http://127.0.0.1:3128" in ok[0] and "@python" in ok[0], "\n".join(lines)
+
+
 def test_checkhealth_while_disabled_says_nothing_is_confined(ed: Editor) -> None:
     """Issue 9: disabled, :checkhealth was all green with an empty "bwrap available: ()"."""
     ed.cmd("Sandbox", "disable")
