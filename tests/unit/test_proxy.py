@@ -264,3 +264,48 @@ def test_the_audit_log_and_the_report_are_bounded() -> None:
     lines = proxy.refused()
     assert len(lines) == proxymod.REPORTED + 1 and lines[-1].startswith("and ")
     assert sum(len(line) for line in lines) < 20_000
+
+
+def socks(port: int, host: bytes, dest_port: int, methods: bytes = b"\x00") -> socket.socket:
+    client = socket.create_connection(("127.0.0.1", port), timeout=5)
+    client.sendall(b"\x05" + bytes([len(methods)]) + methods)
+    return client
+
+
+def test_socks5_connect_reaches_an_allowed_host_and_refuses_the_rest() -> None:
+    echo = Upstream("echo")
+    names = {"pkg.test": "127.0.0.1"}
+    listener = socket.create_server(("127.0.0.1", 0))
+    proxy = Proxy(Allowlist.parse([f"pkg.test:{echo.port}"], ["pkg.test"]), resolve=resolver(names))
+    proxy.serve(listener, socks=True)
+    port = listener.getsockname()[1]
+
+    def request(name: bytes, dest: int, command: int = 1) -> tuple[socket.socket, bytes]:
+        client = socks(port, name, dest)
+        assert client.recv(2) == b"\x05\x00"
+        client.sendall(bytes((5, command, 0, 3, len(name))) + name + dest.to_bytes(2, "big"))
+        return client, _exactly(client, 10)
+
+    try:
+        client, reply = request(b"pkg.test", echo.port)
+        assert reply[:2] == b"\x05\x00"
+        client.sendall(b"through socks")
+        assert client.recv(100) == b"through socks"
+        client.close()
+        assert request(b"evil.test", 443)[1][1] == 2  # not allowed by the rules
+        assert request(b"pkg.test", echo.port + 1)[1][1] == 2  # another port
+        assert request(b"pkg.test", echo.port, command=2)[1][1] == 7  # BIND: not offered
+        with_auth = socks(port, b"", 0, methods=b"\x02")
+        assert with_auth.recv(2) == b"\x05\xff"
+    finally:
+        proxy.close()
+    assert any("evil.test:443" in line for line in proxy.refused())
+
+
+def _exactly(sock: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        assert chunk, data
+        data += chunk
+    return data

@@ -1,4 +1,5 @@
-"""corral's network proxy: HTTP CONNECT and plain-HTTP forwarding to the hosts on the allowlist.
+"""corral's network proxy: HTTP CONNECT, plain-HTTP forwarding and SOCKS5 CONNECT to the hosts on
+the allowlist.
 
 Every request names a host. The proxy checks the name against the allowlist, resolves it itself,
 refuses it when any address it resolves to is loopback, private, link-local, unique-local or
@@ -102,6 +103,24 @@ def _pour(source: socket.socket, sink: socket.socket, counts: list[int]) -> None
     finally:
         with contextlib.suppress(OSError):
             sink.shutdown(socket.SHUT_WR)
+
+
+class _SocksError(Exception):
+    """A SOCKS5 request refused before any host was checked; `code` is the reply's."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _exactly(sock: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            raise OSError("the connection closed mid-request")
+        data += chunk
+    return data
 
 
 def _drain_and_close(client: socket.socket) -> None:
@@ -211,10 +230,11 @@ class Proxy:
 
     # ---- life ---------------------------------------------------------------------------
 
-    def serve(self, listener: socket.socket) -> None:
+    def serve(self, listener: socket.socket, socks: bool = False) -> None:
+        """Accept on `listener` until close(): HTTP proxy requests, or with `socks`, SOCKS5."""
         listener.settimeout(None)
         self._listeners.append(listener)
-        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+        threading.Thread(target=self._accept, args=(listener, socks), daemon=True).start()
 
     def close(self) -> None:
         """Stop accepting and end every connection (the owner's command has exited)."""
@@ -235,7 +255,7 @@ class Proxy:
             self._log({"host": "", "port": 0, "allowed": False, "reason": reason,
                        "sent": 0, "received": 0})  # fmt: skip
 
-    def _accept(self, listener: socket.socket) -> None:
+    def _accept(self, listener: socket.socket, socks: bool) -> None:
         while not self._closed:
             try:
                 fd, _ = listener._accept()  # type: ignore[attr-defined]  # (accept() is socket.py's)
@@ -250,12 +270,12 @@ class Proxy:
                 continue
             with self._lock:
                 self._open.add(client)
-            threading.Thread(target=self._connection, args=(client,), daemon=True).start()
+            threading.Thread(target=self._connection, args=(client, socks), daemon=True).start()
 
-    def _connection(self, client: socket.socket) -> None:
+    def _connection(self, client: socket.socket, socks: bool) -> None:
         upstream = None
         try:
-            upstream = self._handle(client)
+            upstream = self._handle_socks(client) if socks else self._handle(client)
         finally:
             with self._lock:
                 self._open.discard(client)
@@ -293,6 +313,51 @@ class Proxy:
             self._event(refused.host or host, refused.port or port, False, refused.message)
         except OSError:
             pass  # the client went away
+        return upstream
+
+    def _handle_socks(self, client: socket.socket) -> socket.socket | None:
+        """One SOCKS5 connection (RFC 1928): no authentication, CONNECT only, the same checks
+        as CONNECT over HTTP. A refusal is a reply code (2: not allowed by the rules; 4: the
+        host cannot be reached); its words go to the report after the run and the audit
+        log, as for HTTP."""
+        host, port, upstream = "", 0, None
+        try:
+            client.settimeout(HEAD_TIMEOUT)
+            version, count = _exactly(client, 2)
+            if version != 5 or 0 not in _exactly(client, count):
+                client.sendall(b"\x05\xff")  # no acceptable method
+                raise _SocksError(1, "not a SOCKS5 client without authentication")
+            client.sendall(b"\x05\x00")
+            version, command, _, kind = _exactly(client, 4)
+            if version != 5 or command != 1:
+                raise _SocksError(7, "SOCKS5: only CONNECT is offered")
+            if kind == 1:
+                host = socket.inet_ntop(socket.AF_INET, _exactly(client, 4))
+            elif kind == 4:
+                host = socket.inet_ntop(socket.AF_INET6, _exactly(client, 16))
+            elif kind == 3:
+                name = _exactly(client, _exactly(client, 1)[0])
+                host = name.decode("ascii", errors="replace")
+            else:
+                raise _SocksError(8, "SOCKS5: an address of an unknown type")
+            port = int.from_bytes(_exactly(client, 2), "big")
+            host = normal_host(host)
+            upstream = self._connect(host, port, self._check(host, port))
+            client.sendall(b"\x05\x00\x00\x01" + bytes(6))
+            sent, received = self._relay(client, upstream, b"")
+            self._event(host, port, True, "", sent, received)
+        except Refused as refused:
+            code = {403: 2, 502: 4}.get(refused.status, 1)
+            with contextlib.suppress(OSError):
+                client.sendall(bytes((5, code, 0, 1)) + bytes(6))
+            self._event(refused.host or host, refused.port or port, False, refused.message)
+        except _SocksError as error:
+            if error.code != 1:
+                with contextlib.suppress(OSError):
+                    client.sendall(bytes((5, error.code, 0, 1)) + bytes(6))
+            self._event(host, port, False, str(error))
+        except OSError:
+            pass  # the client went away, or was too slow
         return upstream
 
     def _check(self, host: str, port: int) -> list[str]:

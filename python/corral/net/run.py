@@ -69,12 +69,14 @@ def start_proxy(
     """A proxy (`proxy`, or a new one for `network`) serving a listener inside the network
     namespace of process `pid`."""
     from corral.net.allowlist import Allowlist
-    from corral.net.bridge import listener_in
+    from corral.net.bridge import listeners_in
     from corral.net.proxy import Proxy
 
     if proxy is None:
         proxy = Proxy(Allowlist.parse(*network), on_event=_audit)
-    proxy.serve(listener_in(pid))
+    http, socks = listeners_in(pid)
+    proxy.serve(http)
+    proxy.serve(socks, socks=True)
     return proxy
 
 

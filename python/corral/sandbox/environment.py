@@ -33,10 +33,12 @@ PROXY = frozenset(
 # What points a sandboxed command at corral's proxy (see corral.net.bridge: the port is inside
 # the sandbox's own network). The sandbox's own loopback (a test server a command starts) is
 # not the proxy's.
-PROXY_PORT = 3128
+PROXY_PORT, SOCKS_PORT = 3128, 1080
 PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
 PROXIED = {
     **dict.fromkeys(("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"), PROXY_URL),
+    # (socks5h: the proxy resolves names, as for HTTP; for tools that speak only SOCKS)
+    **dict.fromkeys(("ALL_PROXY", "all_proxy"), f"socks5h://127.0.0.1:{SOCKS_PORT}"),
     **dict.fromkeys(("NO_PROXY", "no_proxy"), "localhost,127.0.0.1,::1"),
 }
 
