@@ -536,12 +536,16 @@ class Service:
 
             try:
                 parts = urlsplit(url)
+                host = parts.hostname or ""
                 port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower(), 0)
             except ValueError:
-                port = 0  # (the fetch's own check says what is wrong with the URL)
+                host, port = "", 0  # (the fetch's own check says what is wrong with the URL)
             allowlist = Allowlist.parse(pol.network_allow, pol.network_private)
             hosts += [pattern for pattern, ports in allowlist.entries if port in ports]
-            private += allowlist.private
+            # private addresses only for this URL's host and port, when an entry allows both
+            # (not for whatever tools.fetch.allow_hosts lets through, on any port: r28b)
+            if allowlist.allows(host, port) and allowlist.private_allowed(host):
+                private.append(host.lower().rstrip("."))
         return hosts, private
 
     def _fetch(

@@ -147,6 +147,23 @@ def test_the_unsandboxed_fallback_names_no_proxy(tmp_path) -> None:  # type: ign
     wrapped = Registry().wrap(resolved, ["true"])  # no backend: "auto" runs it on the host
     assert not wrapped.sandboxed
     assert not [name for name, _ in wrapped.env if "PROXY" in name.upper()], wrapped.env
+    # r28b: nor a backend that runs no proxy (one registered from Lua)
+    from corral.sandbox.backends.base import Backend, Wrapped
+
+    class Plain(Backend):
+        name, priority = "plain", 1
+
+        def available(self, policy):  # type: ignore[no-untyped-def]
+            return None
+
+        def wrap(self, policy, argv, *, launcher_fds=False):  # type: ignore[no-untyped-def]
+            return Wrapped(["plain", *argv], policy.env, self.name, True)
+
+    registry = Registry()
+    registry.register(Plain())
+    wrapped = registry.wrap(resolved, ["true"], proxied=True)
+    assert wrapped.sandboxed and "no network: this backend runs no proxy" in wrapped.notes
+    assert not [name for name, _ in wrapped.env if "PROXY" in name.upper()], wrapped.env
 
 
 def test_the_fetch_tool_obeys_the_same_list(host, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
@@ -180,9 +197,15 @@ def test_the_fetch_tool_obeys_the_same_list(host, monkeypatch: pytest.MonkeyPatc
         assert not refused["ok"] and "sandbox.policy.network_allow" in str(refused["refusal"])
         refused = call("op", "http://evil.test/")
         assert not refused["ok"] and refused["refusal"]["code"] == "host-not-allowed"
+        # r28b FETCHPRIVATE: with fetch's own list open to the host, network_private let it
+        # reach the host's private address on any port
+        layers["global"]["tools"]["fetch"] = {"allow_hosts": ["*"]}
+        other = call("op", f"http://localhost:{upstream.port + 1}/page")
+        assert not other["ok"] and other["refusal"]["code"] == "private-address", other
+        assert call("op", allowed)["ok"]
     finally:
         upstream.close()
-    assert len(upstream.requests) == 1
+    assert len(upstream.requests) == 2
 
 
 TLS = Path(__file__).resolve().parent.parent / "data" / "tls"  # a test CA, a localhost cert

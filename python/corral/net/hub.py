@@ -6,11 +6,13 @@ on the other (--block-fd). The hub lives in the editor's Python host, which outl
 job: for each wrapped argv it holds the FIFOs' other ends and a thread that, once the job
 starts, makes the listener inside the sandbox's network (corral.net.bridge), serves it with a
 proxy, lets the command start, and when the sandbox's pid 1 is gone closes the proxy and
-keeps what it refused for `report()`. The FIFOs live in a private directory of corral's state
-directory, removed when the thread ends.
+keeps what it refused for `report()`. The FIFOs live in a private directory in the host's /tmp,
+which no sandbox sees, removed when the thread ends; the hub uses a pid only once it is sure
+it is the sandbox its launcher started (see _ours).
 
-An argv nobody starts costs a sleeping thread for NEVER_STARTED_AFTER; a job whose launcher
-finds no hub (the host restarted) waits on the FIFO until the tool call's timeout kills it.
+An argv nobody starts costs a sleeping thread for NEVER_STARTED_AFTER (two minutes); a job
+whose launcher finds no hub (the host restarted) waits on the FIFO until the tool call's
+timeout kills it.
 """
 
 from __future__ import annotations
@@ -19,29 +21,79 @@ import os
 import select
 import threading
 
-from corral import dirs
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from corral.net.proxy import Proxy
 
-NEVER_STARTED_AFTER = 3600.0  # seconds a wrapped argv may wait to be started
+NEVER_STARTED_AFTER = 120.0  # seconds a wrapped argv may wait to be started (jobstart starts
+# it at once; an argv wrapped and then not run, as a refused call's, must not keep a thread)
 KEPT_REPORTS = 100
 REPORT_WAIT = 2.0
 POLL_GONE = 0.5  # seconds between looks at a sandbox without a pidfd (kernels before 5.3)
 
 
+def fifo_base() -> str:
+    """Where the FIFOs live: the host's /tmp, which no sandbox sees (each has a private /tmp,
+    and /tmp can be no writable root nor shown inside one), in a directory of this user's. Not
+    corral's state directory: a sandbox with direct writes could see it, and write another
+    job's info FIFO before its bwrap (review r28b)."""
+    return f"/tmp/corral-net-{os.getuid()}"  # (never $TMPDIR: that may be anywhere)
+
+
 def fifo_pair() -> tuple[str, str]:
-    """(info, block): two FIFOs in a new private directory under corral's state directory."""
+    """(info, block): two FIFOs in a new private directory (see fifo_base)."""
+    import stat
     import tempfile
 
-    base = os.path.join(os.path.realpath(dirs.user_state_dir()), "net")
-    os.makedirs(base, mode=0o700, exist_ok=True)
+    base = fifo_base()
+    try:
+        os.mkdir(base, 0o700)
+    except FileExistsError:
+        pass
+    info = os.lstat(base)  # another user's, or a link there: refused, never followed
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        from corral.errors import CorralError
+
+        raise CorralError(f"{base} is not a private directory of yours: remove it")
+    _sweep(base)
     directory = tempfile.mkdtemp(dir=base)  # (0700)
     pair = (os.path.join(directory, "info"), os.path.join(directory, "block"))
     for path in pair:
         os.mkfifo(path, 0o600)
     return pair
+
+
+def _sweep(base: str) -> None:
+    """Directories of runs long over (an editor that quit while a wrapped argv waited):
+    removing one in use is harmless, as the FIFOs stay open where they are open."""
+    import shutil
+    import time
+
+    old = time.time() - 2 * NEVER_STARTED_AFTER
+    try:
+        with os.scandir(base) as it:
+            stale = [e.path for e in it if e.stat(follow_symlinks=False).st_mtime < old]
+    except OSError:
+        return
+    for path in stale:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _ours(pid: int, block_path: str) -> None:
+    """Raise unless `pid` is the sandbox our launcher started: pid 1 of a pid namespace other
+    than ours, blocked on this run's block FIFO (bwrap's child holds it open until it reads
+    our byte). A number written by anything else (review r28b: a fake pid, a negative one
+    meaning a process group) is never used, nor killed."""
+    from corral.errors import CorralError
+
+    try:
+        if pid <= 1 or os.readlink(f"/proc/{pid}/ns/pid") == os.readlink("/proc/self/ns/pid"):
+            raise OSError("not a sandbox's first process")
+        held = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+    except OSError as e:
+        raise CorralError(f"bwrap's pid {pid} is not this run's sandbox ({e})") from None
+    if block_path not in held:
+        raise CorralError(f"bwrap's pid {pid} is not this run's sandbox")
 
 
 def _read_info(fd: int, timeout: float) -> bytes:
@@ -78,7 +130,9 @@ def _wait_gone(pid: int) -> None:
             time.sleep(POLL_GONE)
         return
     try:
-        select.select([pidfd], [], [])
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        poller.poll()  # (not select(): descriptors past 1023, review r28b)
     finally:
         os.close(pidfd)
 
@@ -114,7 +168,7 @@ class Hub:
         run_id = os.path.basename(os.path.dirname(info_path))
         thread = threading.Thread(
             target=self._serve,
-            args=(run_id, os.path.dirname(info_path), info, block, network, stage),
+            args=(run_id, os.path.dirname(info_path), block_path, info, block, network, stage),
             daemon=True,
         )
         with self._lock:
@@ -136,6 +190,7 @@ class Hub:
         self,
         run_id: str,
         directory: str,
+        block_path: str,
         info_fd: int,
         block_fd: int,
         network: tuple[tuple[str, ...], tuple[str, ...]],
@@ -150,7 +205,10 @@ class Hub:
             info = _read_info(info_fd, NEVER_STARTED_AFTER)
             if not info:
                 return
-            pid = record_sandbox(info, stage)
+            from corral.changes.stage import info_number
+
+            _ours(info_number(info.decode("utf-8", errors="replace"), "child-pid"), block_path)
+            pid = record_sandbox(info, stage)  # (the checked pid)
             proxy = start_proxy(network, pid)
             os.write(block_fd, b"1")
             _wait_gone(pid)

@@ -133,10 +133,22 @@ class Registry:
 
                 env = tuple(without_proxy(env))
             return Wrapped(wrapped.argv, env, "none", False, notes=[selection.reason])
-        if proxied and "network_proxy" in selection.backend.capabilities:
+        if "network_proxy" in selection.backend.capabilities:
             wrap: Any = selection.backend.wrap  # (takes proxied: see Backend.wrap)
-            return wrap(policy, argv, launcher_fds=launcher_fds, proxied=True)  # type: ignore[no-any-return]
-        return selection.backend.wrap(policy, argv, launcher_fds=launcher_fds)
+            return wrap(policy, argv, launcher_fds=launcher_fds, proxied=proxied)  # type: ignore[no-any-return]
+        wrapped = selection.backend.wrap(policy, argv, launcher_fds=launcher_fds)
+        if policy.network_allow:
+            # A backend that runs no proxy (one registered from Lua): no variable may name
+            # one on 127.0.0.1:3128, which could be anyone's (review r28b).
+            from corral.sandbox.environment import without_proxy
+
+            env = tuple(without_proxy(wrapped.env))
+            wrapped = Wrapped(
+                wrapped.argv, env, wrapped.backend, wrapped.sandboxed, wrapped.status_fd,
+                wrapped.fds, [*wrapped.notes, "no network: this backend runs no proxy"],
+                wrapped.stage,
+            )  # fmt: skip
+        return wrapped
 
 
 def default_registry() -> Registry:

@@ -1,0 +1,48 @@
+"""The hub that runs corral's proxy for Neovim's jobs (corral.net.hub): it serves only the
+sandbox its launcher started. Real FIFOs and processes; the sandboxed side is played by the
+test (a sandbox that could reach the FIFOs, as one with direct writes could reach corral's
+state directory before review r28b)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+
+from corral.net import hub
+
+
+def test_the_fifos_are_where_no_sandbox_sees_them() -> None:
+    info, block = hub.fifo_pair()
+    try:
+        assert info.startswith(f"/tmp/corral-net-{os.getuid()}/")
+        assert os.stat(os.path.dirname(info)).st_mode & 0o777 == 0o700
+    finally:
+        for path in (info, block):
+            os.unlink(path)
+        os.rmdir(os.path.dirname(info))
+
+
+def test_a_pid_nobody_launched_is_neither_served_nor_killed() -> None:
+    """r28b FIFOKILL: the hub took any child-pid written to the info FIFO, opened the proxy
+    in that process's network (the host's, as root) and, when that failed, killed it: with
+    a negative number, a whole process group."""
+    canary = subprocess.Popen(["sleep", "30"])
+    try:
+        for pid in (canary.pid, -canary.pid, 1, 0):
+            fifos = hub.fifo_pair()
+            the_hub = hub.Hub()
+            run_id = the_hub.expect(fifos, (("pypi.org",), ()), None)
+            fd = os.open(fifos[0], os.O_WRONLY)
+            os.write(fd, json.dumps({"child-pid": pid, "pid-namespace": 1}).encode())
+            os.close(fd)
+            deadline = time.monotonic() + 10
+            while os.path.exists(os.path.dirname(fifos[0])) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            report = the_hub.report(run_id)
+            assert report and "is not this run's sandbox" in report[0], report
+            assert canary.poll() is None, f"the hub killed the process it was told of ({pid})"
+    finally:
+        canary.kill()
+        canary.wait()
