@@ -395,7 +395,7 @@ _HOME_ALLOW = (
     "~/.rustup",
     "~/go",
     "~/.cache/go-build",
-    "~/.npm",
+    "~/.npm/_cacache",  # (not _logs: npm logs every command, tokens it was given too)
     "~/.nvm",
     "~/.volta",
     "~/.bun",

@@ -209,3 +209,36 @@ def test_registry_configs_deep_in_shown_runtime_trees_and_a_private_gitconfig_ar
         env=host.env, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert host.SECRET_WORD not in done.stdout, done.stdout
+
+
+def test_secrets_in_shown_bin_and_lib_dirs_npm_logs_and_past_a_big_tree_stay_hidden(
+    host,  # type: ignore[no-untyped-def]
+) -> None:
+    """r28a SKIPPRIV: the names of code trees were skipped for the shown directories
+    themselves (~/.local/bin, ~/.config/direnv/lib); NPMLOG: npm's debug logs (0644, with
+    the tokens it was given) in ~/.npm/_logs; OPAMCAP: one entry budget for all shown trees,
+    spent by a big one (opam's unpacked repository), left the others unlooked at."""
+    secret = {
+        ".local/bin/cred-helper": 0o700,
+        ".config/direnv/lib/tokens.sh": 0o600,
+        ".npm/_logs/2026-01-01T00_00_00_000Z-debug-0.log": 0o644,
+        ".nvm/versions/node/v20.1.0/etc/npmrc": 0o644,
+    }
+    for rel, mode in secret.items():
+        path = host.home / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"token = {host.SECRET_WORD}-{host.tag}\n")
+        path.chmod(mode)
+    big = host.home / ".opam" / "default" / "unpacked"  # more than the walk's budget
+    for i in range(120):
+        (big / f"p{i}").mkdir(parents=True)
+        for j in range(100):
+            (big / f"p{i}" / f"f{j}").write_text("")
+    (host.home / ".opam" / "token").write_text(f"token = {host.SECRET_WORD}-{host.tag}\n")
+    (host.home / ".opam" / "token").chmod(0o600)
+    for directory in (host.home, host.home / ".local", host.home / ".config"):
+        directory.chmod(0o755)
+    paths = [str(host.home / rel) for rel in [*secret, ".opam/token"]]
+    r = host.sh("".join(f"echo {q(p)}; cat {q(p)} 2>/dev/null\n" for p in paths))
+    assert DONE in r.stdout, r.stdout + r.stderr
+    assert host.SECRET_WORD not in r.stdout + r.stderr, r.stdout

@@ -995,3 +995,53 @@ def test_what_the_environment_corral_runs_with_names_is_kept(host: Host) -> None
     assert not (host.ws / "tools" / "trace.js").exists()
     assert not (node / "x.js").exists()
     assert (host.ws / "notes.txt").exists()
+
+
+# -- round 28 (r28a): by position, not by marker; every variable of the environment --
+
+
+@pytest.mark.parametrize(
+    ("prefix", "loaded"),
+    [("lua_modules", "share/lua/5.1/fennel.lua"), ("jdk-25", "lib/libjli.so")],
+    ids=["LUAROCKS", "JDKLIB"],
+)
+def test_any_prefix_of_a_bin_on_path_is_kept_whole(host: Host, prefix: str, loaded: str) -> None:
+    """LUAROCKS, JDKLIB: a luarocks tree of pure-Lua rocks and an unpacked JDK carried no
+    marker corral knew: only bin/ was kept, and fennel.lua / libjli.so ran at the user's
+    `fennel` / `java`."""
+    target = host.ws / prefix / loaded
+    target.parent.mkdir(parents=True)
+    target.write_text("the installation's\n")
+    (host.ws / prefix / "bin").mkdir()
+    (host.ws / ".envrc").write_text(f"PATH_add {prefix}/bin\n")
+    run(host, f"echo x >> {prefix}/{loaded}; echo x > notes.txt\n")
+    assert target.read_text() == "the installation's\n"
+    assert (host.ws / "notes.txt").exists()
+
+
+def test_the_projects_own_bin_stays_the_projects(host: Host) -> None:
+    """Where the config that puts a bin on PATH lies is the project, not an installation:
+    `app/.envrc` with `PATH_add bin` keeps app/bin, and app stays writable."""
+    (host.ws / "app" / "bin").mkdir(parents=True)
+    (host.ws / "app" / ".envrc").write_text("PATH_add bin\n")
+    run(host, "echo x > app/notes.txt\n")
+    assert (host.ws / "app" / "notes.txt").exists()
+
+
+def test_every_variable_of_the_environment_is_read(host: Host) -> None:
+    """ENVNAMES: only loader variables and names ending like PATH or DIR were read from the
+    environment corral runs with: GIT_CONFIG_KEY_0=core.fsmonitor with
+    GIT_CONFIG_VALUE_0=$W/tools/fsmonitor.sh ran at `git status`; LUA_INIT=@$W/init.lua at
+    `lua`."""
+    host.env.update(
+        GIT_CONFIG_COUNT="1",
+        GIT_CONFIG_KEY_0="core.fsmonitor",
+        GIT_CONFIG_VALUE_0=f"{host.ws}/tools/fsmonitor.sh",
+        LUA_INIT=f"@{host.ws}/init.lua",
+        MAVEN_OPTS=f"-javaagent:{host.ws}/agent.jar",
+    )
+    run(host, "mkdir -p tools; echo x > tools/fsmonitor.sh; echo x > init.lua;"
+              " echo x > agent.jar; echo x > notes.txt\n")  # fmt: skip
+    for name in ("tools/fsmonitor.sh", "init.lua", "agent.jar"):
+        assert not (host.ws / name).exists(), name
+    assert (host.ws / "notes.txt").exists()

@@ -27,6 +27,8 @@ from corral.sandbox.protect import gitguard
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from corral.config import Config
 
 PRIVATE_TMP = "/tmp"
@@ -164,22 +166,44 @@ def _matching(root: str, name: str, listed: dict[str, list[str]]) -> list[str]:
 # what of a shown tool home is looked through for credentials (see Resolution._secrets_inside):
 # npm's global config of a Node prefix is ~/.volta/tools/image/node/20.1.0/etc/npmrc
 SECRET_DEPTH = 6
-SECRET_ENTRIES = 20_000
+SECRET_ENTRIES = 10_000  # of one shown directory: past that, it is hidden whole
+# never looked into: what tools download and unpack (not where anyone keeps a secret)
 SECRET_SKIP = frozenset({
-    "lib", "lib64", "share", "include", "src", "node_modules", "site-packages", "registry",
-    "git", "pkg", "cache", "caches", "_cacache", "__pycache__", "repository", "toolchains",
-    "downloads", "man", "doc", "docs", "locale", "tmp", ".git", "plugins", "libexec", "test",
-    "tests", "completions", "bin", "sbin", "shims", "Scripts",
+    ".git", "node_modules", "site-packages", "dist-packages", "__pycache__", "_cacache",
+    "cache", "caches", "registry", "repository", "repo", "packages", "pkgs", "pkg",
+    "downloads", "toolchains",
+})  # fmt: skip
+# ... nor, below the top of a shown directory, an installation's own trees of code and docs
+SECRET_SKIP_DEEP = frozenset({
+    "lib", "lib64", "share", "include", "src", "man", "doc", "docs", "locale", "tmp",
+    "plugins", "libexec", "test", "tests", "completions", "git",
 })  # fmt: skip
 CREDENTIAL_FILES = frozenset({
     "npmrc", ".npmrc", "pip.conf", "pip.ini", ".pypirc", ".condarc", ".netrc", ".yarnrc",
     ".yarnrc.yml", "bunfig.toml", ".bunfig.toml", "credentials", "credentials.toml",
     "credentials.json", "auth.json", ".git-credentials", "gradle.properties", "settings.xml",
+    "condarc", "gemrc", ".gemrc",
 })  # fmt: skip
+# The last look through each shown directory, for a long-lived process (the editor's): reused
+# while no directory looked at has changed (a file added, removed or renamed changes its
+# directory). A file whose mode alone changed since is seen at the next change there.
+_SECRETS: dict[str, tuple[list[tuple[str, tuple[int, int]]], list[tuple[str, bool]], bool]] = {}
+
+
+def _dir_state(path: str) -> tuple[int, int]:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return (-1, -1)
+    return (info.st_mtime_ns, info.st_mode)
+
+
 # environment variables with rules of their own (see Resolution._own_environment), and the
 # ones naming where corral itself is (HOME: its private home's rules; PWD, OLDPWD: not a
 # place any program looks in)
-OWN_RULES = frozenset({"PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "HOME", "PWD", "OLDPWD", "CDPATH"})
+OWN_RULES = frozenset(
+    {"PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "HOME", "PWD", "OLDPWD", "CDPATH", "_"}
+)  # (`_`: the shell's last argument)
 
 
 def _tilde(entry: str, home: str) -> str:
@@ -437,7 +461,7 @@ class Resolution:
 
             paths, module_dirs, unknown = toolconfigs.referenced(root)
             why = "named by a mise, cargo or Mercurial config of the workspace"
-            self._keep_named(root, paths, found, unknown, why)
+            self._keep_named(root, paths, found, unknown, why, project=root)
             found.module_dirs += [d for d in module_dirs if self.writable(d)]
             self._unreadable(
                 root, "mise, cargo or Mercurial runs what its configs name", unknown,
@@ -445,12 +469,18 @@ class Resolution:
             )  # fmt: skip
 
     def _keep_named(
-        self, root: str, paths: list[str], found: Protection, unknown: list[str], why: str
+        self,
+        root: str,
+        paths: list[str],
+        found: Protection,
+        unknown: list[str],
+        why: str,
+        project: str | None = None,
     ) -> None:
-        """Keep what a host-run config names, and what a directory of it brings (a venv's
-        start-up modules, the files its links lead to: pathdirs); one naming the whole root
-        (`PATH_add .`, `PERL5LIB=.`) cannot be kept so, and is unknown (every change set
-        held)."""
+        """Keep what a host-run config names, and what a directory of it brings (the
+        installation its programs load: pathdirs; `project`, the config's directory, whose
+        own bin is the project's); one naming the whole root (`PATH_add .`, `PERL5LIB=.`)
+        cannot be kept so, and is unknown (every change set held)."""
         from corral.sandbox.protect import pathdirs
 
         for path in paths:
@@ -459,7 +489,7 @@ class Resolution:
             elif self.writable(path):
                 found.keep(path, why)
                 if os.path.isdir(path) or not os.path.lexists(path):  # (a venv to be made)
-                    for kept in pathdirs.brought(path, root):
+                    for kept in pathdirs.brought(path, root, project=project):
                         if self.writable(kept):
                             found.keep(kept, why)
 
@@ -472,7 +502,7 @@ class Resolution:
         found_by = direnv.referenced(envrc)
         unknown = found_by.unknown
         self.names += found_by.names
-        self._keep_named(root, found_by.paths, found, unknown, f"named by {envrc}")
+        self._keep_named(root, found_by.paths, found, unknown, f"named by {envrc}", project=root)
         # PYTHONPATH=src: where a Python of that prompt looks first (see changes.rules)
         found.module_dirs += [d for d in found_by.module_dirs if self.writable(d)]
         self._unreadable(envrc, "direnv runs it at your next prompt", unknown, envrc)
@@ -513,25 +543,17 @@ class Resolution:
                 self._search_dir(found, variable, what, entry)
 
     def _own_environment(self, found: Protection) -> None:
-        """The variables of the environment corral runs with that host programs load code or
-        config from (PERL5LIB, NODE_PATH, RUBYLIB, CLASSPATH, NODE_OPTIONS, GEM_HOME,
-        VIRTUAL_ENV, a name ending in PATH, HOME, DIR, LIB, ...): read as an .envrc's
-        assignments are (direnv.assignment), what they name in a writable root kept, with
-        what a directory of programs brings. PATH, LD_LIBRARY_PATH and PYTHONPATH have their
-        own rules (_on_path, _on_pythonpath)."""
+        """Every variable of the environment corral runs with, read as an .envrc's
+        assignments are (direnv.assignment): what it names in a writable root is kept, with
+        what a directory of programs brings (PERL5LIB, NODE_OPTIONS, GIT_CONFIG_VALUE_0,
+        LUA_INIT, MAVEN_OPTS, PIP_CONFIG_FILE, EDITOR: a host program may read any of
+        them). PATH, LD_LIBRARY_PATH and PYTHONPATH have their own rules (_on_path,
+        _on_pythonpath); OWN_RULES lists the ones naming only where corral is."""
         from corral.sandbox.protect import direnv
 
         for variable, value in self.ctx.env.items():
-            if (
-                variable in OWN_RULES
-                or not value
-                or not (
-                    variable in direnv.LOADER_VARIABLES
-                    or variable in direnv.VENV_VARIABLES
-                    or direnv.looks_in(variable)
-                )
-            ):
-                continue
+            if variable in OWN_RULES or not value:
+                continue  # (any other variable may be read by some host program: r28a)
             for root in self.rw_roots:
                 if root not in value:
                     continue  # (most values name nothing of a writable root)
@@ -860,7 +882,7 @@ class Resolution:
         self, shown: list[str], deny_read: list[tuple[str, bool]]
     ) -> list[tuple[str, bool]]:
         """What of the shown tool homes holds credentials, hidden with the rest of the home
-        (review rounds 26, 27), whatever the deny list names:
+        (review rounds 26 to 28), whatever the deny list names:
         - a file made private (no access for group and others) in a directory others may
           read, a shown file itself included (a 0600 ~/.gitconfig holding a token): how
           credential tools mark what they write (uv's credentials, an age key). Not where the
@@ -868,9 +890,11 @@ class Resolution:
           secret;
         - a file named as a config that carries registry credentials (CREDENTIAL_FILES: npm's
           global `etc/npmrc` of a Node prefix, a prefix's pip.conf, .condarc), any mode.
-        Looked for SECRET_DEPTH levels down, past the trees of code and caches (SECRET_SKIP),
-        at most SECRET_ENTRIES entries in all; not in ~/.cache, where pip and uv write every
-        entry through a private temporary file."""
+        Each shown directory is looked through SECRET_DEPTH levels down, past what tools
+        download (SECRET_SKIP) and, below its top, an installation's trees of code
+        (SECRET_SKIP_DEEP); one holding more than SECRET_ENTRIES entries there is hidden
+        whole, said in status (fail closed: what was not looked at may hold one). Not in
+        ~/.cache, where pip and uv write every entry through a private temporary file."""
         import stat
 
         cache = os.path.join(self.ctx.home, ".cache")
@@ -885,38 +909,71 @@ class Resolution:
                 and not any(is_within(path, d) for d in denied)
             )
 
-        stack: list[tuple[str, int]] = []
-        for path in shown:
-            if is_within(path, cache):
+        for top in shown:
+            if is_within(top, cache):
                 continue
             try:
-                mode = os.lstat(path).st_mode
-                if stat.S_ISDIR(mode) and os.path.basename(path) not in SECRET_SKIP:
-                    stack.append((path, 0))  # (~/.m2/repository: a cache of artifacts)
-                elif secret(path, mode, os.stat(os.path.dirname(path)).st_mode & 0o055):
-                    found.append((path, False))
+                mode = os.lstat(top).st_mode
+                if not stat.S_ISDIR(mode):
+                    if secret(top, mode, os.stat(os.path.dirname(top)).st_mode & 0o055):
+                        found.append((top, False))
+                    continue
             except OSError:
                 continue
+            if os.path.basename(top) in SECRET_SKIP:
+                continue  # (~/.m2/repository: downloaded artifacts)
+            in_top, complete = self._secrets_below(top, secret)
+            if complete:
+                found += in_top
+            else:
+                found.append((top, True))
+                self.notes.append(
+                    f"{top} holds more than {SECRET_ENTRIES} entries to look through for "
+                    "credentials: hidden whole (remove it from sandbox.policy.home_allow, or "
+                    "show what builds need of it by name)"
+                )
+        return found  # (listed with the other hidden paths by status)
+
+    @staticmethod
+    def _secrets_below(
+        top: str, secret: Callable[[str, int, int], bool]
+    ) -> tuple[list[tuple[str, bool]], bool]:
+        """(the secrets below `top`, whether all of it was looked at): see _secrets_inside."""
+        import stat
+
+        cached = _SECRETS.get(top)
+        if cached is not None and all(_dir_state(d) == state for d, state in cached[0]):
+            return cached[1], cached[2]  # (no directory of it changed since)
+        found: list[tuple[str, bool]] = []
+        seen: list[tuple[str, tuple[int, int]]] = []
+        stack = [(top, 0)]
         looked = 0
-        while stack and looked < SECRET_ENTRIES:
+        while stack:
             directory, depth = stack.pop()
             try:
-                open_dir = os.stat(directory).st_mode & 0o055
+                info = os.stat(directory)
+                open_dir = info.st_mode & 0o055
                 entries = list(os.scandir(directory))
             except OSError:
                 continue
+            seen.append((directory, (info.st_mtime_ns, info.st_mode)))
             looked += len(entries)
+            if looked > SECRET_ENTRIES:
+                _SECRETS[top] = (seen, found, False)
+                return found, False
             for entry in entries:
                 try:
                     mode = entry.stat(follow_symlinks=False).st_mode
                 except OSError:
                     continue
                 if stat.S_ISDIR(mode):
-                    if depth < SECRET_DEPTH - 1 and entry.name not in SECRET_SKIP:
+                    skip = SECRET_SKIP if depth == 0 else SECRET_SKIP | SECRET_SKIP_DEEP
+                    if depth < SECRET_DEPTH - 1 and entry.name not in skip:
                         stack.append((entry.path, depth + 1))
                 elif secret(entry.path, mode, open_dir):
                     found.append((entry.path, False))
-        return found  # (listed with the other hidden paths by status)
+        _SECRETS[top] = (seen, found, True)
+        return found, True
 
     def _credential_stores_in_allow_list(self) -> None:
         """A credential store in the allowlist stays hidden all the same (masks come last):

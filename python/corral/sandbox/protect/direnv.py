@@ -246,6 +246,8 @@ LOADER_VARIABLES = frozenset({
     "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH", "LD_PRELOAD",
     "LD_LIBRARY_PATH", "BASH_ENV", "ENV", "PYTHONSTARTUP", "PYTHONUSERBASE", "GIT_EXEC_PATH",
     "GIT_TEMPLATE_DIR", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
+    "LUA_INIT", "LUA_INIT_5_1", "LUA_INIT_5_2", "LUA_INIT_5_3", "LUA_INIT_5_4", "LUA_PATH",
+    "LUA_CPATH", "LUA_PATH_5_4", "LUA_CPATH_5_4", "GIT_CONFIG_PARAMETERS",
 })  # fmt: skip
 
 
@@ -283,6 +285,8 @@ def _candidates(value: str) -> list[str]:
     # (shell punctuation ends a path too: `LESSOPEN=|tools/lesspipe.sh %s`,
     # `PROMPT_COMMAND=tools/ps1.sh;history -a`)
     for word in value.translate(PUNCTUATION).split():
+        if word.startswith("@"):
+            word = word[1:]  # `LUA_INIT=@init.lua`: the file it runs
         found += word.split(":") if not word.startswith("-") else []
         if word.startswith("-"):
             _, sep, rest = word.partition("=")

@@ -157,6 +157,7 @@ def referenced(root: str) -> tuple[list[str], list[str], list[str], str, list[st
     module_dirs: list[str] = []
     unknown: list[str] = []
     names: list[str] = []
+    projects: dict[str, str] = {}  # what a config names -> its directory (see pathdirs)
     for env_file in dotenvs:
         found_env = direnv.Referenced(root)
         direnv.read_dotenv(env_file, os.path.dirname(env_file), found_env)
@@ -173,10 +174,12 @@ def referenced(root: str) -> tuple[list[str], list[str], list[str], str, list[st
             found = direnv.referenced(envrc, bound=root)
             names += found.names
             paths += [envrc, *found.paths]
+            projects.update(dict.fromkeys(found.paths, directory))
             module_dirs += found.module_dirs
             unknown += [f"{envrc}: {u}" for u in found.unknown]
         named, modules, odd = toolconfigs.referenced(directory, bound=root)
         paths += named
+        projects.update((p, directory) for p in named if p not in projects)
         module_dirs += modules
         unknown += [f"{directory}: {u}" for u in odd]
     from corral.sandbox.protect import pathdirs
@@ -185,7 +188,7 @@ def referenced(root: str) -> tuple[list[str], list[str], list[str], str, list[st
         if path == root:
             unknown.append(f"{path} (the whole workspace)")
         elif path.startswith(root + os.sep) and (os.path.isdir(path) or not os.path.lexists(path)):
-            paths += pathdirs.brought(path, root)  # (a venv's, node_modules/.bin's)
+            paths += pathdirs.brought(path, root, project=projects.get(path))
     inside = [p for p in dict.fromkeys(paths) if p.startswith(root + os.sep)]
     cut = "" if complete else (
         f"{root} holds more than {gitguard.LIMIT} directories (past tools' own trees): the "

@@ -1,17 +1,16 @@
 """What a directory the host runs programs from brings with it: one answer for a directory a
 host-run config puts on PATH (direnv, mise) and one on the PATH corral itself runs with.
 
-The programs in such a directory load much more than themselves (review rounds 24 to 27), so
-what is kept is the installation they belong to, whole, not a list of its parts:
-- X of `X/bin` when X is an installation: a Python prefix (a pyvenv.cfg, a conda-meta, or a
-  `lib*/p*` with a site-packages or an os.py: a venv, a conda or pixi environment, a
-  standalone or PyPy build), another runtime's prefix (lib/node_modules of a nodeenv,
-  lib/ruby, lib/perl5, lib/lua), anything under a dot-directory (.venv, .nenv,
-  .direnv/python-3.12, .tox/py312: made by a tool), Composer's vendor/, or a directory that
-  does not exist yet (a venv to be made: watched whole). Its programs read their standard
-  library, every `.pth`, pip.conf, `etc/` and `share/`. Installing into it is yours to do.
-- the workspace itself as a prefix (`python -m venv .`): its pyvenv.cfg, lib, include, etc,
-  share, bin and pip.conf, not the project files beside them.
+The programs in such a directory load much more than themselves (review rounds 24 to 28), and
+markers of what is an installation kept missing some (a luarocks tree of pure-Lua rocks, an
+unpacked JDK), so what is kept is decided by where the directory lies:
+- X of `X/bin` (or Scripts, sbin) inside a writable root, whole: a venv, a conda
+  environment, a nodeenv, a JDK, a luarocks tree, Composer's vendor/, a tool's tree under
+  tools/; watched whole when it does not exist yet (a venv to be made). Installing into it,
+  or changing it, is yours to do. Not when X is the writable root itself or the directory of
+  the config that put it on PATH (`PATH_add bin`: the project's own scripts) — unless that
+  is a Python prefix (`python -m venv .`): then its pyvenv.cfg, lib, include, etc, share,
+  bin and pip.conf, not the project files beside them.
 - a directory inside a node_modules (`node_modules/.bin`, `node_modules/typescript/bin`):
   the outermost node_modules it is in, and every node_modules above it up to the root, where
   node also looks (hoisted dependencies, pnpm's store).
@@ -19,8 +18,8 @@ what is kept is the installation they belong to, whole, not a list of its parts:
   `bin/tool -> ../tools/current/tool` with `tools/current -> v1`), the directory its target
   lies in as if it were on PATH itself (`bin/tool -> ../.venv/bin/tool`: the venv), and a
   target that does not exist yet (watched: made later, it would run in the link's name).
-Programs a project keeps for itself (`tools/bin/lint` reading `tools/lib`, a script that
-imports the project's modules) load the project's code, which you review as its code.
+Programs a project keeps for itself (its bin/ reading its lib/, a script that imports the
+project's modules) load the project's code, which you review as its code.
 """
 
 from __future__ import annotations
@@ -28,9 +27,8 @@ from __future__ import annotations
 import os
 
 MAX_LINKS = 4096  # links of one directory followed
+BIN_NAMES = ("bin", "Scripts", "sbin")
 PYTHON_MARKS = ("pyvenv.cfg", "conda-meta")
-# what marks an installation's prefix (X of X/bin) besides Python's: its runtime's libraries
-PREFIX_MARKS = ("lib/node_modules", "lib/ruby", "lib/perl5", "lib/lua", "conda-meta")
 # what of a workspace that is itself a Python prefix (`python -m venv .`) its Python reads
 ROOT_PREFIX_PARTS = ("pyvenv.cfg", "conda-meta", "lib", "lib64", "include", "etc", "share",
                      "pip.conf", "bin", "Scripts")  # fmt: skip
@@ -45,20 +43,6 @@ def _python_prefix(prefix: str) -> bool:
     return bool(
         glob.glob(os.path.join(base, "site-packages")) or glob.glob(os.path.join(base, "os.py"))
     )
-
-
-def _installation(prefix: str, root: str) -> bool:
-    """Whether `prefix` (holding a bin on PATH) is an installation rather than a project's
-    directory: marked as a runtime's prefix, made by a tool under a dot-directory
-    (.venv, .nenv, .direnv/python-3.12, .tox/py312), or not there yet (a venv to be made)."""
-    if not os.path.lexists(prefix) or os.path.basename(prefix) == "vendor":
-        return True
-    below = os.path.relpath(prefix, root).split(os.sep)
-    if any(part.startswith(".") for part in below):
-        return True
-    if any(os.path.lexists(os.path.join(prefix, mark)) for mark in PREFIX_MARKS):
-        return True
-    return _python_prefix(prefix)
 
 
 def _inside(path: str, root: str) -> bool:
@@ -84,18 +68,20 @@ def _node_modules(directory: str, root: str) -> list[str]:
     return found
 
 
-def brought(directory: str, root: str, links: bool = True) -> list[str]:
+def brought(directory: str, root: str, links: bool = True, project: str | None = None) -> list[str]:
     """The paths to keep (read-only where they exist, watched where not) that putting
-    `directory` on PATH brings: those inside the writable root `root`. With `links`, what
-    each link in it leads to brings its own (once: not the links found there)."""
+    `directory` on PATH brings: those inside the writable root `root`. `project`: the
+    directory of the config that put it there (its own `bin` is the project's). With
+    `links`, what each link in it leads to brings its own (once: not the links found
+    there)."""
     keep: list[str] = []
     parent, name = os.path.split(directory)
-    if name in ("bin", "Scripts", "sbin"):
-        if _inside(parent, root) and _installation(parent, root):
-            keep.append(parent)
-        elif parent == root and _python_prefix(root):
-            # the workspace is the venv: its parts, not the project files beside them
-            keep += [os.path.join(root, part) for part in ROOT_PREFIX_PARTS]
+    if name in BIN_NAMES and _inside(parent, root) and parent != project:
+        keep.append(parent)  # an installation, whatever marks it or does not (r28a)
+    elif name in BIN_NAMES and parent in (root, project) and _python_prefix(parent):
+        # the workspace (or the config's project) is the venv: its parts, not the project
+        # files beside them
+        keep += [os.path.join(parent, part) for part in ROOT_PREFIX_PARTS]
     keep += _node_modules(directory, root)
     if not links:
         return keep
