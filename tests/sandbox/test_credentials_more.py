@@ -242,3 +242,20 @@ def test_secrets_in_shown_bin_and_lib_dirs_npm_logs_and_past_a_big_tree_stay_hid
     r = host.sh("".join(f"echo {q(p)}; cat {q(p)} 2>/dev/null\n" for p in paths))
     assert DONE in r.stdout, r.stdout + r.stderr
     assert host.SECRET_WORD not in r.stdout + r.stderr, r.stdout
+
+
+def test_a_readable_gitconfig_with_a_token_in_a_url_is_hidden(host) -> None:  # type: ignore[no-untyped-def]
+    """r28a (low): a 0644 ~/.gitconfig holding `insteadOf` with a token was shown (only a
+    0600 one was hidden); one without credentials still is (git's identity)."""
+    config = host.home / ".gitconfig"
+    clean = config.read_text() if config.exists() else ""
+    config.write_text(
+        clean + f'[url "https://{host.SECRET_WORD}-{host.tag}@github.com/"]\n'
+        "\tinsteadOf = https://github.com/\n"
+    )
+    config.chmod(0o644)
+    r = host.sh(f"cat {q(config)} 2>/dev/null\n")
+    assert DONE in r.stdout and host.SECRET_WORD not in r.stdout, r.stdout
+    config.write_text(clean + "[user]\n\tname = kept\n")
+    r = host.sh(f"cat {q(config)} 2>/dev/null\n")
+    assert "name = kept" in r.stdout, r.stdout

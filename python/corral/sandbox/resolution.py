@@ -190,6 +190,23 @@ CREDENTIAL_FILES = frozenset({
 _SECRETS: dict[str, tuple[list[tuple[str, tuple[int, int]]], list[tuple[str, bool]], bool]] = {}
 
 
+def _holds_url_credentials(path: str) -> bool:
+    """Whether a shown file (~/.gitconfig) names a URL with a user or token in it
+    (`insteadOf = https://TOKEN@github.com/`): a secret, whatever the file's mode (r28a)."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read(65536)
+    except OSError:
+        return False
+    at = text.find(b"://")
+    while at >= 0:  # (by hand: `re` would cost every resolve its import, enum included)
+        authority = text[at + 3 : at + 3 + 512].split(b"/", 1)[0].split(None, 1)
+        if authority and b"@" in authority[0].strip(b"\"'"):
+            return True
+        at = text.find(b"://", at + 3)
+    return False
+
+
 def _dir_state(path: str) -> tuple[int, int]:
     try:
         info = os.stat(path)
@@ -915,7 +932,9 @@ class Resolution:
             try:
                 mode = os.lstat(top).st_mode
                 if not stat.S_ISDIR(mode):
-                    if secret(top, mode, os.stat(os.path.dirname(top)).st_mode & 0o055):
+                    if secret(
+                        top, mode, os.stat(os.path.dirname(top)).st_mode & 0o055
+                    ) or _holds_url_credentials(top):
                         found.append((top, False))
                     continue
             except OSError:
