@@ -356,6 +356,13 @@ _PROTECTED = (
     ".luarc.json",  # lua-language-server runs a `runtime.plugin`
     ".luarc.jsonc",
     ".vscode/settings.json",
+    # Python start-up code at any depth: an editable install into any Python on the host
+    # (the user site, pyenv's, pipx's) puts a project directory on its module path (r29a)
+    "sitecustomize.py",
+    "usercustomize.py",
+    "sitecustomize",
+    "usercustomize",
+    "*.pth",
     ".neoconf.json",  # neoconf.nvim: language server settings, a server's command among them
     ".vim/coc-settings.json",  # coc.nvim's workspace settings: the same
     ".tool-versions",  # asdf and mise: a `path:` version puts a directory on PATH
@@ -401,7 +408,7 @@ _HOME_ALLOW = (
     "~/.bun",
     "~/.deno",
     "~/.m2/repository",
-    "~/.gradle/caches",
+    "~/.gradle/caches/modules-2",  # (dependencies; not the compiled init scripts beside)
     "~/.gradle/wrapper",
     "~/.sdkman",
     "~/.asdf",

@@ -1045,3 +1045,61 @@ def test_every_variable_of_the_environment_is_read(host: Host) -> None:
     for name in ("tools/fsmonitor.sh", "init.lua", "agent.jar"):
         assert not (host.ws / name).exists(), name
     assert (host.ws / "notes.txt").exists()
+
+
+# -- round 29 (r29a) --
+
+
+def test_python_start_up_code_is_held_at_any_depth(host: Host) -> None:
+    """USERPTH: an editable install into a Python corral does not know of (the user site,
+    pyenv's, pipx's) puts src/ on its module path: a src/usercustomize.py written by a
+    command was applied and ran at the user's python3."""
+    (host.ws / "src").mkdir()
+    run(host, "echo 'import os' > src/usercustomize.py; mkdir -p lib/x;"
+              " echo 'import os' > lib/x/zz.pth; echo x > src/notes.txt\n")  # fmt: skip
+    assert not (host.ws / "src" / "usercustomize.py").exists()
+    assert not (host.ws / "lib" / "x" / "zz.pth").exists()
+    assert (host.ws / "src" / "notes.txt").exists()
+
+
+def test_a_new_lua_module_at_the_top_is_held(host: Host) -> None:
+    """LUACWD: Lua 5.1, LuaJIT and Neovim look in the current directory first: a planted
+    luacheck/main.lua ran at the user's `luacheck .`, impatient.lua at Neovim's start
+    (`pcall(require, "impatient")` in init.lua)."""
+    (host.ws / "lua" / "mine").mkdir(parents=True)
+    (host.ws / "main.lua").write_text("-- the project's\n")
+    run(host, "echo 'os.exit(1)' > impatient.lua; mkdir -p luacheck;"
+              " echo 'os.exit(1)' > luacheck/main.lua; echo '-- edit' >> main.lua;"
+              " echo 'return 1' > lua/mine/new.lua\n")  # fmt: skip
+    assert not (host.ws / "impatient.lua").exists()
+    assert not (host.ws / "luacheck" / "main.lua").exists()
+    assert (host.ws / "main.lua").read_text() == "-- the project's\n-- edit\n"  # its own
+    assert (host.ws / "lua" / "mine" / "new.lua").exists()  # below its own directories
+
+
+def test_a_value_reaching_the_workspace_through_a_link_is_read(host: Host) -> None:
+    """ENVLINK: the environment's values were matched against the workspace's real path as
+    text: GIT_CONFIG_VALUE_0=<link to the workspace>/tools/fsmonitor.sh passed."""
+    link = host.base / "code-link"
+    link.symlink_to(host.ws)
+    host.env.update(
+        GIT_CONFIG_COUNT="1",
+        GIT_CONFIG_KEY_0="core.fsmonitor",
+        GIT_CONFIG_VALUE_0=f"{link}/tools/fsmonitor.sh",
+    )
+    run(host, "mkdir -p tools; echo x > tools/fsmonitor.sh; echo x > notes.txt\n")
+    assert not (host.ws / "tools" / "fsmonitor.sh").exists()
+    assert (host.ws / "notes.txt").exists()
+
+
+def test_the_dependency_trees_a_projects_own_bin_loads_are_kept(host: Host) -> None:
+    """ROOTBIN (by reading): `PATH_add bin` keeps the project's bin, but bundler's binstubs
+    there load vendor/bundle, Composer's proxies vendor/, Carton's scripts local/."""
+    gem = host.ws / "vendor" / "bundle" / "ruby" / "3.3.0" / "gems" / "rspec" / "lib" / "r.rb"
+    gem.parent.mkdir(parents=True)
+    gem.write_text("# rspec's\n")
+    (host.ws / "bin").mkdir()
+    (host.ws / ".envrc").write_text("PATH_add bin\n")
+    run(host, f"echo x >> {gem.relative_to(host.ws)}; echo x > notes.txt\n")
+    assert gem.read_text() == "# rspec's\n"
+    assert (host.ws / "notes.txt").exists()

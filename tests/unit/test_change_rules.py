@@ -251,13 +251,13 @@ def test_a_link_that_climbs_back_out_of_a_directory_is_refused(lay: Layout) -> N
     inside the root); a later run made p/sub a link to /usr, and the link led out of the
     roots to a file the user's editor then saved."""
     lay.link("notes.txt", "p/sub/../var/tmp/x.txt")
-    lay.write("real.so")
-    lay.link("lib.so", "../ws/real.so")
+    lay.write("real.dat")  # (not .so or .lua: new at the top, Lua would load those)
+    lay.link("lib.dat", "../ws/real.dat")
     lay.link("abs", "/usr/lib/../bin/env")
     found = lay.verdicts()
     assert found["notes.txt"] == "symlink-outside"
     assert found["abs"] == "symlink-outside"
-    assert found["lib.so"] is None
+    assert found["lib.dat"] is None
 
 
 def test_a_link_to_a_directory_above_a_protected_path_is_refused(lay: Layout) -> None:

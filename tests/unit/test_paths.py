@@ -275,3 +275,21 @@ def test_a_tilde_on_path_is_expanded_as_bash_does() -> None:
     assert _tilde("~", "/h") == "/h" and _tilde("~/bin", "/h") == "/h/bin"
     assert _tilde(f"~{me.pw_name}/bin", "/h") == me.pw_dir + "/bin"
     assert _tilde("~no-such-user-corral/bin", "/h") == "~no-such-user-corral/bin"
+
+
+def test_the_secrets_walk_cache_does_not_carry_one_calls_deny_list_to_the_next(
+    tmp_path: Path,
+) -> None:
+    """r29a CACHEPOISON: the walk left out what the call's deny list covered and was cached
+    so: a chat's frontmatter adding `~/.nvm/versions` (a narrowing) filled the cache without
+    the npmrc below, which later calls then showed."""
+    from corral import config
+    from corral.sandbox.resolution import Context, Resolution
+
+    tool = tmp_path / ".nvm"
+    npmrc = tool / "versions" / "node" / "v20" / "etc" / "npmrc"
+    npmrc.parent.mkdir(parents=True)
+    npmrc.write_text("//r/:_authToken=x\n")
+    build = Resolution(config.resolve([]), Context(str(tmp_path), {"HOME": str(tmp_path)}, None))
+    assert build._secrets_inside([str(tool)], [(str(tool / "versions"), True)]) == []
+    assert build._secrets_inside([str(tool)], []) == [(str(npmrc), False)]

@@ -101,3 +101,29 @@ class ModuleRules(RuleSet):
         if directory not in self.module_dirs or not _is_site_dir(directory):
             return False
         return name.endswith(".pth") or name.partition(".")[0] in STARTUP_MODULES
+
+
+LUA_SUFFIXES = (".lua", ".so")
+
+
+class LuaRules(RuleSet):
+    def _lua_at_top(self, entry: Entry) -> str | None:
+        """A new Lua module at the top of a writable root: Lua 5.1, LuaJIT and Neovim look in
+        the current directory first (`./?.lua`, `./?/init.lua`, `./?.so`), before what is
+        installed, so a program or an init.lua's `pcall(require, "x")` run there would load
+        it (review r29a). Held: a new `x.lua` or `x.so` there, or a Lua file in a directory
+        new there. The project's existing files, changed, are its own; what a command adds
+        below them is not judged."""
+        if entry.kind not in ("file", "link") or not entry.path.endswith(LUA_SUFFIXES):
+            return None
+        for root in self.roots:
+            if not entry.path.startswith(root + "/"):
+                continue
+            parts = entry.path[len(root) + 1 :].split("/")
+            if len(parts) == 1 and not _regular_file(entry.path):
+                if parts[0].endswith(".so") and "." in parts[0][:-3]:
+                    return None  # (`x.cpython-312-x86_64-linux-gnu.so`: no Lua module name)
+                return parts[0]
+            if len(parts) >= 2 and not os.path.isdir(os.path.join(root, parts[0])):
+                return parts[0]
+        return None

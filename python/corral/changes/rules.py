@@ -31,7 +31,7 @@ import os
 import stat
 
 from corral.changes.link_rules import LinkRules
-from corral.changes.module_rules import ModuleRules
+from corral.changes.module_rules import LuaRules, ModuleRules
 from corral.paths import self_or_parent_in
 from corral.toolguard.ops.refusal import BUILTIN, PROTECTED, Refusal
 
@@ -50,6 +50,7 @@ GIT_MAKERS = frozenset({"HEAD", "objects", "refs", "commondir"})
 CHAT = "chat.patterns"
 HOME_DOT = "home directory dot entries"
 MODULES = "PYTHONPATH"
+LUA_MODULES = "Lua's ./?.lua"
 
 
 SIZE = "sandbox.limits.file_size_mb"
@@ -82,7 +83,7 @@ def _changed_below(top: str, since_ns: int) -> str | None:
     return None
 
 
-class Checker(LinkRules, ModuleRules):
+class Checker(LinkRules, ModuleRules, LuaRules):
     """Verdicts for the entries of one change set, against its plan (see stage.create)."""
 
     # -- the rules, first match wins ----------------------------------------------------------
@@ -153,6 +154,13 @@ class Checker(LinkRules, ModuleRules):
                 "protected", path, MODULES,
                 f"a new module {module} where Python looks first (PYTHONPATH, the workspace): "
                 "it would be imported in place of the real one, by corral's own process too",
+            )  # fmt: skip
+        lua = self._lua_at_top(entry)
+        if lua is not None:
+            return self.refusal(
+                "protected", path, LUA_MODULES,
+                f"a new Lua module {lua} at the top of the workspace: Lua and Neovim look in "
+                "the current directory before what is installed (`require` would load it)",
             )  # fmt: skip
         home = self.home_dot
         if home and path.startswith(home + "/.") and path != home:

@@ -190,6 +190,22 @@ CREDENTIAL_FILES = frozenset({
 _SECRETS: dict[str, tuple[list[tuple[str, tuple[int, int]]], list[tuple[str, bool]], bool]] = {}
 
 
+def _resolved_words(value: str, roots: list[str]) -> str:
+    """`value` with each absolute path in it that leads into one of `roots` through a symlink
+    (`~/code -> /data/code`) spelled as where it leads (review r29a: the text of the root was
+    looked for, and a link's spelling passed)."""
+    if "/" not in value:
+        return value
+    from corral.sandbox.protect import direnv
+
+    for word in direnv.candidates(value):
+        if os.path.isabs(word) and not any(word.startswith(r + "/") for r in roots):
+            real = os.path.realpath(word)
+            if real != word and any(real == r or real.startswith(r + "/") for r in roots):
+                value = value.replace(word, real)
+    return value
+
+
 def _holds_url_credentials(path: str) -> bool:
     """Whether a shown file (~/.gitconfig) names a URL with a user or token in it
     (`insteadOf = https://TOKEN@github.com/`): a secret, whatever the file's mode (r28a)."""
@@ -571,6 +587,7 @@ class Resolution:
         for variable, value in self.ctx.env.items():
             if variable in OWN_RULES or not value:
                 continue  # (any other variable may be read by some host program: r28a)
+            value = _resolved_words(value, self.rw_roots)
             for root in self.rw_roots:
                 if root not in value:
                     continue  # (most values name nothing of a writable root)
@@ -919,11 +936,10 @@ class Resolution:
         found: list[tuple[str, bool]] = []
 
         def secret(path: str, mode: int, open_dir: int) -> bool:
+            # (not the deny list: the walk's cache serves calls with other lists, r29a)
             name = os.path.basename(path)
-            return (
-                stat.S_ISREG(mode)
-                and ((open_dir and not mode & 0o077) or name in CREDENTIAL_FILES)
-                and not any(is_within(path, d) for d in denied)
+            return stat.S_ISREG(mode) and (
+                (open_dir and not mode & 0o077) or name in CREDENTIAL_FILES
             )
 
         for top in shown:
@@ -951,7 +967,8 @@ class Resolution:
                     "credentials: hidden whole (remove it from sandbox.policy.home_allow, or "
                     "show what builds need of it by name)"
                 )
-        return found  # (listed with the other hidden paths by status)
+        # (listed with the other hidden paths by status)
+        return [(p, d) for p, d in found if not any(is_within(p, x) for x in denied)]
 
     @staticmethod
     def _secrets_below(

@@ -277,7 +277,7 @@ def looks_in(variable: str) -> bool:
 PUNCTUATION = str.maketrans({c: " " for c in "\"',|;&<>"})
 
 
-def _candidates(value: str) -> list[str]:
+def candidates(value: str) -> list[str]:
     """The words of a variable's value that may name a file: each word, the part after an
     option's `=` or `:` (`-javaagent:agent.jar`), after a one-letter option (`-Itools`,
     `-r./x.rb`), and each entry of a `:` list."""
@@ -329,7 +329,7 @@ def assignment(variable: str, value: str, base: str, found: Referenced) -> None:
         found.unknown += [f"{variable} entry {o}" for o in odd if o not in own]
         return
     loader = variable in LOADER_VARIABLES or variable.startswith("GIT_CONFIG_VALUE_")
-    names = [*path_words([value]), *loaded_modules(value), *_candidates(value)]
+    names = [*path_words([value]), *loaded_modules(value), *candidates(value)]
     for name in dict.fromkeys(names):
         name = next((name[len(p) :] for p in PWD_SPELLINGS if name.startswith(p)), name)
         for spelling in HOME_SPELLINGS:

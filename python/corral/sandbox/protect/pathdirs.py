@@ -8,9 +8,10 @@ unpacked JDK), so what is kept is decided by where the directory lies:
   environment, a nodeenv, a JDK, a luarocks tree, Composer's vendor/, a tool's tree under
   tools/; watched whole when it does not exist yet (a venv to be made). Installing into it,
   or changing it, is yours to do. Not when X is the writable root itself or the directory of
-  the config that put it on PATH (`PATH_add bin`: the project's own scripts) — unless that
-  is a Python prefix (`python -m venv .`): then its pyvenv.cfg, lib, include, etc, share,
-  bin and pip.conf, not the project files beside them.
+  the config that put it on PATH (`PATH_add bin`: the project's own scripts): then the
+  dependency trees its scripts load (vendor/, Carton's local/lib/perl5), and if it is a
+  Python prefix (`python -m venv .`) its pyvenv.cfg, lib, include, etc, share, bin and
+  pip.conf, not the project files beside them.
 - a directory inside a node_modules (`node_modules/.bin`, `node_modules/typescript/bin`):
   the outermost node_modules it is in, and every node_modules above it up to the root, where
   node also looks (hoisted dependencies, pnpm's store).
@@ -28,6 +29,7 @@ import os
 
 MAX_LINKS = 4096  # links of one directory followed
 BIN_NAMES = ("bin", "Scripts", "sbin")
+DEPENDENCY_TREES = ("vendor", "local/lib/perl5")
 PYTHON_MARKS = ("pyvenv.cfg", "conda-meta")
 # what of a workspace that is itself a Python prefix (`python -m venv .`) its Python reads
 ROOT_PREFIX_PARTS = ("pyvenv.cfg", "conda-meta", "lib", "lib64", "include", "etc", "share",
@@ -78,10 +80,18 @@ def brought(directory: str, root: str, links: bool = True, project: str | None =
     parent, name = os.path.split(directory)
     if name in BIN_NAMES and _inside(parent, root) and parent != project:
         keep.append(parent)  # an installation, whatever marks it or does not (r28a)
-    elif name in BIN_NAMES and parent in (root, project) and _python_prefix(parent):
-        # the workspace (or the config's project) is the venv: its parts, not the project
-        # files beside them
-        keep += [os.path.join(parent, part) for part in ROOT_PREFIX_PARTS]
+    elif name in BIN_NAMES and parent in (root, project):
+        if _python_prefix(parent):
+            # the workspace (or the config's project) is the venv: its parts, not the
+            # project files beside them
+            keep += [os.path.join(parent, part) for part in ROOT_PREFIX_PARTS]
+        # what the project's own programs load that is no project code: bundler's binstubs
+        # load vendor/bundle, Composer's proxies vendor/, Carton's scripts local/ (r29a)
+        keep += [
+            os.path.join(parent, tree)
+            for tree in DEPENDENCY_TREES
+            if os.path.isdir(os.path.join(parent, tree))
+        ]
     keep += _node_modules(directory, root)
     if not links:
         return keep
