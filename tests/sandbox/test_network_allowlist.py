@@ -8,6 +8,7 @@ What it received is checked after corral exited.
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .sandbox_support import DONE
+from .sandbox_support import DONE, q
 
 pytestmark = pytest.mark.sandbox
 
@@ -302,3 +303,23 @@ def test_git_and_pip_fetch_over_https_through_the_proxy(host) -> None:  # type: 
     assert any(p.startswith("/repo.git/") for p in asked), asked
     assert "/files/corralprobe-1.0-py3-none-any.whl" in asked, asked
     assert "blocked" not in result.stderr, result.stderr
+
+
+def test_no_sandbox_reaches_the_hubs_pipes(host) -> None:  # type: ignore[no-untyped-def]
+    """r29b TMPSTEAL: with the workspace at /tmp (read-only mode), a sandbox saw the host's
+    /tmp, where the hub's FIFOs were, and wrote a forged pid into another job's. The hub's
+    pipes are now reached only as /proc/<host process>/fd/<n>; a sandbox's /proc is its own."""
+    from corral.net import hub
+
+    info, block = hub.fifo_pair()
+    try:
+        probe = f'for p in {q(info)} {q(block)}; do [ -e "$p" ] && echo SEEN $p; done; true'
+        for cwd in ("/tmp", "/"):
+            result = host.corral(
+                "run", "--mode", "read-only", "--cwd", cwd, "--", "sh", "-c", probe
+            )
+            assert "SEEN" not in result.stdout, result.stdout + result.stderr
+            assert result.returncode == 0, result.stderr
+    finally:
+        for fd in hub._PENDING.pop(info):
+            os.close(fd)

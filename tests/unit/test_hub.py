@@ -7,21 +7,27 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import time
 
 from corral.net import hub
 
 
-def test_the_fifos_are_where_no_sandbox_sees_them() -> None:
+def test_the_pipes_are_reached_only_through_this_process() -> None:
+    """r28b, r29b: FIFOs in corral's state directory, then in /tmp, could be written by a
+    sandbox that saw them (direct writes; a workspace at /tmp). The launcher now opens this
+    process's own pipes by /proc/<pid>/fd/<n>: nothing in any directory, and each sandbox
+    has a /proc of its own."""
     info, block = hub.fifo_pair()
     try:
-        assert info.startswith(f"/tmp/corral-net-{os.getuid()}/")
-        assert os.stat(os.path.dirname(info)).st_mode & 0o777 == 0o700
-    finally:
         for path in (info, block):
-            os.unlink(path)
-        os.rmdir(os.path.dirname(info))
+            assert os.path.dirname(path) == f"/proc/{os.getpid()}/fd", path
+            assert stat.S_ISFIFO(os.stat(path).st_mode)
+        assert os.stat(info).st_ino != os.stat(block).st_ino
+    finally:
+        for fd in hub._PENDING.pop(info):
+            os.close(fd)
 
 
 def test_a_pid_nobody_launched_is_neither_served_nor_killed() -> None:
@@ -38,7 +44,7 @@ def test_a_pid_nobody_launched_is_neither_served_nor_killed() -> None:
             os.write(fd, json.dumps({"child-pid": pid, "pid-namespace": 1}).encode())
             os.close(fd)
             deadline = time.monotonic() + 10
-            while os.path.exists(os.path.dirname(fifos[0])) and time.monotonic() < deadline:
+            while not the_hub._reports and time.monotonic() < deadline:
                 time.sleep(0.02)
             report = the_hub.report(run_id)
             assert report and "is not this run's sandbox" in report[0], report

@@ -1,18 +1,24 @@
 """corral's proxy for commands another program starts: Neovim's jobs.
 
-An argv handed to jobstart cannot carry descriptors, so its launcher opens two FIFOs instead
-(see backends.bwrap LAUNCH_NET): bwrap writes the sandbox's pid to one (--info-fd) and waits
-on the other (--block-fd). The hub lives in the editor's Python host, which outlives every
-job: for each wrapped argv it holds the FIFOs' other ends and a thread that, once the job
-starts, makes the listener inside the sandbox's network (corral.net.bridge), serves it with a
-proxy, lets the command start, and when the sandbox's pid 1 is gone closes the proxy and
-keeps what it refused for `report()`. The FIFOs live in a private directory in the host's /tmp,
-which no sandbox sees, removed when the thread ends; the hub uses a pid only once it is sure
-it is the sandbox its launcher started (see _ours).
+An argv handed to jobstart cannot carry descriptors, so its launcher opens two pipes of the
+editor's Python host by path instead (see backends.bwrap LAUNCH_NET): bwrap writes the
+sandbox's pid to one (--info-fd) and waits on the other (--block-fd). The path is
+`/proc/<this process>/fd/<n>`: no sandbox can open it (each has its own /proc, of its own pid
+namespace, and sees no process of the host), nor another user (the kernel's ptrace rules),
+and it names nothing in any directory a sandbox may see. (Review r28b and r29b took FIFOs in
+corral's state directory and then in /tmp: a sandbox with direct writes, or one whose
+workspace is /tmp, could write a forged pid there.)
 
-An argv nobody starts costs a sleeping thread for NEVER_STARTED_AFTER (two minutes); a job
-whose launcher finds no hub (the host restarted) waits on the FIFO until the tool call's
-timeout kills it.
+The hub lives in the editor's Python host, which outlives every job: for each wrapped argv
+it holds the pipes and a thread that, once the job starts, checks the pid it is given (pid 1
+of a pid namespace of its own, holding this run's block pipe open: see _ours), makes the
+listeners inside the sandbox's network (corral.net.bridge), serves them with a proxy, lets
+the command start, and when the sandbox's pid 1 is gone closes the proxy and keeps what it
+refused for `report()`.
+
+An argv nobody starts costs a sleeping thread and four descriptors for NEVER_STARTED_AFTER
+(two minutes); a job whose launcher finds no such process (the host restarted) fails to open
+the path and does not start.
 """
 
 from __future__ import annotations
@@ -32,68 +38,55 @@ REPORT_WAIT = 2.0
 POLL_GONE = 0.5  # seconds between looks at a sandbox without a pidfd (kernels before 5.3)
 
 
-def fifo_base() -> str:
-    """Where the FIFOs live: the host's /tmp, which no sandbox sees (each has a private /tmp,
-    and /tmp can be no writable root nor shown inside one), in a directory of this user's. Not
-    corral's state directory: a sandbox with direct writes could see it, and write another
-    job's info FIFO before its bwrap (review r28b)."""
-    return f"/tmp/corral-net-{os.getuid()}"  # (never $TMPDIR: that may be anywhere)
+# the launcher's ends of each wrapped argv's pipes, by the info path, until expect() takes them
+_PENDING: dict[str, tuple[int, int, int, int]] = {}
 
 
 def fifo_pair() -> tuple[str, str]:
-    """(info, block): two FIFOs in a new private directory (see fifo_base)."""
-    import stat
-    import tempfile
-
-    base = fifo_base()
-    try:
-        os.mkdir(base, 0o700)
-    except FileExistsError:
-        pass
-    info = os.lstat(base)  # another user's, or a link there: refused, never followed
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-        from corral.errors import CorralError
-
-        raise CorralError(f"{base} is not a private directory of yours: remove it")
-    _sweep(base)
-    directory = tempfile.mkdtemp(dir=base)  # (0700)
-    pair = (os.path.join(directory, "info"), os.path.join(directory, "block"))
-    for path in pair:
-        os.mkfifo(path, 0o600)
+    """(info, block): the paths by which a launcher opens two pipes of this process (see the
+    module): bwrap's info goes into the first, its block byte comes out of the second."""
+    info_r, info_w = os.pipe()
+    block_r, block_w = os.pipe()
+    pid = os.getpid()
+    pair = (f"/proc/{pid}/fd/{info_w}", f"/proc/{pid}/fd/{block_r}")
+    _PENDING[pair[0]] = (info_r, info_w, block_r, block_w)
     return pair
 
 
-def _sweep(base: str) -> None:
-    """Directories of runs long over (an editor that quit while a wrapped argv waited):
-    removing one in use is harmless, as the FIFOs stay open where they are open."""
-    import shutil
-    import time
-
-    old = time.time() - 2 * NEVER_STARTED_AFTER
-    try:
-        with os.scandir(base) as it:
-            stale = [e.path for e in it if e.stat(follow_symlinks=False).st_mtime < old]
-    except OSError:
-        return
-    for path in stale:
-        shutil.rmtree(path, ignore_errors=True)
+def _pid_one(pid: int) -> bool:
+    """Whether `pid` is the first process of the pid namespace it lives in."""
+    with open(f"/proc/{pid}/status", encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("NSpid:"):
+                return line.split()[-1] == "1"
+    return False
 
 
-def _ours(pid: int, block_path: str) -> None:
-    """Raise unless `pid` is the sandbox our launcher started: pid 1 of a pid namespace other
-    than ours, blocked on this run's block FIFO (bwrap's child holds it open until it reads
-    our byte). A number written by anything else (review r28b: a fake pid, a negative one
-    meaning a process group) is never used, nor killed."""
+def _ours(pid: int, namespace: int, block_fd: int) -> None:
+    """Raise unless `pid` is the sandbox our launcher started: pid 1 of the pid namespace
+    bwrap named, not ours, holding this run's block pipe open (bwrap's child keeps it until it
+    reads our byte), matched by the pipe itself, not by a path's text. A number that fails
+    this is never used, nor killed."""
     from corral.errors import CorralError
 
+    pipe = os.fstat(block_fd)
     try:
-        if pid <= 1 or os.readlink(f"/proc/{pid}/ns/pid") == os.readlink("/proc/self/ns/pid"):
-            raise OSError("not a sandbox's first process")
-        held = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+        own = os.readlink(f"/proc/{pid}/ns/pid")
+        if pid <= 1 or own != f"pid:[{namespace}]" or own == os.readlink("/proc/self/ns/pid"):
+            raise OSError("not the first process of the sandbox bwrap made")
+        if not _pid_one(pid):
+            raise OSError("not the first process of its pid namespace")
+        names = os.listdir(f"/proc/{pid}/fd")
     except OSError as e:
         raise CorralError(f"bwrap's pid {pid} is not this run's sandbox ({e})") from None
-    if block_path not in held:
-        raise CorralError(f"bwrap's pid {pid} is not this run's sandbox")
+    for name in names:
+        try:
+            held = os.stat(f"/proc/{pid}/fd/{name}")
+        except OSError:
+            continue  # (closed meanwhile: bwrap closes its info descriptor, r29b)
+        if (held.st_dev, held.st_ino) == (pipe.st_dev, pipe.st_ino):
+            return
+    raise CorralError(f"bwrap's pid {pid} is not this run's sandbox")
 
 
 def _read_info(fd: int, timeout: float) -> bytes:
@@ -159,16 +152,13 @@ class Hub:
         network: tuple[tuple[str, ...], tuple[str, ...]],
         stage: str | None,
     ) -> str:
-        """Serve the run whose launcher opens `fifos`; its id for report()."""
-        info_path, block_path = fifos
-        info = os.open(info_path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        # read-write: holds the FIFO open for writing without waiting for the launcher, so
-        # its `6<` opens at once, and reads block until the byte below
-        block = os.open(block_path, os.O_RDWR | os.O_CLOEXEC)
-        run_id = os.path.basename(os.path.dirname(info_path))
+        """Serve the run whose launcher opens `fifos` (from fifo_pair); its id for report()."""
+        info_r, info_w, block_r, block_w = _PENDING.pop(fifos[0])
+        os.set_blocking(info_r, False)
+        run_id = f"{info_r}-{block_w}-{os.urandom(4).hex()}"
         thread = threading.Thread(
             target=self._serve,
-            args=(run_id, os.path.dirname(info_path), block_path, info, block, network, stage),
+            args=(run_id, (info_r, info_w, block_r, block_w), network, stage),
             daemon=True,
         )
         with self._lock:
@@ -189,28 +179,27 @@ class Hub:
     def _serve(
         self,
         run_id: str,
-        directory: str,
-        block_path: str,
-        info_fd: int,
-        block_fd: int,
+        fds: tuple[int, int, int, int],
         network: tuple[tuple[str, ...], tuple[str, ...]],
         stage: str | None,
     ) -> None:
+        from corral.changes.stage import info_number
         from corral.net.run import record_sandbox, start_proxy
 
+        info_r, _, _, block_w = fds  # (the launcher's ends: held until the end)
         proxy: Proxy | None = None
         pid = 0
         lines: list[str] = []
         try:
-            info = _read_info(info_fd, NEVER_STARTED_AFTER)
+            info = _read_info(info_r, NEVER_STARTED_AFTER)
             if not info:
                 return
-            from corral.changes.stage import info_number
-
-            _ours(info_number(info.decode("utf-8", errors="replace"), "child-pid"), block_path)
+            text = info.decode("utf-8", errors="replace")
+            claimed = info_number(text, "child-pid")
+            _ours(claimed, info_number(text, "pid-namespace"), block_w)
             pid = record_sandbox(info, stage)  # (the checked pid)
             proxy = start_proxy(network, pid)
-            os.write(block_fd, b"1")
+            os.write(block_w, b"1")
             _wait_gone(pid)
         except Exception as e:  # said after the run; the sandbox must not start without it
             lines.append(f"corral's network proxy could not be set up: {e}")
@@ -222,14 +211,11 @@ class Hub:
         finally:
             with self._lock:
                 self._threads.pop(run_id, None)
-            os.close(info_fd)
-            os.close(block_fd)
+            for fd in fds:
+                os.close(fd)
             if proxy is not None:
                 proxy.close()
                 lines += proxy.refused()
-            import shutil
-
-            shutil.rmtree(directory, ignore_errors=True)
             if lines:
                 with self._lock:
                     self._reports[run_id] = lines

@@ -48,8 +48,8 @@ done
 : >"$st/done"
 exit $s"""
 # With corral's proxy (see corral.net.hub): $1 and $2 (after the change set's four) are the
-# FIFOs on which bwrap says the sandbox's pid (--info-fd) and waits for the way into its
-# network (--block-fd); the hub in the editor's Python host holds their other ends.
+# /proc/PID/fd/N paths of two pipes of the editor's Python host, on which bwrap says the
+# sandbox's pid (--info-fd) and waits for the way into its network (--block-fd).
 NET_INFO_FD, NET_BLOCK_FD = 5, 6
 NET_REDIRECTS = '5>"$ni" 6<"$nb"'
 LAUNCH_NET = (
@@ -236,7 +236,7 @@ def finish_command(policy: Policy) -> list[str]:
 
 
 def _fifos() -> tuple[str, str]:
-    """(info, block): two FIFOs in a new private directory for the hub (see corral.net.hub)."""
+    """(info, block): the paths of two pipes of this process for the hub (corral.net.hub)."""
     from corral.net.hub import fifo_pair
 
     return fifo_pair()
