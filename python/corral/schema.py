@@ -357,12 +357,13 @@ _PROTECTED = (
     ".luarc.jsonc",
     ".vscode/settings.json",
     # Python start-up code at any depth: an editable install into any Python on the host
-    # (the user site, pyenv's, pipx's) puts a project directory on its module path (r29a)
+    # (the user site, pyenv's, pipx's) puts a project directory on its module path (r29a).
+    # (Not *.pth: Python reads those only in site directories, and a project venv's are its
+    # packages, as what pip installs there is.)
     "sitecustomize.py",
     "usercustomize.py",
     "sitecustomize",
     "usercustomize",
-    "*.pth",
     ".neoconf.json",  # neoconf.nvim: language server settings, a server's command among them
     ".vim/coc-settings.json",  # coc.nvim's workspace settings: the same
     ".tool-versions",  # asdf and mise: a `path:` version puts a directory on PATH

@@ -1055,10 +1055,11 @@ def test_python_start_up_code_is_held_at_any_depth(host: Host) -> None:
     pyenv's, pipx's) puts src/ on its module path: a src/usercustomize.py written by a
     command was applied and ran at the user's python3."""
     (host.ws / "src").mkdir()
-    run(host, "echo 'import os' > src/usercustomize.py; mkdir -p lib/x;"
-              " echo 'import os' > lib/x/zz.pth; echo x > src/notes.txt\n")  # fmt: skip
+    run(host, "echo 'import os' > src/usercustomize.py; mkdir -p lib/sitecustomize;"
+              " echo 'import os' > lib/sitecustomize/__init__.py;"
+              " echo x > src/notes.txt\n")  # fmt: skip
     assert not (host.ws / "src" / "usercustomize.py").exists()
-    assert not (host.ws / "lib" / "x" / "zz.pth").exists()
+    assert not (host.ws / "lib" / "sitecustomize" / "__init__.py").exists()
     assert (host.ws / "src" / "notes.txt").exists()
 
 
