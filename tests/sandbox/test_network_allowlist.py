@@ -311,7 +311,7 @@ def test_no_sandbox_reaches_the_hubs_pipes(host) -> None:  # type: ignore[no-unt
     pipes are now reached only as /proc/<host process>/fd/<n>; a sandbox's /proc is its own."""
     from corral.net import hub
 
-    info, block = hub.fifo_pair()
+    info, block, _token = hub.fifo_pair()
     try:
         probe = f'for p in {q(info)} {q(block)}; do [ -e "$p" ] && echo SEEN $p; done; true'
         for cwd in ("/tmp", "/"):
@@ -321,5 +321,5 @@ def test_no_sandbox_reaches_the_hubs_pipes(host) -> None:  # type: ignore[no-unt
             assert "SEEN" not in result.stdout, result.stdout + result.stderr
             assert result.returncode == 0, result.stderr
     finally:
-        for fd in hub._PENDING.pop(info):
+        for fd in hub._PENDING.pop(info)[1]:
             os.close(fd)

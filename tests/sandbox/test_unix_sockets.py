@@ -147,3 +147,57 @@ def test_unix_sockets_setting_allows_them_only_without_network(host, mode: str) 
     else:
         assert r.returncode != 0
         assert "Operation not permitted" in r.stderr or "PermissionError" in r.stderr
+
+
+NVIM_CLIENT = r"""
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(2)
+try:
+    s.connect(sys.argv[1])
+    s.sendall(b"from the sandbox")
+    print("CONNECTED")
+except OSError as e:
+    print("refused", e)
+print("CORRAL-SCRIPT-DONE")
+"""
+
+
+def test_the_editors_socket_is_hidden_wherever_it_is(host) -> None:  # type: ignore[no-untyped-def]
+    """r30b NVIMSOCK: with unix_sockets on and a workspace that showed the host's /tmp,
+    a command connected to the editor's own socket ($NVIM, /tmp/nvim.USER/...) and had it run
+    Lua on the host. The directory of each host socket the environment names is hidden;
+    a workspace at /tmp itself is refused with unix_sockets on."""
+    import socket as sockets
+
+    from .conftest import give_to_test_user
+
+    directory = host.base / "nvim.user" / "abc"
+    directory.mkdir(parents=True)
+    path = directory / "nvim.123.0"
+    listener = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+    give_to_test_user(host.base)
+    path.chmod(0o777)
+    host.env["NVIM"] = str(path)
+    config = host.base / "sockets.toml"
+    config.write_text("[sandbox.policy]\nunix_sockets = true\n")
+    try:
+        result = host.corral(
+            "run", "--config", str(config), "--", "python3", "-c", NVIM_CLIENT, str(path)
+        )
+        assert "CORRAL-SCRIPT-DONE" in result.stdout, result.stdout + result.stderr
+        assert "CONNECTED" not in result.stdout
+        listener.setblocking(False)
+        try:
+            listener.accept()
+            raise AssertionError("the editor's socket took a connection from the sandbox")
+        except BlockingIOError:
+            pass
+        at_tmp = host.corral(
+            "run", "--config", str(config), "--mode", "read-only", "--cwd", "/tmp", "--", "true"
+        )
+        assert at_tmp.returncode != 0 and "a workspace at /tmp" in at_tmp.stderr
+    finally:
+        listener.close()

@@ -19,14 +19,14 @@ def test_the_pipes_are_reached_only_through_this_process() -> None:
     sandbox that saw them (direct writes; a workspace at /tmp). The launcher now opens this
     process's own pipes by /proc/<pid>/fd/<n>: nothing in any directory, and each sandbox
     has a /proc of its own."""
-    info, block = hub.fifo_pair()
+    info, block, _token = hub.fifo_pair()
     try:
         for path in (info, block):
             assert os.path.dirname(path) == f"/proc/{os.getpid()}/fd", path
             assert stat.S_ISFIFO(os.stat(path).st_mode)
         assert os.stat(info).st_ino != os.stat(block).st_ino
     finally:
-        for fd in hub._PENDING.pop(info):
+        for fd in hub._PENDING.pop(info)[1]:
             os.close(fd)
 
 
@@ -41,6 +41,7 @@ def test_a_pid_nobody_launched_is_neither_served_nor_killed() -> None:
             the_hub = hub.Hub()
             run_id = the_hub.expect(fifos, (("pypi.org",), ()), None)
             fd = os.open(fifos[0], os.O_WRONLY)
+            os.write(fd, fifos[2].encode() + b"\n")  # (the right token: the pid is judged)
             os.write(fd, json.dumps({"child-pid": pid, "pid-namespace": 1}).encode())
             os.close(fd)
             deadline = time.monotonic() + 10
@@ -52,3 +53,20 @@ def test_a_pid_nobody_launched_is_neither_served_nor_killed() -> None:
     finally:
         canary.kill()
         canary.wait()
+
+
+def test_a_launcher_without_this_runs_token_is_not_served() -> None:
+    """r30b FDREUSE: the /proc/PID/fd/N paths name descriptor numbers a later run gets
+    again: an argv started late, or twice, wrote into another run's pipe and got that run's
+    allowlist. Each run now waits for its own one-time token first."""
+    fifos = hub.fifo_pair()
+    the_hub = hub.Hub()
+    run_id = the_hub.expect(fifos, (("pypi.org",), ()), None)
+    fd = os.open(fifos[0], os.O_WRONLY)
+    os.write(fd, b"0" * 32 + b"\n" + json.dumps({"child-pid": os.getpid()}).encode())
+    os.close(fd)
+    deadline = time.monotonic() + 10
+    while not the_hub._reports and time.monotonic() < deadline:
+        time.sleep(0.02)
+    report = the_hub.report(run_id)
+    assert report and "another launcher" in report[0], report

@@ -39,18 +39,22 @@ POLL_GONE = 0.5  # seconds between looks at a sandbox without a pidfd (kernels b
 
 
 # the launcher's ends of each wrapped argv's pipes, by the info path, until expect() takes them
-_PENDING: dict[str, tuple[int, int, int, int]] = {}
+_PENDING: dict[str, tuple[bytes, tuple[int, int, int, int]]] = {}
 
 
-def fifo_pair() -> tuple[str, str]:
-    """(info, block): the paths by which a launcher opens two pipes of this process (see the
-    module): bwrap's info goes into the first, its block byte comes out of the second."""
+def fifo_pair() -> tuple[str, str, str]:
+    """(info, block, token): the paths by which a launcher opens two pipes of this process
+    (see the module): bwrap's info goes into the first, its block byte comes out of the
+    second; the launcher writes the token first. A path names a descriptor number, which a
+    later run may get again: the token tells this argv's launcher from one started late or
+    twice (review r30b)."""
     info_r, info_w = os.pipe()
     block_r, block_w = os.pipe()
     pid = os.getpid()
-    pair = (f"/proc/{pid}/fd/{info_w}", f"/proc/{pid}/fd/{block_r}")
-    _PENDING[pair[0]] = (info_r, info_w, block_r, block_w)
-    return pair
+    token = os.urandom(16).hex()
+    paths = (f"/proc/{pid}/fd/{info_w}", f"/proc/{pid}/fd/{block_r}", token)
+    _PENDING[paths[0]] = (token.encode(), (info_r, info_w, block_r, block_w))
+    return paths
 
 
 def _pid_one(pid: int) -> bool:
@@ -148,17 +152,17 @@ class Hub:
 
     def expect(
         self,
-        fifos: tuple[str, str],
+        fifos: tuple[str, str, str],
         network: tuple[tuple[str, ...], tuple[str, ...]],
         stage: str | None,
     ) -> str:
         """Serve the run whose launcher opens `fifos` (from fifo_pair); its id for report()."""
-        info_r, info_w, block_r, block_w = _PENDING.pop(fifos[0])
+        token, (info_r, info_w, block_r, block_w) = _PENDING.pop(fifos[0])
         os.set_blocking(info_r, False)
         run_id = f"{info_r}-{block_w}-{os.urandom(4).hex()}"
         thread = threading.Thread(
             target=self._serve,
-            args=(run_id, (info_r, info_w, block_r, block_w), network, stage),
+            args=(run_id, token, (info_r, info_w, block_r, block_w), network, stage),
             daemon=True,
         )
         with self._lock:
@@ -179,11 +183,13 @@ class Hub:
     def _serve(
         self,
         run_id: str,
+        token: bytes,
         fds: tuple[int, int, int, int],
         network: tuple[tuple[str, ...], tuple[str, ...]],
         stage: str | None,
     ) -> None:
         from corral.changes.stage import info_number
+        from corral.errors import CorralError
         from corral.net.run import record_sandbox, start_proxy
 
         info_r, _, _, block_w = fds  # (the launcher's ends: held until the end)
@@ -194,6 +200,11 @@ class Hub:
             info = _read_info(info_r, NEVER_STARTED_AFTER)
             if not info:
                 return
+            said, _, info = info.partition(b"\n")
+            if said != token:
+                raise CorralError(
+                    "the run was started by another launcher (started late, or twice)"
+                )
             text = info.decode("utf-8", errors="replace")
             claimed = info_number(text, "child-pid")
             _ours(claimed, info_number(text, "pid-namespace"), block_w)

@@ -170,6 +170,19 @@ def resolve(
     deny_read = build.deny_read()
     kept = build.protection(deny_read)
     hidden, visible = build.home(deny_read)
+    if (
+        enabled
+        and config["sandbox.policy.unix_sockets"]
+        and not network
+        and os.path.realpath(ctx.cwd) == PRIVATE_TMP
+    ):
+        # every host service listening in /tmp (the editor's socket, tmux, X11) would be
+        # one connect() away (review r30b)
+        build.problem(
+            "sandbox.policy.unix_sockets",
+            "a workspace at /tmp shows the host's sockets there: choose a directory below "
+            "it, or leave unix_sockets off",
+        )
     if build.problems:
         raise ConfigError(build.problems)
     return Policy(

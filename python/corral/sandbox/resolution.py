@@ -366,12 +366,29 @@ class Resolution:
             os.path.realpath(p) if os.path.islink(p) else p for p in self._denied_in_workspace()
         ]
         in_workspace = [p for p in in_workspace if os.path.lexists(p)]
-        for p in outermost([*listed, *in_workspace]):
+        for p in outermost([*listed, *in_workspace, *self._host_socket_dirs()]):
             found.append((p, os.path.isdir(p)))
             if is_within(self.ctx.cwd, p):
                 self.notes.append(
                     f"the workspace is inside denied path {p}: it is hidden in the sandbox"
                 )
+        return found
+
+    def _host_socket_dirs(self) -> list[str]:
+        """The directories of the sockets of host services this environment names (the
+        editor's $NVIM, tmux, ssh-agent): wherever they are, hidden, not only where corral's
+        deny list expects them (/run/user): with sandbox.policy.unix_sockets and a workspace
+        that shows them (/tmp), a command could drive the editor (review r30b)."""
+        found = []
+        for name in ("NVIM", "NVIM_LISTEN_ADDRESS", "TMUX", "SSH_AUTH_SOCK"):
+            path = self.ctx.env.get(name, "").split(",", 1)[0]
+            if not (os.path.isabs(path) and os.path.lexists(path)):
+                continue
+            real = os.path.realpath(path)
+            directory = os.path.dirname(real)
+            shared = directory in ("/", PRIVATE_TMP, "/var/tmp", self.ctx.home)
+            # (a socket straight in /tmp or $HOME: itself, not the place everyone uses)
+            found.append(real if shared or is_within(self.ctx.cwd, directory) else directory)
         return found
 
     def _denied_in_workspace(self) -> list[str]:

@@ -46,7 +46,7 @@ class Wrapped(Frozen):
     notes: tuple[str, ...]
     stage: str | None  # the staging area of this run's change set (see corral.changes)
     bridge: tuple[int, int] | None
-    fifos: tuple[str, str] | None  # the same for an argv another program starts (see net.hub)
+    fifos: tuple[str, str, str] | None  # the same for an argv another program starts (net.hub)
     network: tuple[tuple[str, ...], tuple[str, ...]]
 
     def __init__(
@@ -60,7 +60,7 @@ class Wrapped(Frozen):
         notes: Sequence[str] = (),
         stage: str | None = None,
         bridge: tuple[int, int] | None = None,
-        fifos: tuple[str, str] | None = None,
+        fifos: tuple[str, str, str] | None = None,
         network: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
     ) -> None:
         self._set(

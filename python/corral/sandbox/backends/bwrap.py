@@ -49,20 +49,23 @@ done
 exit $s"""
 # With corral's proxy (see corral.net.hub): $1 and $2 (after the change set's four) are the
 # /proc/PID/fd/N paths of two pipes of the editor's Python host, on which bwrap says the
-# sandbox's pid (--info-fd) and waits for the way into its network (--block-fd).
+# sandbox's pid (--info-fd) and waits for the way into its network (--block-fd); $3 is this
+# argv's one-time token, written first, so the host takes no other launcher's word for its
+# run (a descriptor number is used again by a later run: review r30b).
 NET_INFO_FD, NET_BLOCK_FD = 5, 6
-NET_REDIRECTS = '5>"$ni" 6<"$nb"'
+NET_OPEN = 'exec 5>"$ni" 6<"$nb" || exit 125\nprintf \'%s\\n\' "$nt" >&5\n'
 LAUNCH_NET = (
-    'ni=$1 nb=$2\nshift 2\nif [ -n "$0" ]; then exec "$@" 3<"$0" '
-    + NET_REDIRECTS
-    + '; else exec "$@" '
-    + NET_REDIRECTS
-    + "; fi"
+    "ni=$1 nb=$2 nt=$3\nshift 3\n"
+    + NET_OPEN
+    + 'if [ -n "$0" ]; then exec "$@" 3<"$0"; else exec "$@"; fi'
 )
-LAUNCH_CHANGES_NET = LAUNCH_CHANGES.replace(
-    "fin=$4\nshift 4", "fin=$4 ni=$5 nb=$6\nshift 6"
-).replace('4>"$st/sandbox"', NET_REDIRECTS)
-assert LAUNCH_CHANGES_NET.count(NET_REDIRECTS) == 2 and "shift 6" in LAUNCH_CHANGES_NET
+LAUNCH_CHANGES_NET = (
+    LAUNCH_CHANGES.replace("fin=$4\nshift 4", "fin=$4 ni=$5 nb=$6 nt=$7\nshift 7")
+    .replace('echo $$ >"$st/pid"\n', 'echo $$ >"$st/pid"\n' + NET_OPEN)
+    .replace(' 4>"$st/sandbox"', "")
+)
+assert "shift 7" in LAUNCH_CHANGES_NET and NET_OPEN in LAUNCH_CHANGES_NET
+assert "$st/sandbox" not in LAUNCH_CHANGES_NET
 FINISH = (
     "import sys; first, *more = sys.argv[1].split(':'); sys.path.insert(0, first); "
     "sys.path += more; from corral.changes.finish import main; sys.exit(main(sys.argv[2:]))"
@@ -235,8 +238,8 @@ def finish_command(policy: Policy) -> list[str]:
     return [sys.executable, ":".join(parents), FINISH]
 
 
-def _fifos() -> tuple[str, str]:
-    """(info, block): the paths of two pipes of this process for the hub (corral.net.hub)."""
+def _fifos() -> tuple[str, str, str]:
+    """(info, block, token): two pipes of this process for the hub (corral.net.hub)."""
     from corral.net.hub import fifo_pair
 
     return fifo_pair()
