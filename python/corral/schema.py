@@ -360,10 +360,22 @@ _PROTECTED = (
     # (the user site, pyenv's, pipx's) puts a project directory on its module path (r29a).
     # (Not *.pth: Python reads those only in site directories, and a project venv's are its
     # packages, as what pip installs there is.)
-    "sitecustomize.py",
-    "usercustomize.py",
+    "sitecustomize.*",  # (the source, its .pyc, an extension module: r30a)
+    "usercustomize.*",
     "sitecustomize",
     "usercustomize",
+    # debuggers' and REPLs' start-up files, read from the current directory (r30a)
+    ".pdbrc",
+    ".perldb",
+    ".irbrc",
+    "irb.rc",
+    "_irbrc",
+    ".pryrc",
+    # Lua tools' configs, which are Lua code run with io and os (r30a)
+    ".luacheckrc",
+    ".busted",
+    ".luacov",
+    "config.ld",
     ".neoconf.json",  # neoconf.nvim: language server settings, a server's command among them
     ".vim/coc-settings.json",  # coc.nvim's workspace settings: the same
     ".tool-versions",  # asdf and mise: a `path:` version puts a directory on PATH

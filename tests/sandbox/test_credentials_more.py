@@ -259,3 +259,28 @@ def test_a_readable_gitconfig_with_a_token_in_a_url_is_hidden(host) -> None:  # 
     config.write_text(clean + "[user]\n\tname = kept\n")
     r = host.sh(f"cat {q(config)} 2>/dev/null\n")
     assert "name = kept" in r.stdout, r.stdout
+
+
+def test_tokens_in_gits_other_configs_and_a_clones_remote_are_hidden(host) -> None:  # type: ignore[no-untyped-def]
+    """r30a XDGGITTOKEN, CLONETOKEN: the URL-credential check ran only on ~/.gitconfig: a
+    token in ~/.config/git/config, an http.extraHeader bearer token, and a clone's remote
+    URL inside a shown tool home were read."""
+    files = {
+        ".config/git/config": f'[url "https://{host.SECRET_WORD}@github.com/"]\n',
+        ".local/share/mise/plugins/p/.git/config": (
+            f'[remote "origin"]\n\turl = https://x:{host.SECRET_WORD}@git.example/p\n'
+        ),
+        ".cargo/git/config": f"[http]\n\textraHeader = Authorization: {host.SECRET_WORD}\n",
+    }
+    for rel, text in files.items():
+        path = host.home / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        path.chmod(0o644)
+    extra = host.home / ".gitconfig"
+    extra.write_text(f"[http]\n\textraHeader = Authorization: Bearer {host.SECRET_WORD}\n")
+    extra.chmod(0o644)
+    paths = [str(host.home / rel) for rel in files] + [str(extra)]
+    r = host.sh("".join(f"cat {q(p)} 2>/dev/null\n" for p in paths))
+    assert DONE in r.stdout, r.stdout + r.stderr
+    assert host.SECRET_WORD not in r.stdout + r.stderr, r.stdout

@@ -1068,6 +1068,7 @@ def test_a_new_lua_module_at_the_top_is_held(host: Host) -> None:
     luacheck/main.lua ran at the user's `luacheck .`, impatient.lua at Neovim's start
     (`pcall(require, "impatient")` in init.lua)."""
     (host.ws / "lua" / "mine").mkdir(parents=True)
+    (host.ws / "lua" / "mine" / "init.lua").write_text("return {}\n")
     (host.ws / "main.lua").write_text("-- the project's\n")
     run(host, "echo 'os.exit(1)' > impatient.lua; mkdir -p luacheck;"
               " echo 'os.exit(1)' > luacheck/main.lua; echo '-- edit' >> main.lua;"
@@ -1103,4 +1104,31 @@ def test_the_dependency_trees_a_projects_own_bin_loads_are_kept(host: Host) -> N
     (host.ws / ".envrc").write_text("PATH_add bin\n")
     run(host, f"echo x >> {gem.relative_to(host.ws)}; echo x > notes.txt\n")
     assert gem.read_text() == "# rspec's\n"
+    assert (host.ws / "notes.txt").exists()
+
+
+def test_lua_modules_by_a_link_or_in_two_steps_are_held(host: Host) -> None:
+    """r30a LUALINK, LUATWOSTEP: a top-level link `luacheck -> lua/.x` with lua/.x/main.lua
+    passed; and a held luacheck/main.lua left its new directory applied, so the same file
+    passed at the next run as "below an existing directory"."""
+    (host.ws / "lua").mkdir()
+    run(host, "mkdir -p lua/.x; echo 'os.exit(1)' > lua/.x/main.lua;"
+              " ln -s lua/.x luacheck; mkdir -p tool;"
+              " echo 'os.exit(1)' > tool/main.lua\n")  # fmt: skip
+    assert not (host.ws / "luacheck").is_symlink()
+    assert not (host.ws / "tool" / "main.lua").exists()
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+    run(host, "mkdir -p tool; echo 'os.exit(1)' > tool/main.lua\n")
+    assert not (host.ws / "tool" / "main.lua").exists()
+
+
+def test_debugger_and_lua_tool_start_up_files_are_protected(host: Host) -> None:
+    """r30a DEBUGRC, LUACHECKRC, USERPYC: .pdbrc (python -m pdb, breakpoint()), .perldb,
+    .irbrc, .luacheckrc (Lua run with io and os), and a usercustomize's bytecode."""
+    (host.ws / "src").mkdir()
+    names = (".pdbrc", ".perldb", ".irbrc", ".luacheckrc", "src/usercustomize.pyc")
+    run(host, "".join(f"echo x > {n}; " for n in names) + "echo x > notes.txt\n")
+    for name in names:
+        assert not (host.ws / name).exists(), name
     assert (host.ws / "notes.txt").exists()

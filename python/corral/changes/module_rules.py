@@ -111,19 +111,48 @@ class LuaRules(RuleSet):
         """A new Lua module at the top of a writable root: Lua 5.1, LuaJIT and Neovim look in
         the current directory first (`./?.lua`, `./?/init.lua`, `./?.so`), before what is
         installed, so a program or an init.lua's `pcall(require, "x")` run there would load
-        it (review r29a). Held: a new `x.lua` or `x.so` there, or a Lua file in a directory
-        new there. The project's existing files, changed, are its own; what a command adds
-        below them is not judged."""
-        if entry.kind not in ("file", "link") or not entry.path.endswith(LUA_SUFFIXES):
+        it (review r29a). Held: a new `x.lua` or `x.so` there; a new link there named like a
+        module (`x -> lua/y`); and a Lua file below a top-level directory that holds no Lua
+        file on the host yet (the project's own Lua trees, `lua/`, `src/`, take new files;
+        a directory a held file left empty does not, r30a). Only the top: a tool run in a
+        subdirectory looks there instead (documented)."""
+        if entry.kind not in ("file", "link"):
             return None
         for root in self.roots:
             if not entry.path.startswith(root + "/"):
                 continue
             parts = entry.path[len(root) + 1 :].split("/")
-            if len(parts) == 1 and not _regular_file(entry.path):
+            if len(parts) == 1:
+                if entry.kind == "link" and "." not in parts[0]:
+                    # a new `x -> lua/y` inside the root: require("x.main") follows it (one
+                    # leading out is the link rules'; the project's own are not judged)
+                    target = os.path.normpath(os.path.join(root, entry.target))
+                    inside = target.startswith(root + "/") and not entry.target.startswith("/")
+                    base = os.path.basename(target)
+                    file_like = bool(os.path.splitext(base)[1]) and not base.startswith(".")
+                    if inside and not file_like and not os.path.lexists(entry.path):
+                        return parts[0]
+                    return None
+                if not entry.path.endswith(LUA_SUFFIXES) or _regular_file(entry.path):
+                    return None
                 if parts[0].endswith(".so") and "." in parts[0][:-3]:
                     return None  # (`x.cpython-312-x86_64-linux-gnu.so`: no Lua module name)
                 return parts[0]
-            if len(parts) >= 2 and not os.path.isdir(os.path.join(root, parts[0])):
+            if entry.path.endswith(LUA_SUFFIXES) and not _holds_lua(os.path.join(root, parts[0])):
                 return parts[0]
         return None
+
+
+def _holds_lua(directory: str, depth: int = 3) -> bool:
+    """Whether `directory` holds a Lua file on the host, a few levels down."""
+    try:
+        with os.scandir(directory) as it:
+            entries = list(it)
+    except OSError:
+        return False
+    for entry in entries:
+        if entry.name.endswith(".lua") and entry.is_file(follow_symlinks=False):
+            return True
+    return depth > 1 and any(
+        _holds_lua(e.path, depth - 1) for e in entries[:200] if e.is_dir(follow_symlinks=False)
+    )

@@ -207,13 +207,17 @@ def _resolved_words(value: str, roots: list[str]) -> str:
 
 
 def _holds_url_credentials(path: str) -> bool:
-    """Whether a shown file (~/.gitconfig) names a URL with a user or token in it
-    (`insteadOf = https://TOKEN@github.com/`): a secret, whatever the file's mode (r28a)."""
+    """Whether a shown file (~/.gitconfig, ~/.config/git/config, a clone's .git/config) names
+    a URL with a user or token in it (`insteadOf = https://TOKEN@github.com/`) or an extra
+    HTTP header (`Authorization: Bearer ...`): a secret, whatever its mode (r28a, r30a)."""
     try:
         with open(path, "rb") as f:
             text = f.read(65536)
     except OSError:
         return False
+    lowered = text.lower()
+    if b"extraheader" in lowered or b"authorization:" in lowered:
+        return True  # (`http.extraHeader = Authorization: Bearer ...`)
     at = text.find(b"://")
     while at >= 0:  # (by hand: `re` would cost every resolve its import, enum included)
         authority = text[at + 3 : at + 3 + 512].split(b"/", 1)[0].split(None, 1)
@@ -1020,10 +1024,19 @@ class Resolution:
                 except OSError:
                     continue
                 if stat.S_ISDIR(mode):
+                    if entry.name == ".git":  # a clone's remote URL may carry a token (r30a)
+                        config = os.path.join(entry.path, "config")
+                        if _holds_url_credentials(config):
+                            found.append((config, False))
+                        continue
                     skip = SECRET_SKIP if depth == 0 else SECRET_SKIP | SECRET_SKIP_DEEP
                     if depth < SECRET_DEPTH - 1 and entry.name not in skip:
                         stack.append((entry.path, depth + 1))
-                elif secret(entry.path, mode, open_dir):
+                elif secret(entry.path, mode, open_dir) or (
+                    entry.name == "config"
+                    and os.path.basename(directory) == "git"  # ~/.config/git/config
+                    and _holds_url_credentials(entry.path)
+                ):
                     found.append((entry.path, False))
         _SECRETS[top] = (seen, found, True)
         return found, True

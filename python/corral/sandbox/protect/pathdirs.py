@@ -87,11 +87,8 @@ def brought(directory: str, root: str, links: bool = True, project: str | None =
             keep += [os.path.join(parent, part) for part in ROOT_PREFIX_PARTS]
         # what the project's own programs load that is no project code: bundler's binstubs
         # load vendor/bundle, Composer's proxies vendor/, Carton's scripts local/ (r29a)
-        keep += [
-            os.path.join(parent, tree)
-            for tree in DEPENDENCY_TREES
-            if os.path.isdir(os.path.join(parent, tree))
-        ]
+        # (watched where missing: made later, they would be loaded all the same, r30a)
+        keep += [os.path.join(parent, tree) for tree in DEPENDENCY_TREES]
     keep += _node_modules(directory, root)
     if not links:
         return keep
