@@ -112,10 +112,10 @@ class LuaRules(RuleSet):
         the current directory first (`./?.lua`, `./?/init.lua`, `./?.so`), before what is
         installed, so a program or an init.lua's `pcall(require, "x")` run there would load
         it (review r29a). Held: a new `x.lua` or `x.so` there; a new link there named like a
-        module (`x -> lua/y`); and a Lua file below a top-level directory that holds no Lua
-        file on the host yet (the project's own Lua trees, `lua/`, `src/`, take new files;
-        a directory a held file left empty does not, r30a). Only the top: a tool run in a
-        subdirectory looks there instead (documented)."""
+        module leading to a directory of Lua (`x -> lua/y`); and a Lua file below a top-level
+        directory that holds no Lua file on the host yet (the project's own Lua trees take
+        new files; a directory a held file left empty does not, r30a). Only the top: a tool
+        run in a subdirectory looks there instead (documented)."""
         if entry.kind not in ("file", "link"):
             return None
         for root in self.roots:
@@ -128,11 +128,12 @@ class LuaRules(RuleSet):
                     # leading out is the link rules'; the project's own are not judged)
                     target = os.path.normpath(os.path.join(root, entry.target))
                     inside = target.startswith(root + "/") and not entry.target.startswith("/")
-                    base = os.path.basename(target)
-                    file_like = bool(os.path.splitext(base)[1]) and not base.startswith(".")
-                    if inside and not file_like and not os.path.lexists(entry.path):
-                        return parts[0]
-                    return None
+                    if not inside or os.path.lexists(entry.path):
+                        return None
+                    # (Lua there, on the host or in this change set's upper directory)
+                    upper = entry.source[: -len(entry.rel)]
+                    staged = os.path.join(upper, os.path.relpath(target, root))
+                    return parts[0] if _holds_lua(target) or _holds_lua(staged) else None
                 if not entry.path.endswith(LUA_SUFFIXES) or _regular_file(entry.path):
                     return None
                 if parts[0].endswith(".so") and "." in parts[0][:-3]:
