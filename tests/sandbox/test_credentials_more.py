@@ -146,6 +146,7 @@ def test_tool_homes_show_what_builds_need_and_no_credential_store(host) -> None:
         ".config/mise/conf.d/secrets.toml": 0o644,
         ".gradle/init.d/creds.gradle": 0o644,
         ".cargo/vendor-token.json": 0o600,  # named by nothing: private in a readable ~/.cargo
+        ".cargo/group-token.json": 0o640,  # (r30a: others may not read it either)
     }
     kept = {
         ".local/share/uv/python/kept.txt": 0o644,

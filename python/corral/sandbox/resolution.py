@@ -938,11 +938,11 @@ class Resolution:
     ) -> list[tuple[str, bool]]:
         """What of the shown tool homes holds credentials, hidden with the rest of the home
         (review rounds 26 to 28), whatever the deny list names:
-        - a file made private (no access for group and others) in a directory others may
-          read, a shown file itself included (a 0600 ~/.gitconfig holding a token): how
-          credential tools mark what they write (uv's credentials, an age key). Not where the
-          directory is private itself: a umask of 077 makes everything so, no sign of a
-          secret;
+        - a file made private (no access for others, or none for group and others) in a
+          directory others (or the group) may read, a shown file itself included (a 0600
+          ~/.gitconfig holding a token): how credential tools mark what they write (uv's
+          credentials, an age key). Not where the directory is private itself: a umask of
+          077 makes everything so, no sign of a secret;
         - a file named as a config that carries registry credentials (CREDENTIAL_FILES: npm's
           global `etc/npmrc` of a Node prefix, a prefix's pip.conf, .condarc), any mode.
         Each shown directory is looked through SECRET_DEPTH levels down, past what tools
@@ -959,8 +959,12 @@ class Resolution:
         def secret(path: str, mode: int, open_dir: int) -> bool:
             # (not the deny list: the walk's cache serves calls with other lists, r29a)
             name = os.path.basename(path)
+            # (`open_dir & 0o005`: others may list the directory; a file they may not read
+            # there, 0600 or 0640, is kept from them on purpose: r30a)
             return stat.S_ISREG(mode) and (
-                (open_dir and not mode & 0o077) or name in CREDENTIAL_FILES
+                (open_dir & 0o005 and not mode & 0o004)
+                or (open_dir and not mode & 0o077)
+                or name in CREDENTIAL_FILES
             )
 
         for top in shown:
