@@ -93,29 +93,6 @@ def _ours(pid: int, namespace: int, block_fd: int) -> None:
     raise CorralError(f"bwrap's pid {pid} is not this run's sandbox")
 
 
-def _read_info(fd: int, timeout: float) -> bytes:
-    """bwrap's info JSON from the FIFO (opened non-blocking); empty when the launcher never
-    opened it in time, or bwrap exited before it made the sandbox."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    data = b""
-    poller = select.poll()
-    poller.register(fd, select.POLLIN | select.POLLHUP)
-    while b"}" not in data:
-        left = deadline - time.monotonic()
-        if left <= 0 or not poller.poll(left * 1000):
-            return b""
-        try:
-            chunk = os.read(fd, 4096)
-        except BlockingIOError:
-            continue
-        if not chunk:
-            return data if b"}" in data else b""
-        data += chunk
-    return data
-
-
 def _wait_gone(pid: int) -> None:
     """Until process `pid` (the sandbox's pid 1) has exited."""
     try:
@@ -190,16 +167,16 @@ class Hub:
     ) -> None:
         from corral.changes.stage import info_number
         from corral.errors import CorralError
-        from corral.net.run import record_sandbox, start_proxy
+        from corral.net.run import read_info, record_sandbox, start_proxy
 
         info_r, _, _, block_w = fds  # (the launcher's ends: held until the end)
         proxy: Proxy | None = None
         pid = 0
         lines: list[str] = []
         try:
-            info = _read_info(info_r, NEVER_STARTED_AFTER)
+            info = read_info(info_r, NEVER_STARTED_AFTER)
             if not info:
-                return
+                return  # (never started, or bwrap failed first: its message says why)
             said, _, info = info.partition(b"\n")
             if said != token:
                 raise CorralError(

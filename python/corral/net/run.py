@@ -15,14 +15,24 @@ if TYPE_CHECKING:
 INFO_WAIT = 10.0  # seconds bwrap gets to say the sandbox's pid
 
 
-def _info(fd: int) -> bytes:
-    """bwrap's --info-fd JSON; empty when bwrap exited before the sandbox was made."""
+def read_info(fd: int, timeout: float) -> bytes | None:
+    """bwrap's --info-fd JSON from `fd` (blocking or not): empty when its writer closed it
+    before the sandbox was made, None when nothing complete came within `timeout` seconds.
+    (poll, not select: a long-lived process may hold descriptors past 1023.)"""
+    import time
+
+    deadline = time.monotonic() + timeout
     data = b""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP)
     while b"}" not in data:
-        ready, _, _ = select.select([fd], [], [], INFO_WAIT)
-        if not ready:
-            raise CorralError(f"bwrap did not start the sandbox within {INFO_WAIT:.0f} s")
-        chunk = os.read(fd, 4096)
+        left = deadline - time.monotonic()
+        if left <= 0 or not poller.poll(left * 1000):
+            return None
+        try:
+            chunk = os.read(fd, 4096)
+        except BlockingIOError:
+            continue
         if not chunk:
             return b""
         data += chunk
@@ -96,7 +106,9 @@ def open_network(
     try:
         # All of this while bwrap sets the sandbox up (it waits for us only at the end).
         proxy = Proxy(Allowlist.parse(*network), on_event=_audit)
-        info = _info(info_r)
+        info = read_info(info_r, INFO_WAIT)
+        if info is None:
+            raise CorralError(f"bwrap did not start the sandbox within {INFO_WAIT:.0f} s")
         if not info:
             return None
         start_proxy(network, record_sandbox(info, stage), proxy)
