@@ -126,6 +126,15 @@ def test_a_store_created_during_a_run_is_not_readable(host) -> None:
     assert host.SECRET_WORD not in out + err
 
 
+def _plant_tokens(host, files: dict[str, int]) -> None:  # type: ignore[no-untyped-def]
+    """Each file (relative to $HOME) holding the secret word, with its mode."""
+    for rel, mode in files.items():
+        path = host.home / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"token = {host.SECRET_WORD}-{host.tag}\n")
+        path.chmod(mode)
+
+
 TOOL_READ = """
 import json, sys
 from corral.service import Service
@@ -190,11 +199,7 @@ def test_registry_configs_deep_in_shown_runtime_trees_and_a_private_gitconfig_ar
         ".pyenv/versions/3.11.7/pip.conf": 0o644,
         ".gitconfig": 0o600,
     }
-    for rel, mode in secret.items():
-        path = host.home / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"token = {host.SECRET_WORD}-{host.tag}\n")
-        path.chmod(mode)
+    _plant_tokens(host, secret)
     kept = host.home / ".nvm" / "versions" / "node" / "v20.1.0" / "bin" / "node"
     kept.parent.mkdir(parents=True)
     kept.write_text("KEPT\n")
@@ -225,11 +230,7 @@ def test_secrets_in_shown_bin_and_lib_dirs_npm_logs_and_past_a_big_tree_stay_hid
         ".npm/_logs/2026-01-01T00_00_00_000Z-debug-0.log": 0o644,
         ".nvm/versions/node/v20.1.0/etc/npmrc": 0o644,
     }
-    for rel, mode in secret.items():
-        path = host.home / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"token = {host.SECRET_WORD}-{host.tag}\n")
-        path.chmod(mode)
+    _plant_tokens(host, secret)
     big = host.home / ".opam" / "default" / "unpacked"  # more than the walk's budget
     for i in range(120):
         (big / f"p{i}").mkdir(parents=True)
