@@ -192,6 +192,16 @@ def alive(stage: str) -> bool:
         return False
 
 
+def open_sandbox_record(stage: str) -> int:
+    """A new descriptor (not inherited) on the stage's record of its sandbox (SANDBOX), made
+    here and now: never an existing file, nor through a link."""
+    return os.open(
+        os.path.join(stage, SANDBOX),
+        os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+        0o600,
+    )
+
+
 def sandbox_alive(stage: str) -> bool:
     """Whether a process of this stage's sandbox may still run. Its pid 1 is the command
     (bwrap --as-pid-1): while that process lives in the recorded pid namespace, it or what it

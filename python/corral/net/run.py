@@ -61,11 +61,7 @@ def record_sandbox(info: bytes, stage: str | None) -> int:
     from corral.changes import stage as stages
 
     if stage is not None:
-        fd = os.open(
-            os.path.join(stage, stages.SANDBOX),
-            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-            0o600,
-        )
+        fd = stages.open_sandbox_record(stage)
         try:
             os.write(fd, info)
         finally:

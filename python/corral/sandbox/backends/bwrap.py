@@ -513,11 +513,7 @@ class BwrapBackend(Backend):
             fds = (*fds, info_fd, block_fd)
             bridge = (info_r, block_w)
         elif stage is not None:
-            info_fd = os.open(
-                os.path.join(stage, stages.SANDBOX),
-                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                0o600,
-            )
+            info_fd = stages.open_sandbox_record(stage)
             os.set_inheritable(info_fd, True)
             fds = (*fds, info_fd)
         return Wrapped(
