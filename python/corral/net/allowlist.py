@@ -132,14 +132,6 @@ class Allowlist(Frozen):
     def private_allowed(self, host: str) -> bool:
         return host_allowed(host, self.private)
 
-    def hosts(self) -> list[str]:
-        """The entries as a user would write them, for status."""
-        shown = []
-        for pattern, ports in self.entries:
-            name = f"[{pattern}]" if ":" in pattern else pattern
-            shown.append(name if ports == DEFAULT_PORTS else f"{name}:{ports[0]}")
-        return shown
-
 
 def named_hosts(command: str) -> list[tuple[str, int]]:
     """(host, port) of every URL a command line names (http://, https://, git://, ssh://,
