@@ -376,6 +376,20 @@ _PROTECTED = (
     ".busted",
     ".luacov",
     "config.ld",
+    # Vim's project start-up files, sourced from the current directory with 'exrc' (r31a)
+    ".vimrc",
+    "_vimrc",
+    "_exrc",
+    ".gvimrc",
+    "_gvimrc",
+    # Python linters' configs that name code they load (mypy `plugins`, pylint `init-hook`,
+    # flake8 `local-plugins`), run by hand and by the editor on save (r31a); the same keys
+    # in pyproject.toml, setup.cfg and tox.ini are judged by their lines (see rules.py)
+    "mypy.ini",
+    ".mypy.ini",
+    ".pylintrc",
+    "pylintrc",
+    ".flake8",
     ".neoconf.json",  # neoconf.nvim: language server settings, a server's command among them
     ".vim/coc-settings.json",  # coc.nvim's workspace settings: the same
     ".tool-versions",  # asdf and mise: a `path:` version puts a directory on PATH
@@ -413,7 +427,9 @@ _HOME_ALLOW = (
     "~/.local/share/uv/tools",
     "~/.cargo",
     "~/.rustup",
-    "~/go",
+    # (not ~/go/src: GOPATH-mode clones, your other projects and their remotes' tokens)
+    "~/go/bin",
+    "~/go/pkg",
     "~/.cache/go-build",
     "~/.npm/_cacache",  # (not _logs: npm logs every command, tokens it was given too)
     "~/.nvm",

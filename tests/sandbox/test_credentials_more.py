@@ -286,3 +286,30 @@ def test_tokens_in_gits_other_configs_and_a_clones_remote_are_hidden(host) -> No
     r = host.sh("".join(f"cat {q(p)} 2>/dev/null\n" for p in paths))
     assert DONE in r.stdout, r.stdout + r.stderr
     assert host.SECRET_WORD not in r.stdout + r.stderr, r.stdout
+
+
+def test_tokens_in_git_include_files_deep_clones_and_download_lists_are_hidden(host) -> None:  # type: ignore[no-untyped-def]
+    """r31a GITINC: only a file named `config` in ~/.config/git was read for tokens, not the
+    include files beside it; DEEPCLONE: the walk stopped six levels down and showed what it
+    had not looked at (a clone's remote deep in a shown tree); opam's repo/repos-config, in a
+    directory of downloads, was never looked at; ~/go/src (GOPATH clones) was shown."""
+    files = {
+        ".config/git/work.inc": f'[url "https://x-access-token:{host.SECRET_WORD}@github.com/"]\n',
+        ".config/git/includes/corp": f"[http]\n\textraHeader = Authorization: {host.SECRET_WORD}\n",
+        ".local/share/mise/plugins/a/b/c/d/e/f/.git/config": (
+            f'[remote "origin"]\n\turl = https://oauth2:{host.SECRET_WORD}@gitlab.example/g\n'
+        ),
+        ".opam/repo/repos-config": f'repositories: "corp" {{"git+https://u:{host.SECRET_WORD}@h/r"}}\n',
+        "go/src/gitlab.example/team/svc/main.go": f"// {host.SECRET_WORD}\n",
+    }
+    kept = {".config/git/ignore": "KEPT-ignore\n", "go/bin/tool": "KEPT-tool\n"}
+    for rel, text in {**files, **kept}.items():
+        path = host.home / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        path.chmod(0o644)
+    paths = [str(host.home / rel) for rel in (*files, *kept)]
+    r = host.sh("".join(f"cat {q(p)} 2>/dev/null\n" for p in paths))
+    assert DONE in r.stdout, r.stdout + r.stderr
+    assert host.SECRET_WORD not in r.stdout + r.stderr, r.stdout
+    assert "KEPT-ignore" in r.stdout and "KEPT-tool" in r.stdout, r.stdout

@@ -1132,3 +1132,81 @@ def test_debugger_and_lua_tool_start_up_files_are_protected(host: Host) -> None:
     for name in names:
         assert not (host.ws / name).exists(), name
     assert (host.ws / "notes.txt").exists()
+
+
+def test_lua_links_spelled_absolute_or_filled_later_are_held(host: Host) -> None:
+    """r31a LUAABS: `luacheck -> /abs/ws/lua/.x` passed (only relative targets were judged);
+    LUA3STEP: an empty lua/.x, then a link to it (no Lua there yet), then the Lua through
+    the link: nothing was held, and `luacheck` ran it."""
+    (host.ws / "lua" / "mine").mkdir(parents=True)
+    (host.ws / "lua" / "mine" / "init.lua").write_text("return {}\n")
+    run(
+        host, 'mkdir -p lua/.x; echo "os.exit(1)" > lua/.x/main.lua; ln -s "$PWD/lua/.x" luacheck\n'
+    )
+    assert not (host.ws / "luacheck").is_symlink()
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+    run(host, "mkdir -p lua/.y; ln -s lua/.y tool; ln -s lua/.z later\n")
+    assert not (host.ws / "tool").is_symlink() and not (host.ws / "later").is_symlink()
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+    # a link already on the host (made by you): a Lua file put where it leads is judged by
+    # that directory, not by the top directory it is spelled through
+    (host.ws / "lua" / ".y").mkdir(exist_ok=True)
+    (host.ws / "tool").symlink_to("lua/.y")
+    run(host, "echo 'os.exit(1)' > tool/main.lua; echo 'return 1' > lua/mine/new.lua\n")
+    assert not (host.ws / "lua" / ".y" / "main.lua").exists()
+    assert (host.ws / "lua" / "mine" / "new.lua").exists()
+    (host.ws / "doc").mkdir()
+    run(host, "ln -s doc/index.txt readme; echo x > doc/index.txt\n")  # a link to a file
+    assert (host.ws / "readme").is_symlink()
+
+
+def test_bytecode_in_place_of_a_source_a_hook_runs_is_held(host: Host) -> None:
+    """r31a HOOKPYC: a hook's `python3 -m tools.check` kept tools/check.py, but a forged
+    tools/__pycache__/check.cpython-311.pyc (its header matching the source's time and
+    size) was applied, and the next commit ran it. Other modules' bytecode is a cache."""
+    host.git("init", "-q", str(host.ws))
+    hook = host.ws / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\npython3 -m tools.check\n")
+    hook.chmod(0o755)
+    (host.ws / "tools").mkdir()
+    for name in ("__init__.py", "check.py", "other.py"):
+        (host.ws / "tools" / name).write_text("# the project's\n")
+    run(host, "mkdir -p tools/__pycache__; cd tools\n"
+              "for f in __pycache__/check.cpython-311.pyc __pycache__/check.cpython-311.opt-1.pyc"
+              " __pycache__/__init__.cpython-311.pyc check.pyc check.abi3.so"
+              " __pycache__/other.cpython-311.pyc; do echo x > $f; done\n")  # fmt: skip
+    cache = host.ws / "tools" / "__pycache__"
+    for name in (
+        "check.cpython-311.pyc",
+        "check.cpython-311.opt-1.pyc",
+        "__init__.cpython-311.pyc",
+    ):
+        assert not (cache / name).exists(), name
+    assert not (host.ws / "tools" / "check.pyc").exists()
+    assert not (host.ws / "tools" / "check.abi3.so").exists()
+    assert (cache / "other.cpython-311.pyc").exists()
+
+
+def test_vim_project_files_and_linter_configs_that_load_code_are_protected(host: Host) -> None:
+    """r31a VIMEXRC: Vim with 'exrc' sources .vimrc, _vimrc or _exrc from where it starts;
+    MYPYPLUGIN: mypy.ini's `plugins = tools/p.py` ran at `mypy app.py` (pylint's init-hook
+    and flake8's local-plugins alike). In pyproject.toml, setup.cfg and tox.ini, only a
+    change to the lines naming such code is held."""
+    names = (".vimrc", "_vimrc", "_exrc", "sub/.vimrc", "mypy.ini", ".pylintrc", ".flake8")
+    (host.ws / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.mypy]\nplugins = [\n  "pydantic.mypy",\n]\n'
+    )
+    (host.ws / "setup.cfg").write_text("[metadata]\nname = x\n")
+    run(host, "mkdir -p sub; " + "".join(f"echo x > {n}; " for n in names)
+              + "sed -i 's/name = \"x\"/name = \"y\"/' pyproject.toml\n")  # fmt: skip
+    for name in names:
+        assert not (host.ws / name).exists(), name
+    assert 'name = "y"' in (host.ws / "pyproject.toml").read_text()
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+    run(host, "sed -i 's/\"pydantic.mypy\",/\"pydantic.mypy\", \"tools.p\",/' pyproject.toml\n"
+              "printf '[flake8:local-plugins]\\npaths = ./tools\\n' >> setup.cfg\n")  # fmt: skip
+    assert "tools.p" not in (host.ws / "pyproject.toml").read_text()
+    assert "local-plugins" not in (host.ws / "setup.cfg").read_text()

@@ -306,3 +306,17 @@ def test_commands_named_to_the_user_keep_a_path_whole() -> None:
     assert command("apply", "ID", "a b|c", frontend_name="nvim") == ":Sandbox apply ID a\\ b|c"
     assert command("apply", "ID", "a b;c", frontend_name="cli") == "corral apply ID 'a b;c'"
     assert command("apply", "ID", "[PATH...]", frontend_name="cli") == "corral apply ID [PATH...]"
+
+
+def test_the_lines_naming_code_a_linter_loads() -> None:
+    """linter_rules.code_lines: keys with their continuations, and local-plugins sections."""
+    from corral.changes.linter_rules import code_lines
+
+    toml = '[tool.mypy]\nstrict = true\nplugins = [\n  "a",\n  "b",\n]\n[tool.ruff]\nx = 1\n'
+    assert code_lines(toml) == ["plugins = [", '"a",', '"b",', "]"]
+    ini = "[mypy]\nplugins = a,\n    b\nstrict = True\n[pylint.main]\ninit-hook = 'import x'\n"
+    assert code_lines(ini) == ["plugins = a,", "b", "init-hook = 'import x'"]
+    cfg = "[flake8]\nmax-line-length = 99\n[flake8:local-plugins]\npaths = ./t\n[tool]\nx = 1\n"
+    assert code_lines(cfg) == ["[flake8:local-plugins]", "paths = ./t"]
+    assert code_lines('[tool.pylint.main]\n"load-plugins" = ["p"]\n') == ['"load-plugins" = ["p"]']
+    assert code_lines('[project]\nname = "x"\n') == []

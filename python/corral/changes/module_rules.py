@@ -51,6 +51,13 @@ def _regular_file(path: str) -> bool:
         return False
 
 
+def _directory(path: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 class ModuleRules(RuleSet):
     def _in_module_dir(self, directory: str) -> bool:
         return directory in self.module_dirs or any(
@@ -92,6 +99,23 @@ class ModuleRules(RuleSet):
             return name
         return None
 
+    def _stand_in(self, entry: Entry) -> str | None:
+        """The protected Python source a new or changed file would be loaded in place of
+        (review r31a: a git hook's `python3 -m tools.check` kept tools/check.py, and a forged
+        tools/__pycache__/check.cpython-311.pyc ran instead): its bytecode in __pycache__,
+        which Python runs without reading the source when the header's time and size match
+        (an unchecked-hash one always), a sourceless `x.pyc` or an extension module beside
+        it."""
+        if entry.kind not in ("file", "link"):
+            return None
+        directory, name = os.path.split(entry.path)
+        if os.path.basename(directory) == "__pycache__" and name.endswith(".pyc"):
+            directory = os.path.dirname(directory)
+        elif not name.endswith(MODULE_SUFFIXES[1:]):
+            return None
+        source = os.path.join(directory, name.partition(".")[0] + ".py")
+        return source if source in self.protected_set else None
+
     def _site_start_up(self, entry: Entry) -> bool:
         """A `.pth` file or sitecustomize in the site-packages of a venv on the host's PATH
         (see resolution._on_path): its Python runs them at every start, new or changed."""
@@ -107,15 +131,21 @@ LUA_SUFFIXES = (".lua", ".so")
 
 
 class LuaRules(RuleSet):
+    if TYPE_CHECKING:
+
+        def _resolved(self, entry: Entry) -> str | None: ...  # (LinkRules')
+
     def _lua_at_top(self, entry: Entry) -> str | None:
         """A new Lua module at the top of a writable root: Lua 5.1, LuaJIT and Neovim look in
         the current directory first (`./?.lua`, `./?/init.lua`, `./?.so`), before what is
         installed, so a program or an init.lua's `pcall(require, "x")` run there would load
         it (review r29a). Held: a new `x.lua` or `x.so` there; a new link there named like a
-        module leading to a directory of Lua (`x -> lua/y`); and a Lua file below a top-level
-        directory that holds no Lua file on the host yet (the project's own Lua trees take
-        new files; a directory a held file left empty does not, r30a). Only the top: a tool
-        run in a subdirectory looks there instead (documented)."""
+        module leading to a directory inside the roots (`x -> lua/y`, spelled relative or
+        absolute: what it will hold later is not known, r31a); and a Lua file
+        below a top-level directory, or below where a top-level link leads, that holds no
+        Lua file on the host yet (the project's own Lua trees take new files; a directory a
+        held file left empty does not, r30a). Only the top: a tool run in a subdirectory
+        looks there instead (documented)."""
         if entry.kind not in ("file", "link"):
             return None
         for root in self.roots:
@@ -124,24 +154,50 @@ class LuaRules(RuleSet):
             parts = entry.path[len(root) + 1 :].split("/")
             if len(parts) == 1:
                 if entry.kind == "link" and "." not in parts[0]:
-                    # a new `x -> lua/y` inside the root: require("x.main") follows it (one
-                    # leading out is the link rules'; the project's own are not judged)
-                    target = os.path.normpath(os.path.join(root, entry.target))
-                    inside = target.startswith(root + "/") and not entry.target.startswith("/")
-                    if not inside or os.path.lexists(entry.path):
-                        return None
-                    # (Lua there, on the host or in this change set's upper directory)
-                    upper = entry.source[: -len(entry.rel)]
-                    staged = os.path.join(upper, os.path.relpath(target, root))
-                    return parts[0] if _holds_lua(target) or _holds_lua(staged) else None
+                    # require("x.main") follows it; one leading out is the link rules'
+                    resolved = self._resolved(entry)
+                    inside = resolved is not None and any(
+                        is_within(resolved, r) for r in self.roots
+                    )
+                    staged = (
+                        os.path.join(entry.source[: -len(entry.rel)], resolved[len(root) + 1 :])
+                        if resolved is not None and resolved.startswith(root + "/")
+                        else ""
+                    )
+                    if inside and (_directory(resolved or "") or _directory(staged)):
+                        return parts[0]
+                    return None  # (one leading to nothing is the link rules', dangling)
                 if not entry.path.endswith(LUA_SUFFIXES) or _regular_file(entry.path):
                     return None
                 if parts[0].endswith(".so") and "." in parts[0][:-3]:
                     return None  # (`x.cpython-312-x86_64-linux-gnu.so`: no Lua module name)
                 return parts[0]
-            if entry.path.endswith(LUA_SUFFIXES) and not _holds_lua(os.path.join(root, parts[0])):
+            if not entry.path.endswith(LUA_SUFFIXES):
+                return None
+            if not _holds_lua(os.path.join(root, parts[0])):
                 return parts[0]
+            for name, real in self._top_links(root):
+                if is_within(entry.path, real) and not _holds_lua(real):
+                    return name  # (`luacheck -> lua/.x` on the host, lua/.x/main.lua new)
         return None
+
+    def _top_links(self, root: str) -> list[tuple[str, str]]:
+        """The links at the top of a root on the host named like a Lua module, and the
+        directory inside the roots each leads to (looked up once per check)."""
+        cache = self._lua_links
+        if root not in cache:
+            found = []
+            try:
+                with os.scandir(root) as it:
+                    links = [e for e in it if "." not in e.name and e.is_symlink()]
+            except OSError:
+                links = []
+            for link in links:
+                real = os.path.realpath(link.path)
+                if any(is_within(real, r) for r in self.roots) and os.path.isdir(real):
+                    found.append((link.name, real))
+            cache[root] = found
+        return cache[root]
 
 
 def _holds_lua(directory: str, depth: int = 3) -> bool:

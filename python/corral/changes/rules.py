@@ -17,6 +17,8 @@ the sandbox made. It refuses:
 - deleting a git directory's HEAD, objects or refs (no git command does; `mv .git x`, which
   overlayfs turns into a copy and a delete, would);
 - chat files (`chat.patterns`): their frontmatter carries corral settings;
+- new modules where Python or Lua looks first (module_rules.py), and a change to the lines of
+  pyproject.toml, setup.cfg or tox.ini that name code a linter loads (linter_rules.py);
 - device files, fifos and sockets, files over the size limit, and hard-linked files past
   1 GiB of copies in all;
 - paths the host changed while the command ran, also below a directory the command deleted
@@ -31,6 +33,7 @@ import os
 import stat
 
 from corral.changes.link_rules import LinkRules
+from corral.changes.linter_rules import LinterRules
 from corral.changes.module_rules import LuaRules, ModuleRules
 from corral.paths import self_or_parent_in
 from corral.toolguard.ops.refusal import BUILTIN, PROTECTED, Refusal
@@ -51,6 +54,7 @@ CHAT = "chat.patterns"
 HOME_DOT = "home directory dot entries"
 MODULES = "PYTHONPATH"
 LUA_MODULES = "Lua's ./?.lua"
+LINTER_CODE = "linters' plugins"
 
 
 SIZE = "sandbox.limits.file_size_mb"
@@ -83,7 +87,7 @@ def _changed_below(top: str, since_ns: int) -> str | None:
     return None
 
 
-class Checker(LinkRules, ModuleRules, LuaRules):
+class Checker(LinkRules, ModuleRules, LuaRules, LinterRules):
     """Verdicts for the entries of one change set, against its plan (see stage.create)."""
 
     # -- the rules, first match wins ----------------------------------------------------------
@@ -148,6 +152,13 @@ class Checker(LinkRules, ModuleRules, LuaRules):
                 "a start-up file of a Python installation (.pth, sitecustomize): it runs at "
                 "every start of that Python",
             )  # fmt: skip
+        source = self._stand_in(entry)
+        if source is not None:
+            return self.refusal(
+                "protected", path, MODULES,
+                f"bytecode or a compiled module Python would load in place of protected "
+                f"{source}: {self.protected_why.get(source) or 'the host runs it'}",
+            )  # fmt: skip
         module = self._shadowing_module(entry)
         if module is not None:
             return self.refusal(
@@ -161,6 +172,13 @@ class Checker(LinkRules, ModuleRules, LuaRules):
                 "protected", path, LUA_MODULES,
                 f"a new Lua module {lua} at the top of the workspace: Lua and Neovim look in "
                 "the current directory before what is installed (`require` would load it)",
+            )  # fmt: skip
+        if self._linter_code(entry):
+            return self.refusal(
+                "protected", path, LINTER_CODE,
+                "a change to the lines naming code a linter loads (mypy plugins, pylint "
+                "init-hook or load-plugins, flake8 local-plugins): a type check or lint on "
+                "the host would run it",
             )  # fmt: skip
         home = self.home_dot
         if home and path.startswith(home + "/.") and path != home:

@@ -69,6 +69,7 @@ class RuleSet:
         self._journaled_dirs: frozenset[str] = frozenset()
         self._journaled_deleted: dict[str, str] = {}
         self._clean_below: set[str] = set()  # directories with nothing below leading out
+        self._lua_links: dict[str, list[tuple[str, str]]] = {}  # (see LuaRules._top_links)
 
     def refusal(
         self, code: str, path: str, rule: str, message: str, layer: str = BUILTIN

@@ -164,20 +164,23 @@ def _matching(root: str, name: str, listed: dict[str, list[str]]) -> list[str]:
 
 
 # what of a shown tool home is looked through for credentials (see Resolution._secrets_inside):
-# npm's global config of a Node prefix is ~/.volta/tools/image/node/20.1.0/etc/npmrc
-SECRET_DEPTH = 6
+# npm's global config of a Node prefix is ~/.volta/tools/image/node/20.1.0/etc/npmrc. At any
+# depth (a bound on depth once left a GitLab subgroup's clone unlooked at, r31a): the budget of
+# entries bounds the walk, and hides what it could not look through
 SECRET_ENTRIES = 10_000  # of one shown directory: past that, it is hidden whole
-# never looked into: what tools download and unpack (not where anyone keeps a secret)
+# only the files directly inside are looked at: what tools download and unpack (not where
+# anyone keeps a secret, but where a tool keeps its list of sources: opam's repo/repos-config)
 SECRET_SKIP = frozenset({
     ".git", "node_modules", "site-packages", "dist-packages", "__pycache__", "_cacache",
     "cache", "caches", "registry", "repository", "repo", "packages", "pkgs", "pkg",
-    "downloads", "toolchains",
+    "downloads", "download-cache", "toolchains", "sources", "checkouts",
 })  # fmt: skip
 # ... nor, below the top of a shown directory, an installation's own trees of code and docs
 SECRET_SKIP_DEEP = frozenset({
     "lib", "lib64", "share", "include", "src", "man", "doc", "docs", "locale", "tmp",
-    "plugins", "libexec", "test", "tests", "completions", "git",
+    "plugins", "libexec", "test", "tests", "completions", "git", "build",
 })  # fmt: skip
+SMALL_TEXT = 65536  # a file read whole for credentials in URLs
 CREDENTIAL_FILES = frozenset({
     "npmrc", ".npmrc", "pip.conf", "pip.ini", ".pypirc", ".condarc", ".netrc", ".yarnrc",
     ".yarnrc.yml", "bunfig.toml", ".bunfig.toml", "credentials", "credentials.toml",
@@ -225,6 +228,36 @@ def _holds_url_credentials(path: str) -> bool:
             return True
         at = text.find(b"://", at + 3)
     return False
+
+
+def _secrets_directly_in(
+    directory: str, secret: Callable[[str, int, int], bool]
+) -> list[tuple[str, bool]]:
+    """The secrets among the files directly in a directory the walk does not go into (what
+    tools download): private or named as credentials, or small and naming a URL with a
+    token in it (opam's repo/repos-config, r31a)."""
+    import stat
+
+    try:
+        open_dir = os.stat(directory).st_mode & 0o055
+        entries = list(os.scandir(directory))
+    except OSError:
+        return []
+    found = []
+    for entry in entries[:SECRET_ENTRIES]:
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if secret(entry.path, st.st_mode, open_dir) or (
+            stat.S_ISREG(st.st_mode)
+            and st.st_size <= SMALL_TEXT
+            and _holds_url_credentials(entry.path)
+        ):
+            found.append((entry.path, False))
+    if len(entries) > SECRET_ENTRIES:
+        found.append((directory, True))
+    return found
 
 
 def _dir_state(path: str) -> tuple[int, int]:
@@ -944,12 +977,15 @@ class Resolution:
           credentials, an age key). Not where the directory is private itself: a umask of
           077 makes everything so, no sign of a secret;
         - a file named as a config that carries registry credentials (CREDENTIAL_FILES: npm's
-          global `etc/npmrc` of a Node prefix, a prefix's pip.conf, .condarc), any mode.
-        Each shown directory is looked through SECRET_DEPTH levels down, past what tools
-        download (SECRET_SKIP) and, below its top, an installation's trees of code
-        (SECRET_SKIP_DEEP); one holding more than SECRET_ENTRIES entries there is hidden
-        whole, said in status (fail closed: what was not looked at may hold one). Not in
-        ~/.cache, where pip and uv write every entry through a private temporary file."""
+          global `etc/npmrc` of a Node prefix, a prefix's pip.conf, .condarc), any mode;
+        - a git config naming a URL with a token in it: a clone's `.git/config`, and every
+          file of a directory named git (~/.config/git and its include files).
+        Each shown directory is looked through at any depth, past what tools download
+        (SECRET_SKIP: only the files directly in it) and, below its top, an installation's
+        trees of code (SECRET_SKIP_DEEP); one holding more than SECRET_ENTRIES entries there
+        is hidden whole, said in status (fail closed: what was not looked at may hold one).
+        Not in ~/.cache, where pip and uv write every entry through a private temporary
+        file."""
         import stat
 
         cache = os.path.join(self.ctx.home, ".cache")
@@ -981,7 +1017,9 @@ class Resolution:
             except OSError:
                 continue
             if os.path.basename(top) in SECRET_SKIP:
-                continue  # (~/.m2/repository: downloaded artifacts)
+                # (~/.m2/repository: downloaded artifacts; the files directly in it are seen)
+                found += _secrets_directly_in(top, secret)
+                continue
             in_top, complete = self._secrets_below(top, secret)
             if complete:
                 found += in_top
@@ -1007,10 +1045,12 @@ class Resolution:
             return cached[1], cached[2]  # (no directory of it changed since)
         found: list[tuple[str, bool]] = []
         seen: list[tuple[str, tuple[int, int]]] = []
-        stack = [(top, 0)]
+        # (directory, depth, whether it is git's: every file of ~/.config/git and below it is
+        # read, git's include files among them, r31a)
+        stack = [(top, 0, os.path.basename(top) == "git")]
         looked = 0
         while stack:
-            directory, depth = stack.pop()
+            directory, depth, gits = stack.pop()
             try:
                 info = os.stat(directory)
                 open_dir = info.st_mode & 0o055
@@ -1024,21 +1064,23 @@ class Resolution:
                 return found, False
             for entry in entries:
                 try:
-                    mode = entry.stat(follow_symlinks=False).st_mode
+                    st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                if stat.S_ISDIR(mode):
+                if stat.S_ISDIR(st.st_mode):
                     if entry.name == ".git":  # a clone's remote URL may carry a token (r30a)
                         config = os.path.join(entry.path, "config")
                         if _holds_url_credentials(config):
                             found.append((config, False))
-                        continue
-                    skip = SECRET_SKIP if depth == 0 else SECRET_SKIP | SECRET_SKIP_DEEP
-                    if depth < SECRET_DEPTH - 1 and entry.name not in skip:
-                        stack.append((entry.path, depth + 1))
-                elif secret(entry.path, mode, open_dir) or (
-                    entry.name == "config"
-                    and os.path.basename(directory) == "git"  # ~/.config/git/config
+                    elif entry.name in SECRET_SKIP:
+                        seen.append((entry.path, _dir_state(entry.path)))
+                        found += _secrets_directly_in(entry.path, secret)
+                    elif depth == 0 or entry.name not in SECRET_SKIP_DEEP:
+                        stack.append((entry.path, depth + 1, gits or entry.name == "git"))
+                elif secret(entry.path, st.st_mode, open_dir) or (
+                    gits
+                    and stat.S_ISREG(st.st_mode)
+                    and st.st_size <= SMALL_TEXT
                     and _holds_url_credentials(entry.path)
                 ):
                     found.append((entry.path, False))
