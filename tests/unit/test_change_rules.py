@@ -320,3 +320,50 @@ def test_the_lines_naming_code_a_linter_loads() -> None:
     assert code_lines(cfg) == ["[flake8:local-plugins]", "paths = ./t"]
     assert code_lines('[tool.pylint.main]\n"load-plugins" = ["p"]\n') == ['"load-plugins" = ["p"]']
     assert code_lines('[project]\nname = "x"\n') == []
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [".git/rebase-merge/git-rebase-todo", ".git/rebase-apply/patch", ".git/sequencer/todo"],
+)
+def test_a_stopped_rebases_todo_is_a_git_control_file(lay: Layout, rel: str) -> None:
+    """r31b REBASETODO: .git/rebase-merge/ with an `exec` line was applied; `git status`
+    told the user to `git rebase --continue`, which ran it on the host."""
+    lay.write(rel, "exec touch /tmp/x\n")
+    assert lay.verdicts()[rel] == "protected"
+
+
+def test_the_host_tree_below_a_top_directory_is_looked_through_once_per_check(
+    lay: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """r31b LUAWALK: each new Lua file below node_modules/ walked its 40,000 directories
+    again (0.18 s a file, the user's lock held for hours with many files)."""
+    for i in range(40):
+        for j in range(40):
+            (lay.root / "node_modules" / f"p{i}" / f"d{j}").mkdir(parents=True)
+    for k in range(30):
+        lay.write(f"node_modules/p{k}/new{k}.lua")
+    real = os.scandir
+    looked: list[str] = []
+
+    def counted(path: str) -> object:
+        looked.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", counted)
+    found = lay.verdicts()
+    assert all(found[f"node_modules/p{k}/new{k}.lua"] == "protected" for k in range(30))
+    below = [p for p in looked if "/ws/node_modules/" in p]
+    assert len(below) == len(set(below)) and len(below) <= 2_000, len(below)
+
+
+def test_a_file_the_host_made_where_the_command_made_a_directory_is_a_conflict(
+    lay: Layout,
+) -> None:
+    """r31b DIRCONFLICT: the user's file, made while the command ran at the path where the
+    command made a directory, was replaced by it, counted nowhere."""
+    lay.write("notes/todo.txt")
+    (lay.root / "notes").write_text("my notes\n")  # after the plan's created_ns
+    found = lay.verdicts()
+    assert found["notes"] == "conflict"
+    assert found["notes/todo.txt"] == "conflict"

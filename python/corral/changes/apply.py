@@ -36,7 +36,11 @@ if TYPE_CHECKING:
 PRIVILEGE_BITS = stat.S_ISUID | stat.S_ISGID
 GROUP_OTHERS = stat.S_IRWXG | stat.S_IRWXO
 # overlayfs's own attributes, and file capabilities (a setuid bit by another name)
-DROPPED_XATTRS = ("user.overlay.", "trusted.overlay.", "security.capability")
+# (an access ACL: the mode safe_mode chose is the whole of who may use it; a sandbox cannot
+# name other users in one now, review r31b, but nothing else it sets is taken on trust)
+DROPPED_XATTRS = (
+    "user.overlay.", "trusted.overlay.", "security.capability", "system.posix_acl_access",
+)  # fmt: skip
 # a directory's default ACL is the mode of everything created in it later, by anyone: the
 # umask and safe_mode would not hold for the user's own files there
 DROPPED_DIR_XATTRS = (*DROPPED_XATTRS, "system.posix_acl_default")
@@ -363,8 +367,9 @@ def _apply(
             journal.record(op="mkdir", path=target, saved=saved)
             if mode & OWNER != OWNER:
                 later.append((target, mode))
-            if st is None:
-                changed.append({"path": target, "change": "added"})
+            if st is None or not stat.S_ISDIR(st.st_mode):
+                # (a directory in a file's place: the file is gone, to the journal)
+                changed.append({"path": target, "change": "added" if st is None else "modified"})
             continue
         if st is not None and stat.S_ISDIR(st.st_mode):
             # a file where the host has a directory: all of the directory goes (to the journal)

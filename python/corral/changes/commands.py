@@ -38,7 +38,14 @@ class Outcome:
         self.code = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"out": self.out, "err": self.err, "code": self.code}
+        """For a frontend: every line with its control characters escaped, tabs kept, as
+        the CLI prints them (paths and diffs are what a sandboxed command named and wrote:
+        a name with a newline forged `:Sandbox undo`'s messages, review r31b)."""
+        return {"out": _escaped(self.out), "err": _escaped(self.err), "code": self.code}
+
+
+def _escaped(lines: list[str]) -> list[str]:
+    return [finish.shown(line).replace("\\x09", "\t") for line in lines]
 
 
 def _stage(change_id: str) -> str:

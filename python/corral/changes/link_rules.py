@@ -208,6 +208,12 @@ class LinkRules(RuleSet):
         leads out of the writable roots, as a phrase; None when nothing does. Links out of
         the roots there (a venv's interpreter links, links you made) are the only way a
         chain of links made inside the roots, run after run, can end outside."""
+        if directory in self._below_verdicts:  # (once per check: r31b, 1,000 links there)
+            return self._below_verdicts[directory]
+        verdict = self._below_verdicts[directory] = self._look_below(directory)
+        return verdict
+
+    def _look_below(self, directory: str) -> str | None:
         if not os.path.isdir(directory) or os.path.islink(directory):
             return None
         stack, seen, count = [directory], {directory}, 0

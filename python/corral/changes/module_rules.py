@@ -51,13 +51,6 @@ def _regular_file(path: str) -> bool:
         return False
 
 
-def _directory(path: str) -> bool:
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
 class ModuleRules(RuleSet):
     def _in_module_dir(self, directory: str) -> bool:
         return directory in self.module_dirs or any(
@@ -140,8 +133,8 @@ class LuaRules(RuleSet):
         the current directory first (`./?.lua`, `./?/init.lua`, `./?.so`), before what is
         installed, so a program or an init.lua's `pcall(require, "x")` run there would load
         it (review r29a). Held: a new `x.lua` or `x.so` there; a new link there named like a
-        module leading to a directory inside the roots (`x -> lua/y`, spelled relative or
-        absolute: what it will hold later is not known, r31a); and a Lua file
+        module leading to a directory of Lua inside the roots (`x -> lua/y`, spelled
+        relative or absolute, r31a); and a Lua file
         below a top-level directory, or below where a top-level link leads, that holds no
         Lua file on the host yet (the project's own Lua trees take new files; a directory a
         held file left empty does not, r30a). Only the top: a tool run in a subdirectory
@@ -164,9 +157,11 @@ class LuaRules(RuleSet):
                         if resolved is not None and resolved.startswith(root + "/")
                         else ""
                     )
-                    if inside and (_directory(resolved or "") or _directory(staged)):
+                    # (Lua there, on the host or in this change set; Lua put there later is
+                    # judged by that directory: see _top_links)
+                    if inside and (self._holds_lua(resolved or "") or _holds_lua(staged)):
                         return parts[0]
-                    return None  # (one leading to nothing is the link rules', dangling)
+                    return None
                 if not entry.path.endswith(LUA_SUFFIXES) or _regular_file(entry.path):
                     return None
                 if parts[0].endswith(".so") and "." in parts[0][:-3]:
@@ -174,12 +169,20 @@ class LuaRules(RuleSet):
                 return parts[0]
             if not entry.path.endswith(LUA_SUFFIXES):
                 return None
-            if not _holds_lua(os.path.join(root, parts[0])):
+            if not self._holds_lua(os.path.join(root, parts[0])):
                 return parts[0]
             for name, real in self._top_links(root):
-                if is_within(entry.path, real) and not _holds_lua(real):
+                if is_within(entry.path, real) and not self._holds_lua(real):
                     return name  # (`luacheck -> lua/.x` on the host, lua/.x/main.lua new)
         return None
+
+    def _holds_lua(self, directory: str) -> bool:
+        """_holds_lua, once per check (review r31b: a tree of 40,000 empty directories was
+        walked again for each new Lua file below it, the user's lock held for hours)."""
+        found = self._lua_dirs.get(directory)
+        if found is None:
+            found = self._lua_dirs[directory] = _holds_lua(directory)
+        return found
 
     def _top_links(self, root: str) -> list[tuple[str, str]]:
         """The links at the top of a root on the host named like a Lua module, and the
@@ -200,16 +203,28 @@ class LuaRules(RuleSet):
         return cache[root]
 
 
-def _holds_lua(directory: str, depth: int = 3) -> bool:
-    """Whether `directory` holds a Lua file on the host, a few levels down."""
-    try:
-        with os.scandir(directory) as it:
-            entries = list(it)
-    except OSError:
-        return False
-    for entry in entries:
-        if entry.name.endswith(".lua") and entry.is_file(follow_symlinks=False):
-            return True
-    return depth > 1 and any(
-        _holds_lua(e.path, depth - 1) for e in entries[:200] if e.is_dir(follow_symlinks=False)
-    )
+LUA_LOOK = 2_000  # directories looked through for a Lua file, below one top-level directory
+
+
+def _holds_lua(directory: str) -> bool:
+    """Whether `directory` holds a Lua file on the host, three levels down at most, looking
+    through LUA_LOOK directories at most: past that, no (a new Lua file there is held)."""
+    level, looked = [directory], 0
+    for _ in range(3):
+        below = []
+        for current in level:
+            looked += 1
+            if looked > LUA_LOOK:
+                return False
+            try:
+                with os.scandir(current) as it:
+                    entries = list(it)
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name.endswith(".lua") and entry.is_file(follow_symlinks=False):
+                    return True
+                if entry.is_dir(follow_symlinks=False):
+                    below.append(entry.path)
+        level = below
+    return False

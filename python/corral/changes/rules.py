@@ -16,6 +16,8 @@ the sandbox made. It refuses:
   every sandboxed command reads anyway (a venv's python in /usr or ~/.pyenv) passes;
 - deleting a git directory's HEAD, objects or refs (no git command does; `mv .git x`, which
   overlayfs turns into a copy and a delete, would);
+- a ref, HEAD, ORIG_HEAD or index whose commit or entries add a protected name or path
+  (git_history.py): host git writes them at the next checkout, reset or stash pop;
 - chat files (`chat.patterns`): their frontmatter carries corral settings;
 - new modules where Python or Lua looks first (module_rules.py), and a change to the lines of
   pyproject.toml, setup.cfg or tox.ini that name code a linter loads (linter_rules.py);
@@ -32,6 +34,7 @@ import fnmatch
 import os
 import stat
 
+from corral.changes.git_history import GitHistoryRules
 from corral.changes.link_rules import LinkRules
 from corral.changes.linter_rules import LinterRules
 from corral.changes.module_rules import LuaRules, ModuleRules
@@ -45,7 +48,9 @@ if TYPE_CHECKING:
     from corral.changes.scan import Entry
 
 GIT_CONTROL = frozenset({"config", "config.worktree", "commondir", "gitdir"})
-GIT_CONTROL_DIRS = frozenset({"hooks"})
+# (a stopped rebase's or cherry-pick's state: its todo's `exec` lines run at the user's
+# `git rebase --continue`, review r31b)
+GIT_CONTROL_DIRS = frozenset({"hooks", "rebase-merge", "rebase-apply", "sequencer"})
 GIT_ESSENTIAL = frozenset({"HEAD", "objects", "refs"})  # what makes a directory a repository
 # Entries that, beside a HEAD, make a directory one git uses as its repository (a commondir
 # file stands for objects and refs); any kind counts, links included, as git follows them.
@@ -87,7 +92,7 @@ def _changed_below(top: str, since_ns: int) -> str | None:
     return None
 
 
-class Checker(LinkRules, ModuleRules, LuaRules, LinterRules):
+class Checker(LinkRules, ModuleRules, LuaRules, LinterRules, GitHistoryRules):
     """Verdicts for the entries of one change set, against its plan (see stage.create)."""
 
     # -- the rules, first match wins ----------------------------------------------------------
@@ -271,8 +276,12 @@ class Checker(LinkRules, ModuleRules, LuaRules, LinterRules):
             if inside[-1] in GIT_CONTROL or any(p in GIT_CONTROL_DIRS for p in inside):
                 return self.refusal(
                     "protected", path, "git",
-                    "a git control file (config or hooks): git on the host would obey it",
+                    "a git control file (config, hooks, a rebase's todo): git on the host "
+                    "would obey it",
                 )  # fmt: skip
+            history = self._git_history(entry, "/".join(parts[:i]), inside)
+            if history is not None:
+                return history
             if entry.kind == "link":
                 # git makes no symlinks in its directory, and writes through any it finds:
                 # COMMIT_EDITMSG, logs/HEAD, FETCH_HEAD, on every commit or fetch
@@ -345,6 +354,13 @@ class Checker(LinkRules, ModuleRules, LuaRules, LinterRules):
         except OSError:
             return None
         if entry.kind == "dir" and not entry.opaque:
+            if not stat.S_ISDIR(st.st_mode):
+                # the command made a directory where it saw nothing: the host put a file
+                # there since (review r31b: the file went to the journal, counted nowhere)
+                return self.refusal(
+                    "conflict", entry.path, BUILTIN,
+                    "made on the host while the command ran: the host's version is kept",
+                )  # fmt: skip
             return None  # its contents are checked one by one
         changed = entry.path if st.st_ctime_ns > self.created_ns else None
         if changed is None and stat.S_ISDIR(st.st_mode):

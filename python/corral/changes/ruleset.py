@@ -70,6 +70,8 @@ class RuleSet:
         self._journaled_deleted: dict[str, str] = {}
         self._clean_below: set[str] = set()  # directories with nothing below leading out
         self._lua_links: dict[str, list[tuple[str, str]]] = {}  # (see LuaRules._top_links)
+        self._lua_dirs: dict[str, bool] = {}  # (see LuaRules._holds_lua)
+        self._below_verdicts: dict[str, str | None] = {}  # (see LinkRules._leads_out_below)
 
     def refusal(
         self, code: str, path: str, rule: str, message: str, layer: str = BUILTIN

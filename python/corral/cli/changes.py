@@ -26,12 +26,11 @@ def _print(outcome: commands.Outcome) -> int:
     """Every line with its control characters escaped (tabs kept): paths and diffs are what a
     sandboxed command named and wrote (a name with "\n undid everything" or a terminal
     escape in it)."""
-    from corral.changes.finish import shown
-
-    for line in outcome.out:
-        print(shown(line).replace("\\x09", "\t"))
-    for line in outcome.err:
-        sys.stderr.write(f"corral: {shown(line)}\n")
+    shown = outcome.as_dict()
+    for line in shown["out"]:
+        print(line)
+    for line in shown["err"]:
+        sys.stderr.write(f"corral: {line}\n")
     return outcome.code
 
 

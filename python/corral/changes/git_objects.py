@@ -1,0 +1,324 @@
+"""A reader of git's object store, enough to list the paths a commit or an index would put
+in a work tree: loose objects and packs (version 2 index, deltas), SHA-1 only. No git
+process is started. Everything read was possibly written by a sandboxed command: sizes,
+depths and counts are bounded, and whatever cannot be read is GitUnreadable (its caller
+holds the change set).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import zlib
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO
+
+MAX_OBJECT = 64 << 20  # bytes of one inflated object
+MAX_DELTA_DEPTH = 64
+
+
+class GitUnreadable(Exception):
+    """An object that is missing, malformed, too large, or in a format not read here."""
+
+
+class ObjectStore:
+    """The objects of a repository as a change set would leave them: its object directories
+    in order (the staging area's first, then the host's)."""
+
+    def __init__(self, directories: list[str]) -> None:
+        self.directories = directories
+        self._packs: list[tuple[str, bytes]] | None = None  # (pack path, its .idx bytes)
+
+    def read(self, sha: str, depth: int = 0) -> tuple[str, bytes]:
+        """(type, data) of an object: commit, tree, blob or tag (`depth`: of the delta chain
+        that asked for it)."""
+        if len(sha) != 40 or any(c not in "0123456789abcdef" for c in sha):
+            raise GitUnreadable(f"not an object name: {sha[:60]!r}")
+        for directory in self.directories:
+            path = os.path.join(directory, sha[:2], sha[2:])
+            try:
+                with open(path, "rb") as f:
+                    raw = f.read(MAX_OBJECT)
+            except OSError:
+                continue
+            data = _inflate(raw)
+            header, _, body = data.partition(b"\0")
+            kind, _, size = header.partition(b" ")
+            if kind not in (b"commit", b"tree", b"blob", b"tag") or size != str(len(body)).encode():
+                raise GitUnreadable(f"a malformed loose object {sha}")
+            return kind.decode(), body
+        for pack, index in self._pack_indexes():
+            offset = _find(index, bytes.fromhex(sha))
+            if offset is not None:
+                with open(pack, "rb") as f:
+                    return _pack_object(f, offset, self, depth)
+        raise GitUnreadable(f"object {sha} is not in the repository")
+
+    def _pack_indexes(self) -> list[tuple[str, bytes]]:
+        if self._packs is None:
+            self._packs = []
+            for directory in self.directories:
+                pack_dir = os.path.join(directory, "pack")
+                try:
+                    names = sorted(os.listdir(pack_dir))
+                except OSError:
+                    continue
+                for name in names:
+                    if name.endswith(".idx"):
+                        try:
+                            with open(os.path.join(pack_dir, name), "rb") as f:
+                                index = f.read(256 << 20)
+                        except OSError:
+                            continue
+                        if index[:8] != b"\377tOc\0\0\0\2":
+                            raise GitUnreadable(f"a pack index of another version: {name}")
+                        self._packs.append((os.path.join(pack_dir, name[:-4] + ".pack"), index))
+        return self._packs
+
+
+def _inflate(raw: bytes) -> bytes:
+    d = zlib.decompressobj()
+    try:
+        data = d.decompress(raw, MAX_OBJECT + 64)
+    except zlib.error as e:
+        raise GitUnreadable(f"a corrupt object: {e}") from None
+    if d.unconsumed_tail:
+        raise GitUnreadable("an object too large to read")
+    return data
+
+
+def _find(index: bytes, sha: bytes) -> int | None:
+    """The offset in its pack of an object, from a version 2 pack index."""
+    try:
+        first = sha[0]
+        lo = struct.unpack_from(">I", index, 8 + 4 * (first - 1))[0] if first else 0
+        hi = struct.unpack_from(">I", index, 8 + 4 * first)[0]
+        count = struct.unpack_from(">I", index, 8 + 4 * 255)[0]
+        names = 8 + 256 * 4
+        while lo < hi:
+            mid = (lo + hi) // 2
+            here = index[names + 20 * mid : names + 20 * mid + 20]
+            if here == sha:
+                offsets = names + count * 24  # past the names and their CRCs
+                offset = struct.unpack_from(">I", index, offsets + 4 * mid)[0]
+                if offset & 0x80000000:
+                    large = offsets + count * 4 + 8 * (offset & 0x7FFFFFFF)
+                    offset = struct.unpack_from(">Q", index, large)[0]
+                return int(offset)
+            if here < sha:
+                lo = mid + 1
+            else:
+                hi = mid
+    except struct.error:
+        raise GitUnreadable("a malformed pack index") from None
+    return None
+
+
+TYPES = {1: "commit", 2: "tree", 3: "blob", 4: "tag"}
+
+
+def _pack_object(f: BinaryIO, offset: int, store: ObjectStore, depth: int) -> tuple[str, bytes]:
+    if depth > MAX_DELTA_DEPTH:
+        raise GitUnreadable("a delta chain too long")
+    f.seek(offset)
+    head = f.read(32)
+    if not head:
+        raise GitUnreadable("an offset past the end of a pack")
+    kind = (head[0] >> 4) & 7
+    size = head[0] & 15
+    i, shift = 1, 4
+    while head[i - 1] & 0x80:
+        if i >= len(head) or shift > 60:
+            raise GitUnreadable("a malformed pack entry")
+        size |= (head[i] & 0x7F) << shift
+        shift += 7
+        i += 1
+    if size > MAX_OBJECT:
+        raise GitUnreadable("an object too large to read")
+    base: tuple[str, bytes] | None = None
+    if kind == 6:  # a delta on an object earlier in this pack
+        back = head[i] & 0x7F
+        while head[i] & 0x80:
+            i += 1
+            if i >= len(head):
+                raise GitUnreadable("a malformed pack entry")
+            back = ((back + 1) << 7) | (head[i] & 0x7F)
+        i += 1
+        if back <= 0 or back > offset:
+            raise GitUnreadable("a delta base outside its pack")
+        base = _pack_object(f, offset - back, store, depth + 1)
+    elif kind == 7:  # a delta on an object named by its hash
+        name = head[i : i + 20].hex()
+        i += 20
+        base = store.read(name, depth + 1)
+    elif kind not in TYPES:
+        raise GitUnreadable(f"a pack entry of type {kind}")
+    f.seek(offset + i)
+    d = zlib.decompressobj()
+    chunks, total = [], 0
+    while not d.eof:
+        block = f.read(65536)
+        if not block:
+            raise GitUnreadable("a pack entry cut short")
+        try:
+            out = d.decompress(block, MAX_OBJECT + 1 - total)
+        except zlib.error as e:
+            raise GitUnreadable(f"a corrupt pack entry: {e}") from None
+        chunks.append(out)
+        total += len(out)
+        if total > MAX_OBJECT:
+            raise GitUnreadable("an object too large to read")
+    data = b"".join(chunks)
+    if base is None:
+        return TYPES[kind], data
+    return base[0], _apply_delta(base[1], data)
+
+
+def _varint(data: bytes, i: int) -> tuple[int, int]:
+    value, shift = 0, 0
+    while True:
+        if i >= len(data) or shift > 60:
+            raise GitUnreadable("a malformed delta")
+        byte = data[i]
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        i += 1
+        if not byte & 0x80:
+            return value, i
+
+
+def _apply_delta(base: bytes, delta: bytes) -> bytes:
+    source_size, i = _varint(delta, 0)
+    target_size, i = _varint(delta, i)
+    if source_size != len(base) or target_size > MAX_OBJECT:
+        raise GitUnreadable("a delta that does not fit its base")
+    out = bytearray()
+    while i < len(delta):
+        op = delta[i]
+        i += 1
+        if op & 0x80:  # copy from the base
+            start = size = 0
+            for bit in range(4):
+                if op & (1 << bit):
+                    start |= delta[i] << (8 * bit)
+                    i += 1
+            for bit in range(3):
+                if op & (0x10 << bit):
+                    size |= delta[i] << (8 * bit)
+                    i += 1
+            size = size or 0x10000
+            if start + size > len(base):
+                raise GitUnreadable("a delta copying past its base")
+            out += base[start : start + size]
+        elif op:  # insert the next op bytes
+            out += delta[i : i + op]
+            i += op
+        else:
+            raise GitUnreadable("a malformed delta")
+        if len(out) > target_size:
+            raise GitUnreadable("a delta longer than it says")
+    if len(out) != target_size:
+        raise GitUnreadable("a delta shorter than it says")
+    return bytes(out)
+
+
+def tree_of(store: ObjectStore, sha: str) -> str:
+    """The tree a commit (or a tag of one, or a tree itself) names."""
+    for _ in range(8):
+        kind, data = store.read(sha)
+        if kind == "tree":
+            return sha
+        if kind not in ("commit", "tag"):
+            raise GitUnreadable(f"{sha} names a {kind}, not a commit")
+        first = data.split(b"\n", 1)[0].split(b" ")
+        if len(first) != 2 or first[0] not in (b"tree", b"object"):
+            raise GitUnreadable(f"a malformed {kind} {sha}")
+        sha = first[1].decode("ascii", "replace")
+    raise GitUnreadable("tags on tags too deep")
+
+
+def tree_entries(store: ObjectStore, sha: str) -> dict[bytes, tuple[int, str]]:
+    """name -> (mode, object) of one tree."""
+    kind, data = store.read(sha)
+    if kind != "tree":
+        raise GitUnreadable(f"{sha} is a {kind}, not a tree")
+    entries: dict[bytes, tuple[int, str]] = {}
+    i = 0
+    while i < len(data):
+        space = data.find(b" ", i)
+        nul = data.find(b"\0", space)
+        if space < 0 or nul < 0 or nul + 21 > len(data):
+            raise GitUnreadable(f"a malformed tree {sha}")
+        try:
+            mode = int(data[i:space], 8)
+        except ValueError:
+            raise GitUnreadable(f"a malformed tree {sha}") from None
+        entries[data[space + 1 : nul]] = (mode, data[nul + 1 : nul + 21].hex())
+        i = nul + 21
+    return entries
+
+
+def changed_paths(store: ObjectStore, old: str | None, new: str, budget: int) -> list[str]:
+    """The paths the tree `new` adds or changes against `old` (None: every path of `new`),
+    looking only into subtrees that differ; past `budget` trees read, GitUnreadable."""
+    found: list[str] = []
+    stack = [("", old, new)]
+    read = 0
+    while stack:
+        prefix, before, after = stack.pop()
+        read += 1
+        if read > budget:
+            raise GitUnreadable(f"more than {budget} trees changed")
+        was = tree_entries(store, before) if before else {}
+        for name, (mode, sha) in tree_entries(store, after).items():
+            path = prefix + name.decode("utf-8", "surrogateescape")
+            prior = was.get(name)
+            if prior is not None and prior == (mode, sha):
+                continue
+            found.append(path)
+            if mode == 0o40000:
+                old_sub = prior[1] if prior is not None and prior[0] == 0o40000 else None
+                stack.append((path + "/", old_sub, sha))
+    return found
+
+
+def index_paths(path: str) -> dict[str, tuple[int, str]]:
+    """path -> (mode, object) of the entries of an index file (versions 2 to 4)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_OBJECT + 1)
+    except FileNotFoundError:
+        return {}
+    except OSError as e:
+        raise GitUnreadable(f"the index: {e}") from None
+    if len(data) > MAX_OBJECT or data[:4] != b"DIRC":
+        raise GitUnreadable("an index too large or not an index")
+    version, count = struct.unpack_from(">II", data, 4)
+    if version not in (2, 3, 4):
+        raise GitUnreadable(f"an index of version {version}")
+    found: dict[str, tuple[int, str]] = {}
+    i, previous = 12, b""
+    try:
+        for _ in range(count):
+            mode = struct.unpack_from(">I", data, i + 24)[0]
+            sha = data[i + 40 : i + 60].hex()
+            flags = struct.unpack_from(">H", data, i + 60)[0]
+            j = i + 62
+            if version >= 3 and flags & 0x4000:
+                j += 2
+            if version == 4:
+                strip, j = _varint(data, j)
+                end = data.index(b"\0", j)
+                name = previous[: len(previous) - strip] + data[j:end]
+                i = end + 1
+            else:
+                end = data.index(b"\0", j)
+                name = data[j:end]
+                i = i + ((end - i + 8) // 8) * 8  # entries are padded to 8 bytes with NULs
+            previous = name
+            found[name.decode("utf-8", "surrogateescape")] = (mode, sha)
+    except (struct.error, ValueError):
+        raise GitUnreadable("a malformed index") from None
+    return found

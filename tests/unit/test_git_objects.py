@@ -1,0 +1,83 @@
+"""corral's reader of git's object store (changes/git_objects.py), against what git says."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from typing import TYPE_CHECKING
+
+import pytest
+
+from corral.changes.git_objects import (
+    GitUnreadable,
+    ObjectStore,
+    changed_paths,
+    index_paths,
+    tree_of,
+)
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+ID = ["-c", "user.name=u", "-c", "user.email=u@x"]
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *ID, *args], cwd=repo, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """Thirty commits, packed with deltas, then one loose commit on top."""
+    r = tmp_path / "r"
+    r.mkdir()
+    _git(r, "init", "-q")
+    for i in range(30):
+        d = r / f"d{i % 5}" / "e"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"f{i}.txt").write_text("".join(f"{n}\n" for n in range(i * 50)))
+        _git(r, "add", "-A")
+        _git(r, "commit", "-qm", f"c{i}")
+    _git(r, "gc", "-q", "--aggressive")
+    (r / "sub").mkdir()
+    (r / "sub" / ".envrc").write_text("x\n")
+    _git(r, "add", "-A")
+    _git(r, "commit", "-qm", "new")
+    return r
+
+
+def test_trees_are_read_from_packs_with_deltas_and_loose_objects(repo: Path) -> None:
+    store = ObjectStore([str(repo / ".git" / "objects")])
+    head = tree_of(store, _git(repo, "rev-parse", "HEAD").strip())
+    every = _git(repo, "ls-tree", "-r", "-t", "--name-only", "HEAD").split()
+    assert sorted(changed_paths(store, None, head, 10_000)) == sorted(every)
+    old = tree_of(store, _git(repo, "rev-parse", "HEAD~5").strip())
+    diff = _git(repo, "diff-tree", "-r", "-t", "--name-only", "HEAD~5", "HEAD").split()
+    assert sorted(changed_paths(store, old, head, 10_000)) == sorted(diff)
+    with pytest.raises(GitUnreadable, match="more than 2 trees"):
+        changed_paths(store, None, head, 2)
+
+
+@pytest.mark.parametrize("version", ["2", "3", "4"])
+def test_index_entries_in_each_version(repo: Path, version: str) -> None:
+    _git(repo, "update-index", "--index-version", version)
+    found = index_paths(str(repo / ".git" / "index"))
+    assert sorted(found) == sorted(_git(repo, "ls-files").split())
+
+
+def test_what_cannot_be_read_is_an_error_not_a_guess(repo: Path, tmp_path: Path) -> None:
+    store = ObjectStore([str(repo / ".git" / "objects")])
+    with pytest.raises(GitUnreadable, match="not in the repository"):
+        store.read("0" * 40)
+    with pytest.raises(GitUnreadable, match="not an object name"):
+        store.read("../../x")
+    bad = tmp_path / "objects" / "ab"
+    bad.mkdir(parents=True)
+    (bad / ("c" * 38)).write_bytes(b"not zlib")
+    with pytest.raises(GitUnreadable, match="corrupt"):
+        ObjectStore([str(tmp_path / "objects")]).read("ab" + "c" * 38)
+    (tmp_path / "index").write_bytes(b"DIRC\0\0\0\2\0\0\0\5")
+    with pytest.raises(GitUnreadable, match="malformed index"):
+        index_paths(str(tmp_path / "index"))
