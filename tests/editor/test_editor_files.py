@@ -1,4 +1,5 @@
-"""The running editor's own configuration and data are never writable from the sandbox.
+"""The running editor's own configuration and data are never writable from the sandbox, and it
+loads no Lua module from the workspace.
 
 DESIGN.md: a writable ~/.local/share lets a sandboxed command rewrite the user's Neovim plugins.
 Where XDG_CONFIG_HOME / XDG_DATA_HOME / XDG_STATE_HOME move those directories (a dotfiles
@@ -51,3 +52,18 @@ def test_nvim_dirs_inside_the_workspace_stay_read_only(
     writable = editor.lua(WRITABLE)
     assert changed == [], f"a sandboxed command rewrote Neovim's {changed} files"
     assert writable == dict.fromkeys(KINDS, False)
+
+
+def test_lua_modules_are_not_looked_for_in_the_workspace(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    """r7a A6: Lua's search falls back to ./?.lua: a module a sandboxed command wrote to the
+    workspace ran in the editor when a config asked for one that is not installed."""
+    canary = workspace.parent / (workspace.name + "-CANARY-lua")
+    (workspace / "corral_absent_module.lua").write_text(
+        f"vim.fn.writefile({{'x'}}, {str(canary)!r})\n"
+    )
+    ed = spawn(cwd=workspace)
+    assert ed.lua("return (pcall(require, 'corral_absent_module'))") is False
+    assert not canary.exists()
+    assert "./?.lua" not in ed.lua("return package.path")

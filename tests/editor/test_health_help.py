@@ -94,3 +94,15 @@ def test_help(ed: Editor, editor_env: EditorEnv) -> None:
     assert "*corral*" in ed.lua("return vim.api.nvim_get_current_line()")
     ed.lua("vim.cmd.helpclose()")
     ed.lua("vim.opt.runtimepath:remove(...)", str(copy))
+
+
+def test_checkhealth_imports_nothing_from_the_workspace(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    """F4: :checkhealth corral ran `python -c "import pynvim"` in the workspace, first on
+    sys.path: a logging.py a sandboxed command left there (direct writes) ran on the host."""
+    canary = workspace.parent / (workspace.name + "-CANARY-health")
+    (workspace / "logging.py").write_text(f"open({str(canary)!r}, 'w').close()\n")
+    ed = spawn(cwd=workspace)
+    ed.cmd("checkhealth", "corral")
+    assert not canary.exists()

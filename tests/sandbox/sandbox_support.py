@@ -1,4 +1,5 @@
-"""Helpers shared by the real-sandbox tests: modes, host snapshots, process scans, shell quoting.
+"""Helpers shared by the real-sandbox tests: modes, host snapshots, process scans, shell quoting,
+scripts run in the workspace, escape scripts and their reports.
 
 Kept out of conftest.py so test modules can import the constants they parametrize over.
 """
@@ -17,6 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
+    from typing import Any
 
     from .conftest import Host
 
@@ -198,3 +200,52 @@ def apply_a_venv_made_as_root(host: Host, stderr: str, venv_bin: Path) -> None:
     for change_id in held:
         applied = host.corral("apply", change_id, str(venv_bin))
         assert applied.returncode == 0, applied.stderr
+
+
+# The post-run sweep of direct writes (sandbox.writes = "direct", and the fallback where no
+# overlay works): change sets replace it by default; test_change_sets.py covers those.
+DIRECT = ("--writes", "direct")
+
+RUN_UNSANDBOXED = "running UNSANDBOXED"
+
+
+def run(host: Host, body: str, *flags: str) -> str:
+    """`body` under sh in the sandbox, from the workspace, with change sets on (the default)
+    unless `flags` say otherwise; the script must run to its end. Returns corral's stderr:
+    what was held, and why."""
+    done = host.sh(host.vars() + '\ncd "$WS"\n' + body, None, *flags)
+    assert DONE in done.stdout, done.stdout + done.stderr
+    return done.stderr
+
+
+def pwned_prelude(host: Host, cwd: Path | str | None = None) -> tuple[str, str]:
+    """(PWNED path, script prelude): layout variables, PWNED, an executable payload, `cd`.
+
+    PWNED lives in the layout's base directory, which no sandbox can write: it can only appear
+    when the host itself runs a planted payload."""
+    pwned = host.base / "PWNED"
+    evil = f"#!/bin/sh\ntouch {pwned}\n"
+    prelude = (
+        f"{host.vars()}\nPWNED={q(pwned)}\nEVIL=$(printf {q(evil)})\n"
+        'hook() { printf "%s\\n" "$EVIL" > "$1" && chmod +x "$1"; }\n'
+        f"cd {q(cwd or host.ws)}\n"
+    )
+    return str(pwned), prelude
+
+
+def script_report(r: subprocess.CompletedProcess[str]) -> str:
+    """Check that an escape script ran to its end; returns what to add to a failed assertion
+    (the attempts the sandbox allowed, and stderr)."""
+    assert DONE in r.stdout, f"the script did not run to its end:\n{r.stdout}\n{r.stderr}"
+    return f"\nattempts the sandbox allowed: {allowed(r.stdout)}\nstderr: {r.stderr}"
+
+
+def assert_sandboxed(host: Host, *flags: str, mode: str | None = None, **kwargs: Any) -> None:
+    """A run that tries to change a file outside every writable root: must be refused."""
+    victim = host.outside / "victim.txt"
+    before = victim.read_bytes()
+    r = host.sh(f"attempt outside sh -c 'echo changed > {q(victim)}'", mode, *flags, **kwargs)
+    report = script_report(r)
+    assert victim.read_bytes() == before, "a later run was not sandboxed" + report
+    assert "outside" not in allowed(r.stdout), report
+    assert RUN_UNSANDBOXED not in r.stderr, report

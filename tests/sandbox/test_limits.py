@@ -1,4 +1,5 @@
-"""Resource limits (issue 7, item 11): processes, file size, memory, /tmp size, a default timeout.
+"""Resource limits (issue 7, item 11): processes, file size, memory, /tmp and /dev/shm size,
+a default timeout.
 
 Every probe is bounded: it stops at the first refusal or after a fixed count. Run as root (CI)
 and as an unprivileged user: the kernel does not apply RLIMIT_NPROC to root, and the process
@@ -12,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -19,6 +21,9 @@ from corral.sandbox import limits
 
 from .conftest import TEST_USER
 from .sandbox_support import q
+
+if TYPE_CHECKING:
+    from .conftest import Host
 
 SETPRIV = shutil.which("setpriv")
 # The system's Python: the test interpreter may live under a home the sandbox hides.
@@ -134,3 +139,16 @@ def test_limits_are_settings_with_validation(host) -> None:
     r = _run(host, _as_user(host, False), config, "true")
     assert r.returncode == 125
     assert "sandbox.limits.memory_percent (global): 150 is not a percentage" in r.stderr
+
+
+@pytest.mark.sandbox
+def test_dev_is_read_only_and_dev_shm_is_bounded(host: Host) -> None:
+    # Third review, P2: bwrap's /dev is a tmpfs of no set size.
+    config = host.base / "limits.toml"
+    config.write_text("[sandbox.limits]\ntmp_percent = 1\n")
+    body = "touch /dev/planted 2>/dev/null && echo DEV-WRITABLE\ndf -k /dev/shm | tail -1\n"
+    done = host.corral("run", "--config", str(config), "--", "sh", "-c", body)
+    assert "DEV-WRITABLE" not in done.stdout
+    size_kb = int(done.stdout.split()[-5])
+    total_kb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 1024
+    assert size_kb <= total_kb // 100 + 1024, (size_kb, total_kb)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from corral.service import Service
 
 from .conftest import Host
+from .sandbox_support import DIRECT, RUN_UNSANDBOXED, allowed, pwned_prelude, script_report
 
 pytestmark = pytest.mark.sandbox
 
@@ -48,3 +50,47 @@ def test_the_write_tool_refuses_them_outright(host: Host) -> None:
         result = svc.call("op", request)
         assert result["ok"] is False, (path, result)
         assert not (host.home / path).exists()
+
+
+# With $HOME as the workspace and direct writes, nothing the host obeys later can be created.
+
+HOME_ATTACK = r"""
+attempt corral-config sh -c 'mkdir -p "$H/.config/corral" &&
+    printf "[sandbox]\nmode = \"off\"\n" > "$H/.config/corral/config.toml"'
+attempt gitconfig sh -c 'printf "[core]\n\tfsmonitor = \"touch %s\"\n" "$PWNED" > "$H/.gitconfig"'
+attempt bash-profile sh -c 'printf "touch %s\n" "$PWNED" > "$H/.bash_profile"'
+"""
+
+
+def test_home_workspace_cannot_create_config_or_startup_files(host):
+    home = host.home
+    pwned, prelude = pwned_prelude(host, cwd=home)
+    r = host.sh(prelude + HOME_ATTACK, None, *DIRECT, "--cwd", str(home), cwd=home)
+    report = script_report(r)
+    assert r.returncode == 0, report
+
+    # corral's own config directory is made (empty) before the run so it can be read-only:
+    # the config file could never be written. The others were created, then removed.
+    config_dir = home / ".config" / "corral"
+    assert "corral-config" not in allowed(r.stdout), report
+    assert not config_dir.exists() or list(config_dir.iterdir()) == [], report
+    created = {"gitconfig": home / ".gitconfig", "bash_profile": home / ".bash_profile"}
+    left = [name for name, path in created.items() if os.path.lexists(path)]
+    assert left == [], f"left on the host after the run: {left}" + report
+    warnings = r.stderr.splitlines()
+    for path in created.values():
+        line = f"corral: warning: removed {path}: created inside the sandbox"
+        assert line in warnings, report
+
+    # The next run, from another workspace, is still sandboxed and still hides credentials.
+    cat = host.corral("run", "--", "cat", str(home / ".ssh" / "id_rsa"))
+    assert host.SECRET_WORD not in cat.stdout + cat.stderr, "the next run printed the secret"
+    assert RUN_UNSANDBOXED not in cat.stderr, cat.stderr
+    host.git("status", "--porcelain", check=False)
+    assert not os.path.lexists(pwned), "host git ran a planted core.fsmonitor" + report
+
+    # The planted config really would have turned the sandbox off, had it stayed.
+    (home / ".config" / "corral").mkdir(exist_ok=True)
+    (home / ".config" / "corral" / "config.toml").write_text('[sandbox]\nmode = "off"\n')
+    off = host.corral("run", "--", "true")
+    assert RUN_UNSANDBOXED in off.stderr, "control: the payload should disable the sandbox"

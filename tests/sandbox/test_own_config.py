@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import os
 import shutil
+from typing import TYPE_CHECKING
 
 import pytest
 
-from .sandbox_support import DONE, allowed, q
+from .sandbox_support import DONE, allowed, q, run
+
+if TYPE_CHECKING:
+    from .conftest import Host
 
 RUN_UNSANDBOXED = "running UNSANDBOXED"
 
@@ -79,3 +83,23 @@ def test_narrowing_extra_args_still_work(host) -> None:
     r = host.corral("run", "--config", str(config), "--", "cat", "/proc/sys/kernel/hostname")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "corral-box"
+
+
+@pytest.mark.sandbox
+def test_corrals_own_config_through_a_config_directory_linked_into_the_workspace(
+    host: Host,
+) -> None:
+    """r7b F9: with ~/.config a link into the workspace (stow's default) and XDG_CONFIG_HOME
+    unset, a sandboxed command wrote corral's own config.toml: sandbox off for the next call."""
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        del host.env[name]
+    config = host.home / ".config"
+    shutil.rmtree(config)
+    (host.ws / "config").mkdir()
+    os.symlink(host.ws / "config", config)
+    run(
+        host,
+        "mkdir -p config/corral\n"
+        "printf '[sandbox]\\nenabled = false\\n' > config/corral/config.toml\n",
+    )
+    assert not (host.ws / "config" / "corral" / "config.toml").exists()

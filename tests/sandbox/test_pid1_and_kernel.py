@@ -10,6 +10,7 @@ runs a program on the host as root). Datagram socketpairs got through as SOCK_RA
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -186,3 +187,30 @@ def test_a_change_set_is_not_read_while_its_sandbox_runs(
     while stages.sandbox_alive(str(stage)) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not stages.sandbox_alive(str(stage))
+
+
+def test_a_sandbox_whose_first_thread_ended_still_counts_as_running(tmp_path: Path) -> None:
+    # Third review, P3: pid 1's main thread called pthread_exit; another thread still writes. Its
+    # stat says zombie, and the change set was read as if the sandbox were gone.
+    code = (
+        "import ctypes, threading, time; "
+        "threading.Thread(target=time.sleep, args=(30,)).start(); "
+        "ctypes.CDLL(None).pthread_exit(None)"
+    )
+    proc = subprocess.Popen(["python3", "-c", code])
+    try:
+        namespace = os.readlink("/proc/self/ns/pid")[len("pid:[") : -1]
+        (tmp_path / stages.SANDBOX).write_text(
+            f'{{\n    "child-pid": {proc.pid},\n    "pid-namespace": {namespace}\n}}\n'
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with open(f"/proc/{proc.pid}/stat", "rb") as f:
+                if f.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                    break
+            time.sleep(0.02)
+        assert stages.sandbox_alive(str(tmp_path))
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not stages.sandbox_alive(str(tmp_path))

@@ -11,7 +11,16 @@ import os
 
 import pytest
 
-from .sandbox_support import DONE, SANDBOXED, allowed, changes, q, snapshot
+from .sandbox_support import (
+    DIRECT,
+    DONE,
+    SANDBOXED,
+    allowed,
+    changes,
+    q,
+    script_report,
+    snapshot,
+)
 
 pytestmark = pytest.mark.sandbox
 
@@ -257,3 +266,164 @@ def test_sandbox_leaves_no_placeholder_files(host, mode):
     status_after = host.git("status", "--ignored", "--porcelain", "--untracked-files=all")
     assert status_after == status_before
     assert sorted(snapshot(ws, [ws / ".git"])) == names_before
+
+
+# A directory above a protected path cannot be renamed away and rebuilt (direct writes).
+
+RENAME_CONFIG_ATTACK = r"""
+attempt rebuild sh -c 'mv "$H/.config" "$H/.config-moved" &&
+    mkdir -p "$H/.config/nvim" && echo payload > "$H/.config/nvim/init.lua"'
+attempt rebuild-nvim sh -c 'mv "$H/.config/nvim" "$H/.config/nvim-moved" &&
+    mkdir -p "$H/.config/nvim" && echo payload > "$H/.config/nvim/init.lua"'
+"""
+
+
+def test_home_workspace_cannot_rename_config_dir_and_rebuild_nvim(host):
+    home = host.home
+    init = home / ".config" / "nvim" / "init.lua"
+    before = init.read_bytes()
+    _, prelude = _prelude(host, cwd=home)
+    body = prelude + RENAME_CONFIG_ATTACK
+    r = host.sh(body, None, *DIRECT, "--cwd", str(home), cwd=home)
+    report = script_report(r)
+    assert allowed(r.stdout) == [], report
+    assert init.read_bytes() == before, report
+    assert not os.path.lexists(home / ".config-moved"), report
+    assert not os.path.lexists(home / ".config" / "nvim-moved"), report
+
+
+def test_existing_submodule_git_dir_cannot_be_renamed_and_rebuilt(host):
+    src = host.work / "sm-src"
+    host.git("init", "-q", "-b", "main", str(src), cwd=host.base)
+    (src / "f.txt").write_text("submodule\n")
+    host.git("add", "f.txt", cwd=src)
+    host.git("-c", "user.name=T", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "s",
+             cwd=src)  # fmt: skip
+    host.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(src), "sm")
+    host.git("commit", "-q", "-m", "add sm")
+    modules = host.ws / ".git" / "modules"
+    assert (modules / "sm" / "HEAD").is_file()
+
+    pwned, prelude = _prelude(host)
+    body = (
+        prelude
+        + r"""
+attempt sm-mv mv .git/modules/sm .git/modules/sm-old
+attempt sm-rebuild sh -c 'cp -r .git/modules/sm-old .git/modules/sm &&
+    git --git-dir=.git/modules/sm config core.fsmonitor "touch $PWNED"'
+attempt modules-mv mv .git/modules .git/modules-old
+attempt modules-rebuild sh -c 'mkdir -p .git/modules && cp -r .git/modules-old/sm .git/modules/sm &&
+    git --git-dir=.git/modules/sm config core.fsmonitor "touch $PWNED"'
+"""
+    )
+    r = host.sh(body, None, *DIRECT)
+    report = script_report(r)
+    assert "sm-mv" not in allowed(r.stdout), report
+    assert "modules-mv" not in allowed(r.stdout), report
+    assert not os.path.lexists(modules / "sm-old"), report
+    assert not os.path.lexists(host.ws / ".git" / "modules-old"), report
+    host.git("status", "--porcelain", check=False)
+    host.git("status", "--porcelain", cwd=host.ws / "sm", check=False)
+    assert not os.path.lexists(pwned), "host git status ran a planted core.fsmonitor" + report
+
+
+def test_separate_git_dir_cannot_be_renamed_and_rebuilt(host):
+    ws = host.work / "sep"
+    gitdata = ws / ".gitdata"
+    host.git("init", "-q", "-b", "main", f"--separate-git-dir={gitdata}", str(ws), cwd=host.base)
+    for key, value in (("user.name", "T"), ("user.email", "t@example.invalid")):
+        host.git("config", key, value, cwd=ws)
+    (ws / "f.txt").write_text("f\n")
+    host.git("add", "f.txt", cwd=ws)
+    host.git("commit", "-q", "-m", "f", cwd=ws)
+    assert (ws / ".git").is_file()
+
+    pwned, prelude = _prelude(host, cwd=ws)
+    body = (
+        prelude
+        + r"""
+attempt gitdata-mv mv .gitdata .gitdata-old
+attempt gitdata-rebuild sh -c 'cp -r .gitdata-old .gitdata &&
+    git --git-dir=.gitdata config core.fsmonitor "touch $PWNED"'
+attempt gitdata-swap sh -c 'cp -r .gitdata evil-git &&
+    git --git-dir=evil-git config core.fsmonitor "touch $PWNED" && mv -T evil-git .gitdata'
+"""
+    )
+    r = host.sh(body, None, *DIRECT, cwd=ws)
+    report = script_report(r)
+    assert "gitdata-mv" not in allowed(r.stdout), report
+    assert "gitdata-swap" not in allowed(r.stdout), report
+    assert not os.path.lexists(ws / ".gitdata-old"), report
+    assert host.git("rev-parse", "--git-dir", cwd=ws).strip() == str(gitdata), report
+    host.git("status", "--porcelain", cwd=ws, check=False)
+    host.git("commit", "-q", "--allow-empty", "-m", "after", cwd=ws, check=False)
+    assert not os.path.lexists(pwned), "host git ran a planted core.fsmonitor" + report
+
+
+# A protected path that is a symlink is put back after the run (direct writes).
+
+
+def test_symlinked_hooks_dir_is_put_back(host):
+    shared = host.work / "shared-hooks"
+    shared.mkdir()
+    hooks = host.ws / ".git" / "hooks"
+    for entry in hooks.iterdir():
+        entry.unlink()
+    hooks.rmdir()
+    hooks.symlink_to(shared)
+
+    pwned, prelude = _prelude(host)
+    body = (
+        prelude
+        + r"""
+attempt through-link hook .git/hooks/pre-commit
+attempt replace sh -c 'rm .git/hooks && mkdir .git/hooks'
+attempt plant hook .git/hooks/pre-commit
+"""
+    )
+    r = host.sh(body, None, *DIRECT)
+    report = script_report(r)
+    assert "through-link" not in allowed(r.stdout), report
+    assert os.path.islink(hooks), report
+    assert os.readlink(hooks) == str(shared), report
+    assert list(shared.iterdir()) == [], report
+    if "replace" in allowed(r.stdout):
+        line = (
+            f"corral: warning: restored the symlink {hooks} -> {shared}: changed inside the sandbox"
+        )
+        assert line in r.stderr.splitlines(), report
+    host.git("commit", "-q", "--allow-empty", "-m", "after the sandbox", check=False)
+    assert not os.path.lexists(pwned), "host git commit ran a planted hook" + report
+
+
+@pytest.mark.parametrize("where", ["outside", "inside"])
+def test_symlinked_dot_git_cannot_be_replaced(host, where):
+    ws = host.ws
+    target = "../app.git" if where == "outside" else ".realgit"
+    os.rename(ws / ".git", ws / target)
+    (ws / ".git").symlink_to(target)
+    assert host.git("rev-parse", "--is-inside-work-tree").strip() == "true"
+
+    pwned, prelude = _prelude(host)
+    body = (
+        prelude
+        + r"""
+attempt copy sh -c 'mkdir evil-git && cp -r .git/. evil-git/'
+attempt evil-config git --git-dir=evil-git config core.fsmonitor "touch $PWNED"
+attempt replace sh -c 'rm .git && mv -T evil-git .git'
+attempt config-after git config core.fsmonitor "touch $PWNED"
+"""
+    )
+    r = host.sh(body, None, *DIRECT)
+    report = script_report(r)
+    assert os.path.islink(ws / ".git"), report
+    assert os.readlink(ws / ".git") == target, report
+    if "replace" in allowed(r.stdout):
+        line = (
+            f"corral: warning: restored the symlink {ws / '.git'} -> {target}: "
+            "changed inside the sandbox"
+        )
+        assert line in r.stderr.splitlines(), report
+    host.git("status", "--porcelain", check=False)
+    host.git("commit", "-q", "--allow-empty", "-m", "after the sandbox", check=False)
+    assert not os.path.lexists(pwned), "host git ran a planted core.fsmonitor" + report

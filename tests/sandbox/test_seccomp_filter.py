@@ -14,6 +14,8 @@ import pytest
 
 from corral.sandbox import seccomp
 
+from .sandbox_support import SANDBOXED
+
 pytestmark = pytest.mark.sandbox
 
 PROBE = r"""
@@ -90,3 +92,35 @@ def test_program_refuses_foreign_architectures() -> None:
     assert int.from_bytes(code[12:16], sys.byteorder) == 0xC000003E
     assert int.from_bytes(code[20:24], sys.byteorder) == seccomp.RET_EPERM
     assert seccomp.program("sparc", block_unix_sockets=False) is None
+
+
+# AF_VSOCK sockets (to the hypervisor's host and its other guests) are refused.
+
+VSOCK = """
+import socket
+for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM, socket.SOCK_SEQPACKET):
+    try:
+        socket.socket(40, kind).close()
+        print("CREATED", kind)
+    except OSError as e:
+        print("ERRNO", kind, e.errno)
+"""
+
+
+@pytest.mark.parametrize("mode", SANDBOXED)
+def test_vsock_sockets_are_refused(host, mode):
+    r = host.corral("run", "--mode", mode, "--", "python3", "-c", VSOCK)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 3, r.stdout + r.stderr
+    assert all(line.startswith("ERRNO ") and line.endswith(" 1") for line in lines), r.stdout
+
+
+def test_vsock_control_unsandboxed_is_not_eperm(host):
+    """Control for the test above: without the sandbox the same calls do not fail with EPERM
+    (they succeed, or fail with EAFNOSUPPORT where the kernel has no vsock)."""
+    r = host.corral("run", "--mode", "off", "--", "python3", "-c", VSOCK)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 3, r.stdout + r.stderr
+    assert not any(line.startswith("ERRNO ") and line.endswith(" 1") for line in lines), r.stdout

@@ -9,14 +9,15 @@ note in status while the write landed; now the change set is held, with the reas
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from .sandbox_support import DONE, run_wrapped
+from .conftest import corral_runs_as_root
+from .sandbox_support import DONE, run, run_wrapped
 from .test_change_sets import held_ids
-from .test_change_sets_review2 import run
 
 if TYPE_CHECKING:
     from .conftest import Host
@@ -1146,14 +1147,10 @@ def test_lua_links_spelled_absolute_or_filled_later_are_held(host: Host) -> None
     assert not (host.ws / "luacheck").is_symlink()
     for change_id in held_ids(host):
         host.corral("discard", change_id)
-    run(host, "mkdir -p lua/.y; ln -s lua/.y tool; ln -s lua/.z later\n")
-    assert not (host.ws / "tool").is_symlink() and not (host.ws / "later").is_symlink()
-    for change_id in held_ids(host):
-        host.corral("discard", change_id)
-    # a link already on the host (made by you): a Lua file put where it leads is judged by
-    # that directory, not by the top directory it is spelled through
-    (host.ws / "lua" / ".y").mkdir(exist_ok=True)
-    (host.ws / "tool").symlink_to("lua/.y")
+    run(host, "mkdir -p lua/.y; ln -s lua/.y tool\n")  # no Lua there yet: applied
+    assert (host.ws / "tool").is_symlink()
+    # a Lua file put where a top-level link leads is judged by that directory, not by the
+    # top directory it is spelled through
     run(host, "echo 'os.exit(1)' > tool/main.lua; echo 'return 1' > lua/mine/new.lua\n")
     assert not (host.ws / "lua" / ".y" / "main.lua").exists()
     assert (host.ws / "lua" / "mine" / "new.lua").exists()
@@ -1210,3 +1207,219 @@ def test_vim_project_files_and_linter_configs_that_load_code_are_protected(host:
               "printf '[flake8:local-plugins]\\npaths = ./tools\\n' >> setup.cfg\n")  # fmt: skip
     assert "tools.p" not in (host.ws / "pyproject.toml").read_text()
     assert "local-plugins" not in (host.ws / "setup.cfg").read_text()
+
+
+@pytest.mark.sandbox
+def test_an_envrc_corral_cannot_follow_is_named_in_status(host: Host) -> None:
+    (host.ws / ".envrc").write_text("layout something-new\nsource_env $EXTRA/x\n")
+    status = host.corral("status")
+    assert "layout something-new" in status.stdout + status.stderr, status.stdout
+
+
+@pytest.mark.sandbox
+def test_a_library_directory_on_ld_library_path_is_kept(host: Host) -> None:
+    """r7a A14: LD_LIBRARY_PATH into the workspace (build/lib) was not looked at: a library
+    built there was loaded by the host's next `ls`."""
+    (host.ws / "build" / "lib").mkdir(parents=True)
+    host.env["LD_LIBRARY_PATH"] = str(host.ws / "build" / "lib")
+    run(host, "echo x > build/lib/libselinux.so.1\n")
+    assert not (host.ws / "build" / "lib" / "libselinux.so.1").exists()
+
+
+@pytest.mark.sandbox
+def test_a_new_mercurial_repository_or_subrepository_is_held(host: Host) -> None:
+    """r11a T1: `sub/.hg -> ../hgx` with an hgrc in hgx and `.hgsub` naming sub: the
+    protected `.hg/*` names never matched hgx/hgrc, and `hg commit` on the host loaded the
+    subrepository's extension. An existing repository's store stays writable."""
+    (host.ws / ".hg" / "store").mkdir(parents=True)
+    run(
+        host,
+        "mkdir -p hgx sub new/.hg; echo '[extensions]' > hgx/hgrc; ln -s ../hgx sub/.hg\n"
+        "echo 'sub = sub' > .hgsub; echo '[hooks]' > new/.hg/hgrc; echo x > .hg/store/data\n",
+    )
+    assert not (host.ws / "sub" / ".hg").is_symlink()
+    assert not (host.ws / ".hgsub").exists()
+    assert not (host.ws / "new" / ".hg").exists()
+    assert (host.ws / ".hg" / "store" / "data").read_text() == "x\n"
+
+
+@pytest.mark.sandbox
+def test_what_a_protected_config_runs_or_puts_on_path_is_kept(host: Host) -> None:
+    """r12a D1-D5, N1, M1, M3, H1, C1: protected start-up configs were kept, what they name
+    was not: a venv's bin an .envrc activates (by `source`, or VIRTUAL_ENV without a slash),
+    `layout go`'s .direnv/go/bin, PYTHONPATH=src, what a sourced .envrc.local puts on PATH;
+    Neovim's .nvim runtime directory; a version file's `path:`; mise's `_.source` and
+    `_.path`; an hgrc hook's script; cargo's rustc-wrapper. Planted there, each ran at the
+    next prompt, `hg commit`, `cargo metadata` or Neovim start."""
+    ws = host.ws
+    for d in (".venv/bin", "venv2/bin", "src", "scripts", "tools/bin", ".hg", ".cargo"):
+        (ws / d).mkdir(parents=True, exist_ok=True)
+    (ws / ".venv" / "bin" / "activate").write_text("# venv\n")
+    (ws / ".envrc").write_text(
+        "source .venv/bin/activate\nexport VIRTUAL_ENV=venv2\nlayout python3\nlayout go\n"
+        "export PYTHONPATH=src\nsource_env_if_exists .envrc.local\n"
+    )
+    (ws / ".envrc.local").write_text("PATH_add tools/bin\n")
+    (ws / "mise.toml").write_text('[env]\n_.source = "./scripts/env.sh"\n_.path = ["./mbin"]\n')
+    (ws / "scripts" / "env.sh").write_text("# the project's\n")
+    (ws / "scripts" / "lint.sh").write_text("# the project's\n")
+    (ws / ".hg" / "hgrc").write_text("[hooks]\nprecommit.lint = sh scripts/lint.sh\n")
+    (ws / ".cargo" / "config.toml").write_text('[build]\nrustc-wrapper = "tools/wrap.sh"\n')
+    (ws / "tools" / "wrap.sh").write_text("# the project's\n")
+    planted = (
+        ".venv/bin/ls", "venv2/bin/ls", ".direnv/go/bin/ls", "src/sitecustomize.py",
+        "tools/bin/git", ".nvim/plugin/x.lua", ".python-version", "mbin/git",
+    )  # fmt: skip
+    run(host, "".join(f"mkdir -p $(dirname {p}); echo x > {p}\n" for p in planted)
+        + "echo x >> scripts/env.sh; echo x >> scripts/lint.sh; echo x >> tools/wrap.sh\n"
+        + "echo x > src/app.py\n")  # fmt: skip
+    for path in planted:
+        assert not (ws / path).exists(), path
+    for path in ("scripts/env.sh", "scripts/lint.sh", "tools/wrap.sh"):
+        assert (ws / path).read_text() == "# the project's\n", path
+    assert (ws / "src" / "app.py").exists()  # the project's own modules are written
+
+
+@pytest.mark.sandbox
+def test_what_protected_configs_name_in_other_spellings_is_kept(host: Host) -> None:
+    """r13a D1, D2, T1-T3, T5, T6: a variable before `source .venv/bin/activate`, a
+    dotenv's PYTHONPATH, mise's `{{config_root}}`, exec() templates, table hooks, conf.d
+    files, `[[env]]` and `path:` tools, Mercurial's `%include`, cargo's `include` and a
+    rustup `path` toolchain: what they ran was not kept."""
+    ws = host.ws
+    for d in ("venv3/bin", "scripts", "tools", ".config/mise/conf.d", ".hg", "hgconf",
+              ".cargo", "tc"):  # fmt: skip
+        (ws / d).mkdir(parents=True, exist_ok=True)
+    (ws / "venv3" / "bin" / "activate").write_text("# venv\n")
+    (ws / ".envrc").write_text("VIRTUAL_ENV_DISABLE_PROMPT=1 source venv3/bin/activate\ndotenv\n")
+    (ws / ".env").write_text("PYTHONPATH=lib\n")
+    (ws / "mise.toml").write_text(
+        '[env]\n_.source = "{{config_root}}/scripts/m.sh"\n'
+        "X = \"{{ exec(command='sh tools/gen.sh') }}\"\n"
+        '[hooks]\nenter = { script = "scripts/hook.sh" }\n'
+    )
+    (ws / ".config" / "mise" / "conf.d" / "a.toml").write_text(
+        '[[env]]\n_.source = "scripts/c.sh"\n'
+    )
+    (ws / ".tool-versions").write_text("node path:./tv\n")
+    (ws / ".hg" / "hgrc").write_text("%include ../hgconf/team.rc\n")
+    (ws / "hgconf" / "team.rc").write_text("[ui]\n")
+    (ws / ".cargo" / "config.toml").write_text('include = ["team.toml"]\n')
+    (ws / "rust-toolchain.toml").write_text(f'[toolchain]\npath = "{ws / "tc"}"\n')
+    kept = ("scripts/m.sh", "tools/gen.sh", "scripts/hook.sh", "scripts/c.sh")
+    for name in kept:
+        (ws / name).write_text("# the project's\n")
+    planted = ("venv3/bin/ls", "lib/sitecustomize.py", "tv/bin/ls", "tc/bin/cargo",
+               ".cargo/team.toml")  # fmt: skip
+    run(host, "".join(f"mkdir -p $(dirname {p}); echo x > {p}\n" for p in planted)
+        + "".join(f"echo x >> {n}\n" for n in kept)
+        + "echo '[hooks]' >> hgconf/team.rc\n")  # fmt: skip
+    for path in planted:
+        assert not (ws / path).exists(), path
+    for name in kept:
+        assert (ws / name).read_text() == "# the project's\n", name
+    assert (ws / "hgconf" / "team.rc").read_text() == "[ui]\n"
+
+
+@pytest.mark.sandbox
+def test_more_spellings_of_what_direnv_and_mise_run_are_kept(host: Host) -> None:
+    """r14a M1, M2, D1, D2: exec() in mise's [vars] or with `command=` not first, a hook
+    naming a task, `python.uv_venv_auto` (the project's .venv/bin first on PATH); in an
+    .envrc, a path joined to an option (`NODE_OPTIONS=--require=./tools/trace.js`) and an
+    unquoted `$(pwd)/bin`: what they ran was not kept."""
+    ws = host.ws
+    for d in ("tools", "scripts", ".venv/bin"):
+        (ws / d).mkdir(parents=True, exist_ok=True)
+    (ws / "mise.toml").write_text(
+        "[vars]\nX = \"{{ exec(command='sh scripts/v.sh') }}\"\n"
+        "[env]\nY = \"{{ exec(cache_key='k', command='sh scripts/c.sh') }}\"\n"
+        '[hooks]\nenter = { task = "setup" }\n[tasks.setup]\nrun = "sh scripts/setup.sh"\n'
+        "[settings]\npython.uv_venv_auto = true\n"
+    )
+    (ws / ".envrc").write_text(
+        "export NODE_OPTIONS=--require=./tools/trace.js\nexport PATH=$(pwd)/bin:$PATH\n"
+    )
+    kept = ("scripts/v.sh", "scripts/c.sh", "scripts/setup.sh", "tools/trace.js")
+    for name in kept:
+        (ws / name).write_text("# the project's\n")
+    run(host, "".join(f"echo x >> {n}\n" for n in kept)
+        + "mkdir -p bin; echo x > bin/ls; echo x > .venv/bin/ls\n")  # fmt: skip
+    for name in kept:
+        assert (ws / name).read_text() == "# the project's\n", name
+    assert not (ws / "bin" / "ls").exists()
+    assert not (ws / ".venv" / "bin" / "ls").exists()
+
+
+@pytest.mark.sandbox
+def test_links_to_hard_linked_files_and_module_loaders_are_held(host: Host) -> None:
+    """r15a H1, D1, M1, F1: a link to a file with other names (uv and pnpm hard-link from
+    their caches) let a save change the cache outside the roots; `--require pkg/x` in an
+    .envrc's NODE_OPTIONS, and mise's ordinary [env] variables, named what Node or Python
+    loads at every start; and a link to a project whose venv leads only to an interpreter
+    you cannot write was held for nothing."""
+    ws = host.ws
+    cache = host.outside / "six.py"
+    cache.write_text("# cached\n")
+    (ws / "site").mkdir()
+    os.link(cache, ws / "site" / "six.py")
+    (ws / "node_modules" / "source-map-support").mkdir(parents=True)
+    (ws / "node_modules" / "source-map-support" / "register.js").write_text("// pkg\n")
+    (ws / "tools").mkdir()
+    (ws / "tools" / "trace.js").write_text("// the project's\n")
+    (ws / ".envrc").write_text('export NODE_OPTIONS="--require source-map-support/register"\n')
+    (ws / "mise.toml").write_text(
+        '[env]\nNODE_OPTIONS = "--require ./tools/trace.js"\nPYTHONPATH = "lib2"\n'
+    )
+    (ws / "lib2").mkdir()
+    (ws / "packages" / "ml" / ".venv" / "bin").mkdir(parents=True)
+    os.symlink("/usr/bin/python3", ws / "packages" / "ml" / ".venv" / "bin" / "python3")
+    run(host, "ln -s site/six.py notes.md\n"
+              "echo x >> node_modules/source-map-support/register.js\n"
+              "echo x >> tools/trace.js; echo x > lib2/sitecustomize.py\n"
+              "ln -s packages/ml ml\n")  # fmt: skip
+    assert not (ws / "notes.md").is_symlink()
+    assert (ws / "node_modules" / "source-map-support" / "register.js").read_text() == "// pkg\n"
+    assert (ws / "tools" / "trace.js").read_text() == "// the project's\n"
+    assert not (ws / "lib2" / "sitecustomize.py").exists()
+    # /usr/bin/python3 is yours to write only as root
+    assert (ws / "ml").is_symlink() == (not corral_runs_as_root())
+    assert cache.read_text() == "# cached\n"
+
+
+@pytest.mark.sandbox
+def test_every_variable_a_runtime_loads_code_from_is_read_wherever_it_is_set(
+    host: Host,
+) -> None:
+    """r16a D1, M1, M2, P1, J1, T1, G1, C1: a dotenv's NODE_OPTIONS, the variables of mise's
+    `_.file` and its table values, PERL5OPT's `-Itools`, JAVA_TOOL_OPTIONS' `-javaagent:`,
+    mise's file tasks a hook runs, GIT_CONFIG_VALUE_0 naming a hooks directory, and cargo's
+    `-C linker=` in rustflags: what they load ran at the next prompt or commit."""
+    ws = host.ws
+    for d in ("tools", "perllib", "hooks", "mise-tasks", ".cargo", "envs"):
+        (ws / d).mkdir(parents=True, exist_ok=True)
+    (ws / ".envrc").write_text(
+        "dotenv\nexport PERL5OPT='-Iperllib -MTrace'\n"
+        "export JAVA_TOOL_OPTIONS=-javaagent:agent.jar\n"
+        "export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=hooks\n"
+    )
+    (ws / ".env").write_text('NODE_OPTIONS="--require ./tools/a.js"\n')
+    (ws / "envs" / "m.env").write_text('NODE_OPTIONS="--require ./tools/b.js"\n')
+    (ws / "mise.toml").write_text(
+        '[env]\n_.file = "envs/m.env"\nX = { value = "--require ./tools/c.js" }\n'
+        '[hooks]\nenter = { task = "setup" }\n'
+    )
+    (ws / ".cargo" / "config.toml").write_text(
+        '[build]\nrustflags = ["-C", "linker=tools/ld.sh"]\n'
+    )
+    kept = ("tools/a.js", "tools/b.js", "tools/c.js", "agent.jar", "mise-tasks/setup",
+            "tools/ld.sh")  # fmt: skip
+    for name in kept:
+        (ws / name).write_text("# the project's\n")
+    run(host, "".join(f"echo x >> {n}\n" for n in kept)
+        + "echo x > perllib/Trace.pm; echo x > hooks/pre-commit\n"
+        + "echo x > tools/new.txt\n")  # fmt: skip
+    for name in kept:
+        assert (ws / name).read_text() == "# the project's\n", name
+    assert not (ws / "perllib" / "Trace.pm").exists()
+    assert (ws / "tools" / "new.txt").exists()  # tools/ itself is not kept whole
+    assert not (ws / "hooks" / "pre-commit").exists()

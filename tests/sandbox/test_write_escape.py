@@ -3,10 +3,26 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from typing import TYPE_CHECKING
 
 import pytest
 
-from .sandbox_support import DONE, SANDBOXED, allowed, changes, q, snapshot
+from .conftest import give_to_test_user, user_prefix
+from .sandbox_support import (
+    DONE,
+    RUN_UNSANDBOXED,
+    SANDBOXED,
+    allowed,
+    assert_sandboxed,
+    changes,
+    q,
+    snapshot,
+)
+
+if TYPE_CHECKING:
+    from .conftest import Host
 
 pytestmark = pytest.mark.sandbox
 
@@ -138,3 +154,72 @@ attempt outside       sh -c 'printf x > "$1"' _ "$OUT/allow-write.txt"
     assert (extra / "allowed.txt").read_text() == "ok"
     after = snapshot(host.base, [*host.own, host.ws, extra])
     assert changes(before, after) == [], allowed(r.stdout)
+
+
+def test_a_host_file_given_as_stdin_cannot_be_written_through_proc(host: Host) -> None:
+    # Third review, P1: /proc/self/fd/0 of a file opens the host's file again, outside every mount.
+    notes = host.outside / "notes.txt"
+    notes.write_text("the user's notes\n")
+    give_to_test_user(host.base)
+    with open(notes, "rb") as stdin:
+        done = subprocess.run(
+            [*user_prefix(), sys.executable, "-m", "corral", "run", "--", "sh", "-c",
+             "cat; echo overwritten > /proc/self/fd/0; echo end"],
+            cwd=str(host.ws), env=host.env, stdin=stdin, capture_output=True, text=True,
+            timeout=60,
+        )  # fmt: skip
+    assert "the user's notes" in done.stdout and "end" in done.stdout, done.stderr
+    assert notes.read_text() == "the user's notes\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a fifo under /run: root's sandbox")
+def test_a_root_sandbox_cannot_write_to_host_fifos_under_run(host: Host) -> None:
+    # Third review, P4: a read-only mount does not stop opening a fifo for writing (/run/initctl).
+    fifo = f"/run/corral-test-fifo-{os.getpid()}"
+    os.mkfifo(fifo, 0o600)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        done = host.corral(
+            "run", "--", "sh", "-c", f"echo CANARY > {fifo} 2>/dev/null; echo end", timeout=30
+        )
+        assert "end" in done.stdout, done.stderr
+        try:
+            got = os.read(reader, 100)
+        except BlockingIOError:
+            got = b""
+        assert b"CANARY" not in got, "the sandbox wrote into a host fifo"
+    finally:
+        os.close(reader)
+        os.unlink(fifo)
+
+
+# Writable roots that would undo the sandbox's own mounts are refused.
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--cwd", "/"),
+        ("--allow-write", "/tmp"),
+        ("--allow-write", "/run"),
+        ("--allow-write", "/dev"),
+        ("--allow-write", "/"),
+    ],
+    ids=lambda f: " ".join(f),
+)
+def test_writable_root_holding_a_system_mount_is_refused(host, flags):
+    marker = host.base / "RAN"
+    r = host.corral("run", *flags, "--", "touch", str(marker))
+    assert r.returncode == 125, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("corral: "), r.stderr
+    assert "sandbox.policy.rw_paths" in lines[0], r.stderr
+    assert not os.path.lexists(marker), "the command ran"
+
+
+def test_read_only_workspace_at_root_works(host):
+    r = host.corral("run", "--mode", "read-only", "--cwd", "/", "--", "true", cwd="/")
+    assert r.returncode == 0, r.stderr
+    assert RUN_UNSANDBOXED not in r.stderr, r.stderr
+    assert_sandboxed(host, "--cwd", "/", mode="read-only", cwd="/")

@@ -103,6 +103,45 @@ def test_redact_stays_fast_on_hostile_input(unit: str) -> None:
     assert time.monotonic() - started < 2
 
 
+# More forms: secret names in assignments, passwords given as options or in a .netrc line, a
+# URL's key parameter, cookies, vendors' token prefixes.
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("SECRET_KEY=abc123def", "abc123def"),
+        ("DB_PASS=hunter22", "hunter22"),
+        ("mysql -u root -pS3cret db", "S3cret"),
+        ("sshpass -p hunter2 ssh host", "hunter2"),
+        ("docker login -u me -p tok123 registry", "tok123"),
+        ("openssl enc -aes256 -pass pass:x1y2z3", "x1y2z3"),
+        ("machine h login u password x7y8", "x7y8"),
+        ("curl 'https://api.example/v1?key=AIzaSyQQ&q=1'", "AIzaSyQQ"),
+        ("glpat-abcdefghijklmnopqrst", "glpat-abcdefghijklmnopqrst"),
+        ("export HF_TOKEN=hf_abcdefghijklmnopqrstuvwx", "hf_abcdefghijklmnopqrstuvwx"),
+        ("npm_abcdefghijklmnopqrstuvwx", "npm_abcdefghijklmnopqrstuvwx"),
+        ("twine upload -p pypi-AgEIcHlwaS5vcmcCJGFiY2RlZg", "pypi-AgEIcHlwaS5vcmcCJGFiY2RlZg"),
+        ("ya29.a0AfH6SMBxxxxxxxxxxxxxxxx", "ya29.a0AfH6SMBxxxxxxxxxxxxxxxx"),
+        ("SG.abcdefghijklmnopqr.abcdefghijklmnopqrstuv", "abcdefghijklmnopqrstuv"),
+        ("Cookie: session=abc123; theme=dark", "abc123"),
+        ("aws configure set aws_secret_access_key WJALRXUTNFEMI", "WJALRXUTNFEMI"),
+    ],
+)
+def test_redact_removes_secrets_in_options_urls_cookies_and_vendor_tokens(
+    text: str, secret: str
+) -> None:
+    out = redact(text)
+    assert secret not in out and MARK in out
+    assert redact(out) == out  # redacting twice changes nothing
+    assert "]]" not in out
+
+
+@pytest.mark.parametrize(
+    "text", ["ls -la src", "PWD=/home/x make", "the password is stored in a vault", "sort -k2"]
+)
+def test_redact_leaves_text_near_those_forms_alone(text: str) -> None:
+    assert redact(text) == text
+
+
 # ---- the log file -------------------------------------------------------------------------------
 
 

@@ -1,7 +1,7 @@
 """Applying a change set on its own: an upper directory built by hand, scanned, applied to a
 host directory with a journal; what the host and the staging area hold afterwards.
 
-The real-sandbox tests show the same end to end (tests/sandbox/test_review7.py); these pin
+The real-sandbox tests show the same end to end (tests/sandbox/test_change_sets.py); these pin
 the all-or-nothing contract and the copy path quickly.
 """
 

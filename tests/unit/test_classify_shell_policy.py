@@ -93,3 +93,38 @@ def test_home_paths_are_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_flagged_comes_with_every_decision() -> None:
     assert shell_policy("rm -rf /etc", [], ["rm"], WS).flagged == ("/etc",)
     assert shell_policy("cat /etc/x", ["cat"], [], WS).flagged == ("/etc/x",)
+
+
+# The allow list matches the leading words of every simple command, and nothing may ride
+# along (redirections into files, also of compound commands; substitutions; assignments).
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf ~ 'git status'",
+        "git status & python3 -c 'git status; import os'",
+        "python3 -c 'import os; os.system(\"touch x\")  # git status'",
+        "{ git status; } > /tmp/x",
+        "( git status ) > /tmp/x",
+        "if git status; then git status; fi > ~/.bashrc",
+        "for x in a; do git status; done > f",
+        "git status > /tmp/x",
+        "git status >> ~/.bashrc",
+        "git diff $X",  # may expand to --output=...
+        'git diff "$X"',
+        "PAGER=x git diff",
+        "echo git status",
+        "/tmp/git status",
+    ],
+)
+def test_allow_needs_leading_words_and_nothing_riding_along(command: str) -> None:
+    verdict = shell_policy(command, ["git status", "git diff"], [], "/w")
+    assert verdict.decision == "pass", verdict
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git status --short", "/usr/bin/git status", "git status && git diff --stat",
+     "git status 2>&1 >/dev/null", "Git Status"],
+)  # fmt: skip
+def test_allowed_commands_stay_allowed_in_other_harmless_forms(command: str) -> None:
+    assert shell_policy(command, ["git status", "git diff"], [], "/w").decision == "allow"

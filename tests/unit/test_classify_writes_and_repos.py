@@ -14,7 +14,7 @@ import pytest
 from corral import config
 from corral.sandbox import policy
 from corral.toolguard import approval, guard
-from corral.toolguard.classify import READ_ONLY, WRITES, classify
+from corral.toolguard.classify import DYNAMIC, READ_ONLY, WRITES, classify
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -120,3 +120,24 @@ def test_x1_listing_testing_and_stdout_alone_still_read(command: str) -> None:
 def test_y1_yq_in_place_writes(command: str) -> None:
     result = classify(command)
     assert result.kind == WRITES and "f.yaml" in result.writes, result
+
+
+# git with a directory change anywhere in the command: the decision does not depend on which
+# word the walker visits first.
+@pytest.mark.parametrize(
+    "command",
+    [
+        "for i in 1 2; do git log -p -1; cd evil; done",
+        "while git log -1; do cd evil; done",
+        "until git log -1; do cd evil; done",
+        "for i in 1 2; do git show; pushd evil; done",
+        "(git log -1); popd",
+        "git log; cd evil",
+    ],
+)
+def test_git_with_a_directory_change_anywhere_is_dynamic(command: str) -> None:
+    assert classify(command).kind == DYNAMIC, classify(command)
+
+
+def test_git_without_a_directory_change_stays_read_only() -> None:
+    assert classify("for i in 1 2; do git log -1; done").kind == READ_ONLY

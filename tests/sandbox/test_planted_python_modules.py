@@ -1,0 +1,188 @@
+"""A module a sandboxed command writes where a Python the host starts looks first is held.
+
+Python looks in the script's directory first, at the top of the work tree for `python -m` (a
+hook's `python -mpre_commit`, a git filter's `python3 -m nbstripout`), in PYTHONPATH (relative,
+or reached through a link), in the directories a .pth file names, and takes its standard
+library from what an activated venv's pyvenv.cfg says: a module planted in any of them, named
+like one that is imported, runs on the host at the next commit, prompt or start. Each test
+writes from inside real bwrap, then looks at what the host holds afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import pytest
+
+from .sandbox_support import run
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .conftest import Host
+
+pytestmark = pytest.mark.sandbox
+
+
+def test_a_module_named_like_a_standard_one_cannot_be_planted_in_two_runs(host: Host) -> None:
+    """r7c F11: a new json.py where Python looks first is held, but an earlier run's directory
+    named json.py made the file "existing": `python3 app.py` on the host imported it."""
+    canary = host.base / "CANARY-json"
+    (host.ws / "app.py").write_text("import json\n")
+    run(host, "mkdir json.py textwrap.py\n")
+    assert (host.ws / "json.py").is_dir()
+    run(host, f"rmdir json.py textwrap.py; echo 'open({str(canary)!r}, \"w\")' > json.py\n")
+    assert (host.ws / "json.py").is_dir()  # the file in its place is held
+    run(host, "rmdir json.py; ln -s app.py json.py\n")
+    assert (host.ws / "json.py").is_dir() and not (host.ws / "json.py").is_symlink()
+
+
+def test_a_directory_link_named_like_a_standard_module_is_held(host: Host) -> None:
+    """r7a A1: `json -> pkgdir` imports as the package it leads to, first on sys.path."""
+    run(host, "mkdir pkgdir; echo x > pkgdir/__init__.py; ln -s pkgdir json\n")
+    assert (host.ws / "pkgdir").is_dir()
+    assert not (host.ws / "json").is_symlink()
+
+
+def test_a_relative_pythonpath_holds_start_up_modules_at_any_depth(host: Host) -> None:
+    """r7a A13: PYTHONPATH=. was resolved once, against the workspace: tests/sitecustomize.py
+    was applied, and a Python started in tests/ (corral's own too) ran it."""
+    host.env["PYTHONPATH"] = ":".join(filter(None, (host.env.get("PYTHONPATH"), ".")))
+    run(host, "mkdir -p tests; echo x > tests/sitecustomize.py; echo y > tests/test_a.py\n")
+    assert not (host.ws / "tests" / "sitecustomize.py").exists()
+    assert (host.ws / "tests" / "test_a.py").exists()
+
+
+def test_a_pythonpath_entry_reached_through_a_link_keeps_its_link(host: Host) -> None:
+    """r8a B6: PYTHONPATH=src with `src -> lib`: the link was re-pointed at a new directory
+    holding a sitecustomize.py, which every Python then ran."""
+    (host.ws / "lib").mkdir()
+    os.symlink("lib", host.ws / "src")
+    host.env["PYTHONPATH"] = ":".join(filter(None, (host.env.get("PYTHONPATH"), "src")))
+    run(host, "mkdir evil; echo x > evil/sitecustomize.py; ln -sfn evil src\n")
+    assert os.readlink(host.ws / "src") == "lib"
+
+
+def test_an_activated_venvs_configuration_is_kept(host: Host) -> None:
+    """r8a B7: pyvenv.cfg's `home` re-pointed at a standard library planted in the venv;
+    the venv's python (on PATH) imported its encodings from there."""
+    venv = host.ws / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    host.env["PATH"] = f"{venv / 'bin'}:{host.env['PATH']}"
+    run(host, "echo 'home = /tmp/evil' > .venv/pyvenv.cfg\n")
+    assert (venv / "pyvenv.cfg").read_text() == "home = /usr/bin\n"
+
+
+def _activated_venv_naming_src(host: Host, pth: str) -> Path:
+    """A venv in the workspace, on the PATH corral runs with, whose site-packages has a .pth
+    (an editable install's) naming the workspace's src/; returns its site-packages."""
+    site = host.ws / ".venv" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (host.ws / ".venv" / "bin").mkdir()
+    (host.ws / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (host.ws / "src").mkdir()
+    (site / pth).write_text(f"{host.ws / 'src'}\n")
+    host.env["PATH"] = f"{host.ws / '.venv' / 'bin'}:{host.env['PATH']}"
+    return site
+
+
+def test_a_directory_a_pth_file_names_is_one_python_looks_in(host: Host) -> None:
+    """r8a B8: an editable install's .pth names the project's src/ (here in an activated
+    venv): a src/sitecustomize.py ran at every start of that Python."""
+    _activated_venv_naming_src(host, "__editable__.proj.pth")
+    run(host, "echo x > src/sitecustomize.py; echo x > src/app.py\n")
+    assert not (host.ws / "src" / "sitecustomize.py").exists()
+    assert (host.ws / "src" / "app.py").exists()
+
+
+def test_directories_named_like_pth_files_do_not_hide_one(host: Host) -> None:
+    """r9a C5: 4000 directories named x.pth in an activated venv's site-packages pushed an
+    editable install's .pth past the 256 names read: src/ stopped counting, and a
+    src/sitecustomize.py was applied."""
+    site = _activated_venv_naming_src(host, "zz__editable__.proj.pth")
+    for i in range(300):
+        (site / f"a{i:04}.pth").mkdir()
+    run(host, "echo x > src/sitecustomize.py\n")
+    assert not (host.ws / "src" / "sitecustomize.py").exists()
+
+
+def test_a_package_named_like_the_module_a_hook_runs_is_held(host: Host) -> None:
+    """r7a A2: pre-commit's hook runs `python -mpre_commit` from the top of the work tree,
+    where a `pre_commit/` package a command wrote is imported in place of pre-commit."""
+    host.git("init", "-q", str(host.ws))
+    hook = host.ws / ".git" / "hooks" / "pre-commit"
+    hook.write_text(
+        "#!/usr/bin/env bash\n# File generated by pre-commit: https://pre-commit.com\n"
+        'exec python3 -mpre_commit hook-impl --config=.pre-commit-config.yaml "$@"\n'
+    )
+    run(host, "mkdir pre_commit; echo 'x' > pre_commit/__main__.py; echo x > pre_commit.py\n")
+    assert not (host.ws / "pre_commit").exists() and not (host.ws / "pre_commit.py").exists()
+
+
+def test_a_package_named_like_the_module_a_git_filter_runs_is_held(host: Host) -> None:
+    """r7a A16: nbstripout's filter is `python3 -m nbstripout`, run from the top of the work
+    tree at a plain `git status`: a `nbstripout/` package there ran in its place."""
+    host.git("init", "-q", str(host.ws))
+    host.git("config", "filter.nbstripout.clean", '"python3" -m nbstripout', cwd=host.ws)
+    run(host, "mkdir nbstripout; echo x > nbstripout/__main__.py\n")
+    assert not (host.ws / "nbstripout").exists()
+
+
+def test_where_a_hooks_python_looks_first_no_new_module_is_taken(host: Host) -> None:
+    """r8a B1, B2: pre-commit's `python -mpre_commit` looks at the top of the work tree first
+    for every module it imports (a `cfgv.py` there replaced pre-commit's own); a hook's
+    `python3 scripts/check.py` looks in scripts/ first (a `scripts/json.py` ran)."""
+    host.git("init", "-q", str(host.ws))
+    (host.ws / "scripts").mkdir()
+    (host.ws / "scripts" / "check.py").write_text("import json\n")
+    hook = host.ws / ".git" / "hooks" / "pre-commit"
+    hook.write_text(
+        "#!/usr/bin/env bash\n# File generated by pre-commit: https://pre-commit.com\n"
+        'python3 scripts/check.py\nexec python3 -mpre_commit hook-impl "$@"\n'
+    )
+    run(host, "echo x > cfgv.py; echo x > scripts/json.py; echo x > scripts/helper.py\n")
+    assert not (host.ws / "cfgv.py").exists()
+    assert not (host.ws / "scripts" / "json.py").exists()
+    assert not (host.ws / "scripts" / "helper.py").exists()
+
+
+def test_where_a_python_hook_found_by_its_shebang_or_link_looks_no_module_is_taken(
+    host: Host,
+) -> None:
+    """r10a F2: a Python hook that is a link into the work tree (Python looks in the
+    target's directory first) and an extension-less Python script a shell hook runs were
+    not seen as Python: tools/hooks/subprocess.py and scripts/json.py ran at `git commit`."""
+    host.git("init", "-q", str(host.ws))
+    for d in ("tools/hooks", "scripts"):
+        (host.ws / d).mkdir(parents=True)
+    (host.ws / "tools" / "hooks" / "pre-commit").write_text(
+        "#!/usr/bin/env python3\nimport subprocess\n"
+    )
+    (host.ws / "scripts" / "check").write_text("#!/usr/bin/python3 -S\nimport json\n")
+    hooks = host.ws / ".git" / "hooks"
+    os.symlink("../../tools/hooks/pre-commit", hooks / "pre-commit")
+    (hooks / "commit-msg").write_text('#!/bin/sh\nexec scripts/check "$1"\n')
+    run(host, "echo x > tools/hooks/subprocess.py; echo x > scripts/json.py\n"
+              "echo x > scripts/helper.py; echo x > tools/notes.md\n")  # fmt: skip
+    assert not (host.ws / "tools" / "hooks" / "subprocess.py").exists()
+    assert not (host.ws / "scripts" / "json.py").exists()
+    assert not (host.ws / "scripts" / "helper.py").exists()
+    assert (host.ws / "tools" / "notes.md").exists()
+
+
+def test_where_a_hook_starts_python_without_a_shebang_no_module_is_taken(host: Host) -> None:
+    """r11a T2: `python3 tools/check` (no shebang) and `python3 -c '...'` (Python looks in
+    the top first) were not seen as starting Python there: tools/json.py and a new module
+    at the top ran at `git commit`."""
+    host.git("init", "-q", str(host.ws))
+    (host.ws / "tools").mkdir()
+    (host.ws / "tools" / "check").write_text("import json\n")
+    (host.ws / ".git" / "hooks" / "pre-commit").write_text(
+        "#!/bin/sh\npython3 -X dev tools/check\npython3 -I -c 'import zzhelper'\n"
+    )
+    run(host, "echo x > tools/json.py; echo x > zzhelper.py; echo x > tools/notes.md\n")
+    assert not (host.ws / "tools" / "json.py").exists()
+    assert not (host.ws / "zzhelper.py").exists()
+    assert (host.ws / "tools" / "notes.md").exists()
