@@ -151,10 +151,13 @@ local function block_of(data)
   return block_text(lines)
 end
 
----Read the buffer's frontmatter again; `force` even when its text did not change.
+---Read the buffer's frontmatter again; `force` even when its text did not change; `accepted`:
+---the user asked for it (:Sandbox reload, :trust), so a change on disk by something else
+---takes effect too.
 ---@param bufnr integer
 ---@param force boolean|nil
-function M.refresh(bufnr, force)
+---@param accepted boolean|"if trusted"|nil
+function M.refresh(bufnr, force, accepted)
   local info = attached[bufnr]
   if not info or not vim.api.nvim_buf_is_valid(bufnr) then
     return
@@ -170,9 +173,20 @@ function M.refresh(bufnr, force)
   -- Trust first, whatever becomes of the block: a file changed on disk loses it even when its
   -- new block cannot be read (the last good settings stay, never their trust: r20b F1).
   local trusted = M.trusted(bufnr, name, text)
+  if accepted == "if trusted" then
+    accepted = trusted -- (:trust: the user vouched for the file as it is now)
+  end
   local last = state.buffers[bufnr]
   if last and not trusted then
     last.trusted = false
+  end
+  -- Kept since the file changed on disk by something else (see keep_after_outside_change):
+  -- until the user reads the frontmatter again, not even at this editor's next :write,
+  -- which writes what the command wrote, read back by autoread.
+  if accepted then
+    info.kept = false
+  elseif info.kept and last then
+    return
   end
   local values, err = frontmatter.read(lines)
   if err then
@@ -251,6 +265,32 @@ function M.trusted(bufnr, name, text)
   return widening_allowed() or (info.trusted_text ~= nil and info.trusted_text == text)
 end
 
+---After the file changed on disk outside this editor and was read again (autoread): the
+---settings the chat had stay in force, no longer trusted, until the user reads the
+---frontmatter again (:Sandbox reload, :trust, :e!). Else a command with direct writes that
+---rewrote its own chat without its frontmatter dropped the narrowing it had (review r31c).
+---@param bufnr integer
+local function keep_after_outside_change(bufnr)
+  local info = attached[bufnr]
+  local before = info and info.before
+  if not info or not before then
+    return
+  end
+  info.before = nil
+  local now = state.buffers[bufnr]
+  if now and vim.deep_equal(now.values, before.values) then
+    return
+  end
+  state.buffers[bufnr] = { values = before.values, trusted = false }
+  info.kept = true
+  vim.notify(
+    ("corral: %s changed on disk outside this editor: the settings its frontmatter had stay in force, no longer trusted (they may only narrow the sandbox). Check the file, then :Sandbox reload to read its frontmatter again, or :trust it."):format(
+      vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ":~:.")
+    ),
+    vim.log.levels.WARN
+  )
+end
+
 ---With sandbox.backend = "required" and no working backend: say so once, visibly.
 ---@param bufnr integer
 local function warn_if_required_missing(bufnr)
@@ -290,7 +330,7 @@ local function watch_trust()
     if not err and fname == "trust" then
       vim.schedule(function()
         for bufnr in pairs(attached) do
-          M.refresh(bufnr, true)
+          M.refresh(bufnr, true, "if trusted") -- (corral's own removals write it too)
         end
       end)
     end
@@ -306,12 +346,13 @@ function M.attach(bufnr)
     return
   end
   -- disk: sha256 of the file as last read or written here; trusted_text: the frontmatter the
-  -- user trusted; tainted: changed on disk by something else since.
+  -- user trusted; tainted: changed on disk by something else since; kept: the settings in
+  -- force stay until the user reads the frontmatter again (see refresh).
   local path = vim.api.nvim_buf_get_name(bufnr)
   local first = path ~= "" and read_file(path) or nil
   attached[bufnr] = {
     text = nil, timer = nil, shown = {}, disk = first and sha256(first) or nil, tainted = false,
-    trusted_text = nil, link = path ~= "" and M.is_link(path),
+    trusted_text = nil, link = path ~= "" and M.is_link(path), kept = false,
   }
   local group = vim.api.nvim_create_augroup("corral_chat_" .. bufnr, { clear = true })
   vim.api.nvim_create_autocmd("BufWritePre", {
@@ -354,11 +395,32 @@ function M.attach(bufnr)
       M.refresh(bufnr, true)
     end,
   })
-  vim.api.nvim_create_autocmd({ "FileChangedShellPost", "BufReadPost" }, {
+  vim.api.nvim_create_autocmd("BufReadPre", {
     group = group,
     buffer = bufnr,
     callback = function()
-      M.refresh(bufnr, true)
+      attached[bufnr].before = state.buffers[bufnr]
+    end,
+  })
+  -- :e! reads the file again at the user's word (BufReadPost alone); autoread or the user's
+  -- "Load" after a change outside runs BufReadPost, then FileChangedShellPost.
+  vim.api.nvim_create_autocmd("BufReadPost", {
+    group = group,
+    buffer = bufnr,
+    callback = function()
+      M.refresh(bufnr, true, true)
+      vim.schedule(function() -- (after a FileChangedShellPost of the same reload)
+        if attached[bufnr] then
+          attached[bufnr].before = nil
+        end
+      end)
+    end,
+  })
+  vim.api.nvim_create_autocmd("FileChangedShellPost", {
+    group = group,
+    buffer = bufnr,
+    callback = function()
+      keep_after_outside_change(bufnr)
     end,
   })
   vim.api.nvim_create_autocmd({ "TextChanged", "TextChangedI" }, {

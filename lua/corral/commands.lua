@@ -188,7 +188,7 @@ M.subcommands = {
       if not chat.is_attached(bufnr) then
         chat.attach(bufnr)
       else
-        chat.refresh(bufnr, true)
+        chat.refresh(bufnr, true, true)
       end
     end,
   },

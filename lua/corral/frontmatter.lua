@@ -13,6 +13,7 @@ local M = {}
 
 M.MAX_LINES = 500
 M.MAX_BYTES = 64 * 1024 -- a chat file is written by what runs in the sandbox: bound the work
+M.MAX_SETTINGS_BYTES = 256 * 1024 -- what its Lua may produce
 M.INSTRUCTION_BUDGET = 1000000
 M.TIMEOUT_MS = 2000
 M.MEMORY_BYTES = 512 * 1024 * 1024
@@ -256,6 +257,11 @@ local function eval_lua(code)
   local done = proc:wait()
   if done.signal == 15 or done.signal == 9 or done.code == 124 then
     return nil, ("frontmatter took too long (more than %d ms)"):format(M.TIMEOUT_MS)
+  end
+  -- (C functions such as vim.list_extend run outside the instruction budget: 1.6 million
+  -- deny_read entries froze every later request, review r31c)
+  if #(done.stdout or "") > M.MAX_SETTINGS_BYTES then
+    return nil, ("frontmatter settings of more than %d bytes"):format(M.MAX_SETTINGS_BYTES)
   end
   local decoded_ok, result = pcall(vim.json.decode, done.stdout or "", { luanil = { object = true, array = true } })
   if not decoded_ok or type(result) ~= "table" then

@@ -67,8 +67,13 @@ class _Ops(Frozen):
 
     def apply(self, base: tuple[str, ...]) -> tuple[str, ...]:
         items = list(self.set if self.set is not None else base)
-        items.extend(a for a in self.append if a not in items)
-        return tuple(i for i in items if i not in self.remove)
+        seen = set(items)  # (not `in items`: quadratic in the length, review r31c)
+        for item in self.append:
+            if item not in seen:
+                seen.add(item)
+                items.append(item)
+        removed = set(self.remove)
+        return tuple(i for i in items if i not in removed)
 
 
 def _describe(value: Any) -> str:
@@ -98,9 +103,16 @@ def flatten(values: Mapping[str, Any]) -> dict[str, Any]:
     return dict(_walk(values))
 
 
+MAX_LIST_ITEMS = 1000  # of one list in one layer (a chat's frontmatter is the command's to write)
+
+
 def _check_strings(key: str, layer: str, items: Any, problems: list[Problem]) -> bool:
     if not isinstance(items, list | tuple):
         problems.append(Problem(key, layer, f"expected a list of strings, got {_describe(items)}"))
+        return False
+    if len(items) > MAX_LIST_ITEMS:
+        many = f"{len(items)} entries, more than the {MAX_LIST_ITEMS} a list takes"
+        problems.append(Problem(key, layer, many))
         return False
     for i, item in enumerate(items, 1):
         if not isinstance(item, str) or not item:

@@ -122,6 +122,36 @@ def test_a_chat_rewritten_on_disk_loses_trust_and_the_user_is_told(
     assert any("changed on disk" in w and ":trust" in w for w in warnings), ed.messages()
 
 
+def test_a_chat_rewritten_on_disk_keeps_the_narrowing_it_had(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    """r31c UNNARROW: with direct writes a command rewrote its own chat file without its
+    frontmatter; after autoread the chat's `deny_read` was gone, silently, and the next
+    command read the secret it hid. A change made on disk by something else now leaves the
+    settings as they were (untrusted) until the user reads the file again."""
+    ed = spawn(cwd=workspace)
+    ed.lua("vim.o.autoread = true")
+    narrow = 'corral.opt.sandbox.policy.deny_read:append("urn:corral:cwd/secrets")'
+    chat = write_chat(workspace, lua_block(narrow))
+    buf = ed.edit(chat)
+    hidden = "urn:corral:cwd/secrets"
+    ed.wait_for(
+        lambda: hidden in ed.config(buf)["values"]["sandbox.policy.deny_read"], what="narrowing"
+    )
+    ed.clear_messages()
+    chat.write_text("@You: hi, host.\n")
+    ed.cmd("checktime")
+    ed.wait_for(
+        lambda: "host" in "".join(ed.lua(ALL_LINES, buf)), what="autoread to reload the chat"
+    )
+    ed.nvim.eval("1")
+    assert hidden in ed.config(buf)["values"]["sandbox.policy.deny_read"]
+    warnings = ed.messages(WARN)
+    assert any("changed on disk" in w and "Sandbox reload" in w for w in warnings), ed.messages()
+    ed.cmd("Sandbox", "reload")  # the user's own decision
+    assert hidden not in ed.config(buf)["values"]["sandbox.policy.deny_read"]
+
+
 def test_trust_survives_the_users_own_write(ed: Editor, workspace: Path) -> None:
     chat = write_chat(workspace, lua_block("corral.opt.sandbox.policy.network = true"))
     buf = ed.edit(chat)
@@ -187,6 +217,23 @@ def test_oversized_frontmatter_is_refused_at_once(ed: Editor, workspace: Path) -
     errors = ed.wait_for(lambda: ed.messages(ERROR), timeout=5, what="the size error")
     assert "bytes, more than the" in errors[0], errors[0]
     assert ed.config(buf)["values"]["sandbox.mode"] == "workspace-write"
+
+
+def test_frontmatter_settings_past_their_bound_are_refused(ed: Editor, workspace: Path) -> None:
+    """r31c BIGFM: a few lines appending 120,000 deny_read entries (narrowing, so accepted)
+    froze the editor and every later request for minutes; C functions such as
+    vim.list_extend run outside the instruction budget."""
+    chat = write_chat(
+        workspace,
+        lua_block(
+            "local t = {} for i = 1, 200 do t[i] = '/x/' .. i end",
+            "for _ = 1, 400 do corral.opt.sandbox.policy.deny_read:append(t) end",
+        ),
+    )
+    buf = ed.edit(chat)
+    errors = ed.wait_for(lambda: ed.messages(ERROR), timeout=10, what="the bound's error")
+    assert "more than the 1000" in errors[0] or "more than 262144" in errors[0], errors
+    assert "/x/1" not in ed.config(buf)["values"]["sandbox.policy.deny_read"]
 
 
 def test_a_frontmatter_error_cannot_speak_as_corral(ed: Editor, workspace: Path) -> None:

@@ -183,11 +183,12 @@ def test_a_rollback_no_buffer_saw_is_not_trusted_either(
     assert ed.config(buf)["values"]["sandbox.policy.network"] is False
 
 
-def test_a_chat_opened_under_any_name_is_held_like_one(
+def test_a_chat_opened_under_any_name_is_kept_like_one(
     spawn: Callable[..., Editor], workspace: Path
 ) -> None:
     """Fifth review, G2 (second form): a file made a chat with :Sandbox reload whose name
-    matches no chat pattern was not held when a command rewrote it."""
+    matches no chat pattern was not held when a command rewrote it. An open chat is kept
+    read-only in the sandbox now (r31c: with direct writes nothing else kept it)."""
     notes = workspace / "notes.txt"
     notes.write_text(lua_block('corral.opt.sandbox.mode = "workspace-write"'))
     ed = spawn(cwd=workspace)
@@ -196,7 +197,7 @@ def test_a_chat_opened_under_any_name_is_held_like_one(
     execute(ed, "bash", command="echo hijacked > notes.txt")
     r = result(ed)
     assert notes.read_text().startswith("```lua"), r
-    assert r["changes"]["status"] == "held", r["changes"]
+    assert r["exit"] != 0 and "Read-only file system" in r["output"], r
 
 
 def test_a_chat_swapped_for_a_link_is_neither_written_through_nor_trusted(

@@ -427,3 +427,24 @@ attempt config-after git config core.fsmonitor "touch $PWNED"
     host.git("status", "--porcelain", check=False)
     host.git("commit", "-q", "--allow-empty", "-m", "after the sandbox", check=False)
     assert not os.path.lexists(pwned), "host git ran a planted core.fsmonitor" + report
+
+
+def test_an_open_chat_file_is_read_only_with_direct_writes(host) -> None:  # type: ignore[no-untyped-def]
+    """r31c UNNARROW: with direct writes nothing kept a command from rewriting its own chat
+    file without the frontmatter that narrowed its sandbox (change sets held it). The
+    editor names its open chats in every request; they are kept as they are."""
+    import glob
+
+    chat = host.ws / "talk [1].chat"
+    chat.write_text("```lua\ncorral.opt.sandbox.policy.network = false\n```\n@You: hi\n")
+    config = host.home / ".config" / "corral" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    escaped = glob.escape(str(chat))
+    config.write_text(f'[sandbox]\nwrites = "direct"\n[chat]\npatterns = ["{escaped}"]\n')
+    done = host.sh(
+        host.vars() + '\ncd "$WS"\necho "@You: hi" > "talk [1].chat" 2>/dev/null\n'
+        "echo x > other.chat; echo x > notes.txt\n"
+    )
+    assert DONE in done.stdout, done.stdout + done.stderr
+    assert chat.read_text().startswith("```lua")
+    assert (host.ws / "notes.txt").exists()

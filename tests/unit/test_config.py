@@ -327,3 +327,14 @@ def test_nothing_is_applied_when_any_layer_is_invalid() -> None:
                 Layer("buffer", {"sandbox.policy.rw_pathz": ["/"]}),
             ]
         )
+
+
+def test_a_list_of_more_than_a_thousand_entries_is_refused_by_name() -> None:
+    """r31c BIGFM: 120,000 deny_read entries from a chat's frontmatter (narrowing, so
+    accepted) were merged in quadratic time on every request: the editor froze for minutes."""
+    many = [f"/x/{i}" for i in range(1001)]
+    for value in (many, {"append": many}):
+        found = problems_of(Layer("buffer", {DENY: value}))
+        assert found and found[0][0].startswith(DENY) and "more than the 1000" in found[0][2]
+    cfg = resolve([Layer("buffer", {DENY: {"append": many[:1000]}})])
+    assert cfg[DENY][-1] == "/x/999" and len(set(cfg[DENY])) == len(cfg[DENY])

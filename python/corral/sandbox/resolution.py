@@ -15,6 +15,7 @@ from corral.paths import (
     canonical_all,
     expand_all,
     expand_lexical,
+    file_patterns,
     is_within,
     name_matches,
     outermost,
@@ -258,6 +259,23 @@ def _secrets_directly_in(
     if len(entries) > SECRET_ENTRIES:
         found.append((directory, True))
     return found
+
+
+def _glob_literal(pattern: str) -> str | None:
+    """The one path a glob pattern matches (`[*]` a literal star, as glob.escape writes it),
+    or None where it has a wildcard. (By hand: `re` costs every resolve its import.)"""
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "[" and i + 2 < len(pattern) and pattern[i + 2] == "]":
+            out.append(pattern[i + 1])
+            i += 3
+            continue
+        if c in "*?[":
+            return None
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def _dir_state(path: str) -> tuple[int, int]:
@@ -543,6 +561,11 @@ class Resolution:
                     path = os.path.join(root, name)
                     # missing ones (a new .nvim.lua, .envrc) are watched: removed if created
                     found.keep(path)
+            for chat in self._open_chats():
+                if is_within(chat, root):
+                    # (with direct writes nothing else stops a command from rewriting its own
+                    # chat without the frontmatter that narrowed it, review r31c)
+                    found.keep(chat, "a chat open in the editor: its frontmatter is settings")
             self._direnv(root, found)
             from corral.sandbox.protect import toolconfigs  # only here: tomllib
 
@@ -554,6 +577,16 @@ class Resolution:
                 root, "mise, cargo or Mercurial runs what its configs name", unknown,
                 f"a mise, cargo or Mercurial config of {root}",
             )  # fmt: skip
+
+    def _open_chats(self) -> list[str]:
+        """The chat files open in the editor: the literal paths among chat.patterns (the
+        editor appends each, glob-escaped; a pattern with a wildcard is no one file)."""
+        found = []
+        for pattern in file_patterns(self.config["chat.patterns"], self.ctx.home, self.ctx.env):
+            literal = _glob_literal(pattern)
+            if literal is not None and os.path.isabs(literal):
+                found.append(os.path.realpath(literal))
+        return found
 
     def _keep_named(
         self,
