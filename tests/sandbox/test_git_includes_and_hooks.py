@@ -464,3 +464,38 @@ def test_a_commit_or_index_holding_a_protected_name_is_held_with_its_ref(host: H
     run(host, f"echo more >> README; {GIT_ID} commit -qam two\n")
     assert host.git("log", "-1", "--format=%s").strip() == "two"
     assert (host.ws / "README").read_text() == "hi\nmore\n"
+
+
+def test_history_below_a_ref_a_stash_and_a_split_index_are_checked(host: Host) -> None:
+    """r32a STASHU: `git stash -u` keeps untracked files in the stash's third parent, whose
+    tree was never read: `git stash pop` wrote .pdbrc. HISTPARENT: a commit adding .envrc,
+    then one removing it: only the tip was read, and `git reset --hard HEAD~1` wrote it.
+    SPLITINDEX: the entries of a split index are in sharedindex.*. FIFOHANG: a ref named a
+    FIFO and the check blocked for good, the user's lock with it."""
+    host.git("init", "-q", "-b", "main")
+    (host.ws / "a.py").write_text("x = 1\n")
+    host.git("add", "a.py")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
+    head = host.git("rev-parse", "HEAD")
+    run(host, f"echo 'import os' > .pdbrc; {GIT_ID} stash push -qu -m wip\n")
+    assert host.git("stash", "list") == ""
+    run(
+        host,
+        f"echo x > .envrc; echo y > b.py; git add -f .envrc b.py; {GIT_ID} commit -qm add\n"
+        f"git rm -q --cached .envrc; rm .envrc; {GIT_ID} commit -qm tidy\n",
+    )
+    assert host.git("rev-parse", "HEAD") == head
+    run(
+        host,
+        "blob=$(echo 'import os' | git hash-object -w --stdin)\n"
+        "git update-index --add --cacheinfo 100644,$blob,.pdbrc\n"
+        "git -c core.splitIndex=true update-index --split-index\n",
+    )
+    assert ".pdbrc" not in host.git("ls-files")
+    done = host.sh(
+        host.vars() + '\ncd "$WS"\nmkfifo .git/refs/heads/zz\n'
+        "echo 'ref: refs/heads/zz' > .git/refs/heads/zl\n",
+        timeout=60,
+    )
+    assert DONE in done.stdout, done.stdout + done.stderr
+    assert not (host.ws / ".git" / "refs" / "heads" / "zl").exists()

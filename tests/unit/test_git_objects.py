@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from corral.changes.git_objects import (
+    Budget,
     GitUnreadable,
     ObjectStore,
     changed_paths,
@@ -52,12 +53,12 @@ def test_trees_are_read_from_packs_with_deltas_and_loose_objects(repo: Path) -> 
     store = ObjectStore([str(repo / ".git" / "objects")])
     head = tree_of(store, _git(repo, "rev-parse", "HEAD").strip())
     every = _git(repo, "ls-tree", "-r", "-t", "--name-only", "HEAD").split()
-    assert sorted(changed_paths(store, None, head, 10_000)) == sorted(every)
+    assert sorted(changed_paths(store, None, head, Budget(10_000))) == sorted(every)
     old = tree_of(store, _git(repo, "rev-parse", "HEAD~5").strip())
     diff = _git(repo, "diff-tree", "-r", "-t", "--name-only", "HEAD~5", "HEAD").split()
-    assert sorted(changed_paths(store, old, head, 10_000)) == sorted(diff)
-    with pytest.raises(GitUnreadable, match="more than 2 trees"):
-        changed_paths(store, None, head, 2)
+    assert sorted(changed_paths(store, old, head, Budget(10_000))) == sorted(diff)
+    with pytest.raises(GitUnreadable, match="more than 20 tree entries"):
+        list(changed_paths(store, None, head, Budget(20)))
 
 
 @pytest.mark.parametrize("version", ["2", "3", "4"])
@@ -81,3 +82,29 @@ def test_what_cannot_be_read_is_an_error_not_a_guess(repo: Path, tmp_path: Path)
     (tmp_path / "index").write_bytes(b"DIRC\0\0\0\2\0\0\0\5")
     with pytest.raises(GitUnreadable, match="malformed index"):
         index_paths(str(tmp_path / "index"))
+
+
+def _loose(objects: Path, kind: str, body: bytes) -> str:
+    import hashlib
+    import zlib
+
+    data = f"{kind} {len(body)}".encode() + b"\0" + body
+    sha = hashlib.sha1(data).hexdigest()
+    (objects / sha[:2]).mkdir(parents=True, exist_ok=True)
+    (objects / sha[:2] / sha[2:]).write_bytes(zlib.compress(data))
+    return sha
+
+
+def test_a_tree_named_again_and_again_is_bounded_by_entries(tmp_path: Path) -> None:
+    """r32a TREEBOMB: the budget counted trees: 20,000 names of one tree of 1,000 entries
+    made 20 million paths (10 minutes, 1.9 GB, the user's lock held)."""
+    objects = tmp_path / "objects"
+    blob = bytes.fromhex(_loose(objects, "blob", b"x"))
+    inner = _loose(objects, "tree", b"".join(b"100644 f%d\0" % i + blob for i in range(1000)))
+    outer = _loose(
+        objects, "tree", b"".join(b"40000 d%05d\0" % i + bytes.fromhex(inner) for i in range(500))
+    )
+    store = ObjectStore([str(objects)])
+    with pytest.raises(GitUnreadable, match="more than 200000 tree entries"):
+        for _ in changed_paths(store, None, outer, Budget(200_000)):
+            pass

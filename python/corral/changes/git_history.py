@@ -1,17 +1,28 @@
-"""Change-set rule for what git on the host would write into the work tree later: a ref, HEAD,
-ORIG_HEAD or the index a command moved names files that host git writes unchecked at the
-user's next checkout, reset, restore or stash pop. A commit on another branch holding
-`.pdbrc`, `.envrc` and a pre-commit config passed as plain objects and refs, and
-`git checkout master` then wrote them (review r31b). So the paths such a change adds or
-changes, against what the host's HEAD has now, are put through the protected names and paths;
-what cannot be read (an object format or a pack corral does not read, too many trees) is held.
+"""Change-set rule for what git on the host would write into the work tree later: a ref, a
+reflog, HEAD and the other *_HEAD files, or the index a command changed names commits and
+files that host git writes unchecked at the user's next checkout, reset, restore, revert or
+stash pop. A commit on another branch holding `.pdbrc`, `.envrc` and a pre-commit config
+passed as plain objects and refs, and `git checkout master` then wrote them (review r31b);
+so did a stash's untracked-files parent, a commit below the tip that a later one undid, and a
+split index (r32a). So every commit a change makes reachable that the host's refs did not
+name (walked back to a commit they do, bounded) has the paths its tree adds or changes
+against the host's HEAD put through the protected names and paths; what cannot be read (a
+format or pack corral does not read, too much history, a split or sparse index) is held.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 
-from corral.changes.git_objects import GitUnreadable, ObjectStore, changed_paths, index_paths
+from corral.changes.git_objects import (
+    Budget,
+    GitUnreadable,
+    ObjectStore,
+    changed_paths,
+    index_paths,
+    parents,
+)
 from corral.changes.git_objects import tree_of as _tree_of
 from corral.changes.ruleset import RuleSet
 from corral.paths import self_or_parent_in
@@ -19,31 +30,59 @@ from corral.toolguard.ops.refusal import PROTECTED, Refusal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from corral.changes.scan import Entry
 
-TREE_BUDGET = 20_000  # trees read for one change
-REF_BYTES = 4096
+ENTRY_BUDGET = 200_000  # tree entries looked at for one change
+COMMIT_BUDGET = 500  # commits walked back from what a change names
+ANCESTORS = 200  # of the host's HEAD, first parents, that count as known
+REF_BYTES = 1 << 20
 
 
 def _text(path: str) -> str | None:
-    """A small file of a git directory (a ref), not through a link; None where there is none."""
+    """A small regular file of a git directory, not through a link and never blocking (a FIFO
+    named as a ref hung the check, r32a); None where there is none. Anything else there is
+    GitUnreadable."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
         return None
+    except OSError as e:
+        raise GitUnreadable(f"{path}: {e.strerror}") from None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise GitUnreadable(f"{path} is not a regular file")
         return os.read(fd, REF_BYTES).decode("utf-8", "replace")
     finally:
         os.close(fd)
 
 
+NULL = "0" * 40  # (a reflog's "none")
+
+
+def _is_sha(word: str) -> bool:
+    return len(word) == 40 and word != NULL and all(c in "0123456789abcdef" for c in word)
+
+
+def _named(text: str | None) -> set[str]:
+    """The objects a ref-like file names: a ref, packed-refs (peeled `^` lines too), FETCH_HEAD,
+    a reflog's old and new values."""
+    found = set()
+    for line in (text or "").splitlines():
+        for word in line.split()[:2]:
+            word = word.lstrip("^")
+            if _is_sha(word):
+                found.add(word)
+    return found
+
+
 def _packed(git_dir: str) -> dict[str, str]:
     """ref name -> object of a packed-refs file."""
-    text = _text(os.path.join(git_dir, "packed-refs")) if git_dir else None
     found = {}
-    for line in (text or "").splitlines():
+    for line in (_text(os.path.join(git_dir, "packed-refs")) or "").splitlines():
         sha, _, name = line.partition(" ")
-        if len(sha) == 40 and name:
+        if _is_sha(sha) and name:
             found[name.strip()] = sha
     return found
 
@@ -54,9 +93,10 @@ def _resolve(git_dirs: list[str], text: str | None, depth: int = 0) -> str | Non
         return None
     text = text.strip()
     if not text.startswith("ref: "):
-        return text.split()[0] if text else None
+        word = text.split()[0] if text else ""
+        return word if _is_sha(word) else None
     name = text[5:].strip()
-    if ".." in name.split("/"):
+    if ".." in name.split("/") or name.startswith("/"):
         return None
     for git_dir in git_dirs:
         value = _text(os.path.join(git_dir, name))
@@ -68,6 +108,34 @@ def _resolve(git_dirs: list[str], text: str | None, depth: int = 0) -> str | Non
     return None
 
 
+def _ref_file(inside: list[str]) -> bool:
+    """Whether a path in a git directory is one git reads commits from: refs, reflogs,
+    packed-refs, HEAD and its kin at the top (ORIG_HEAD, FETCH_HEAD, MERGE_HEAD, AUTO_MERGE)."""
+    name = inside[-1]
+    if inside[0] in ("refs", "logs"):
+        return True
+    top = name in ("packed-refs", "AUTO_MERGE") or name.endswith("HEAD")
+    return len(inside) == 1 and top
+
+
+def _host_refs(host_git: str) -> set[str]:
+    """The commits the host's refs name now (loose and packed; reflogs not)."""
+    found = set(_packed(host_git).values())
+    refs = os.path.join(host_git, "refs")
+    looked = 0
+    for directory, dirs, files in os.walk(refs):
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(directory, d))]
+        looked += len(files)
+        if looked > 20_000:
+            raise GitUnreadable("more than 20000 refs")
+        for name in files:
+            found |= _named(_text(os.path.join(directory, name)))
+    for name in os.listdir(host_git) if os.path.isdir(host_git) else ():
+        if name.endswith("HEAD") and not name.startswith("."):
+            found |= _named(_text(os.path.join(host_git, name)))
+    return found
+
+
 class GitHistoryRules(RuleSet):
     def _git_history(self, entry: Entry, git_rel: str, inside: list[str]) -> Refusal | None:
         """For an entry `inside` the git directory at `git_rel` (relative to its root)."""
@@ -75,39 +143,90 @@ class GitHistoryRules(RuleSet):
             return None
         name = "/".join(inside)
         is_index = name == "index"
-        if not (is_index or name in ("HEAD", "ORIG_HEAD", "packed-refs") or inside[0] == "refs"):
+        if not (is_index or name.startswith("sharedindex.") or _ref_file(inside)):
             return None
         host_git = os.path.join(entry.root, git_rel)
         upper_root = entry.source[: len(entry.source) - len(entry.rel)].rstrip("/")
         upper_git = os.path.join(upper_root, git_rel)
         store = ObjectStore([os.path.join(upper_git, "objects"), os.path.join(host_git, "objects")])
+        budget = Budget(ENTRY_BUDGET)
         try:
+            if name.startswith("sharedindex."):
+                raise GitUnreadable("a split index's shared entries")
+            head = _resolve([host_git], _text(os.path.join(host_git, "HEAD")))
+            base = _tree_of(store, head) if head else None
             if is_index:
                 before = index_paths(os.path.join(host_git, "index"))
                 after = index_paths(entry.source)
-                paths = [p for p, v in after.items() if before.get(p) != v]
+                found = self._hit([p for p, v in after.items() if before.get(p) != v], host_git)
                 what = "the index"
             else:
-                head = _resolve([host_git], _text(os.path.join(host_git, "HEAD")))
-                base = _tree_of(store, head) if head else None
-                news: list[str | None]
+                text = _text(entry.source)
+                new = _named(text) | {r for r in [_resolve([upper_git, host_git], text)] if r}
                 if name == "packed-refs":
-                    host = _packed(host_git)
-                    news = [sha for ref, sha in _packed(upper_git).items() if host.get(ref) != sha]
-                else:
-                    news = [_resolve([upper_git, host_git], _text(entry.source))]
-                paths = []
-                for new in news:
-                    if new is None:
-                        raise GitUnreadable(f"{name} names nothing corral can read")
-                    paths += changed_paths(store, base, _tree_of(store, new), TREE_BUDGET)
-                what = f"the commit {name} names"
-        except GitUnreadable as e:
+                    new = set(_packed(upper_git).values()) | _named(text)
+                new -= _named(_text(os.path.join(host_git, name)))
+                found = None
+                for commit in self._new_commits(store, new, host_git, head):
+                    paths = changed_paths(store, base, _tree_of(store, commit), budget)
+                    found = self._hit(paths, host_git)
+                    if found is not None:
+                        break
+                what = f"a commit {name} makes reachable"
+        except (GitUnreadable, OSError, ValueError, IndexError, MemoryError) as e:
+            # (anything the reader did not foresee is unreadable too: held, never applied)
             return self.refusal(
                 "protected", entry.path, PROTECTED,
                 f"git history corral cannot read ({e}): what host git would write into the "
                 "work tree from it is not known",
             )  # fmt: skip
+        if found is None:
+            return None
+        path, hit = found
+        return self.refusal(
+            "protected", entry.path, PROTECTED,
+            f"{what} holds {path} (protected {hit}): host git would write it into the work "
+            "tree unchecked at your next checkout, reset, restore, revert or stash pop",
+        )  # fmt: skip
+
+    def _new_commits(
+        self, store: ObjectStore, tips: set[str], host_git: str, head: str | None
+    ) -> Iterable[str]:
+        """The commits `tips` make reachable, newest first, down to the commits the host's
+        refs name or the first ANCESTORS of its HEAD (tags and trees as tips: their commit)."""
+        if not tips:
+            return
+        known = _host_refs(host_git)
+        seen: set[str] = set()
+        stack = sorted(tips - known)
+        ancestors: set[str] | None = None
+        while stack:
+            sha = stack.pop()
+            if sha in seen or sha in known:
+                continue
+            if ancestors is None:  # (only when something new is there to walk)
+                ancestors = set()
+                current = head
+                while current and len(ancestors) < ANCESTORS:
+                    ancestors.add(current)
+                    above = parents(store, current)
+                    current = above[0] if above else None
+                known |= ancestors
+                if sha in known:
+                    continue
+            seen.add(sha)
+            if len(seen) > COMMIT_BUDGET:
+                raise GitUnreadable(f"more than {COMMIT_BUDGET} new commits")
+            kind, data = store.read(sha)
+            if kind == "commit":
+                stack += parents(store, sha)
+            elif kind == "tag":  # (what it tags, and that one's history)
+                stack.append(data.split(b"\n", 1)[0][7:].decode("ascii", "replace").strip())
+                continue
+            yield sha
+
+    def _hit(self, paths: Iterable[str], host_git: str) -> tuple[str, str] | None:
+        """(path, the protected name or path it is) of the first protected one."""
         work_tree = os.path.dirname(host_git) if os.path.basename(host_git) == ".git" else ""
         for path in paths:
             hit = self.protected_name_in(path.split("/"))
@@ -115,9 +234,5 @@ class GitHistoryRules(RuleSet):
                 kept = self_or_parent_in(os.path.join(work_tree, path), self.protected_set)
                 hit = os.path.relpath(kept, work_tree) if kept else None
             if hit is not None:
-                return self.refusal(
-                    "protected", entry.path, PROTECTED,
-                    f"{what} holds {path} (protected {hit}): host git would write it into "
-                    "the work tree unchecked at your next checkout, reset, restore or stash pop",
-                )  # fmt: skip
+                return path, hit
         return None
