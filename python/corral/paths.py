@@ -382,14 +382,28 @@ def outermost(paths: Iterable[str]) -> tuple[str, ...]:
     return tuple(kept)
 
 
+def literal_pattern(path: str) -> str:
+    """A file pattern matching `path` alone: every character file_patterns or fnmatch would
+    read (`*?[{}$`, a leading `~`) in brackets (review r32b: glob.escape left `{,,}` to
+    spell out, and `$HOME` to expand)."""
+    out = "".join(f"[{c}]" if c in "*?[{}$" else c for c in path)
+    return "[~]" + out[1:] if out.startswith("~") else out
+
+
 def file_patterns(patterns: Sequence[str], home: str, env: Mapping[str, str]) -> list[str]:
     """Neovim file patterns (`:help file-pattern`, as chat.patterns are written for its
     autocommands) as fnmatch patterns: `{a,b}` alternatives spelled out, a leading `~` and
     `$VAR` expanded. A pattern the check could not read the way Neovim does would let a chat
-    file through unchecked."""
+    file through unchecked. ValueError for a pattern of too many alternatives."""
     out: list[str] = []
     for pattern in patterns:
-        for one in _braces(pattern):
+        try:
+            spelled = _braces(pattern)
+        except ValueError:
+            raise ValueError(
+                f"{pattern!r} spells out more than {MAX_BRACES} alternatives"
+            ) from None
+        for one in spelled:
             if one == "~" or one.startswith("~/"):
                 one = home + one[1:]
             for name in sorted(env, key=len, reverse=True):
@@ -398,10 +412,26 @@ def file_patterns(patterns: Sequence[str], home: str, env: Mapping[str, str]) ->
     return list(dict.fromkeys(out))
 
 
-def _braces(pattern: str) -> list[str]:
-    """`*.{chat,md}` -> [`*.chat`, `*.md`], nested and repeated groups too."""
-    start = pattern.find("{")
+MAX_BRACES = 256  # alternatives one pattern may spell out (r32b: `{,,}` 13 times froze it)
+
+
+def _braces(pattern: str, made: list[int] | None = None) -> list[str]:
+    """`*.{chat,md}` -> [`*.chat`, `*.md`], nested and repeated groups too; a `{` inside
+    `[...]` is a character (`[{]`). ValueError past MAX_BRACES alternatives."""
+    made = made if made is not None else [0]
+    start, i = -1, 0
+    while i < len(pattern):
+        if pattern[i] == "[" and "]" in pattern[i + 2 :]:
+            i = pattern.index("]", i + 2) + 1  # (a bracket expression: `[]x]` holds `]`)
+            continue
+        if pattern[i] == "{":
+            start = i
+            break
+        i += 1
     if start == -1:
+        made[0] += 1
+        if made[0] > MAX_BRACES:
+            raise ValueError(f"{pattern!r} spells out more than {MAX_BRACES} alternatives")
         return [pattern]
     depth = 0
     parts, last = [], start + 1
@@ -414,8 +444,9 @@ def _braces(pattern: str) -> list[str]:
             if depth == 0:
                 parts.append(pattern[last:i])
                 head, tail = pattern[:start], pattern[i + 1 :]
-                return [x for part in parts for x in _braces(head + part + tail)]
+                return [x for part in parts for x in _braces(head + part + tail, made)]
         elif c == "," and depth == 1:
             parts.append(pattern[last:i])
             last = i + 1
+    made[0] += 1
     return [pattern]  # unclosed: literal, as Neovim reads it

@@ -9,11 +9,11 @@ Errors come back as `{"error": message}` rather than exceptions crossing the RPC
 
 from __future__ import annotations
 
-import glob
 import os
 
 from corral import config, status
 from corral.errors import ConfigError, CorralError
+from corral.paths import literal_pattern
 from corral.sandbox import policy
 from corral.sandbox.backends import default_registry
 from corral.toolguard import approval, guard, narrowing
@@ -45,7 +45,7 @@ def _layers(request: Mapping[str, Any], skip: tuple[str, ...] = ()) -> list[conf
             values = _judged(request, values)[0]
         source = str(request.get("sources", {}).get(name, ""))
         found.append(config.Layer(name, values, source=source))
-    chats = [glob.escape(str(p)) for p in request.get("chat_files") or ()]
+    chats = [literal_pattern(str(p)) for p in request.get("chat_files") or ()]
     if chats and "chats" not in skip:
         # the editor's open chat files, whatever their name: held like chat.patterns
         found.append(config.Layer("chats", {"chat": {"patterns": {"append": chats}}}))

@@ -189,12 +189,14 @@ def test_a_chat_opened_under_any_name_is_kept_like_one(
     """Fifth review, G2 (second form): a file made a chat with :Sandbox reload whose name
     matches no chat pattern was not held when a command rewrote it. An open chat is kept
     read-only in the sandbox now (r31c: with direct writes nothing else kept it)."""
-    notes = workspace / "notes.txt"
+    # (r32b BRACERW: a name with `{...}` or `$VAR` was spelled out as a pattern, and another
+    # path was kept)
+    notes = workspace / "notes{1,2}$HOME [x].txt"
     notes.write_text(lua_block('corral.opt.sandbox.mode = "workspace-write"'))
     ed = spawn(cwd=workspace)
     ed.edit(notes)
     ed.cmd("Sandbox", "reload")  # a chat now, though *.txt is no chat pattern
-    execute(ed, "bash", command="echo hijacked > notes.txt")
+    execute(ed, "bash", command="echo hijacked > 'notes{1,2}$HOME [x].txt'")
     r = result(ed)
     assert notes.read_text().startswith("```lua"), r
     assert r["exit"] != 0 and "Read-only file system" in r["output"], r

@@ -293,3 +293,19 @@ def test_the_secrets_walk_cache_does_not_carry_one_calls_deny_list_to_the_next(
     build = Resolution(config.resolve([]), Context(str(tmp_path), {"HOME": str(tmp_path)}, None))
     assert build._secrets_inside([str(tool)], [(str(tool / "versions"), True)]) == []
     assert build._secrets_inside([str(tool)], []) == [(str(npmrc), False)]
+
+
+def test_an_open_chats_path_is_one_pattern_whatever_its_name() -> None:
+    """r32b BRACE: a chat named `{,,}` thirteen times was spelled out into 3**13 patterns on
+    every request (the editor froze); BRACERW: `n{o}tes` and `$HOME` in a name were read as
+    pattern syntax, so another path was kept read-only."""
+    import fnmatch
+
+    from corral.paths import file_patterns, literal_pattern
+
+    for path in ("/w/" + "{,,}" * 13 + "x.chat", "/w/a$HOME.chat", "/w/t [1]*?.md", "~x/y"):
+        (pattern,) = file_patterns([literal_pattern(path)], "/home/u", {"HOME": "/home/u"})
+        assert fnmatch.fnmatchcase(path, pattern), (path, pattern)
+    with pytest.raises(ValueError, match="more than 256 alternatives"):
+        file_patterns(["{,,}" * 6], "/home/u", {})
+    assert file_patterns(["*.{chat,md}", "[{]x"], "/h", {}) == ["*.chat", "*.md", "[{]x"]

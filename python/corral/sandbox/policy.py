@@ -12,7 +12,7 @@ import os
 
 from corral.errors import ConfigError
 from corral.frozen import Frozen
-from corral.paths import Context, file_patterns, is_within, outermost
+from corral.paths import Context, is_within, outermost
 from corral.sandbox import environment, limits
 from corral.sandbox.resolution import PRIVATE_TMP, SYSTEM_DIRS, Resolution
 
@@ -183,6 +183,7 @@ def resolve(
             "a workspace at /tmp shows the host's sockets there: choose a directory below "
             "it, or leave unix_sockets off",
         )
+    chats = build.chat_patterns()
     if build.problems:
         raise ConfigError(build.problems)
     return Policy(
@@ -224,7 +225,7 @@ def resolve(
         writes=config["sandbox.writes"],
         protected_names=tuple(dict.fromkeys([*config["sandbox.policy.protected"], *build.names])),
         protected_why=tuple(sorted(kept.why.items())),
-        chat_patterns=tuple(file_patterns(config["chat.patterns"], ctx.home, ctx.env)),
+        chat_patterns=tuple(chats),
         undo_bytes=int(config["sandbox.limits.undo_mb"]) * limits.MIB,
         unreadable=tuple(build.unreadable),
         unreadable_configs=config["sandbox.unreadable_configs"],

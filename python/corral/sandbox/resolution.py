@@ -315,6 +315,7 @@ class Resolution:
         self.ctx = ctx
         self.problems: list[Problem] = []
         self.notes: list[str] = []
+        self._chat_patterns: list[str] | None = None
         self.rw_roots: list[str] = []
         # what a host-run config does that cannot be read ahead (see _unreadable)
         self.unreadable: list[str] = []
@@ -578,11 +579,24 @@ class Resolution:
                 f"a mise, cargo or Mercurial config of {root}",
             )  # fmt: skip
 
+    def chat_patterns(self) -> list[str]:
+        """chat.patterns as fnmatch patterns (see paths.file_patterns), once."""
+        if self._chat_patterns is None:
+            try:
+                self._chat_patterns = file_patterns(
+                    self.config["chat.patterns"], self.ctx.home, self.ctx.env
+                )
+            except ValueError as e:
+                self.problem("chat.patterns", str(e))
+                self._chat_patterns = []
+        return self._chat_patterns
+
     def _open_chats(self) -> list[str]:
         """The chat files open in the editor: the literal paths among chat.patterns (the
-        editor appends each, glob-escaped; a pattern with a wildcard is no one file)."""
+        editor appends each as paths.literal_pattern spells it; a pattern with a wildcard is
+        no one file)."""
         found = []
-        for pattern in file_patterns(self.config["chat.patterns"], self.ctx.home, self.ctx.env):
+        for pattern in self.chat_patterns():
             literal = _glob_literal(pattern)
             if literal is not None and os.path.isabs(literal):
                 found.append(os.path.realpath(literal))
