@@ -499,3 +499,47 @@ def test_history_below_a_ref_a_stash_and_a_split_index_are_checked(host: Host) -
     )
     assert DONE in done.stdout, done.stdout + done.stderr
     assert not (host.ws / ".git" / "refs" / "heads" / "zl").exists()
+
+
+FORGE = """
+import sys, zlib
+path, kind, body = sys.argv[1], sys.argv[2], sys.argv[3].encode()
+data = kind.encode() + b" " + str(len(body)).encode() + b"\\0" + body
+open(path, "wb").write(zlib.compress(data))
+"""
+
+
+def test_objects_are_what_their_names_say_and_other_git_files_are_held(host: Host) -> None:
+    """r32a SHADOW: a fake loose object named like a packed one was what corral read, while
+    git read the packed one; PACKED4K: packed-refs was read to its first 4 KiB; BISECT,
+    REPLACETREE: BISECT_START and refs/replace change what git checks out, unread."""
+    host.git("init", "-q", "-b", "main")
+    (host.ws / "a.py").write_text("x = 1\n")
+    host.git("add", "a.py")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
+    for i in range(90):
+        host.git("branch", f"feature/a-long-branch-name-for-the-packed-refs-file-{i:03d}")
+    host.git("pack-refs", "--all")
+    host.git("gc", "-q")
+    (host.ws.parent / "forge.py").write_text(FORGE)
+    blob = host.git("rev-parse", "HEAD:a.py").strip()
+    fake = f".git/objects/{blob[:2]}/{blob[2:]}"
+    plant = (
+        f"mkdir -p .git/objects/{blob[:2]}; python3 ../forge.py {fake} blob 'import os'\n"
+        "b=$(echo 'import os' | git hash-object -w --stdin)\n"
+        "export GIT_INDEX_FILE=$PWD/.git/plant-index\n"
+        "git read-tree main; git update-index --add --cacheinfo 100644,$b,.pdbrc\n"
+        f"c=$({GIT_ID} commit-tree -p main -m x $(git write-tree))\n"
+        "rm -f $GIT_INDEX_FILE; unset GIT_INDEX_FILE\n"
+        "git update-ref refs/heads/zz-last $c; git pack-refs --all\n"
+        "echo main > .git/BISECT_START; git replace $(git rev-parse HEAD) $c\n"
+    )
+    packed = (host.ws / ".git" / "packed-refs").read_text()
+    run(host, plant)
+    assert not (host.ws / fake).exists()
+    assert (host.ws / ".git" / "packed-refs").read_text() == packed
+    assert not (host.ws / ".git" / "BISECT_START").exists()
+    replace = host.ws / ".git" / "refs" / "replace"
+    assert not replace.exists() or not list(replace.iterdir())
+    run(host, f"echo y > b.py; git add b.py; {GIT_ID} commit -qm two; git gc -q\n")
+    assert host.git("log", "-1", "--format=%s", "main").strip() == "two"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import stat
+import struct
 
 from corral.changes.git_objects import (
     Budget,
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 ENTRY_BUDGET = 200_000  # tree entries looked at for one change
 COMMIT_BUDGET = 500  # commits walked back from what a change names
 ANCESTORS = 200  # of the host's HEAD, first parents, that count as known
-REF_BYTES = 1 << 20
+REF_BYTES = 16 << 20
 
 
 def _text(path: str) -> str | None:
@@ -53,7 +54,12 @@ def _text(path: str) -> str | None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise GitUnreadable(f"{path} is not a regular file")
-        return os.read(fd, REF_BYTES).decode("utf-8", "replace")
+        data = b""
+        while chunk := os.read(fd, REF_BYTES + 1 - len(data)):
+            data += chunk  # (read whole: a ref past the first 4 KiB was missed, r32a)
+            if len(data) > REF_BYTES:
+                raise GitUnreadable(f"{path} is larger than corral reads")
+        return data.decode("utf-8", "replace")
     finally:
         os.close(fd)
 
@@ -136,23 +142,68 @@ def _host_refs(host_git: str) -> set[str]:
     return found
 
 
+# what git writes that names no commit and changes no file it checks out
+PLAIN = frozenset({
+    "COMMIT_EDITMSG", "MERGE_MSG", "SQUASH_MSG", "TAG_EDITMSG", "NOTES_EDITMSG", "MERGE_MODE",
+    "description", "gc.log", "gc.pid", "info/exclude", "info/refs", "shallow",
+})  # fmt: skip
+PACK_FILES = (".pack", ".idx")
+
+
+def _check_object(
+    entry: Entry, inside: list[str], host_git: str, upper_git: str, store: ObjectStore
+) -> None:
+    """A loose object or a pack the command wrote is what its name says; anything else in
+    objects/ (a commit-graph, a multi-pack index, alternates) is GitUnreadable."""
+    from corral.changes.git_objects import verify_loose, verify_pack
+
+    if entry.kind == "whiteout":
+        return  # (git deletes only what it has elsewhere: prune, repack)
+    rel = inside[1:]
+    if len(rel) == 2 and len(rel[0]) == 2 and _is_sha(rel[0] + rel[1]):
+        verify_loose(entry.source, rel[0] + rel[1])
+        return
+    if len(rel) == 2 and rel[0] == "pack" and rel[1].endswith(PACK_FILES):
+        stem = os.path.join("objects", "pack", rel[1].rsplit(".", 1)[0])
+
+        def where(suffix: str) -> str:
+            staged = os.path.join(upper_git, stem + suffix)
+            return staged if os.path.lexists(staged) else os.path.join(host_git, stem + suffix)
+
+        if os.path.lexists(where(".idx")):
+            verify_pack(where(".idx"), where(".pack"), store)
+        return
+    raise GitUnreadable(f"objects/{'/'.join(rel)} is no object or pack corral checks")
+
+
 class GitHistoryRules(RuleSet):
     def _git_history(self, entry: Entry, git_rel: str, inside: list[str]) -> Refusal | None:
-        """For an entry `inside` the git directory at `git_rel` (relative to its root)."""
-        if entry.kind != "file":
-            return None
+        """For an entry `inside` the git directory at `git_rel` (relative to its root). Only
+        what git writes in everyday work passes, checked: objects (each what its name says),
+        refs and reflogs, HEAD and its kin, packed-refs, the index; the rest of a git
+        directory is held (replace refs, BISECT_*, commit-graphs, a split index's shared
+        file, sparse-checkout: each changes what git takes for a commit's files, r32a)."""
+        if entry.kind in ("dir", "link", "special") or (
+            entry.kind == "whiteout" and inside[0] != "objects"
+        ):
+            return None  # (links and devices: the rules after this one refuse them)
         name = "/".join(inside)
-        is_index = name == "index"
-        if not (is_index or name.startswith("sharedindex.") or _ref_file(inside)):
-            return None
         host_git = os.path.join(entry.root, git_rel)
         upper_root = entry.source[: len(entry.source) - len(entry.rel)].rstrip("/")
         upper_git = os.path.join(upper_root, git_rel)
         store = ObjectStore([os.path.join(upper_git, "objects"), os.path.join(host_git, "objects")])
         budget = Budget(ENTRY_BUDGET)
+        is_index = name == "index"
         try:
-            if name.startswith("sharedindex."):
-                raise GitUnreadable("a split index's shared entries")
+            if entry.kind != "file":
+                raise GitUnreadable(f"a {entry.kind} where git keeps its files")
+            if inside[0] == "objects":
+                _check_object(entry, inside, host_git, upper_git, store)
+                return None
+            if name in PLAIN:
+                return None
+            if not (is_index or _ref_file(inside)) or inside[:2] == ["refs", "replace"]:
+                raise GitUnreadable(f"{name} is no file corral checks in a git directory")
             head = _resolve([host_git], _text(os.path.join(host_git, "HEAD")))
             base = _tree_of(store, head) if head else None
             if is_index:
@@ -173,7 +224,7 @@ class GitHistoryRules(RuleSet):
                     if found is not None:
                         break
                 what = f"a commit {name} makes reachable"
-        except (GitUnreadable, OSError, ValueError, IndexError, MemoryError) as e:
+        except (GitUnreadable, OSError, ValueError, IndexError, MemoryError, struct.error) as e:
             # (anything the reader did not foresee is unreadable too: held, never applied)
             return self.refusal(
                 "protected", entry.path, PROTECTED,

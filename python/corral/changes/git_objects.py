@@ -50,12 +50,17 @@ class ObjectStore:
             kind, _, size = header.partition(b" ")
             if kind not in (b"commit", b"tree", b"blob", b"tag") or size != str(len(body)).encode():
                 raise GitUnreadable(f"a malformed loose object {sha}")
+            if _hash(kind.decode(), body) != sha:
+                raise GitUnreadable(f"loose object {sha} holds another object")
             return kind.decode(), body
         for pack, index in self._pack_indexes():
             offset = _find(index, bytes.fromhex(sha))
             if offset is not None:
                 with open(pack, "rb") as f:
-                    return _pack_object(f, offset, self, depth)
+                    kind_, data_ = _pack_object(f, offset, self, depth)
+                if _hash(kind_, data_) != sha:
+                    raise GitUnreadable(f"packed object {sha} holds another object")
+                return kind_, data_
         raise GitUnreadable(f"object {sha} is not in the repository")
 
     def _pack_indexes(self) -> list[tuple[str, bytes]]:
@@ -356,3 +361,60 @@ def index_paths(path: str) -> dict[str, tuple[int, str]]:
     except (struct.error, ValueError, IndexError):
         raise GitUnreadable("a malformed index") from None
     return found
+
+
+def _hash(kind: str, data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha1(f"{kind} {len(data)}".encode() + b"\0" + data).hexdigest()
+
+
+def verify_loose(path: str, sha: str) -> None:
+    """A loose object holds what its name says (review r32a SHADOW: corral read a fake loose
+    object of the same name while git read the real one from a pack): else GitUnreadable."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_OBJECT)
+    except OSError as e:
+        raise GitUnreadable(f"object {sha}: {e.strerror}") from None
+    data = _inflate(raw)
+    header, _, body = data.partition(b"\0")
+    kind, _, size = header.partition(b" ")
+    if kind not in (b"commit", b"tree", b"blob", b"tag") or size != str(len(body)).encode():
+        raise GitUnreadable(f"a malformed loose object {sha}")
+    if _hash(kind.decode(), body) != sha:
+        raise GitUnreadable(f"loose object {sha} holds another object")
+
+
+MAX_PACK_OBJECTS = 50_000
+
+
+def verify_pack(index_path: str, pack_path: str, store: ObjectStore) -> None:
+    """Every object a pack index names is, at its offset in the pack, the object of that name:
+    git reads packed objects before loose ones, by the index, and checks neither (a forged
+    pack or index would stand in for objects the host's refs name). Else GitUnreadable."""
+    try:
+        with open(index_path, "rb") as f:
+            index = f.read(256 << 20)
+    except OSError as e:
+        raise GitUnreadable(f"{index_path}: {e.strerror}") from None
+    if index[:8] != b"\377tOc\0\0\0\2" or len(index) < 8 + 256 * 4:
+        raise GitUnreadable(f"a pack index of another version: {index_path}")
+    count = struct.unpack_from(">I", index, 8 + 4 * 255)[0]
+    if count > MAX_PACK_OBJECTS:
+        raise GitUnreadable(f"a pack of {count} objects, more than corral checks")
+    names = 8 + 256 * 4
+    try:
+        with open(pack_path, "rb") as f:
+            for i in range(count):
+                sha = index[names + 20 * i : names + 20 * i + 20].hex()
+                offset = _find(index, bytes.fromhex(sha))
+                if offset is None:
+                    raise GitUnreadable(f"a pack index out of order: {index_path}")
+                kind, data = _pack_object(f, offset, store, 0)
+                if _hash(kind, data) != sha:
+                    raise GitUnreadable(f"packed object {sha} holds another object")
+    except OSError as e:
+        raise GitUnreadable(f"{pack_path}: {e.strerror}") from None
+    except (struct.error, IndexError, ValueError):
+        raise GitUnreadable(f"a malformed pack: {pack_path}") from None
