@@ -108,3 +108,21 @@ def test_a_tree_named_again_and_again_is_bounded_by_entries(tmp_path: Path) -> N
     with pytest.raises(GitUnreadable, match="more than 200000 tree entries"):
         for _ in changed_paths(store, None, outer, Budget(200_000)):
             pass
+
+
+def test_pack_indexes_are_mapped_not_read(tmp_path: Path) -> None:
+    """r32a IDXBOMB: eight sparse 256 MiB pack indexes (32 KB on disk) were read whole
+    for one lookup: 2.1 GB of memory."""
+    import resource
+
+    pack = tmp_path / "objects" / "pack"
+    pack.mkdir(parents=True)
+    for i in range(8):
+        with open(pack / f"pack-{i}.idx", "wb") as f:
+            f.write(b"\377tOc\0\0\0\2")
+            f.truncate(256 << 20)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(GitUnreadable):
+        ObjectStore([str(tmp_path / "objects")]).read("ab" * 20)
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 200 * 1024, grown_kib
