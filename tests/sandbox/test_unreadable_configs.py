@@ -1207,6 +1207,10 @@ def test_vim_project_files_and_linter_configs_that_load_code_are_protected(host:
               "printf '[flake8:local-plugins]\\npaths = ./tools\\n' >> setup.cfg\n")  # fmt: skip
     assert "tools.p" not in (host.ws / "pyproject.toml").read_text()
     assert "local-plugins" not in (host.ws / "setup.cfg").read_text()
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+    run(host, "printf '[mypy]\\nplugins: tools/p.py\\n' >> setup.cfg\n")  # (r32a: `:` for `=`)
+    assert "plugins" not in (host.ws / "setup.cfg").read_text()
 
 
 @pytest.mark.sandbox

@@ -308,18 +308,28 @@ def test_commands_named_to_the_user_keep_a_path_whole() -> None:
     assert command("apply", "ID", "[PATH...]", frontend_name="cli") == "corral apply ID [PATH...]"
 
 
-def test_the_lines_naming_code_a_linter_loads() -> None:
-    """linter_rules.code_lines: keys with their continuations, and local-plugins sections."""
-    from corral.changes.linter_rules import code_lines
+def test_the_settings_naming_code_a_linter_loads_in_any_spelling() -> None:
+    """linter_rules.code_settings reads the files as the tools do (r32a LINTSYNTAX: an inline
+    table, a dotted key, a unicode escape in a quoted key and setup.cfg's `:` passed a line
+    reader)."""
+    from corral.changes.linter_rules import code_settings
 
-    toml = '[tool.mypy]\nstrict = true\nplugins = [\n  "a",\n  "b",\n]\n[tool.ruff]\nx = 1\n'
-    assert code_lines(toml) == ["plugins = [", '"a",', '"b",', "]"]
-    ini = "[mypy]\nplugins = a,\n    b\nstrict = True\n[pylint.main]\ninit-hook = 'import x'\n"
-    assert code_lines(ini) == ["plugins = a,", "b", "init-hook = 'import x'"]
-    cfg = "[flake8]\nmax-line-length = 99\n[flake8:local-plugins]\npaths = ./t\n[tool]\nx = 1\n"
-    assert code_lines(cfg) == ["[flake8:local-plugins]", "paths = ./t"]
-    assert code_lines('[tool.pylint.main]\n"load-plugins" = ["p"]\n') == ['"load-plugins" = ["p"]']
-    assert code_lines('[project]\nname = "x"\n') == []
+    plain = code_settings("pyproject.toml", '[tool.mypy]\nplugins = ["a"]\n')
+    assert plain == [(".tool.mypy.plugins", "['a']")]
+    for spelling in (
+        '[tool]\nmypy = {plugins = ["a"]}\n',
+        'tool . mypy . plugins = ["a"]\n',
+        '[tool.mypy]\n"plug\\u0069ns" = [\n  "a",\n]\n',
+    ):
+        assert code_settings("pyproject.toml", spelling) == plain, spelling
+    assert code_settings("setup.cfg", "[mypy]\nplugins: a,\n  b\n") == [("mypy.plugins", "a,\nb")]
+    cfg = "[flake8]\nmax-line-length = 99\n[flake8:local-plugins]\npaths = ./t\n"
+    assert code_settings("tox.ini", cfg) == [("flake8:local-plugins.paths", "./t")]
+    assert code_settings("setup.cfg", "[pylint.MAIN]\ninit_hook = import x\n") == [
+        ("pylint.main.init-hook", "import x")
+    ]
+    assert code_settings("pyproject.toml", '[project]\nname = "x"\n') == []
+    assert code_settings("pyproject.toml", "[project\n") is None
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from corral.changes.scan import Entry
 
 SHARED_CONFIGS = frozenset({"pyproject.toml", "setup.cfg", "tox.ini"})
-CODE_KEYS = ("plugins", "init-hook", "init_hook", "load-plugins", "load_plugins")
+CODE_KEYS = ("plugins", "init-hook", "load-plugins")
 MAX_CONFIG_BYTES = 1 << 20  # a larger one is held unread
 
 
@@ -40,37 +40,50 @@ def _read(path: str, follow: bool) -> str | None:
     return data.decode("utf-8", "replace")
 
 
-def code_lines(text: str) -> list[str]:
-    """The lines that name code: a key of CODE_KEYS with what continues it (indented lines,
-    an array left open), and the whole of a `local-plugins` section; stripped, in order."""
-    found: list[str] = []
-    lines = text.splitlines()
-    i = 0
-    in_local = False
-    while i < len(lines):
-        line = lines[i].strip()
-        if line.startswith("["):
-            in_local = "local-plugins" in line or "local_plugins" in line
-            if in_local:
-                found.append(line)
-            i += 1
-            continue
-        key = line.split("=", 1)[0].strip().strip("\"'").lower()
-        if in_local:
-            found.append(line)
-        elif "=" in line and key.rsplit(".", 1)[-1] in CODE_KEYS:
-            found.append(line)
-            depth = line.count("[") - line.count("]")
-            while i + 1 < len(lines) and (depth > 0 or lines[i + 1][:1] in (" ", "\t")):
-                i += 1
-                nxt = lines[i].strip()
-                if nxt.startswith("[") and depth <= 0:
-                    i -= 1
-                    break
-                depth += nxt.count("[") - nxt.count("]")
-                found.append(nxt)
-        i += 1
-    return found
+def _key(name: str) -> str:
+    return name.strip().lower().replace("_", "-")
+
+
+def code_settings(name: str, text: str) -> list[tuple[str, str]] | None:
+    """The settings of a config that name code a linter loads, read as the tool reads the
+    file (TOML for pyproject.toml, INI for setup.cfg and tox.ini: every key spelling, inline
+    tables, dotted keys, escapes, `:` for `=`, continued lines, r32a LINTSYNTAX): a key of
+    CODE_KEYS at any depth, and the whole of a `local-plugins` table or section, as (where,
+    value) pairs. None where the file cannot be read so."""
+    found: list[tuple[str, str]] = []
+    if name == "pyproject.toml":
+        import tomllib
+
+        try:
+            data = tomllib.loads(text)
+        except (tomllib.TOMLDecodeError, ValueError, RecursionError):
+            return None
+
+        def walk(value: object, where: str, whole: bool) -> None:
+            if isinstance(value, dict):
+                for k, v in value.items():
+                    key = _key(str(k))
+                    here = f"{where}.{key}"
+                    if whole or key in CODE_KEYS or "local-plugins" in key:
+                        found.append((here, repr(v)))
+                    else:
+                        walk(v, here, False)
+
+        walk(data, "", False)
+        return sorted(found)
+    import configparser
+
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except (configparser.Error, ValueError):
+        return None
+    for section in parser.sections():
+        whole = "local-plugins" in _key(section)
+        for option, value in parser.items(section, raw=True):
+            if whole or _key(option) in CODE_KEYS:
+                found.append((f"{_key(section)}.{_key(option)}", value))
+    return sorted(found)
 
 
 class LinterRules(RuleSet):
@@ -85,4 +98,6 @@ class LinterRules(RuleSet):
         host = _read(entry.path, follow=False)
         if staged is None or host is None:
             return True
-        return code_lines(staged) != code_lines(host)
+        name = os.path.basename(entry.path)
+        after = code_settings(name, staged)
+        return after is None or after != code_settings(name, host)
