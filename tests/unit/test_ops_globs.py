@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from corral import config
 from corral.errors import ConfigError
@@ -183,3 +185,56 @@ def test_from_config_takes_the_lists_and_their_layers() -> None:
     assert perms.layers["sandbox.policy.rw_paths"] == "mode read-only"
     refused = check(perms, "README", "write")
     assert refused is not None and refused.layer == "global"
+
+
+def test_many_stars_against_a_long_name_answer_at_once() -> None:
+    """r32b REDOS: `*a*a*a*a*a*a*a*a*b` from an untrusted chat's deny list (narrowing, so
+    kept) against a model-chosen path of 60 `a`s: Python's backtracking regex took 102 s,
+    the editor blocked. The matcher is linear in each component."""
+    from corral.toolguard.ops import globs
+
+    assert not globs.matches("*a*a*a*a*a*a*a*a*a*a*b", "a" * 300)
+    assert not globs.covers("**/*a*a*a*a*a*a*a*a*b/**", "/".join(["a" * 60] * 20))
+    assert globs.matches("*a*a*a*b", "xaxaxab")
+
+
+def _regex_oracle(pattern: str) -> str:
+    """The regular expression the matcher replaced, as the oracle of its meaning."""
+    import re
+
+    tree = pattern.endswith("/")
+    segments = [s for s in pattern.strip("/").split("/") if s]
+    if "/" not in pattern.rstrip("/"):
+        segments.insert(0, "**")
+    segments = [
+        s for i, s in enumerate(segments) if not (s == "**" and segments[i - 1 : i] == ["**"])
+    ]
+    out = []
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        if segment == "**":
+            out.append(".+" if last else "(?:[^/]+/)*")
+            continue
+        text = "".join(
+            "[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in segment
+        )
+        out.append(text + ("" if last else "/"))
+    return "".join(out) + ("(?:/.+)?" if tree else "")
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    pattern=st.lists(st.sampled_from(["a", "b", "*", "?", "/", "**/"]), min_size=1, max_size=7),
+    path=st.lists(st.sampled_from(["a", "b", "ab", "ba", "aa"]), min_size=1, max_size=4),
+)
+def test_the_matcher_means_what_the_regex_meant(pattern: list[str], path: list[str]) -> None:
+    import re
+
+    from corral.toolguard.ops import globs
+
+    glob = "".join(pattern)
+    if globs.invalid(glob):
+        return
+    relpath = "/".join(path)
+    expected = re.fullmatch(_regex_oracle(glob), relpath) is not None
+    assert globs.matches(glob, relpath) == expected, (glob, relpath)

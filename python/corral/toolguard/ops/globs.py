@@ -19,8 +19,6 @@ they meet deny patterns that can match at any depth (`.env`, `**/.env`).
 
 from __future__ import annotations
 
-import re
-
 from corral.errors import ConfigError, Problem
 from corral.frozen import Frozen
 from corral.toolguard.ops.refusal import DENY_READ, DENY_WRITE, HOME, PROTECTED, RW_PATHS, Refusal
@@ -96,17 +94,23 @@ def invalid(pattern: str) -> str | None:
     return None
 
 
-_CACHE: dict[str, re.Pattern[str]] = {}
+# A compiled glob: its segments ("**", or the atoms of one path component), and whether it
+# covers what is below it too (a trailing "/"). Matched without regular expressions: a
+# pattern like `*a*a*a*a*b` from an untrusted chat's deny list, against a model-chosen name
+# of 60 `a`s, made Python's backtracking regex run for minutes (review r32b); this matcher
+# is O(pattern x name) per component.
+Atom = tuple[
+    str, str
+]  # ("lit", c) | ("any", "") | ("star", "") | ("set", members) | ("nset", members)
+Compiled = tuple[tuple["str | tuple[Atom, ...]", ...], bool]
+_CACHE: dict[str, Compiled] = {}
 CACHE_SIZE = 256
 
 
-def _compile(pattern: str) -> re.Pattern[str]:
+def _compile(pattern: str) -> Compiled:
     found = _CACHE.get(pattern)
     if found is None:
-        try:
-            found = re.compile(_translate(pattern))
-        except re.error as e:
-            raise ValueError(f"invalid glob {pattern!r}: {e}") from None
+        found = _translate(pattern)
         if len(_CACHE) >= CACHE_SIZE:
             _CACHE.clear()
         _CACHE[pattern] = found
@@ -117,54 +121,52 @@ def _anchored(pattern: str) -> bool:
     return "/" in pattern.rstrip("/")
 
 
-def _translate(pattern: str) -> str:
+def _translate(pattern: str) -> Compiled:
     tree = pattern.endswith("/")
     segments = [s for s in pattern.strip("/").split("/") if s]
     if not _anchored(pattern):
         segments.insert(0, "**")
-    # Consecutive ** are one: each extra one would multiply the regex's backtracking.
     segments = [
         s for i, s in enumerate(segments) if not (s == "**" and segments[i - 1 : i] == ["**"])
     ]
-    out = []
-    for i, segment in enumerate(segments):
-        last = i == len(segments) - 1
-        if segment == "**":
-            out.append(".+" if last else "(?:[^/]+/)*")
-        else:
-            out.append(_segment(segment, pattern) + ("" if last else "/"))
-    return "".join(out) + ("(?:/.+)?" if tree else "")
+    return tuple(s if s == "**" else _segment(s, pattern) for s in segments), tree
 
 
-def _segment(segment: str, pattern: str) -> str:
-    out: list[str] = []
+def _segment(segment: str, pattern: str) -> tuple[Atom, ...]:
+    out: list[Atom] = []
     i, n = 0, len(segment)
     while i < n:
         c = segment[i]
         if c == "*":
             while i + 1 < n and segment[i + 1] == "*":
                 i += 1
-            out.append("[^/]*")
+            out.append(("star", ""))
         elif c == "?":
-            out.append("[^/]")
+            out.append(("any", ""))
         elif c == "[":
             found = _char_class(segment, i)
             if found is None:
                 raise ValueError(f"unterminated [ in {pattern!r}: close it, or write \\[")
-            text, i = found
-            out.append(text)
+            atom, i = found
+            members = atom[1]
+            for j in range(len(members) - 2):
+                if members[j + 1] == "-" and members[j] > members[j + 2]:
+                    bad = members[j : j + 3]
+                    raise ValueError(f"invalid glob {pattern!r}: bad character range {bad}")
+            out.append(atom)
             continue
         elif c == "\\" and i + 1 < n:
             i += 1
-            out.append(re.escape(segment[i]))
+            out.append(("lit", segment[i]))
         else:
-            out.append(re.escape(c))
+            out.append(("lit", c))
         i += 1
-    return "".join(out)
+    return tuple(out)
 
 
-def _char_class(segment: str, start: int) -> tuple[str, int] | None:
-    """The regex for the set opening at `start`, and the index after it; None if unclosed."""
+def _char_class(segment: str, start: int) -> tuple[Atom, int] | None:
+    """The set opening at `start` (members with ranges spelled out lazily), and the index
+    after it; None if unclosed."""
     i = start + 1
     negate = i < len(segment) and segment[i] in "!^"
     i += negate
@@ -174,21 +176,92 @@ def _char_class(segment: str, start: int) -> tuple[str, int] | None:
     end = segment.find("]", i)
     if end < 0:
         return None
-    members = "".join(c if c == "-" else re.escape(c) for c in segment[first:end])
-    return f"(?!/)[{'^' if negate else ''}{members}]", end + 1
+    return ("nset" if negate else "set", segment[first:end]), end + 1
+
+
+def _in_set(members: str, c: str) -> bool:
+    i = 0
+    while i < len(members):
+        if i + 2 < len(members) and members[i + 1] == "-":
+            if members[i] <= c <= members[i + 2]:
+                return True
+            i += 3
+        else:
+            if members[i] == c:
+                return True
+            i += 1
+    return False
+
+
+def _one(atom: Atom, c: str) -> bool:
+    kind, value = atom
+    if kind == "lit":
+        return c == value
+    if kind == "any":
+        return c != "/"
+    if kind == "set":
+        return c != "/" and _in_set(value, c)
+    return c != "/" and not _in_set(value, c)  # nset
+
+
+def _component(atoms: tuple[Atom, ...], text: str) -> bool:
+    """Whether one path component matches a segment's atoms: the usual wildcard match,
+    backing up only to the last star (each star needs no more than that)."""
+    a = t = 0
+    star, mark = -1, 0
+    while t < len(text):
+        if a < len(atoms) and atoms[a][0] == "star":
+            star, mark = a, t
+            a += 1
+        elif a < len(atoms) and _one(atoms[a], text[t]):
+            a += 1
+            t += 1
+        elif star >= 0:
+            a, mark = star + 1, mark + 1
+            t = mark
+        else:
+            return False
+    while a < len(atoms) and atoms[a][0] == "star":
+        a += 1
+    return a == len(atoms)
+
+
+def _match(compiled: Compiled, parts: list[str]) -> bool:
+    segments, tree = compiled
+    memo: dict[tuple[int, int], bool] = {}
+
+    def at(s: int, p: int) -> bool:
+        key = (s, p)
+        if key in memo:
+            return memo[key]
+        if s == len(segments):
+            done = p == len(parts) or (tree and p < len(parts))
+        elif segments[s] == "**":
+            if s == len(segments) - 1:
+                done = len(parts) - p >= 1  # (".+": at least one component)
+            else:
+                done = any(at(s + 1, q) for q in range(p, len(parts) + 1))
+        else:
+            segment = segments[s]
+            assert not isinstance(segment, str)
+            done = p < len(parts) and _component(segment, parts[p]) and at(s + 1, p + 1)
+        memo[key] = done
+        return done
+
+    return at(0, 0)
 
 
 def matches(pattern: str, relpath: str) -> bool:
     """Whether `pattern` matches the workspace-relative `relpath` itself (raises ValueError
     for an invalid pattern)."""
-    return _compile(pattern).fullmatch(relpath) is not None
+    return _match(_compile(pattern), relpath.split("/"))
 
 
 def covers(pattern: str, relpath: str) -> bool:
     """Whether `pattern` matches `relpath` or a directory above it."""
     parts = relpath.split("/")
     found = _compile(pattern)
-    return any(found.fullmatch("/".join(parts[:i])) for i in range(len(parts), 0, -1))
+    return any(_match(found, parts[:i]) for i in range(len(parts), 0, -1))
 
 
 def _denies(pattern: str, path_rel: str) -> bool:
