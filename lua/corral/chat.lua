@@ -181,20 +181,17 @@ function M.refresh(bufnr, force, accepted)
     last.trusted = false
   end
   -- Kept since the file changed on disk by something else (see keep_after_outside_change):
-  -- until the user reads the frontmatter again, not even at this editor's next :write,
-  -- which writes what the command wrote, read back by autoread.
-  if accepted then
-    info.kept = false
-  elseif info.kept and last then
-    return
-  end
+  -- what the block said before stays under what it says now until the user reads it again,
+  -- not even at this editor's next :write, which writes what the command wrote, read back
+  -- by autoread. Your edits of the block still narrow on top (review r32b KEPTEDIT).
+  local kept = (not accepted and last and last.kept) or nil
   local values, err = frontmatter.read(lines)
   if err then
     once(bufnr, ("corral: frontmatter of %s, %s (the last good settings stay in force)"):format(label, M.plain(err)), vim.log.levels.ERROR)
     return
   end
   if values == nil then
-    state.buffers[bufnr] = nil
+    state.buffers[bufnr] = kept and { values = {}, trusted = false, kept = kept } or nil
     return
   end
   local request = engine.request(bufnr, { values = values, trusted = trusted })
@@ -209,7 +206,7 @@ function M.refresh(bufnr, force, accepted)
   end
   -- The engine judges an untrusted layer again on every request (against the layers below it
   -- and the cwd of that moment): what is kept here is the frontmatter as written.
-  state.buffers[bufnr] = { values = values, trusted = trusted }
+  state.buffers[bufnr] = { values = values, trusted = trusted, kept = kept }
   if result.refused and #result.refused > 0 then
     local message = listed(("corral: frontmatter of %s may only narrow the sandbox; refused:"):format(label), result.refused)
     once(bufnr, message .. "\nTrust the file with :trust (or allow widening in setup()) to apply these.", vim.log.levels.WARN)
@@ -281,10 +278,10 @@ local function keep_after_outside_change(bufnr)
   if now and vim.deep_equal(now.values, before.values) then
     return
   end
-  state.buffers[bufnr] = { values = before.values, trusted = false }
-  info.kept = true
+  local kept = vim.list_extend(vim.deepcopy(before.kept or {}), { before.values })
+  state.buffers[bufnr] = { values = now and now.values or {}, trusted = false, kept = kept }
   vim.notify(
-    ("corral: %s changed on disk outside this editor: the settings its frontmatter had stay in force, no longer trusted (they may only narrow the sandbox). Check the file, then :Sandbox reload to read its frontmatter again, or :trust it."):format(
+    ("corral: %s changed on disk outside this editor: the settings its frontmatter had stay in force under what it says now, no longer trusted (they may only narrow the sandbox). Check the file, then :Sandbox reload to read its frontmatter alone again, or :trust it."):format(
       vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ":~:.")
     ),
     vim.log.levels.WARN
@@ -346,13 +343,13 @@ function M.attach(bufnr)
     return
   end
   -- disk: sha256 of the file as last read or written here; trusted_text: the frontmatter the
-  -- user trusted; tainted: changed on disk by something else since; kept: the settings in
-  -- force stay until the user reads the frontmatter again (see refresh).
+  -- user trusted; tainted: changed on disk by something else since; before: the settings
+  -- in force when a reload began (see keep_after_outside_change).
   local path = vim.api.nvim_buf_get_name(bufnr)
   local first = path ~= "" and read_file(path) or nil
   attached[bufnr] = {
     text = nil, timer = nil, shown = {}, disk = first and sha256(first) or nil, tainted = false,
-    trusted_text = nil, link = path ~= "" and M.is_link(path), kept = false,
+    trusted_text = nil, link = path ~= "" and M.is_link(path),
   }
   local group = vim.api.nvim_create_augroup("corral_chat_" .. bufnr, { clear = true })
   vim.api.nvim_create_autocmd("BufWritePre", {

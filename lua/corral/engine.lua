@@ -98,11 +98,12 @@ function M.request(bufnr, extra)
   local request = {
     layers = {
       global = state.global,
+      kept = chat and chat.kept, -- (see chat.lua: keep_after_outside_change)
       buffer = chat and chat.values,
       runtime = state.runtime,
     },
     buffer_trusted = chat ~= nil and chat.trusted,
-    sources = { global = "setup()", buffer = name, runtime = ":Sandbox" },
+    sources = { global = "setup()", kept = name, buffer = name, runtime = ":Sandbox" },
     cwd = M.cwd_of(bufnr),
     buffer_path = name ~= "" and name or nil,
     -- (only when corral.chat is loaded: a chat was opened; start-up loads nothing)

@@ -25,7 +25,9 @@ if TYPE_CHECKING:
 
     from corral.sandbox.backends.registry import Registry
 
-LAYER_ORDER = ("global", "buffer", "runtime")
+# "kept": what a chat's frontmatter said before its file changed on disk outside the editor,
+# in force under what it says now until the user reads it again (review r32b KEPTEDIT)
+LAYER_ORDER = ("global", "kept", "buffer", "runtime")
 
 
 def _layers(request: Mapping[str, Any], skip: tuple[str, ...] = ()) -> list[config.Layer]:
@@ -41,9 +43,14 @@ def _layers(request: Mapping[str, Any], skip: tuple[str, ...] = ()) -> list[conf
         values = given.get(name)
         if name in skip or not values:
             continue
+        source = str(request.get("sources", {}).get(name, ""))
+        if name == "kept":  # (a list: each untrusted, judged against the layers below)
+            for kept in values if isinstance(values, list) else [values]:
+                judged = _judged(request, kept, "kept")[0] if isinstance(kept, dict) else {}
+                found.append(config.Layer(name, judged, source=source))
+            continue
         if name == "buffer" and not request.get("buffer_trusted"):
             values = _judged(request, values)[0]
-        source = str(request.get("sources", {}).get(name, ""))
         found.append(config.Layer(name, values, source=source))
     chats = [literal_pattern(str(p)) for p in request.get("chat_files") or ()]
     if chats and "chats" not in skip:
@@ -53,14 +60,15 @@ def _layers(request: Mapping[str, Any], skip: tuple[str, ...] = ()) -> list[conf
 
 
 def _judged(
-    request: Mapping[str, Any], values: Mapping[str, Any]
+    request: Mapping[str, Any], values: Mapping[str, Any], layer: str = "buffer"
 ) -> tuple[dict[str, Any], list[str]]:
     """(what of an untrusted buffer layer narrows the layers below it, why the rest does not).
     Below means the configuration file and setup() only: never the runtime layer, whose
     `:Sandbox disable` would make a frontmatter's `sandbox.enabled = false` look harmless.
     Judged afresh on every request, never remembered: the verdict on a path follows the
     links on its way as they are now, which a sandboxed command may have re-pointed."""
-    base_layers = _layers(request, skip=("buffer", "runtime"))
+    below = ("kept", "buffer", "runtime") if layer == "kept" else ("buffer", "runtime")
+    base_layers = _layers(request, skip=below)
     cwd = request.get("cwd") or os.getcwd()
     path = request.get("buffer_path")
     base = config.resolve(base_layers)
@@ -71,7 +79,7 @@ def _judged(
     # Mode first: it decides the presets the other keys are compared against.
     for name in sorted(flat, key=lambda k: k != "sandbox.mode"):
         trial = {**accepted, name: flat[name]}
-        layers = [*base_layers, config.Layer("buffer", trial)]
+        layers = [*base_layers, config.Layer(layer, trial)]
         reasons = narrowing.widenings(base, config.resolve(layers), cwd, environ, path)
         if reasons:
             refused.extend(reasons)

@@ -148,8 +148,22 @@ def test_a_chat_rewritten_on_disk_keeps_the_narrowing_it_had(
     assert hidden in ed.config(buf)["values"]["sandbox.policy.deny_read"]
     warnings = ed.messages(WARN)
     assert any("changed on disk" in w and "Sandbox reload" in w for w in warnings), ed.messages()
-    ed.cmd("Sandbox", "reload")  # the user's own decision
-    assert hidden not in ed.config(buf)["values"]["sandbox.policy.deny_read"]
+    # r32b KEPTEDIT: what you then add to the block yourself narrows on top, at once
+    keys = 'corral.opt.sandbox.policy.deny_read:append("urn:corral:cwd/keys")'
+    ed.lua(
+        "vim.api.nvim_buf_set_lines(..., 0, 0, false, { '```lua', select(2, ...), '```' })"
+        " vim.cmd('silent write')",
+        buf,
+        keys,
+    )
+    ed.wait_for(
+        lambda: "urn:corral:cwd/keys" in ed.config(buf)["values"]["sandbox.policy.deny_read"],
+        what="the user's own narrowing",
+    )
+    assert hidden in ed.config(buf)["values"]["sandbox.policy.deny_read"]
+    ed.cmd("Sandbox", "reload")  # the user's own decision: the block alone again
+    denied = ed.config(buf)["values"]["sandbox.policy.deny_read"]
+    assert hidden not in denied and "urn:corral:cwd/keys" in denied
 
 
 def test_trust_survives_the_users_own_write(ed: Editor, workspace: Path) -> None:
