@@ -126,3 +126,16 @@ def test_pack_indexes_are_mapped_not_read(tmp_path: Path) -> None:
         ObjectStore([str(tmp_path / "objects")]).read("ab" * 20)
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown_kib < 200 * 1024, grown_kib
+
+
+def test_an_index_entry_whose_length_and_name_disagree_is_unreadable(repo: Path) -> None:
+    """r32a (by reading): git takes an entry's name by the length in its flags; corral read
+    it to the NUL. A longer name before the NUL was another path to corral than to git."""
+    index = repo / ".git" / "index"
+    _git(repo, "update-index", "--index-version", "2")
+    data = bytearray(index.read_bytes())
+    flags = int.from_bytes(data[12 + 60 : 12 + 62], "big")
+    data[12 + 60 : 12 + 62] = ((flags & ~0xFFF) | ((flags & 0xFFF) - 1)).to_bytes(2, "big")
+    index.write_bytes(bytes(data))
+    with pytest.raises(GitUnreadable, match="name length"):
+        index_paths(str(index))

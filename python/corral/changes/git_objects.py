@@ -361,6 +361,10 @@ def index_paths(path: str) -> dict[str, tuple[int, str]]:
                 end = data.index(b"\0", j)
                 name = data[j:end]
                 i = i + ((end - i + 8) // 8) * 8  # entries are padded to 8 bytes with NULs
+            if flags & 0xFFF < 0xFFF and len(name) != flags & 0xFFF:
+                # git takes the name by this length: one that disagrees with the NUL would be
+                # another name to git than to corral (r32a)
+                raise GitUnreadable("an index entry whose name length disagrees")
             previous = name
             if mode & 0o170000 == 0o040000:  # a sparse index's directory: its tree stands in
                 raise GitUnreadable("a sparse index")
