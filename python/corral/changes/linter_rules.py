@@ -1,9 +1,9 @@
-"""Change-set rule for the lines of shared project configs that name code a linter loads:
+"""Change-set rule for the settings of shared project configs that name code a linter loads:
 mypy's `plugins`, pylint's `init-hook` (Python it runs) and `load-plugins`, flake8's
 `[flake8:local-plugins]` (a path put on its module path). A type check or lint runs them on
 the host, by hand or by the editor on save (review r31a). The configs only these tools read
 (mypy.ini, .pylintrc, .flake8) are protected by name; pyproject.toml, setup.cfg and tox.ini
-carry everything else a project says, so only a change to these lines is held.
+carry everything else a project says, so only a change to these settings is held.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def code_settings(name: str, text: str) -> list[tuple[str, str]] | None:
 class LinterRules(RuleSet):
     def _linter_code(self, entry: Entry) -> bool:
         """Whether a change to pyproject.toml, setup.cfg or tox.ini (any depth) changes the
-        lines that name code a linter loads, or cannot be read to tell."""
+        settings that name code a linter loads, or cannot be read to tell."""
         if entry.kind not in ("file", "link") or os.path.basename(entry.path) not in SHARED_CONFIGS:
             return False
         if entry.kind == "link":

@@ -16,11 +16,14 @@ the sandbox made. It refuses:
   every sandboxed command reads anyway (a venv's python in /usr or ~/.pyenv) passes;
 - deleting a git directory's HEAD, objects or refs (no git command does; `mv .git x`, which
   overlayfs turns into a copy and a delete, would);
-- a ref, HEAD, ORIG_HEAD or index whose commit or entries add a protected name or path
-  (git_history.py): host git writes them at the next checkout, reset or stash pop;
+- in a git directory, anything but objects (each what its name says), refs and reflogs,
+  HEAD and its kin, packed-refs and the index; and those when a commit they make reachable
+  or an entry adds a protected name or path (git_history.py): host git writes them at the
+  next checkout, reset or stash pop;
 - chat files (`chat.patterns`): their frontmatter carries corral settings;
-- new modules where Python or Lua looks first (module_rules.py), and a change to the lines of
-  pyproject.toml, setup.cfg or tox.ini that name code a linter loads (linter_rules.py);
+- new modules where Python or Lua looks first (module_rules.py), and a change to the
+  settings of pyproject.toml, setup.cfg or tox.ini that name code a linter loads
+  (linter_rules.py: read as TOML or INI, as the tools read them);
 - device files, fifos and sockets, files over the size limit, and hard-linked files past
   1 GiB of copies in all;
 - paths the host changed while the command ran, also below a directory the command deleted
@@ -181,7 +184,7 @@ class Checker(LinkRules, ModuleRules, LuaRules, LinterRules, GitHistoryRules):
         if self._linter_code(entry):
             return self.refusal(
                 "protected", path, LINTER_CODE,
-                "a change to the lines naming code a linter loads (mypy plugins, pylint "
+                "a change to the settings naming code a linter loads (mypy plugins, pylint "
                 "init-hook or load-plugins, flake8 local-plugins): a type check or lint on "
                 "the host would run it",
             )  # fmt: skip
