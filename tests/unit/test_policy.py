@@ -538,3 +538,20 @@ def test_a_workspace_that_is_the_configuration_directory_says_so(
     env = {k: v for k, v in host_env.items() if k != "XDG_CONFIG_HOME"}
     p = make_policy(config, env=env)
     assert any("XDG_CONFIG_HOME" in n and "itself" in n for n in p.notes), p.notes
+
+
+def test_a_deny_list_of_many_path_globs_is_refused_not_walked(
+    make_policy: Callable[..., Policy], ws: Path
+) -> None:
+    """r32b DENYGLOBS: 1000 `tools.permissions.deny` globs with a `/` from a chat (narrowing,
+    so accepted) were each recompiled and matched against every workspace entry on every
+    request: 14 s a call in a workspace of 400 files, the editor blocked."""
+    from corral.errors import ConfigError
+
+    for i in range(400):
+        (ws / f"f{i}.txt").write_text("")
+    deny = [f"dir{i}/*.x" for i in range(1000)]
+    with pytest.raises(ConfigError, match="too many for a workspace this size"):
+        make_policy(ws, {"tools": {"permissions": {"deny": {"append": deny}}}})
+    few = make_policy(ws, {"tools": {"permissions": {"deny": {"append": ["secret/*.x"]}}}})
+    assert few is not None

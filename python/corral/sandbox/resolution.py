@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from corral.config import Config
+    from corral.toolguard.ops.globs import Compiled
 
 PRIVATE_TMP = "/tmp"
 # Never inside a writable root: binding the host's copy writable would undo the sandbox's own
@@ -76,6 +77,7 @@ DENY_SEARCH_DEPTH = 4
 MAX_PTH_FILES = 256
 MAX_PTH_BYTES = 64 * 1024
 DENY_SEARCH_LIMIT = 50_000
+DENY_MATCH_WORK = 250_000  # pattern matches the deny search may make (~0.5 s)
 MAX_LINK_HOPS = 40  # the kernel's own limit on links followed in one lookup
 
 
@@ -459,8 +461,11 @@ class Resolution:
         # regular expressions would cost every run (the check after a run included) ~10 ms.
         simple = [p for p in patterns if not any(c in p for c in "/[]\\") and "**" not in p]
         others = [p for p in patterns if p not in simple]
+        others_compiled: list[Compiled] = []
         if others:
             from corral.toolguard.ops import globs
+
+            others_compiled = [globs.compiled(p) for p in others]  # (once: r32b DENYGLOBS)
 
         # A name matched against each pattern costs every run (125,000 matches in a large
         # workspace): exact names by a set, `*.pem` by its suffix, `.env.*` by its prefix,
@@ -479,11 +484,14 @@ class Resolution:
                 or (bool(suffixes) and name.endswith(suffixes))
                 or (bool(prefixes) and name.startswith(prefixes))
                 or any(_name_matches(p, name) for p in rest)
-                or any(globs.covers(p, path_rel) for p in others)
+                or any(globs.covers_compiled(c, path_rel) for c in others_compiled)
             )
 
         found: list[str] = []
         level, seen = [(self.ctx.cwd, "")], 0
+        # Each entry is matched against every pattern no set or affix lookup answers: bounded,
+        # as the entries are (1000 globs with a / from a chat froze the editor, r32b).
+        per_entry = len(rest) + len(others)
         for _ in range(DENY_SEARCH_DEPTH):
             below = []
             for directory, rel in level:
@@ -493,6 +501,15 @@ class Resolution:
                     continue
                 for entry in entries:
                     seen += 1
+                    if seen * per_entry > DENY_MATCH_WORK:
+                        self.problem(
+                            "tools.permissions.deny",
+                            f"{per_entry} patterns that are not plain names or `*.x` / `x.*` "
+                            f"forms, each matched against every entry of {self.ctx.cwd}: too "
+                            "many for a workspace this size; keep the deny list to names and "
+                            "simple forms",
+                        )
+                        return found
                     if seen > DENY_SEARCH_LIMIT:
                         # never hidden in part: a command could plant entries to push a
                         # `.env` out of the search (seventh review A7)

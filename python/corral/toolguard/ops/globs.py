@@ -104,7 +104,7 @@ Atom = tuple[
 ]  # ("lit", c) | ("any", "") | ("star", "") | ("set", members) | ("nset", members)
 Compiled = tuple[tuple["str | tuple[Atom, ...]", ...], bool]
 _CACHE: dict[str, Compiled] = {}
-CACHE_SIZE = 256
+CACHE_SIZE = 2048  # (a list option takes 1000 entries per layer)
 
 
 def _compile(pattern: str) -> Compiled:
@@ -259,8 +259,16 @@ def matches(pattern: str, relpath: str) -> bool:
 
 def covers(pattern: str, relpath: str) -> bool:
     """Whether `pattern` matches `relpath` or a directory above it."""
+    return covers_compiled(_compile(pattern), relpath)
+
+
+def compiled(pattern: str) -> Compiled:
+    """`pattern` made ready to match many paths (raises ValueError for an invalid one)."""
+    return _compile(pattern)
+
+
+def covers_compiled(found: Compiled, relpath: str) -> bool:
     parts = relpath.split("/")
-    found = _compile(pattern)
     return any(_match(found, parts[:i]) for i in range(len(parts), 0, -1))
 
 
