@@ -218,11 +218,15 @@ class GitHistoryRules(RuleSet):
                     new = set(_packed(upper_git).values()) | _named(text)
                 new -= _named(_text(os.path.join(host_git, name)))
                 found = None
+                clean = self._git_clean.setdefault(host_git, set())
                 for commit in self._new_commits(store, new, host_git, head):
+                    if commit in clean:
+                        continue  # (reached again by another ref or reflog of this change set)
                     paths = changed_paths(store, base, _tree_of(store, commit), budget)
                     found = self._hit(paths, host_git)
                     if found is not None:
                         break
+                    clean.add(commit)
                 what = f"a commit {name} makes reachable"
         except (GitUnreadable, OSError, ValueError, IndexError, MemoryError, struct.error) as e:
             # (anything the reader did not foresee is unreadable too: held, never applied)
@@ -247,22 +251,25 @@ class GitHistoryRules(RuleSet):
         refs name or the first ANCESTORS of its HEAD (tags and trees as tips: their commit)."""
         if not tips:
             return
-        known = _host_refs(host_git)
+        if host_git not in self._git_known:
+            self._git_known[host_git] = (_host_refs(host_git), False)
+        known, walked = self._git_known[host_git]
         seen: set[str] = set()
         stack = sorted(tips - known)
-        ancestors: set[str] | None = None
         while stack:
             sha = stack.pop()
             if sha in seen or sha in known:
                 continue
-            if ancestors is None:  # (only when something new is there to walk)
-                ancestors = set()
+            if not walked:  # (only when something new is there to walk)
                 current = head
-                while current and len(ancestors) < ANCESTORS:
-                    ancestors.add(current)
+                for _ in range(ANCESTORS):
+                    if not current:
+                        break
+                    known.add(current)
                     above = parents(store, current)
                     current = above[0] if above else None
-                known |= ancestors
+                walked = True
+                self._git_known[host_git] = (known, True)
                 if sha in known:
                     continue
             seen.add(sha)

@@ -72,6 +72,10 @@ class RuleSet:
         self._lua_links: dict[str, list[tuple[str, str]]] = {}  # (see LuaRules._top_links)
         self._lua_dirs: dict[str, bool] = {}  # (see LuaRules._holds_lua)
         self._below_verdicts: dict[str, str | None] = {}  # (see LinkRules._leads_out_below)
+        # (see GitHistoryRules: per git directory, the commits the host names, whether HEAD's
+        # ancestors are among them yet, and the new commits whose trees were found clean)
+        self._git_known: dict[str, tuple[set[str], bool]] = {}
+        self._git_clean: dict[str, set[str]] = {}
 
     def refusal(
         self, code: str, path: str, rule: str, message: str, layer: str = BUILTIN
