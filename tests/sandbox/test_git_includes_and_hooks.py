@@ -543,3 +543,67 @@ def test_objects_are_what_their_names_say_and_other_git_files_are_held(host: Hos
     assert not replace.exists() or not list(replace.iterdir())
     run(host, f"echo y > b.py; git add b.py; {GIT_ID} commit -qm two; git gc -q\n")
     assert host.git("log", "-1", "--format=%s", "main").strip() == "two"
+
+
+CACHE_TREE = """
+import hashlib, sys
+path, tree = sys.argv[1], bytes.fromhex(sys.argv[2])
+data = bytearray(open(path, "rb").read()[:-20])
+at = data.index(b"TREE") + 8
+at = data.index(b"\\n", at) + 1  # the root's entry: NUL, counts, LF, then its tree
+data[at : at + 20] = tree
+open(path, "wb").write(bytes(data) + hashlib.sha1(bytes(data)).digest())
+"""
+
+MODE_TREE = """
+import hashlib, sys, zlib
+objects, sub, blob = sys.argv[1], bytes.fromhex(sys.argv[2]), bytes.fromhex(sys.argv[3])
+body = b"100644 a.py\\0" + blob + b"40755 sub\\0" + sub
+data = b"tree " + str(len(body)).encode() + b"\\0" + body
+sha = hashlib.sha1(data).hexdigest()
+import os
+os.makedirs(f"{objects}/{sha[:2]}", exist_ok=True)
+open(f"{objects}/{sha[:2]}/{sha[2:]}", "wb").write(zlib.compress(data))
+print(sha)
+"""
+
+
+def test_reflog_messages_cache_trees_odd_modes_and_worktrees_are_read(host: Host) -> None:
+    """r33a REFLOGMSG: `git checkout -` takes its target from a reflog line's message;
+    CTREE: `git commit` takes the trees the index's cache-tree names as they are; MODETREE:
+    a tree entry of mode 40755 is a directory to git, and its .pdbrc went unread; WTPATH:
+    a linked worktree's index was checked without its protected paths."""
+    host.git("init", "-q", "-b", "main")
+    (host.ws / "a.py").write_text("x = 1\n")
+    host.git("add", "a.py")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
+    host.git("worktree", "add", "-q", "wt")
+    (host.ws.parent / "ctree.py").write_text(CACHE_TREE)
+    (host.ws.parent / "mode.py").write_text(MODE_TREE)
+    head, log = host.git("rev-parse", "HEAD").strip(), (host.ws / ".git/logs/HEAD").read_text()
+    evil_tree = (
+        "b=$(echo 'import os' | git hash-object -w --stdin)\n"
+        "a=$(git rev-parse HEAD:a.py)\n"
+        "export GIT_INDEX_FILE=$PWD/.git/plant-index\n"
+        "git update-index --add --cacheinfo 100644,$a,a.py --cacheinfo 100644,$b,.pdbrc\n"
+        "t=$(git write-tree); rm -f $GIT_INDEX_FILE; unset GIT_INDEX_FILE\n"
+    )
+    run(
+        host,
+        evil_tree + f"c=$({GIT_ID} commit-tree -p HEAD -m x $t)\n"
+        f"printf '%s %s a <a@b> 1700000000 +0000\\tcheckout: moving from %s to main\\n'"
+        " $(git rev-parse HEAD) $(git rev-parse HEAD) $c >> .git/logs/HEAD\n",
+    )
+    assert (host.ws / ".git/logs/HEAD").read_text() == log
+    run(host, evil_tree + "git write-tree >/dev/null; python3 ../ctree.py .git/index $t\n")
+    assert ".pdbrc" not in host.git("ls-tree", "-r", "--name-only", host.git("write-tree").strip())
+    run(
+        host,
+        evil_tree + "s=$(git rev-parse $t)\n"
+        "m=$(python3 ../mode.py .git/objects $t $(git rev-parse HEAD:a.py))\n"
+        f"c=$({GIT_ID} commit-tree -p HEAD -m y $m); git update-ref refs/heads/main $c\n",
+    )
+    assert host.git("rev-parse", "HEAD").strip() == head
+    before = (host.ws / ".git/worktrees/wt/index").read_bytes()
+    run(host, "cd wt && echo y >> a.py && git add a.py\n")
+    assert (host.ws / ".git/worktrees/wt/index").read_bytes() == before

@@ -21,8 +21,9 @@ from corral.changes.git_objects import (
     GitUnreadable,
     ObjectStore,
     changed_paths,
-    index_paths,
     parents,
+    read_index,
+    subtree,
 )
 from corral.changes.git_objects import tree_of as _tree_of
 from corral.changes.ruleset import RuleSet
@@ -71,15 +72,24 @@ def _is_sha(word: str) -> bool:
     return len(word) == 40 and word != NULL and all(c in "0123456789abcdef" for c in word)
 
 
-def _named(text: str | None) -> set[str]:
-    """The objects a ref-like file names: a ref, packed-refs (peeled `^` lines too), FETCH_HEAD,
-    a reflog's old and new values."""
+def _named(text: str | None, log: bool = False) -> set[str]:
+    """The objects a ref-like file names: a ref, packed-refs (peeled `^` lines too), FETCH_HEAD;
+    in a reflog (`log`) every object name in a line, its message's too (`git checkout -`
+    takes its target from "checkout: moving from X to Y", r33a REFLOGMSG), and a message
+    naming what corral cannot tell from a ref or a whole object name is GitUnreadable."""
     found = set()
     for line in (text or "").splitlines():
-        for word in line.split()[:2]:
+        words = line.replace("\t", " ").split()
+        for word in words if log else words[:2]:
             word = word.lstrip("^")
             if _is_sha(word):
                 found.add(word)
+        if log and "\tcheckout: moving from " in line:
+            moved = line.split("\tcheckout: moving from ", 1)[1].split(" to ")
+            for word in (w.strip() for w in moved):
+                if _is_sha(word) or not all(c in "0123456789abcdef" for c in word):
+                    continue  # (a whole name, checked above, or a branch: its own ref)
+                raise GitUnreadable(f"a reflog naming {word!r}, part of an object name")
     return found
 
 
@@ -160,6 +170,10 @@ def _check_object(
     if entry.kind == "whiteout":
         return  # (git deletes only what it has elsewhere: prune, repack)
     rel = inside[1:]
+    if rel == ["info", "packs"]:
+        return  # (the list of packs for dumb HTTP servers)
+    if entry.kind != "file":
+        raise GitUnreadable(f"a {entry.kind} among git's objects")
     if len(rel) == 2 and len(rel[0]) == 2 and _is_sha(rel[0] + rel[1]):
         verify_loose(entry.source, rel[0] + rel[1])
         return
@@ -195,28 +209,31 @@ class GitHistoryRules(RuleSet):
         budget = Budget(ENTRY_BUDGET)
         is_index = name == "index"
         try:
-            if entry.kind != "file":
-                raise GitUnreadable(f"a {entry.kind} where git keeps its files")
-            if inside[0] == "objects":
+            if inside[0] == "objects":  # (a whiteout too: git prunes what it packed)
                 _check_object(entry, inside, host_git, upper_git, store)
                 return None
+            if entry.kind != "file":
+                raise GitUnreadable(f"a {entry.kind} where git keeps its files")
             if name in PLAIN:
                 return None
             if not (is_index or _ref_file(inside)) or inside[:2] == ["refs", "replace"]:
                 raise GitUnreadable(f"{name} is no file corral checks in a git directory")
+            if os.path.basename(host_git) != ".git":
+                # (a linked worktree's or a submodule's: where its files land is not known
+                # here, so neither are the protected paths there, r33a WTPATH)
+                raise GitUnreadable("a git directory whose work tree corral does not know")
             head = _resolve([host_git], _text(os.path.join(host_git, "HEAD")))
             base = _tree_of(store, head) if head else None
             if is_index:
-                before = index_paths(os.path.join(host_git, "index"))
-                after = index_paths(entry.source)
-                found = self._hit([p for p, v in after.items() if before.get(p) != v], host_git)
+                found = self._hit(self._index_paths(entry, host_git, store, base, budget), host_git)
                 what = "the index"
             else:
                 text = _text(entry.source)
-                new = _named(text) | {r for r in [_resolve([upper_git, host_git], text)] if r}
+                log = inside[0] == "logs"
+                new = _named(text, log) | {r for r in [_resolve([upper_git, host_git], text)] if r}
                 if name == "packed-refs":
                     new = set(_packed(upper_git).values()) | _named(text)
-                new -= _named(_text(os.path.join(host_git, name)))
+                new -= _named(_text(os.path.join(host_git, name)), log)
                 found = None
                 clean = self._git_clean.setdefault(host_git, set())
                 for commit in self._new_commits(store, new, host_git, head):
@@ -283,13 +300,36 @@ class GitHistoryRules(RuleSet):
                 continue
             yield sha
 
-    def _hit(self, paths: Iterable[str], host_git: str) -> tuple[str, str] | None:
-        """(path, the protected name or path it is) of the first protected one."""
+    def _index_paths(
+        self, entry: Entry, host_git: str, store: ObjectStore, base: str | None, budget: Budget
+    ) -> Iterable[tuple[str, int]]:
+        """What an index would put in the work tree that the host's does not: its changed
+        entries, the trees its cache-tree names (`git commit` takes them as they are, r33a
+        CTREE) against the host HEAD's, and what its resolve-undo can bring back."""
+        before = read_index(os.path.join(host_git, "index"))
+        after = read_index(entry.source)
+        for path, value in after.entries.items():
+            if before.entries.get(path) != value:
+                yield path, value[0]
+        for path, tree in after.trees.items():
+            if before.trees.get(path) != tree:
+                where = f"{path}/" if path else ""
+                yield from changed_paths(store, subtree(store, base, path), tree, budget, where)
+        for path in set(after.undo) - set(before.undo):
+            yield path, 0
+
+    def _hit(self, paths: Iterable[tuple[str, int]], host_git: str) -> tuple[str, str] | None:
+        """(path, the protected name or path it is) of the first protected one: a protected
+        name in it, a protected path at or below it, or anything but a directory where a
+        protected path's directory is (a link `tools -> elsewhere` over a hook's tools/)."""
         work_tree = os.path.dirname(host_git) if os.path.basename(host_git) == ".git" else ""
-        for path in paths:
+        for path, mode in paths:
             hit = self.protected_name_in(path.split("/"))
             if hit is None and work_tree:
-                kept = self_or_parent_in(os.path.join(work_tree, path), self.protected_set)
+                there = os.path.join(work_tree, path)
+                kept = self_or_parent_in(there, self.protected_set)
+                if kept is None and mode & 0o170000 != 0o040000:
+                    kept = self.above_protected.get(there)
                 hit = os.path.relpath(kept, work_tree) if kept else None
             if hit is not None:
                 return path, hit

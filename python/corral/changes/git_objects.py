@@ -294,10 +294,13 @@ class Budget:
             raise GitUnreadable(f"more than {self.limit} tree entries to look at")
 
 
-def changed_paths(store: ObjectStore, old: str | None, new: str, budget: Budget) -> Iterator[str]:
-    """The paths the tree `new` adds or changes against `old` (None: every path of `new`),
-    looking only into subtrees that differ, as they are found."""
-    stack = [("", old, new)]
+def changed_paths(
+    store: ObjectStore, old: str | None, new: str, budget: Budget, prefix: str = ""
+) -> Iterator[tuple[str, int]]:
+    """(path, mode) of what the tree `new` adds or changes against `old` (None: every path
+    of `new`), looking only into subtrees that differ, as they are found; `prefix`: where
+    `new` stands."""
+    stack = [(prefix, old, new)]
     while stack:
         prefix, before, after = stack.pop()
         was = tree_entries(store, before) if before else {}
@@ -308,10 +311,22 @@ def changed_paths(store: ObjectStore, old: str | None, new: str, budget: Budget)
             if prior is not None and prior == (mode, sha):
                 continue
             path = prefix + name.decode("utf-8", "surrogateescape")
-            yield path
-            if mode == 0o40000:
-                old_sub = prior[1] if prior is not None and prior[0] == 0o40000 else None
+            yield path, mode
+            if mode & 0o170000 == 0o040000:  # (as git reads it: 40755 too, r33a MODETREE)
+                old_sub = None
+                if prior is not None and prior[0] & 0o170000 == 0o040000:
+                    old_sub = prior[1]
                 stack.append((path + "/", old_sub, sha))
+
+
+def subtree(store: ObjectStore, tree: str | None, path: str) -> str | None:
+    """The tree at `path` below `tree`, or None."""
+    for name in [n for n in path.split("/") if n]:
+        if tree is None:
+            return None
+        entry = tree_entries(store, tree).get(name.encode("utf-8", "surrogateescape"))
+        tree = entry[1] if entry is not None and entry[0] & 0o170000 == 0o040000 else None
+    return tree
 
 
 def parents(store: ObjectStore, sha: str) -> list[str]:
@@ -326,13 +341,79 @@ def parents(store: ObjectStore, sha: str) -> list[str]:
     return found
 
 
+class Index:
+    """What an index file says: its entries (path -> (mode, object)), the trees its
+    cache-tree extension names (path of a directory -> tree: `git commit` writes these as
+    they are, r33a CTREE) and the paths its resolve-undo extension can bring back
+    (`git checkout -m`)."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, tuple[int, str]] = {}
+        self.trees: dict[str, str] = {}
+        self.undo: list[str] = []
+
+
+# extensions that change no content git writes (offset tables, the untracked cache, the
+# fsmonitor token); any other is read below, or the index is unreadable
+HARMLESS_EXTENSIONS = frozenset({b"EOIE", b"IEOT", b"UNTR", b"FSMN"})
+
+
+def _cache_tree(data: bytes, out: dict[str, str]) -> None:
+    """The valid entries of a TREE extension: depth first, each node `name NUL entries SP
+    subtrees LF`, then its tree's 20 bytes when `entries` is not -1, then its subtrees."""
+    i = 0
+    stack: list[tuple[str, int]] = []  # (a directory's path, its subtrees still to come)
+    while i < len(data):
+        nul = data.index(b"\0", i)
+        name = data[i:nul].decode("utf-8", "surrogateescape")
+        eol = data.index(b"\n", nul)
+        count, _, subtrees = data[nul + 1 : eol].partition(b" ")
+        i = eol + 1
+        parent = stack[-1][0] if stack else None
+        path = "" if parent is None else f"{parent}/{name}" if parent else name
+        if int(count) >= 0:
+            out[path] = data[i : i + 20].hex()
+            i += 20
+        if stack:
+            above, left = stack.pop()
+            if left > 1:
+                stack.append((above, left - 1))
+        if int(subtrees) > 0:
+            stack.append((path, int(subtrees)))
+        if len(stack) > 4096:
+            raise GitUnreadable("a cache tree too deep")
+
+
+def _resolve_undo(data: bytes) -> list[str]:
+    """The paths of a REUC extension: `path NUL mode1 NUL mode2 NUL mode3 NUL [shas]`."""
+    paths, i = [], 0
+    while i < len(data):
+        nul = data.index(b"\0", i)
+        paths.append(data[i:nul].decode("utf-8", "surrogateescape"))
+        i = nul + 1
+        modes = []
+        for _ in range(3):
+            end = data.index(b"\0", i)
+            modes.append(int(data[i:end] or b"0", 8))
+            i = end + 1
+        i += 20 * sum(1 for m in modes if m)
+    return paths
+
+
 def index_paths(path: str) -> dict[str, tuple[int, str]]:
     """path -> (mode, object) of the entries of an index file (versions 2 to 4)."""
+    return read_index(path).entries
+
+
+def read_index(path: str) -> Index:
+    """An index file (versions 2 to 4), with the extensions that change what git writes;
+    GitUnreadable for one it does not read (a split or sparse index, an unknown extension)."""
+    index = Index()
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_OBJECT + 1)
     except FileNotFoundError:
-        return {}
+        return index
     except OSError as e:
         raise GitUnreadable(f"the index: {e}") from None
     if len(data) > MAX_OBJECT or data[:4] != b"DIRC" or len(data) < 12:
@@ -340,7 +421,7 @@ def index_paths(path: str) -> dict[str, tuple[int, str]]:
     version, count = struct.unpack_from(">II", data, 4)
     if version not in (2, 3, 4):
         raise GitUnreadable(f"an index of version {version}")
-    found: dict[str, tuple[int, str]] = {}
+    found = index.entries
     i, previous = 12, b""
     try:
         if count > MAX_INDEX_ENTRIES:
@@ -372,12 +453,18 @@ def index_paths(path: str) -> dict[str, tuple[int, str]]:
         while i + 8 <= len(data) - 20:  # extensions, then the checksum
             signature = data[i : i + 4]
             size = struct.unpack_from(">I", data, i + 4)[0]
-            if signature == b"link":  # a split index: the entries are in sharedindex.* too
-                raise GitUnreadable("a split index")
+            body = data[i + 8 : i + 8 + size]
+            if signature == b"TREE":
+                _cache_tree(body, index.trees)
+            elif signature == b"REUC":
+                index.undo += _resolve_undo(body)
+            elif signature not in HARMLESS_EXTENSIONS:
+                # (`link`: a split index, its entries in sharedindex.*; `sdir`: sparse)
+                raise GitUnreadable(f"an index extension corral does not read: {signature!r}")
             i += 8 + size
     except (struct.error, ValueError, IndexError):
         raise GitUnreadable("a malformed index") from None
-    return found
+    return index
 
 
 def _hash(kind: str, data: bytes) -> str:
