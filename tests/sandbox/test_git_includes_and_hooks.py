@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from .sandbox_support import DONE, q, run
+from .test_change_sets import held_ids
 
 if TYPE_CHECKING:
     from .conftest import Host
@@ -607,3 +608,35 @@ def test_reflog_messages_cache_trees_odd_modes_and_worktrees_are_read(host: Host
     before = (host.ws / ".git/worktrees/wt/index").read_bytes()
     run(host, "cd wt && echo y >> a.py && git add a.py\n")
     assert (host.ws / ".git/worktrees/wt/index").read_bytes() == before
+
+
+def test_a_rebase_onto_your_branch_lands_and_git_state_is_held_whole(host: Host) -> None:
+    """r33b: a rebase onto main, which tracks the user's own `.envrc`, was held as adding
+    it; a checkout whose index was held moved HEAD alone, and the host showed a staged
+    revert of what the checkout changed."""
+    host.git("init", "-q", "-b", "main")
+    (host.ws / "a.py").write_text("x = 1\n")
+    (host.ws / ".pre-commit-config.yaml").write_text("repos: []\n")
+    host.git("add", "a.py", ".pre-commit-config.yaml")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
+    host.git("checkout", "-q", "-b", "feature")
+    (host.ws / "b.py").write_text("y = 2\n")
+    host.git("add", "b.py")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "two")
+    host.git("checkout", "-q", "-b", "upd", "main")
+    (host.ws / ".pre-commit-config.yaml").write_text("repos: [x]\n")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qam", "upd")
+    host.git("checkout", "-q", "main")
+    (host.ws / ".envrc").write_text("export A=1\n")
+    host.git("add", ".envrc")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "env")
+    host.git("checkout", "-q", "feature")
+    (host.ws / ".envrc").unlink(missing_ok=True)
+    said = run(host, f"{GIT_ID} rebase -q main 2>/dev/null; true\n")
+    assert host.git("merge-base", "main", "feature") == host.git("rev-parse", "main"), said
+    assert "two" in host.git("log", "--format=%s", "feature")
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+    host.git("checkout", "-q", "-f", "feature")
+    run(host, "git checkout -q upd 2>/dev/null; true\n")
+    assert host.git("diff", "--cached", "--name-only") == ""  # HEAD and index: together

@@ -53,10 +53,10 @@ def test_trees_are_read_from_packs_with_deltas_and_loose_objects(repo: Path) -> 
     store = ObjectStore([str(repo / ".git" / "objects")])
     head = tree_of(store, _git(repo, "rev-parse", "HEAD").strip())
     every = _git(repo, "ls-tree", "-r", "-t", "--name-only", "HEAD").split()
-    assert sorted(p for p, _ in changed_paths(store, None, head, Budget(10_000))) == sorted(every)
+    assert sorted(p for p, *_ in changed_paths(store, None, head, Budget(10_000))) == sorted(every)
     old = tree_of(store, _git(repo, "rev-parse", "HEAD~5").strip())
     diff = _git(repo, "diff-tree", "-r", "-t", "--name-only", "HEAD~5", "HEAD").split()
-    assert sorted(p for p, _ in changed_paths(store, old, head, Budget(10_000))) == sorted(diff)
+    assert sorted(p for p, *_ in changed_paths(store, old, head, Budget(10_000))) == sorted(diff)
     with pytest.raises(GitUnreadable, match="more than 20 tree entries"):
         list(changed_paths(store, None, head, Budget(20)))
 
@@ -139,3 +139,37 @@ def test_an_index_entry_whose_length_and_name_disagree_is_unreadable(repo: Path)
     index.write_bytes(bytes(data))
     with pytest.raises(GitUnreadable, match="name length"):
         index_paths(str(index))
+
+
+def test_a_pack_git_only_freshened_is_not_checked_again(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """r33b: git re-creating an object it has packed only touches the pack's time, which
+    copies the whole pack into the change set: it was verified again each time (3.4 s for
+    28,000 objects) or, past the object bound, held as unreadable."""
+    import shutil
+    import time
+
+    from corral.changes import git_objects
+    from corral.changes.rules import Checker, verdicts
+    from corral.changes.scan import scan
+
+    monkeypatch.setattr(git_objects, "MAX_PACK_OBJECTS", 1)
+    upper = tmp_path / "upper"
+    packs = sorted((repo / ".git" / "objects" / "pack").glob("pack-*.pack"))
+    staged = upper / ".git" / "objects" / "pack"
+    staged.mkdir(parents=True)
+    shutil.copy2(packs[0], staged / packs[0].name)
+    plan = {
+        "roots": [str(repo)], "hidden": [], "visible": [], "protected": [],
+        "protected_names": [".envrc"], "chat_patterns": [], "max_file_bytes": 0,
+        "created_ns": time.time_ns(),
+    }  # fmt: skip
+    entries, problems = scan(str(repo), str(upper))
+    assert problems == []
+    found = {e.rel: r for e, r in verdicts(Checker(plan, "corral apply ID"), entries)}
+    assert found[f".git/objects/pack/{packs[0].name}"] is None
+    (staged / packs[0].name).write_bytes(packs[0].read_bytes()[:-1] + b"\0")
+    entries, _ = scan(str(repo), str(upper))
+    found = {e.rel: r for e, r in verdicts(Checker(plan, "corral apply ID"), entries)}
+    assert found[f".git/objects/pack/{packs[0].name}"] is not None

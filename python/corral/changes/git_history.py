@@ -21,6 +21,7 @@ from corral.changes.git_objects import (
     GitUnreadable,
     ObjectStore,
     changed_paths,
+    entry_at,
     parents,
     read_index,
     subtree,
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 ENTRY_BUDGET = 200_000  # tree entries looked at for one change
 COMMIT_BUDGET = 500  # commits walked back from what a change names
 ANCESTORS = 200  # of the host's HEAD, first parents, that count as known
+HOST_TIPS = 64  # of the host's refs, looked in for a protected file it has already
 REF_BYTES = 16 << 20
 
 
@@ -124,6 +126,10 @@ def _resolve(git_dirs: list[str], text: str | None, depth: int = 0) -> str | Non
     return None
 
 
+def _kind(store: ObjectStore, sha: str) -> str:
+    return store.read(sha)[0]
+
+
 def _ref_file(inside: list[str]) -> bool:
     """Whether a path in a git directory is one git reads commits from: refs, reflogs,
     packed-refs, HEAD and its kin at the top (ORIG_HEAD, FETCH_HEAD, MERGE_HEAD, AUTO_MERGE)."""
@@ -160,6 +166,18 @@ PLAIN = frozenset({
 PACK_FILES = (".pack", ".idx")
 
 
+def _same_bytes(staged: str, host: str) -> bool:
+    """Whether a staged file holds exactly what the host's does (both regular files)."""
+    import filecmp
+
+    try:
+        if not (stat.S_ISREG(os.lstat(staged).st_mode) and stat.S_ISREG(os.lstat(host).st_mode)):
+            return False
+        return filecmp.cmp(staged, host, shallow=False)
+    except OSError:
+        return False
+
+
 def _check_object(
     entry: Entry, inside: list[str], host_git: str, upper_git: str, store: ObjectStore
 ) -> None:
@@ -184,6 +202,9 @@ def _check_object(
             staged = os.path.join(upper_git, stem + suffix)
             return staged if os.path.lexists(staged) else os.path.join(host_git, stem + suffix)
 
+        host_copy = os.path.join(host_git, "objects", "pack", rel[1])
+        if _same_bytes(entry.source, host_copy):
+            return  # (git freshening a pack it has: only its time changed, r33b)
         if os.path.lexists(where(".idx")):
             verify_pack(where(".idx"), where(".pack"), store)
         return
@@ -191,6 +212,26 @@ def _check_object(
 
 
 class GitHistoryRules(RuleSet):
+    def hold_git_state_together(
+        self, verdicts: list[tuple[Entry, Refusal | None]]
+    ) -> list[tuple[Entry, Refusal | None]]:
+        """HEAD, refs, reflogs and the index of one repository are applied together or held
+        together: a checkout whose index was held but whose HEAD moved showed the user a
+        staged revert of what it changed (review r33b)."""
+        held = {self._git_state[e.path] for e, v in verdicts if v and e.path in self._git_state}
+        if not held:
+            return verdicts
+        out: list[tuple[Entry, Refusal | None]] = []
+        for entry, verdict in verdicts:
+            if verdict is None and self._git_state.get(entry.path) in held:
+                verdict = self.refusal(
+                    "protected", entry.path, PROTECTED,
+                    "held with the rest of its repository's HEAD, refs and index (one of "
+                    "them is held: see there)",
+                )  # fmt: skip
+            out.append((entry, verdict))
+        return out
+
     def _git_history(self, entry: Entry, git_rel: str, inside: list[str]) -> Refusal | None:
         """For an entry `inside` the git directory at `git_rel` (relative to its root). Only
         what git writes in everyday work passes, checked: objects (each what its name says),
@@ -218,6 +259,7 @@ class GitHistoryRules(RuleSet):
                 return None
             if not (is_index or _ref_file(inside)) or inside[:2] == ["refs", "replace"]:
                 raise GitUnreadable(f"{name} is no file corral checks in a git directory")
+            self._git_state[entry.path] = host_git
             if os.path.basename(host_git) != ".git":
                 # (a linked worktree's or a submodule's: where its files land is not known
                 # here, so neither are the protected paths there, r33a WTPATH)
@@ -225,7 +267,8 @@ class GitHistoryRules(RuleSet):
             head = _resolve([host_git], _text(os.path.join(host_git, "HEAD")))
             base = _tree_of(store, head) if head else None
             if is_index:
-                found = self._hit(self._index_paths(entry, host_git, store, base, budget), host_git)
+                paths = self._index_paths(entry, host_git, store, base, budget)
+                found = self._hit(paths, host_git, store)
                 what = "the index"
             else:
                 text = _text(entry.source)
@@ -236,11 +279,21 @@ class GitHistoryRules(RuleSet):
                 new -= _named(_text(os.path.join(host_git, name)), log)
                 found = None
                 clean = self._git_clean.setdefault(host_git, set())
-                for commit in self._new_commits(store, new, host_git, head):
+                commits = list(self._new_commits(store, new, host_git, head))
+                fresh = set(commits)
+                for commit in reversed(commits):  # (oldest first: each against its parent)
                     if commit in clean:
                         continue  # (reached again by another ref or reflog of this change set)
-                    paths = changed_paths(store, base, _tree_of(store, commit), budget)
-                    found = self._hit(paths, host_git)
+                    # What a commit adds against HEAD is what its first parent adds against
+                    # HEAD, or what it adds against that parent: with the parent checked
+                    # clean, only the second is left to look at (r33b: a long rebase diffed
+                    # every commit against HEAD)
+                    above = parents(store, commit) if _kind(store, commit) == "commit" else []
+                    since = base
+                    if above and above[0] in fresh and above[0] in clean:
+                        since = _tree_of(store, above[0])
+                    paths = changed_paths(store, since, _tree_of(store, commit), budget)
+                    found = self._hit(paths, host_git, store)
                     if found is not None:
                         break
                     clean.add(commit)
@@ -302,7 +355,7 @@ class GitHistoryRules(RuleSet):
 
     def _index_paths(
         self, entry: Entry, host_git: str, store: ObjectStore, base: str | None, budget: Budget
-    ) -> Iterable[tuple[str, int]]:
+    ) -> Iterable[tuple[str, int, str]]:
         """What an index would put in the work tree that the host's does not: its changed
         entries, the trees its cache-tree names (`git commit` takes them as they are, r33a
         CTREE) against the host HEAD's, and what its resolve-undo can bring back."""
@@ -310,20 +363,24 @@ class GitHistoryRules(RuleSet):
         after = read_index(entry.source)
         for path, value in after.entries.items():
             if before.entries.get(path) != value:
-                yield path, value[0]
+                yield path, value[0], value[1]
         for path, tree in after.trees.items():
             if before.trees.get(path) != tree:
                 where = f"{path}/" if path else ""
                 yield from changed_paths(store, subtree(store, base, path), tree, budget, where)
         for path in set(after.undo) - set(before.undo):
-            yield path, 0
+            yield path, 0, ""
 
-    def _hit(self, paths: Iterable[tuple[str, int]], host_git: str) -> tuple[str, str] | None:
+    def _hit(
+        self, paths: Iterable[tuple[str, int, str]], host_git: str, store: ObjectStore
+    ) -> tuple[str, str] | None:
         """(path, the protected name or path it is) of the first protected one: a protected
         name in it, a protected path at or below it, or anything but a directory where a
-        protected path's directory is (a link `tools -> elsewhere` over a hook's tools/)."""
+        protected path's directory is (a link `tools -> elsewhere` over a hook's tools/).
+        Not one the host's own refs already have, the same, at that path (your branch's
+        `.envrc`, which a rebase onto it brings along, r33b)."""
         work_tree = os.path.dirname(host_git) if os.path.basename(host_git) == ".git" else ""
-        for path, mode in paths:
+        for path, mode, sha in paths:
             hit = self.protected_name_in(path.split("/"))
             if hit is None and work_tree:
                 there = os.path.join(work_tree, path)
@@ -331,6 +388,14 @@ class GitHistoryRules(RuleSet):
                 if kept is None and mode & 0o170000 != 0o040000:
                     kept = self.above_protected.get(there)
                 hit = os.path.relpath(kept, work_tree) if kept else None
-            if hit is not None:
+            if hit is not None and not (sha and self._host_has(store, host_git, path, mode, sha)):
                 return path, hit
         return None
+
+    def _host_has(self, store: ObjectStore, host_git: str, path: str, mode: int, sha: str) -> bool:
+        """Whether a commit the host's refs name holds (mode, sha) at `path`."""
+        known = self._git_known.get(host_git, (set(), False))[0]
+        for tip in sorted(_host_refs(host_git))[:HOST_TIPS]:
+            if tip in known and entry_at(store, _tree_of(store, tip), path) == (mode, sha):
+                return True
+        return False

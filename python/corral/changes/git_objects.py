@@ -296,10 +296,10 @@ class Budget:
 
 def changed_paths(
     store: ObjectStore, old: str | None, new: str, budget: Budget, prefix: str = ""
-) -> Iterator[tuple[str, int]]:
-    """(path, mode) of what the tree `new` adds or changes against `old` (None: every path
-    of `new`), looking only into subtrees that differ, as they are found; `prefix`: where
-    `new` stands."""
+) -> Iterator[tuple[str, int, str]]:
+    """(path, mode, object) of what the tree `new` adds or changes against `old` (None:
+    every path of `new`), looking only into subtrees that differ, as they are found;
+    `prefix`: where `new` stands."""
     stack = [(prefix, old, new)]
     while stack:
         prefix, before, after = stack.pop()
@@ -311,12 +311,21 @@ def changed_paths(
             if prior is not None and prior == (mode, sha):
                 continue
             path = prefix + name.decode("utf-8", "surrogateescape")
-            yield path, mode
+            yield path, mode, sha
             if mode & 0o170000 == 0o040000:  # (as git reads it: 40755 too, r33a MODETREE)
                 old_sub = None
                 if prior is not None and prior[0] & 0o170000 == 0o040000:
                     old_sub = prior[1]
                 stack.append((path + "/", old_sub, sha))
+
+
+def entry_at(store: ObjectStore, tree: str | None, path: str) -> tuple[int, str] | None:
+    """(mode, object) of what `tree` has at `path`, or None."""
+    directory, _, name = path.rpartition("/")
+    below = subtree(store, tree, directory)
+    if below is None:
+        return None
+    return tree_entries(store, below).get(name.encode("utf-8", "surrogateescape"))
 
 
 def subtree(store: ObjectStore, tree: str | None, path: str) -> str | None:

@@ -390,4 +390,4 @@ def verdicts(checker: Checker, entries: list[Entry]) -> list[tuple[Entry, Refusa
         if verdict is not None and entry.kind == "dir" and parent is None:
             refused_dirs[entry.path] = verdict
         out.append((entry, verdict))
-    return out
+    return checker.hold_git_state_together(out)

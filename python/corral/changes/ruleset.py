@@ -76,6 +76,7 @@ class RuleSet:
         # ancestors are among them yet, and the new commits whose trees were found clean)
         self._git_known: dict[str, tuple[set[str], bool]] = {}
         self._git_clean: dict[str, set[str]] = {}
+        self._git_state: dict[str, str] = {}  # a ref's or index's path -> its git directory
 
     def refusal(
         self, code: str, path: str, rule: str, message: str, layer: str = BUILTIN
