@@ -129,6 +129,7 @@ class LuaRules(RuleSet):
         def _resolved(self, entry: Entry) -> str | None: ...  # (LinkRules')
 
     def _lua_at_top(self, entry: Entry) -> str | None:
+        # (the module name; ending in "/" for a Lua file below a top-level directory)
         """A new Lua module at the top of a writable root: Lua 5.1, LuaJIT and Neovim look in
         the current directory first (`./?.lua`, `./?/init.lua`, `./?.so`), before what is
         installed, so a program or an init.lua's `pcall(require, "x")` run there would load
@@ -170,10 +171,10 @@ class LuaRules(RuleSet):
             if not entry.path.endswith(LUA_SUFFIXES):
                 return None
             if not self._holds_lua(os.path.join(root, parts[0])):
-                return parts[0]
+                return parts[0] + "/"
             for name, real in self._top_links(root):
                 if is_within(entry.path, real) and not self._holds_lua(real):
-                    return name  # (`luacheck -> lua/.x` on the host, lua/.x/main.lua new)
+                    return name + "/"  # (`luacheck -> lua/.x` on the host, lua/.x/main.lua new)
         return None
 
     def _holds_lua(self, directory: str) -> bool:

@@ -175,6 +175,13 @@ class Checker(LinkRules, ModuleRules, LuaRules, LinterRules, GitHistoryRules):
                 "it would be imported in place of the real one, by corral's own process too",
             )  # fmt: skip
         lua = self._lua_at_top(entry)
+        if lua is not None and lua.endswith("/"):
+            return self.refusal(
+                "protected", path, LUA_MODULES,
+                f"a Lua file in {lua}, a top-level directory that holds no Lua file yet: Lua "
+                f"and Neovim look in the current directory first (`require(\"{lua[:-1]}...\")` "
+                "would load it); a new plugin's own files: apply them",
+            )  # fmt: skip
         if lua is not None:
             return self.refusal(
                 "protected", path, LUA_MODULES,
