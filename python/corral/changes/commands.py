@@ -196,6 +196,12 @@ def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
             out.out += lines
         if shown_lines > DIFF_LINES:
             out.out.append(f"(diffs cut after {DIFF_LINES} lines)")
+    # (what to do next, where the reader ends up: r33b)
+    out.out.append(
+        f"apply: {words.command('apply', plan['id'], '[PATH...]')} (a PATH that is a directory "
+        "takes what is below it; a refused path is applied only when named); "
+        f"drop: {words.command('discard', plan['id'])}"
+    )
     return out
 
 
