@@ -640,3 +640,56 @@ def test_a_rebase_onto_your_branch_lands_and_git_state_is_held_whole(host: Host)
     host.git("checkout", "-q", "-f", "feature")
     run(host, "git checkout -q upd 2>/dev/null; true\n")
     assert host.git("diff", "--cached", "--name-only") == ""  # HEAD and index: together
+
+
+def test_refs_in_any_spelling_git_reads_and_conflict_stages_are_checked(host: Host) -> None:
+    """r34a UPPERHEX: an object name in capitals; SYMREF: `ref:COMMIT_EDITMSG` with no space;
+    PLAINREF: a reflog's "moving from COMMIT_EDITMSG", a file corral let through unread;
+    STAGES: stage 2 of a hook-run script hidden behind stage 3; ABBREVHOLD: the host's own
+    `git checkout <short id>` in the reflog held every later commit."""
+    host.git("init", "-q", "-b", "main")
+    (host.ws / "tools").mkdir()
+    (host.ws / "tools" / "check.py").write_text("print('ok')\n")
+    (host.ws / "a.py").write_text("x = 1\n")
+    hook = host.ws / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\npython3 tools/check.py\n")
+    hook.chmod(0o755)
+    host.git("add", "a.py", "tools/check.py")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
+    evil = (
+        "b=$(echo 'import os' | git hash-object -w --stdin)\n"
+        "export GIT_INDEX_FILE=$PWD/.git/plant-index\n"
+        "git read-tree main; git update-index --add --cacheinfo 100644,$b,.pdbrc\n"
+        f"c=$({GIT_ID} commit-tree -p main -m x $(git write-tree))\n"
+        "rm -f $GIT_INDEX_FILE; unset GIT_INDEX_FILE\n"
+    )
+    head = host.git("rev-parse", "HEAD").strip()
+    run(
+        host,
+        evil + "echo $c > .git/COMMIT_EDITMSG\n"
+        f"printf '%s %s a <a@b> 1700000000 +0000\\tcheckout: moving from COMMIT_EDITMSG to main\\n'"
+        f" {head} {head} >> .git/logs/HEAD\n",
+    )
+    assert "COMMIT_EDITMSG" not in (host.ws / ".git" / "logs" / "HEAD").read_text()
+    short = host.git("rev-parse", "--short", "HEAD").strip()
+    host.git("checkout", "-q", short)
+    host.git("checkout", "-q", "main")
+    run(host, f"echo y >> a.py; {GIT_ID} commit -qam two\n")
+    assert host.git("log", "-1", "--format=%s").strip() == "two"
+    run(host, evil + "echo $c | tr a-f A-F > .git/refs/heads/upper\n")
+    run(
+        host,
+        evil + "echo $c > .git/COMMIT_EDITMSG; echo 'ref:COMMIT_EDITMSG' > .git/refs/heads/sym\n",
+    )
+    for name in ("upper", "sym"):
+        assert not (host.ws / ".git" / "refs" / "heads" / name).exists(), name
+    index = (host.ws / ".git" / "index").read_bytes()
+    run(
+        host,
+        "o=$(git rev-parse HEAD:tools/check.py)\n"
+        "e=$(echo 'import os' | git hash-object -w --stdin)\n"
+        f"printf '0 {'0' * 40}\\ttools/check.py\\n100644 %s 1\\ttools/check.py\\n"
+        "100644 %s 2\\ttools/check.py\\n100644 %s 3\\ttools/check.py\\n' $o $e $o"
+        " | git update-index --index-info\n",
+    )
+    assert (host.ws / ".git" / "index").read_bytes() == index

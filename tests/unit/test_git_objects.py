@@ -14,6 +14,7 @@ from corral.changes.git_objects import (
     ObjectStore,
     changed_paths,
     index_paths,
+    read_index,
     tree_of,
 )
 
@@ -24,8 +25,11 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 ID = ["-c", "user.name=u", "-c", "user.email=u@x"]
 
 
-def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", *ID, *args], cwd=repo, capture_output=True, text=True, check=True)
+def _git(repo: Path, *args: str, input_text: str | None = None) -> str:
+    done = subprocess.run(
+        ["git", *ID, *args], cwd=repo, capture_output=True, text=True, check=True,
+        input=input_text,
+    )  # fmt: skip
     return done.stdout
 
 
@@ -173,3 +177,39 @@ def test_a_pack_git_only_freshened_is_not_checked_again(
     entries, _ = scan(str(repo), str(upper))
     found = {e.rel: r for e, r in verdicts(Checker(plan, "corral apply ID"), entries)}
     assert found[f".git/objects/pack/{packs[0].name}"] is not None
+
+
+def test_index_offset_tables_must_agree_with_the_entries(repo: Path) -> None:
+    """r34a EOIE: git reading an index with threads starts its extensions where EOIE says
+    and parses entries from IEOT's offsets: a cache tree hidden in another extension's body
+    was read by git, not by corral. Offsets that disagree with the entries are unreadable."""
+    import hashlib
+
+    _git(
+        repo, "-c", "index.recordEndOfIndexEntries=true", "-c", "index.recordOffsetTable=true",
+        "-c", "index.threads=2", "update-index", "--index-version", "2", "--really-refresh",
+    )  # fmt: skip
+    index = repo / ".git" / "index"
+    data = index.read_bytes()
+    assert b"EOIE" in data and b"IEOT" in data, "git wrote no offset tables"
+    read_index(str(index))  # agreeing tables: read
+    at = data.rindex(b"EOIE") + 8
+    forged = bytearray(data[:-20])
+    forged[at : at + 4] = (int.from_bytes(forged[at : at + 4], "big") + 8).to_bytes(4, "big")
+    index.write_bytes(bytes(forged) + hashlib.sha1(bytes(forged)).digest())
+    with pytest.raises(GitUnreadable, match="not where it says"):
+        read_index(str(index))
+
+
+def test_each_stage_of_a_conflicted_path_is_an_entry(repo: Path) -> None:
+    """r34a STAGES: entries were keyed by path, so stage 3 hid stage 2 (`git checkout
+    --ours` writes stage 2)."""
+    blob = _git(repo, "rev-parse", "HEAD:sub/.envrc").strip()
+    other = _git(repo, "hash-object", "-w", "--stdin", input_text="other\n").strip()
+    lines = [f"0 {'0' * 40}\tsub/.envrc"] + [
+        f"100644 {b} {stage}\tsub/.envrc" for stage, b in ((1, blob), (2, other), (3, blob))
+    ]
+    _git(repo, "update-index", "--index-info", input_text="\n".join(lines) + "\n")
+    found = read_index(str(repo / ".git" / "index")).entries
+    assert found["sub/.envrc\0" + "2"] == (0o100644, other)
+    assert found["sub/.envrc\0" + "3"] == (0o100644, blob)

@@ -70,29 +70,50 @@ def _text(path: str) -> str | None:
 NULL = "0" * 40  # (a reflog's "none")
 
 
+HEX = frozenset("0123456789abcdefABCDEF")
+
+
 def _is_sha(word: str) -> bool:
-    return len(word) == 40 and word != NULL and all(c in "0123456789abcdef" for c in word)
+    """A whole object name, in either case (git reads `ABCD...` as `abcd...`, r34a)."""
+    return len(word) == 40 and word != NULL and all(c in HEX for c in word)
 
 
-def _named(text: str | None, log: bool = False) -> set[str]:
-    """The objects a ref-like file names: a ref, packed-refs (peeled `^` lines too), FETCH_HEAD;
-    in a reflog (`log`) every object name in a line, its message's too (`git checkout -`
-    takes its target from "checkout: moving from X to Y", r33a REFLOGMSG), and a message
-    naming what corral cannot tell from a ref or a whole object name is GitUnreadable."""
+def _named(
+    text: str | None, log: bool = False, before: str | None = None, strict: bool = True
+) -> set[str]:
+    """The objects a ref-like file names, lowercased: a ref, packed-refs (peeled `^` lines
+    too), FETCH_HEAD; in a reflog (`log`) every object name in a line, its message's too
+    (`git checkout -` takes its target from "checkout: moving from X to Y", r33a REFLOGMSG),
+    and a message naming part of an object name is GitUnreadable. Only the lines not in
+    `before` (the host's copy) are read: a reflog grows at its end (r34a: the host's own old
+    `checkout 4805f01` held every later commit)."""
     found = set()
+    old = set((before or "").splitlines())
     for line in (text or "").splitlines():
+        if line in old:
+            continue
         words = line.replace("\t", " ").split()
         for word in words if log else words[:2]:
             word = word.lstrip("^")
             if _is_sha(word):
-                found.add(word)
-        if log and "\tcheckout: moving from " in line:
+                found.add(word.lower())
+        if log and strict and "\tcheckout: moving from " in line:
             moved = line.split("\tcheckout: moving from ", 1)[1].split(" to ")
             for word in (w.strip() for w in moved):
-                if _is_sha(word) or not all(c in "0123456789abcdef" for c in word):
-                    continue  # (a whole name, checked above, or a branch: its own ref)
-                raise GitUnreadable(f"a reflog naming {word!r}, part of an object name")
+                if not _is_sha(word) and word and all(c in HEX for c in word):
+                    raise GitUnreadable(f"a reflog naming {word!r}, part of an object name")
     return found
+
+
+def _as_ref(text: str | None) -> str | None:
+    """What a file says when git reads it as a ref: `ref:NAME` (spaces after the colon are
+    optional, r34a SYMREF), or an object name first on its first line; None if neither.
+    Any file at the top of a git directory resolves as a ref by its name."""
+    first = (text or "").split("\n", 1)[0].strip()
+    if first.startswith("ref:"):
+        return first
+    word = first.split()[0] if first else ""
+    return word.lower() if _is_sha(word) else None
 
 
 def _packed(git_dir: str) -> dict[str, str]:
@@ -101,7 +122,7 @@ def _packed(git_dir: str) -> dict[str, str]:
     for line in (_text(os.path.join(git_dir, "packed-refs")) or "").splitlines():
         sha, _, name = line.partition(" ")
         if _is_sha(sha) and name:
-            found[name.strip()] = sha
+            found[name.strip()] = sha.lower()
     return found
 
 
@@ -110,10 +131,10 @@ def _resolve(git_dirs: list[str], text: str | None, depth: int = 0) -> str | Non
     if text is None or depth > 5:
         return None
     text = text.strip()
-    if not text.startswith("ref: "):
+    if not text.startswith("ref:"):
         word = text.split()[0] if text else ""
-        return word if _is_sha(word) else None
-    name = text[5:].strip()
+        return word.lower() if _is_sha(word) else None
+    name = text[4:].strip()
     if ".." in name.split("/") or name.startswith("/"):
         return None
     for git_dir in git_dirs:
@@ -211,6 +232,21 @@ def _check_object(
     raise GitUnreadable(f"objects/{'/'.join(rel)} is no object or pack corral checks")
 
 
+def _own_tips(host_git: str) -> set[str]:
+    """The commits the host's own branches and tags name: not remote-tracking refs, the
+    stash or FETCH_HEAD (someone else's work the user fetched, unreviewed, r34a)."""
+    found = {sha for name, sha in _packed(host_git).items() if name.startswith(OWN_REFS)}
+    for top in OWN_REFS:
+        for directory, dirs, files in os.walk(os.path.join(host_git, top)):
+            dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(directory, d))]
+            for name in files[:HOST_TIPS]:
+                found |= _named(_text(os.path.join(directory, name)))
+    return found
+
+
+OWN_REFS = ("refs/heads/", "refs/tags/")
+
+
 class GitHistoryRules(RuleSet):
     def hold_git_state_together(
         self, verdicts: list[tuple[Entry, Refusal | None]]
@@ -255,9 +291,13 @@ class GitHistoryRules(RuleSet):
                 return None
             if entry.kind != "file":
                 raise GitUnreadable(f"a {entry.kind} where git keeps its files")
-            if name in PLAIN:
-                return None
-            if not (is_index or _ref_file(inside)) or inside[:2] == ["refs", "replace"]:
+            plain_ref = name in PLAIN and _as_ref(_text(entry.source)) is not None
+            if name in PLAIN and not plain_ref:
+                return None  # (git would not read it as a ref: `git checkout -` can't use it)
+            if not (is_index or plain_ref or _ref_file(inside)) or inside[:2] == [
+                "refs",
+                "replace",
+            ]:
                 raise GitUnreadable(f"{name} is no file corral checks in a git directory")
             self._git_state[entry.path] = host_git
             if os.path.basename(host_git) != ".git":
@@ -273,10 +313,12 @@ class GitHistoryRules(RuleSet):
             else:
                 text = _text(entry.source)
                 log = inside[0] == "logs"
-                new = _named(text, log) | {r for r in [_resolve([upper_git, host_git], text)] if r}
+                host_text = _text(os.path.join(host_git, name))
+                new = _named(text, log, host_text if log else None)
+                new |= {r for r in [_resolve([upper_git, host_git], text)] if r}
                 if name == "packed-refs":
                     new = set(_packed(upper_git).values()) | _named(text)
-                new -= _named(_text(os.path.join(host_git, name)), log)
+                new -= _named(host_text, log, strict=False)
                 found = None
                 clean = self._git_clean.setdefault(host_git, set())
                 commits = list(self._new_commits(store, new, host_git, head))
@@ -361,9 +403,9 @@ class GitHistoryRules(RuleSet):
         CTREE) against the host HEAD's, and what its resolve-undo can bring back."""
         before = read_index(os.path.join(host_git, "index"))
         after = read_index(entry.source)
-        for path, value in after.entries.items():
-            if before.entries.get(path) != value:
-                yield path, value[0], value[1]
+        for key, value in after.entries.items():
+            if before.entries.get(key) != value:
+                yield key.split("\0", 1)[0], value[0], value[1]  # (a stage's too)
         for path, tree in after.trees.items():
             if before.trees.get(path) != tree:
                 where = f"{path}/" if path else ""
@@ -394,8 +436,7 @@ class GitHistoryRules(RuleSet):
 
     def _host_has(self, store: ObjectStore, host_git: str, path: str, mode: int, sha: str) -> bool:
         """Whether a commit the host's refs name holds (mode, sha) at `path`."""
-        known = self._git_known.get(host_git, (set(), False))[0]
-        for tip in sorted(_host_refs(host_git))[:HOST_TIPS]:
-            if tip in known and entry_at(store, _tree_of(store, tip), path) == (mode, sha):
+        for tip in sorted(_own_tips(host_git))[:HOST_TIPS]:
+            if entry_at(store, _tree_of(store, tip), path) == (mode, sha):
                 return True
         return False

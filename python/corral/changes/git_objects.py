@@ -362,9 +362,10 @@ class Index:
         self.undo: list[str] = []
 
 
-# extensions that change no content git writes (offset tables, the untracked cache, the
-# fsmonitor token); any other is read below, or the index is unreadable
-HARMLESS_EXTENSIONS = frozenset({b"EOIE", b"IEOT", b"UNTR", b"FSMN"})
+# extensions that change no content git writes (the untracked cache, the fsmonitor token);
+# the offset tables (EOIE, IEOT) are checked against the entries; any other is read below,
+# or the index is unreadable
+HARMLESS_EXTENSIONS = frozenset({b"UNTR", b"FSMN"})
 
 
 def _cache_tree(data: bytes, out: dict[str, str]) -> None:
@@ -391,6 +392,19 @@ def _cache_tree(data: bytes, out: dict[str, str]) -> None:
             stack.append((path, int(subtrees)))
         if len(stack) > 4096:
             raise GitUnreadable("a cache tree too deep")
+
+
+def _check_offsets(data: bytes, starts: list[int]) -> None:
+    """An IEOT extension's blocks (offset, count) start at entries, in order, and cover them
+    all: else git reading it with threads would see other entries than corral (r34a)."""
+    at = 0
+    for k in range(4, len(data) - 7, 8):
+        offset, count = struct.unpack_from(">II", data, k)
+        if at >= len(starts) or starts[at] != offset:
+            raise GitUnreadable("an index whose entry offsets disagree")
+        at += count
+    if at != len(starts):
+        raise GitUnreadable("an index whose entry offsets disagree")
 
 
 def _resolve_undo(data: bytes) -> list[str]:
@@ -435,7 +449,9 @@ def read_index(path: str) -> Index:
     try:
         if count > MAX_INDEX_ENTRIES:
             raise GitUnreadable(f"an index of {count} entries")
+        starts: list[int] = []  # where each entry begins (see IEOT below)
         for _ in range(count):
+            starts.append(i)
             mode = struct.unpack_from(">I", data, i + 24)[0]
             sha = data[i + 40 : i + 60].hex()
             flags = struct.unpack_from(">H", data, i + 60)[0]
@@ -458,12 +474,22 @@ def read_index(path: str) -> Index:
             previous = name
             if mode & 0o170000 == 0o040000:  # a sparse index's directory: its tree stands in
                 raise GitUnreadable("a sparse index")
-            found[name.decode("utf-8", "surrogateescape")] = (mode, sha)
+            # each stage of a path counts: a conflict's "ours" is what `git checkout --ours`
+            # writes (r34a STAGES: one entry per path hid stage 2)
+            stage = (flags >> 12) & 3
+            key = name.decode("utf-8", "surrogateescape")
+            found[key if not stage else f"{key}\0{stage}"] = (mode, sha)
+        entries_end = i
         while i + 8 <= len(data) - 20:  # extensions, then the checksum
             signature = data[i : i + 4]
             size = struct.unpack_from(">I", data, i + 4)[0]
             body = data[i + 8 : i + 8 + size]
-            if signature == b"TREE":
+            if signature == b"EOIE":  # (git reading with threads starts the extensions here)
+                if struct.unpack_from(">I", body, 0)[0] != entries_end:
+                    raise GitUnreadable("an index whose extensions are not where it says")
+            elif signature == b"IEOT":  # (and parses the entries in blocks from these offsets)
+                _check_offsets(body, starts)
+            elif signature == b"TREE":
                 _cache_tree(body, index.trees)
             elif signature == b"REUC":
                 index.undo += _resolve_undo(body)
