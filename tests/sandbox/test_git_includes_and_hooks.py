@@ -693,3 +693,46 @@ def test_refs_in_any_spelling_git_reads_and_conflict_stages_are_checked(host: Ho
         " | git update-index --index-info\n",
     )
     assert (host.ws / ".git" / "index").read_bytes() == index
+
+
+def test_names_after_a_nul_any_file_a_reflog_names_fetched_work_and_deleted_objects(
+    host: Host,
+) -> None:
+    """r35a NULREF: `<id>NUL junk` is `<id>` to git; INFOPACKS: a reflog's "moving from
+    objects/info/packs", a file corral passed unread; REMOTEKNOWN: a fetched branch's
+    commits counted as the user's own; OBJWIPE: `rm .git/objects/??/*` was applied."""
+    host.git("init", "-q", "-b", "main")
+    (host.ws / "a.py").write_text("x = 1\n")
+    host.git("add", "a.py")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
+    head = host.git("rev-parse", "HEAD").strip()
+    evil = (
+        "b=$(echo 'import os' | git hash-object -w --stdin)\n"
+        "export GIT_INDEX_FILE=$PWD/.git/plant-index\n"
+        "git read-tree main; git update-index --add --cacheinfo 100644,$b,.pdbrc\n"
+        f"c=$({GIT_ID} commit-tree -p main -m x $(git write-tree))\n"
+        "rm -f $GIT_INDEX_FILE; unset GIT_INDEX_FILE\n"
+    )
+    run(host, evil + "printf '%s\\0junk\\n' $c > .git/refs/heads/nul\n")
+    assert not (host.ws / ".git" / "refs" / "heads" / "nul").exists()
+    run(
+        host,
+        evil + "mkdir -p .git/objects/info; echo $c > .git/objects/info/packs\n"
+        f"printf '%s %s a <a@b> 1700000000 +0000\\tcheckout: moving from objects/info/packs"
+        f" to main\\n' {head} {head} >> .git/logs/HEAD\n",
+    )
+    assert "objects/info/packs" not in (host.ws / ".git" / "logs" / "HEAD").read_text()
+    # a branch fetched from elsewhere (here: made by hand), never checked out
+    (host.ws / ".pdbrc").write_text("import os\n")
+    host.git("add", ".pdbrc")
+    tree = host.git("write-tree").strip()
+    host.git("rm", "-q", "--cached", ".pdbrc")
+    (host.ws / ".pdbrc").unlink()
+    pr = host.git(
+        "-c", "user.name=o", "-c", "user.email=o@x", "commit-tree", "-p", head, "-m", "pr", tree
+    ).strip()
+    host.git("update-ref", "refs/remotes/origin/pr", pr)
+    run(host, "git update-ref refs/heads/main refs/remotes/origin/pr\n")
+    assert host.git("rev-parse", "main").strip() == head
+    run(host, "rm -f .git/objects/??/*\n")
+    assert host.git("cat-file", "-t", head).strip() == "commit"

@@ -62,7 +62,9 @@ def _text(path: str) -> str | None:
             data += chunk  # (read whole: a ref past the first 4 KiB was missed, r32a)
             if len(data) > REF_BYTES:
                 raise GitUnreadable(f"{path} is larger than corral reads")
-        return data.decode("utf-8", "replace")
+        # (git reads a ref as a C string: `<id>NUL junk` is `<id>`, r35a NULREF; a NUL is a
+        # line end here, so what follows it is read too, never hidden)
+        return data.replace(b"\0", b"\n").decode("utf-8", "replace")
     finally:
         os.close(fd)
 
@@ -76,6 +78,40 @@ HEX = frozenset("0123456789abcdefABCDEF")
 def _is_sha(word: str) -> bool:
     """A whole object name, in either case (git reads `ABCD...` as `abcd...`, r34a)."""
     return len(word) == 40 and word != NULL and all(c in HEX for c in word)
+
+
+def moved_names(text: str | None, before: str | None) -> set[str]:
+    """The names a reflog's new lines say HEAD moved from or to (`git checkout -` reads them
+    back and looks each up as git looks up a name, r35a: a file of the git directory too)."""
+    found = set()
+    old = set((before or "").splitlines())
+    for line in (text or "").splitlines():
+        if line not in old and "\tcheckout: moving from " in line:
+            for word in line.split("\tcheckout: moving from ", 1)[1].split(" to "):
+                if word.strip() and not _is_sha(word.strip()):
+                    found.add(word.strip())
+    return found
+
+
+# where git looks a name up (`git rev-parse X`), in order
+NAME_RULES = ("{}", "refs/{}", "refs/tags/{}", "refs/heads/{}", "refs/remotes/{}",
+              "refs/remotes/{}/HEAD")  # fmt: skip
+
+
+def _look_up(git_dirs: list[str], name: str) -> str | None:
+    """The object a name resolves to as git resolves it, in `git_dirs` in order."""
+    if ".." in name.split("/") or name.startswith("/") or "\0" in name:
+        raise GitUnreadable(f"a reflog naming {name!r}")
+    for rule in NAME_RULES:
+        ref = rule.format(name)
+        for git_dir in git_dirs:
+            text = _text(os.path.join(git_dir, ref))
+            if text is not None and _as_ref(text) is not None:
+                return _resolve(git_dirs, text)
+            packed = _packed(git_dir).get(ref)
+            if packed is not None:
+                return packed
+    return None
 
 
 def _named(
@@ -161,24 +197,6 @@ def _ref_file(inside: list[str]) -> bool:
     return len(inside) == 1 and top
 
 
-def _host_refs(host_git: str) -> set[str]:
-    """The commits the host's refs name now (loose and packed; reflogs not)."""
-    found = set(_packed(host_git).values())
-    refs = os.path.join(host_git, "refs")
-    looked = 0
-    for directory, dirs, files in os.walk(refs):
-        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(directory, d))]
-        looked += len(files)
-        if looked > 20_000:
-            raise GitUnreadable("more than 20000 refs")
-        for name in files:
-            found |= _named(_text(os.path.join(directory, name)))
-    for name in os.listdir(host_git) if os.path.isdir(host_git) else ():
-        if name.endswith("HEAD") and not name.startswith("."):
-            found |= _named(_text(os.path.join(host_git, name)))
-    return found
-
-
 # what git writes that names no commit and changes no file it checks out
 PLAIN = frozenset({
     "COMMIT_EDITMSG", "MERGE_MSG", "SQUASH_MSG", "TAG_EDITMSG", "NOTES_EDITMSG", "MERGE_MODE",
@@ -199,6 +217,40 @@ def _same_bytes(staged: str, host: str) -> bool:
         return False
 
 
+def _deleted_is_kept(rel: list[str], entry: Entry, host_git: str, upper_git: str) -> None:
+    """A loose object deleted is in a pack that stays; a pack deleted has each of its
+    objects in a pack that stays (else GitUnreadable: held)."""
+    from corral.changes.git_objects import pack_names
+
+    staying = [
+        (d, n) for d in (upper_git, host_git)
+        for n in pack_names(os.path.join(d, "objects", "pack"))
+        if not _gone(os.path.join(upper_git, "objects", "pack", n))
+    ]  # fmt: skip
+    if len(rel) == 2 and len(rel[0]) == 2 and _is_sha(rel[0] + rel[1]):
+        wanted = [rel[0] + rel[1]]
+    elif len(rel) == 2 and rel[0] == "pack" and rel[1].endswith(".idx"):
+        wanted = pack_names(os.path.join(host_git, "objects", "pack"), listing=rel[1])
+    elif len(rel) == 2 and rel[0] == "pack":
+        return  # (a .pack, .rev or .keep goes with its .idx, judged there)
+    else:
+        return  # (objects/info/* and empty fan-out directories)
+    from corral.changes.git_objects import in_packs
+
+    missing = in_packs(staying, wanted)
+    if missing:
+        raise GitUnreadable(f"deleting object {missing} that no pack left keeps")
+
+
+def _gone(path: str) -> bool:
+    """Whether the staging area deletes this path (an overlay whiteout: a 0:0 device)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
+
+
 def _check_object(
     entry: Entry, inside: list[str], host_git: str, upper_git: str, store: ObjectStore
 ) -> None:
@@ -206,10 +258,15 @@ def _check_object(
     objects/ (a commit-graph, a multi-pack index, alternates) is GitUnreadable."""
     from corral.changes.git_objects import verify_loose, verify_pack
 
-    if entry.kind == "whiteout":
-        return  # (git deletes only what it has elsewhere: prune, repack)
     rel = inside[1:]
+    if entry.kind == "whiteout":
+        # git deletes only what it has elsewhere (prune, repack): so must this change set
+        # (r35a OBJWIPE: `rm .git/objects/??/*` lost every local commit)
+        _deleted_is_kept(rel, entry, host_git, upper_git)
+        return
     if rel == ["info", "packs"]:
+        if _as_ref(_text(entry.source)) is not None:  # (`P pack-x.pack` lines, not a ref)
+            raise GitUnreadable("objects/info/packs that reads as a ref")
         return  # (the list of packs for dumb HTTP servers)
     if entry.kind != "file":
         raise GitUnreadable(f"a {entry.kind} among git's objects")
@@ -316,6 +373,10 @@ class GitHistoryRules(RuleSet):
                 host_text = _text(os.path.join(host_git, name))
                 new = _named(text, log, host_text if log else None)
                 new |= {r for r in [_resolve([upper_git, host_git], text)] if r}
+                if log:
+                    for moved in moved_names(text, host_text):
+                        found_sha = _look_up([upper_git, host_git], moved)
+                        new |= {found_sha} if found_sha else set()
                 if name == "packed-refs":
                     new = set(_packed(upper_git).values()) | _named(text)
                 new -= _named(host_text, log, strict=False)
@@ -364,7 +425,9 @@ class GitHistoryRules(RuleSet):
         if not tips:
             return
         if host_git not in self._git_known:
-            self._git_known[host_git] = (_host_refs(host_git), False)
+            # (the host's own branches and tags, not what it fetched: a remote-tracking
+            # branch's commits are someone else's, unchecked, r35a REMOTEKNOWN)
+            self._git_known[host_git] = (_own_tips(host_git), False)
         known, walked = self._git_known[host_git]
         seen: set[str] = set()
         stack = sorted(tips - known)

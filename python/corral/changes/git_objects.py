@@ -553,3 +553,31 @@ def verify_pack(index_path: str, pack_path: str, store: ObjectStore) -> None:
         raise GitUnreadable(f"{pack_path}: {e.strerror}") from None
     except (struct.error, IndexError, ValueError):
         raise GitUnreadable(f"a malformed pack: {pack_path}") from None
+
+
+def pack_names(pack_dir: str, listing: str = "") -> list[str]:
+    """The .idx files of a pack directory; with `listing` (one .idx there), the object names
+    that index lists instead."""
+    if listing:
+        index = _map(os.path.join(pack_dir, listing))
+        if index is None or index[:8] != b"\377tOc\0\0\0\2":
+            raise GitUnreadable(f"a pack index corral cannot read: {listing}")
+        count = struct.unpack_from(">I", index, 8 + 4 * 255)[0]
+        if count > MAX_PACK_OBJECTS:
+            raise GitUnreadable(f"a pack of {count} objects, more than corral checks")
+        names = 8 + 256 * 4
+        return [index[names + 20 * i : names + 20 * i + 20].hex() for i in range(count)]
+    try:
+        return sorted(n for n in os.listdir(pack_dir) if n.endswith(".idx"))
+    except OSError:
+        return []
+
+
+def in_packs(packs: list[tuple[str, str]], wanted: list[str]) -> str | None:
+    """The first of `wanted` that none of `packs` ((git dir, .idx name)) holds, or None."""
+    indexes = [_map(os.path.join(d, "objects", "pack", n)) for d, n in packs]
+    for sha in wanted:
+        key = bytes.fromhex(sha)
+        if not any(ix is not None and _find(ix, key) is not None for ix in indexes):
+            return sha
+    return None
