@@ -499,7 +499,9 @@ class GitHistoryRules(RuleSet):
 
     def _host_has(self, store: ObjectStore, host_git: str, path: str, mode: int, sha: str) -> bool:
         """Whether a commit the host's refs name holds (mode, sha) at `path`."""
-        for tip in sorted(_own_tips(host_git))[:HOST_TIPS]:
+        if host_git not in self._git_tips:  # (once per check, r35a)
+            self._git_tips[host_git] = sorted(_own_tips(host_git))[:HOST_TIPS]
+        for tip in self._git_tips[host_git]:
             if entry_at(store, _tree_of(store, tip), path) == (mode, sha):
                 return True
         return False

@@ -77,6 +77,7 @@ class RuleSet:
         self._git_known: dict[str, tuple[set[str], bool]] = {}
         self._git_clean: dict[str, set[str]] = {}
         self._git_state: dict[str, str] = {}  # a ref's or index's path -> its git directory
+        self._git_tips: dict[str, list[str]] = {}  # the host's own branch and tag commits
 
     def refusal(
         self, code: str, path: str, rule: str, message: str, layer: str = BUILTIN
