@@ -433,6 +433,15 @@ def test_every_config_mercurial_and_prek_read_is_kept(host: Host) -> None:
 
 
 GIT_ID = "git -c user.name=agent -c user.email=agent@example.com"
+# a commit on top of main holding .pdbrc, in $c, made with git's plumbing (the work tree
+# and the index stay as they were)
+PLANT_ON_MAIN = (
+    "b=$(echo 'import os' | git hash-object -w --stdin)\n"
+    "export GIT_INDEX_FILE=$PWD/.git/plant-index\n"
+    "git read-tree main; git update-index --add --cacheinfo 100644,$b,.pdbrc\n"
+    f"c=$({GIT_ID} commit-tree -p main -m x $(git write-tree))\n"
+    "rm -f $GIT_INDEX_FILE; unset GIT_INDEX_FILE\n"
+)
 
 
 def test_a_commit_or_index_holding_a_protected_name_is_held_with_its_ref(host: Host) -> None:
@@ -656,13 +665,7 @@ def test_refs_in_any_spelling_git_reads_and_conflict_stages_are_checked(host: Ho
     hook.chmod(0o755)
     host.git("add", "a.py", "tools/check.py")
     host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
-    evil = (
-        "b=$(echo 'import os' | git hash-object -w --stdin)\n"
-        "export GIT_INDEX_FILE=$PWD/.git/plant-index\n"
-        "git read-tree main; git update-index --add --cacheinfo 100644,$b,.pdbrc\n"
-        f"c=$({GIT_ID} commit-tree -p main -m x $(git write-tree))\n"
-        "rm -f $GIT_INDEX_FILE; unset GIT_INDEX_FILE\n"
-    )
+    evil = PLANT_ON_MAIN
     head = host.git("rev-parse", "HEAD").strip()
     run(
         host,
@@ -706,13 +709,7 @@ def test_names_after_a_nul_any_file_a_reflog_names_fetched_work_and_deleted_obje
     host.git("add", "a.py")
     host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
     head = host.git("rev-parse", "HEAD").strip()
-    evil = (
-        "b=$(echo 'import os' | git hash-object -w --stdin)\n"
-        "export GIT_INDEX_FILE=$PWD/.git/plant-index\n"
-        "git read-tree main; git update-index --add --cacheinfo 100644,$b,.pdbrc\n"
-        f"c=$({GIT_ID} commit-tree -p main -m x $(git write-tree))\n"
-        "rm -f $GIT_INDEX_FILE; unset GIT_INDEX_FILE\n"
-    )
+    evil = PLANT_ON_MAIN
     run(host, evil + "printf '%s\\0junk\\n' $c > .git/refs/heads/nul\n")
     assert not (host.ws / ".git" / "refs" / "heads" / "nul").exists()
     run(

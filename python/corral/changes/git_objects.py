@@ -46,14 +46,7 @@ class ObjectStore:
                     raw = f.read(MAX_OBJECT)
             except OSError:
                 continue
-            data = _inflate(raw)
-            header, _, body = data.partition(b"\0")
-            kind, _, size = header.partition(b" ")
-            if kind not in (b"commit", b"tree", b"blob", b"tag") or size != str(len(body)).encode():
-                raise GitUnreadable(f"a malformed loose object {sha}")
-            if _hash(kind.decode(), body) != sha:
-                raise GitUnreadable(f"loose object {sha} holds another object")
-            return kind.decode(), body
+            return _loose(raw, sha)
         for pack, index in self._pack_indexes():
             offset = _find(index, bytes.fromhex(sha))
             if offset is not None:
@@ -508,14 +501,10 @@ def _hash(kind: str, data: bytes) -> str:
     return hashlib.sha1(f"{kind} {len(data)}".encode() + b"\0" + data).hexdigest()
 
 
-def verify_loose(path: str, sha: str) -> None:
-    """A loose object holds what its name says (review r32a SHADOW: corral read a fake loose
-    object of the same name while git read the real one from a pack): else GitUnreadable."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_OBJECT)
-    except OSError as e:
-        raise GitUnreadable(f"object {sha}: {e.strerror}") from None
+def _loose(raw: bytes, sha: str) -> tuple[str, bytes]:
+    """(type, data) of a loose object's bytes, which must be the object `sha` names (review
+    r32a SHADOW: corral read a fake loose object of the same name while git read the real
+    one from a pack)."""
     data = _inflate(raw)
     header, _, body = data.partition(b"\0")
     kind, _, size = header.partition(b" ")
@@ -523,6 +512,17 @@ def verify_loose(path: str, sha: str) -> None:
         raise GitUnreadable(f"a malformed loose object {sha}")
     if _hash(kind.decode(), body) != sha:
         raise GitUnreadable(f"loose object {sha} holds another object")
+    return kind.decode(), body
+
+
+def verify_loose(path: str, sha: str) -> None:
+    """A loose object a command wrote holds what its name says: else GitUnreadable."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_OBJECT)
+    except OSError as e:
+        raise GitUnreadable(f"object {sha}: {e.strerror}") from None
+    _loose(raw, sha)
 
 
 MAX_PACK_OBJECTS = 50_000
