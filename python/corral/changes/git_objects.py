@@ -528,21 +528,27 @@ def verify_loose(path: str, sha: str) -> None:
 MAX_PACK_OBJECTS = 50_000
 
 
+def _listed(index: Buffer | None, where: str) -> list[str]:
+    """The object names a version 2 pack index lists (at most MAX_PACK_OBJECTS)."""
+    if index is None or index[:8] != b"\377tOc\0\0\0\2":
+        raise GitUnreadable(f"a pack index corral cannot read: {where}")
+    count = struct.unpack_from(">I", index, 8 + 4 * 255)[0]
+    if count > MAX_PACK_OBJECTS:
+        raise GitUnreadable(f"a pack of {count} objects, more than corral checks")
+    names = 8 + 256 * 4
+    return [index[names + 20 * i : names + 20 * i + 20].hex() for i in range(count)]
+
+
 def verify_pack(index_path: str, pack_path: str, store: ObjectStore) -> None:
     """Every object a pack index names is, at its offset in the pack, the object of that name:
     git reads packed objects before loose ones, by the index, and checks neither (a forged
     pack or index would stand in for objects the host's refs name). Else GitUnreadable."""
     index = _map(index_path)
-    if index is None or index[:8] != b"\377tOc\0\0\0\2":
-        raise GitUnreadable(f"a pack index of another version: {index_path}")
-    count = struct.unpack_from(">I", index, 8 + 4 * 255)[0]
-    if count > MAX_PACK_OBJECTS:
-        raise GitUnreadable(f"a pack of {count} objects, more than corral checks")
-    names = 8 + 256 * 4
+    listed = _listed(index, index_path)
+    assert index is not None  # (_listed raised otherwise)
     try:
         with open(pack_path, "rb") as f:
-            for i in range(count):
-                sha = index[names + 20 * i : names + 20 * i + 20].hex()
+            for sha in listed:
                 offset = _find(index, bytes.fromhex(sha))
                 if offset is None:
                     raise GitUnreadable(f"a pack index out of order: {index_path}")
@@ -559,14 +565,7 @@ def pack_names(pack_dir: str, listing: str = "") -> list[str]:
     """The .idx files of a pack directory; with `listing` (one .idx there), the object names
     that index lists instead."""
     if listing:
-        index = _map(os.path.join(pack_dir, listing))
-        if index is None or index[:8] != b"\377tOc\0\0\0\2":
-            raise GitUnreadable(f"a pack index corral cannot read: {listing}")
-        count = struct.unpack_from(">I", index, 8 + 4 * 255)[0]
-        if count > MAX_PACK_OBJECTS:
-            raise GitUnreadable(f"a pack of {count} objects, more than corral checks")
-        names = 8 + 256 * 4
-        return [index[names + 20 * i : names + 20 * i + 20].hex() for i in range(count)]
+        return _listed(_map(os.path.join(pack_dir, listing)), listing)
     try:
         return sorted(n for n in os.listdir(pack_dir) if n.endswith(".idx"))
     except OSError:
