@@ -703,7 +703,8 @@ def test_names_after_a_nul_any_file_a_reflog_names_fetched_work_and_deleted_obje
 ) -> None:
     """r35a NULREF: `<id>NUL junk` is `<id>` to git; INFOPACKS: a reflog's "moving from
     objects/info/packs", a file corral passed unread; REMOTEKNOWN: a fetched branch's
-    commits counted as the user's own; OBJWIPE: `rm .git/objects/??/*` was applied."""
+    commits counted as the user's own; OBJWIPE: `rm .git/objects/??/*` was applied;
+    r36a NOTABMSG, NULSYM (below)."""
     host.git("init", "-q", "-b", "main")
     (host.ws / "a.py").write_text("x = 1\n")
     host.git("add", "a.py")
@@ -731,5 +732,17 @@ def test_names_after_a_nul_any_file_a_reflog_names_fetched_work_and_deleted_obje
     host.git("update-ref", "refs/remotes/origin/pr", pr)
     run(host, "git update-ref refs/heads/main refs/remotes/origin/pr\n")
     assert host.git("rev-parse", "main").strip() == head
+    # r36a NOTABMSG: git's reflog message needs no tab; NULSYM: a symref ends at a NUL
+    log = (host.ws / ".git" / "logs" / "HEAD").read_text()
+    run(
+        host,
+        f"printf '%s %s a <a@b> 1700000000 +0000checkout: moving from origin/pr to main\\n'"
+        f" {head} {head} >> .git/logs/HEAD\n",
+    )
+    assert (host.ws / ".git" / "logs" / "HEAD").read_text() == log
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+    run(host, "printf 'ref: refs/remotes/origin/pr\\0x\\n' > .git/refs/heads/sym\n")
+    assert not (host.ws / ".git" / "refs" / "heads" / "sym").exists()
     run(host, "rm -f .git/objects/??/*\n")
     assert host.git("cat-file", "-t", head).strip() == "commit"

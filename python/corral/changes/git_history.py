@@ -86,8 +86,8 @@ def moved_names(text: str | None, before: str | None) -> set[str]:
     found = set()
     old = set((before or "").splitlines())
     for line in (text or "").splitlines():
-        if line not in old and "\tcheckout: moving from " in line:
-            for word in line.split("\tcheckout: moving from ", 1)[1].split(" to "):
+        if line not in old and "checkout: moving from " in line:
+            for word in line.split("checkout: moving from ", 1)[1].split(" to "):
                 if word.strip() and not _is_sha(word.strip()):
                     found.add(word.strip())
     return found
@@ -106,8 +106,10 @@ def _look_up(git_dirs: list[str], name: str) -> str | None:
         ref = rule.format(name)
         for git_dir in git_dirs:
             text = _text(os.path.join(git_dir, ref))
-            if text is not None and _as_ref(text) is not None:
-                return _resolve(git_dirs, text)
+            if text is not None:  # (a loose file hides a packed entry, valid or not, as in git)
+                if _as_ref(text) is not None:
+                    return _resolve(git_dirs, text)
+                break
             packed = _packed(git_dir).get(ref)
             if packed is not None:
                 return packed
@@ -133,8 +135,8 @@ def _named(
             word = word.lstrip("^")
             if _is_sha(word):
                 found.add(word.lower())
-        if log and strict and "\tcheckout: moving from " in line:
-            moved = line.split("\tcheckout: moving from ", 1)[1].split(" to ")
+        if log and strict and "checkout: moving from " in line:
+            moved = line.split("checkout: moving from ", 1)[1].split(" to ")
             for word in (w.strip() for w in moved):
                 if not _is_sha(word) and word and all(c in HEX for c in word):
                     raise GitUnreadable(f"a reflog naming {word!r}, part of an object name")
@@ -166,7 +168,7 @@ def _resolve(git_dirs: list[str], text: str | None, depth: int = 0) -> str | Non
     """The object a ref's text names, following `ref: NAME` through `git_dirs` in order."""
     if text is None or depth > 5:
         return None
-    text = text.strip()
+    text = text.split("\n", 1)[0].strip()  # (the first line: git stops at a NUL, r36a)
     if not text.startswith("ref:"):
         word = text.split()[0] if text else ""
         return word.lower() if _is_sha(word) else None
