@@ -1,13 +1,15 @@
-"""Change-set rule for what git on the host would write into the work tree later: a ref, a
-reflog, HEAD and the other *_HEAD files, or the index a command changed names commits and
-files that host git writes unchecked at the user's next checkout, reset, restore, revert or
-stash pop. A commit on another branch holding `.pdbrc`, `.envrc` and a pre-commit config
-passed as plain objects and refs, and `git checkout master` then wrote them (review r31b);
-so did a stash's untracked-files parent, a commit below the tip that a later one undid, and a
-split index (r32a). So every commit a change makes reachable that the host's refs did not
-name (walked back to a commit they do, bounded) has the paths its tree adds or changes
-against the host's HEAD put through the protected names and paths; what cannot be read (a
-format or pack corral does not read, too much history, a split or sparse index) is held.
+"""Change-set rule for what git on the host would write into the work tree later. A commit on
+another branch holding `.pdbrc`, `.envrc` and a pre-commit config passed as plain objects
+and refs, and `git checkout master` then wrote them (review r31b); so did a stash's
+untracked-files parent, history below a tip, a split index, a reflog's message, a cache
+tree, a conflict stage, capitals, NULs and `ref:` without a space (r32a to r36a).
+
+So a git directory takes from a change set only what git writes in everyday work: objects
+(each what its name says), refs and reflogs, HEAD and its kin, packed-refs, the index and a
+few plain files, each read as strictly as git reads it. Every commit a change makes
+reachable (walked back to the host's own branches and tags or HEAD's ancestors, bounded)
+and every index entry has the paths it adds or changes against the host's HEAD put through
+the protected names and paths. What cannot be read is held.
 """
 
 from __future__ import annotations
@@ -22,9 +24,13 @@ from corral.changes.git_objects import (
     ObjectStore,
     changed_paths,
     entry_at,
+    in_packs,
+    pack_names,
     parents,
     read_index,
     subtree,
+    verify_loose,
+    verify_pack,
 )
 from corral.changes.git_objects import tree_of as _tree_of
 from corral.changes.ruleset import RuleSet
@@ -222,8 +228,6 @@ def _same_bytes(staged: str, host: str) -> bool:
 def _deleted_is_kept(rel: list[str], entry: Entry, host_git: str, upper_git: str) -> None:
     """A loose object deleted is in a pack that stays; a pack deleted has each of its
     objects in a pack that stays (else GitUnreadable: held)."""
-    from corral.changes.git_objects import pack_names
-
     staying = [
         (d, n) for d in (upper_git, host_git)
         for n in pack_names(os.path.join(d, "objects", "pack"))
@@ -237,8 +241,6 @@ def _deleted_is_kept(rel: list[str], entry: Entry, host_git: str, upper_git: str
         return  # (a .pack, .rev or .keep goes with its .idx, judged there)
     else:
         return  # (objects/info/* and empty fan-out directories)
-    from corral.changes.git_objects import in_packs
-
     missing = in_packs(staying, wanted)
     if missing:
         raise GitUnreadable(f"deleting object {missing} that no pack left keeps")
@@ -258,8 +260,6 @@ def _check_object(
 ) -> None:
     """A loose object or a pack the command wrote is what its name says; anything else in
     objects/ (a commit-graph, a multi-pack index, alternates) is GitUnreadable."""
-    from corral.changes.git_objects import verify_loose, verify_pack
-
     rel = inside[1:]
     if entry.kind == "whiteout":
         # git deletes only what it has elsewhere (prune, repack): so must this change set
