@@ -25,6 +25,7 @@ from corral.changes.git_objects import (
     changed_paths,
     entry_at,
     in_packs,
+    mapped_indexes,
     pack_names,
     parents,
     read_index,
@@ -39,7 +40,8 @@ from corral.toolguard.ops.refusal import PROTECTED, Refusal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
+    from mmap import mmap as Buffer
 
     from corral.changes.scan import Entry
 
@@ -88,14 +90,19 @@ def _is_sha(word: str) -> bool:
 
 def moved_names(text: str | None, before: str | None) -> set[str]:
     """The names a reflog's new lines say HEAD moved from or to (`git checkout -` reads them
-    back and looks each up as git looks up a name, r35a: a file of the git directory too)."""
+    back and looks each up as git looks up a name, r35a: a file of the git directory too);
+    one that is part of an object name is GitUnreadable (whole ones: see _named)."""
     found = set()
     old = set((before or "").splitlines())
     for line in (text or "").splitlines():
         if line not in old and "checkout: moving from " in line:
             for word in line.split("checkout: moving from ", 1)[1].split(" to "):
-                if word.strip() and not _is_sha(word.strip()):
-                    found.add(word.strip())
+                word = word.strip()
+                if not word or _is_sha(word):
+                    continue
+                if all(c in HEX for c in word):
+                    raise GitUnreadable(f"a reflog naming {word!r}, part of an object name")
+                found.add(word)
     return found
 
 
@@ -122,15 +129,13 @@ def _look_up(git_dirs: list[str], name: str) -> str | None:
     return None
 
 
-def _named(
-    text: str | None, log: bool = False, before: str | None = None, strict: bool = True
-) -> set[str]:
+def _named(text: str | None, log: bool = False, before: str | None = None) -> set[str]:
     """The objects a ref-like file names, lowercased: a ref, packed-refs (peeled `^` lines
     too), FETCH_HEAD; in a reflog (`log`) every object name in a line, its message's too
-    (`git checkout -` takes its target from "checkout: moving from X to Y", r33a REFLOGMSG),
-    and a message naming part of an object name is GitUnreadable. Only the lines not in
-    `before` (the host's copy) are read: a reflog grows at its end (r34a: the host's own old
-    `checkout 4805f01` held every later commit)."""
+    (`git checkout -` takes its target from "checkout: moving from X to Y", r33a REFLOGMSG;
+    the other names there: moved_names). Only the lines not in `before` (the host's copy)
+    are read: a reflog grows at its end (r34a: the host's own old `checkout 4805f01` held
+    every later commit)."""
     found = set()
     old = set((before or "").splitlines())
     for line in (text or "").splitlines():
@@ -141,11 +146,6 @@ def _named(
             word = word.lstrip("^")
             if _is_sha(word):
                 found.add(word.lower())
-        if log and strict and "checkout: moving from " in line:
-            moved = line.split("checkout: moving from ", 1)[1].split(" to ")
-            for word in (w.strip() for w in moved):
-                if not _is_sha(word) and word and all(c in HEX for c in word):
-                    raise GitUnreadable(f"a reflog naming {word!r}, part of an object name")
     return found
 
 
@@ -191,10 +191,6 @@ def _resolve(git_dirs: list[str], text: str | None, depth: int = 0) -> str | Non
     return None
 
 
-def _kind(store: ObjectStore, sha: str) -> str:
-    return store.read(sha)[0]
-
-
 def _ref_file(inside: list[str]) -> bool:
     """Whether a path in a git directory is one git reads commits from: refs, reflogs,
     packed-refs, HEAD and its kin at the top (ORIG_HEAD, FETCH_HEAD, MERGE_HEAD, AUTO_MERGE)."""
@@ -225,14 +221,21 @@ def _same_bytes(staged: str, host: str) -> bool:
         return False
 
 
-def _deleted_is_kept(rel: list[str], entry: Entry, host_git: str, upper_git: str) -> None:
-    """A loose object deleted is in a pack that stays; a pack deleted has each of its
-    objects in a pack that stays (else GitUnreadable: held)."""
-    staying = [
-        (d, n) for d in (upper_git, host_git)
+def staying_packs(host_git: str, upper_git: str) -> list[str]:
+    """The pack indexes a change set leaves in place: the host's and its own, not those it
+    deletes."""
+    return [
+        os.path.join(d, "objects", "pack", n) for d in (upper_git, host_git)
         for n in pack_names(os.path.join(d, "objects", "pack"))
         if not _gone(os.path.join(upper_git, "objects", "pack", n))
     ]  # fmt: skip
+
+
+def _deleted_is_kept(
+    rel: list[str], host_git: str, staying: Callable[[], list[Buffer | None]]
+) -> None:
+    """A loose object deleted is in a pack that stays; a pack deleted has each of its
+    objects in a pack that stays (else GitUnreadable: held)."""
     if len(rel) == 2 and len(rel[0]) == 2 and _is_sha(rel[0] + rel[1]):
         wanted = [rel[0] + rel[1]]
     elif len(rel) == 2 and rel[0] == "pack" and rel[1].endswith(".idx"):
@@ -241,7 +244,7 @@ def _deleted_is_kept(rel: list[str], entry: Entry, host_git: str, upper_git: str
         return  # (a .pack, .rev or .keep goes with its .idx, judged there)
     else:
         return  # (objects/info/* and empty fan-out directories)
-    missing = in_packs(staying, wanted)
+    missing = in_packs(staying(), wanted)
     if missing:
         raise GitUnreadable(f"deleting object {missing} that no pack left keeps")
 
@@ -256,7 +259,12 @@ def _gone(path: str) -> bool:
 
 
 def _check_object(
-    entry: Entry, inside: list[str], host_git: str, upper_git: str, store: ObjectStore
+    entry: Entry,
+    inside: list[str],
+    host_git: str,
+    upper_git: str,
+    store: ObjectStore,
+    staying: Callable[[], list[Buffer | None]],
 ) -> None:
     """A loose object or a pack the command wrote is what its name says; anything else in
     objects/ (a commit-graph, a multi-pack index, alternates) is GitUnreadable."""
@@ -264,7 +272,7 @@ def _check_object(
     if entry.kind == "whiteout":
         # git deletes only what it has elsewhere (prune, repack): so must this change set
         # (r35a OBJWIPE: `rm .git/objects/??/*` lost every local commit)
-        _deleted_is_kept(rel, entry, host_git, upper_git)
+        _deleted_is_kept(rel, host_git, staying)
         return
     if rel == ["info", "packs"]:
         if _as_ref(_text(entry.source)) is not None:  # (`P pack-x.pack` lines, not a ref)
@@ -346,7 +354,10 @@ class GitHistoryRules(RuleSet):
         is_index = name == "index"
         try:
             if inside[0] == "objects":  # (a whiteout too: git prunes what it packed)
-                _check_object(entry, inside, host_git, upper_git, store)
+                _check_object(
+                    entry, inside, host_git, upper_git, store,
+                    lambda: self._staying(host_git, upper_git),
+                )  # fmt: skip
                 return None
             if entry.kind != "file":
                 raise GitUnreadable(f"a {entry.kind} where git keeps its files")
@@ -381,19 +392,18 @@ class GitHistoryRules(RuleSet):
                         new |= {found_sha} if found_sha else set()
                 if name == "packed-refs":
                     new = set(_packed(upper_git).values()) | _named(text)
-                new -= _named(host_text, log, strict=False)
+                new -= _named(host_text, log)
                 found = None
                 clean = self._git_clean.setdefault(host_git, set())
                 commits = list(self._new_commits(store, new, host_git, head))
-                fresh = set(commits)
-                for commit in reversed(commits):  # (oldest first: each against its parent)
+                fresh = {commit for commit, _ in commits}
+                for commit, above in reversed(commits):  # (oldest first: against its parent)
                     if commit in clean:
                         continue  # (reached again by another ref or reflog of this change set)
                     # What a commit adds against HEAD is what its first parent adds against
                     # HEAD, or what it adds against that parent: with the parent checked
                     # clean, only the second is left to look at (r33b: a long rebase diffed
                     # every commit against HEAD)
-                    above = parents(store, commit) if _kind(store, commit) == "commit" else []
                     since = base
                     if above and above[0] in fresh and above[0] in clean:
                         since = _tree_of(store, above[0])
@@ -419,11 +429,18 @@ class GitHistoryRules(RuleSet):
             "tree unchecked at your next checkout, reset, restore, revert or stash pop",
         )  # fmt: skip
 
+    def _staying(self, host_git: str, upper_git: str) -> list[Buffer | None]:
+        """staying_packs, mapped, once per check (git gc deletes many loose objects)."""
+        if host_git not in self._git_packs:
+            self._git_packs[host_git] = mapped_indexes(staying_packs(host_git, upper_git))
+        return self._git_packs[host_git]
+
     def _new_commits(
         self, store: ObjectStore, tips: set[str], host_git: str, head: str | None
-    ) -> Iterable[str]:
-        """The commits `tips` make reachable, newest first, down to the commits the host's
-        refs name or the first ANCESTORS of its HEAD (tags and trees as tips: their commit)."""
+    ) -> Iterable[tuple[str, list[str]]]:
+        """(commit, its parents) of the commits `tips` make reachable, newest first, down to
+        the commits the host's own refs name or the first ANCESTORS of its HEAD (a tag as a
+        tip: what it tags; a tree or blob: itself, which _tree_of refuses)."""
         if not tips:
             return
         if host_git not in self._git_known:
@@ -453,12 +470,12 @@ class GitHistoryRules(RuleSet):
             if len(seen) > COMMIT_BUDGET:
                 raise GitUnreadable(f"more than {COMMIT_BUDGET} new commits")
             kind, data = store.read(sha)
-            if kind == "commit":
-                stack += parents(store, sha)
-            elif kind == "tag":  # (what it tags, and that one's history)
+            above = parents(store, sha) if kind == "commit" else []
+            if kind == "tag":  # (what it tags, and that one's history)
                 stack.append(data.split(b"\n", 1)[0][7:].decode("ascii", "replace").strip())
                 continue
-            yield sha
+            stack += above
+            yield sha, above
 
     def _index_paths(
         self, entry: Entry, host_git: str, store: ObjectStore, base: str | None, budget: Budget

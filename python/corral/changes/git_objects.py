@@ -572,9 +572,13 @@ def pack_names(pack_dir: str, listing: str = "") -> list[str]:
         return []
 
 
-def in_packs(packs: list[tuple[str, str]], wanted: list[str]) -> str | None:
-    """The first of `wanted` that none of `packs` ((git dir, .idx name)) holds, or None."""
-    indexes = [_map(os.path.join(d, "objects", "pack", n)) for d, n in packs]
+def mapped_indexes(paths: list[str]) -> list[Buffer | None]:
+    """Pack index files mapped (see _map), for in_packs."""
+    return [_map(path) for path in paths]
+
+
+def in_packs(indexes: list[Buffer | None], wanted: list[str]) -> str | None:
+    """The first of `wanted` that none of the pack `indexes` holds, or None."""
     for sha in wanted:
         key = bytes.fromhex(sha)
         if not any(ix is not None and _find(ix, key) is not None for ix in indexes):

@@ -21,12 +21,11 @@ CODE_KEYS = ("plugins", "init-hook", "load-plugins")
 MAX_CONFIG_BYTES = 1 << 20  # a larger one is held unread
 
 
-def _read(path: str, follow: bool) -> str | None:
+def _read(path: str) -> str | None:
     """The text of a config, "" where there is none; None where it cannot be read whole
-    (too large, not a regular file). The staged copy is opened without following a link."""
-    flags = os.O_RDONLY | (0 if follow else os.O_NOFOLLOW)
+    (too large, not a regular file, a link)."""
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except FileNotFoundError:
         return ""
     except OSError:
@@ -94,8 +93,8 @@ class LinterRules(RuleSet):
             return False
         if entry.kind == "link":
             return True  # (what it leads to is read as the config)
-        staged = _read(entry.source, follow=False)
-        host = _read(entry.path, follow=False)
+        staged = _read(entry.source)
+        host = _read(entry.path)
         if staged is None or host is None:
             return True
         name = os.path.basename(entry.path)

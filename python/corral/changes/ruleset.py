@@ -78,6 +78,7 @@ class RuleSet:
         self._git_clean: dict[str, set[str]] = {}
         self._git_state: dict[str, str] = {}  # a ref's or index's path -> its git directory
         self._git_tips: dict[str, list[str]] = {}  # the host's own branch and tag commits
+        self._git_packs: dict[str, list[Any]] = {}  # the pack indexes a change set leaves
 
     def refusal(
         self, code: str, path: str, rule: str, message: str, layer: str = BUILTIN
