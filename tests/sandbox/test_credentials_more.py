@@ -145,6 +145,15 @@ for path in sys.argv[2:]:
 """
 
 
+def _read_with_tool(host, paths: list[str]) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
+    """Each path read by corral's read tool, as the test user: one JSON answer a line."""
+    give_to_test_user(host.base)
+    return subprocess.run(
+        [*user_prefix(), sys.executable, "-c", TOOL_READ, str(host.ws), *paths],
+        env=host.env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+
+
 def test_tool_homes_show_what_builds_need_and_no_credential_store(host) -> None:
     """r26b CREDS: the private home showed whole tool homes (~/.local/share/uv, ~/.config/mise,
     ~/.gradle), and with them uv's credential store, mise's age key and Gradle's init scripts;
@@ -177,11 +186,7 @@ def test_tool_homes_show_what_builds_need_and_no_credential_store(host) -> None:
     assert sorted(
         line.split("-", 1)[1].rsplit("-", 1)[0] for line in r.stdout.splitlines() if "KEPT" in line
     ) == sorted(kept)
-    give_to_test_user(host.base)
-    done = subprocess.run(
-        [*user_prefix(), sys.executable, "-c", TOOL_READ, str(host.ws), *paths],
-        env=host.env, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+    done = _read_with_tool(host, paths)
     assert host.SECRET_WORD not in done.stdout, done.stdout
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     assert [a["ok"] for a in answers] == [False] * len(secret) + [True] * len(kept), done.stderr
@@ -209,11 +214,7 @@ def test_registry_configs_deep_in_shown_runtime_trees_and_a_private_gitconfig_ar
     assert DONE in r.stdout, r.stdout + r.stderr
     assert host.SECRET_WORD not in r.stdout + r.stderr
     assert "KEPT" in r.stdout
-    give_to_test_user(host.base)
-    done = subprocess.run(
-        [*user_prefix(), sys.executable, "-c", TOOL_READ, str(host.ws), *paths],
-        env=host.env, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+    done = _read_with_tool(host, paths)
     assert host.SECRET_WORD not in done.stdout, done.stdout
 
 
