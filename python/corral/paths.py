@@ -11,6 +11,7 @@ counts as inside `/work/ap`.
 from __future__ import annotations
 
 import os
+import stat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -267,6 +268,37 @@ def real_existing(path: str) -> str | None:
         return os.path.realpath(path)
     finally:
         os.close(fd)
+
+
+class RealPaths:
+    """os.path.realpath, remembered by directory for one resolution: a policy resolves ~100
+    paths, most of them under the same few directories ($HOME, ~/.config), and the pure-Python
+    realpath makes an lstat for every component of every one. Each path costs here one lstat
+    of its last component once its directory is known; a symlink is resolved by realpath
+    itself. The same answer as realpath as long as nothing changes during the resolution (an
+    assumption every check of one resolution already makes)."""
+
+    __slots__ = ("_known",)
+
+    def __init__(self) -> None:
+        self._known: dict[str, str] = {"/": "/"}
+
+    def __call__(self, path: str) -> str:
+        known = self._known.get(path)
+        if known is not None:
+            return known
+        if not os.path.isabs(path) or os.path.normpath(path) != path or path.startswith("//"):
+            return os.path.realpath(path)  # relative, `..`, `.`, doubled slashes: as realpath
+        head, name = os.path.split(path)
+        parent = self(head)
+        candidate = os.path.join(parent, name)
+        try:
+            link = stat.S_ISLNK(os.lstat(candidate).st_mode)
+        except OSError:
+            link = False  # missing, or not a directory on the way: kept as spelled, as realpath
+        real = os.path.realpath(candidate) if link else candidate
+        self._known[path] = real
+        return real
 
 
 def _resolve(paths: Iterable[str], existing_only: bool) -> list[str]:

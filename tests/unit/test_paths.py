@@ -10,7 +10,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from corral import paths
-from corral.paths import Context, ExpandError, expand, expand_all, is_within, outermost
+from corral.paths import (
+    Context,
+    ExpandError,
+    RealPaths,
+    expand,
+    expand_all,
+    is_within,
+    outermost,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -309,3 +317,32 @@ def test_an_open_chats_path_is_one_pattern_whatever_its_name() -> None:
     with pytest.raises(ValueError, match="more than 256 alternatives"):
         file_patterns(["{,,}" * 6], "/home/u", {})
     assert file_patterns(["*.{chat,md}", "[{]x"], "/h", {}) == ["*.chat", "*.md", "[{]x"]
+
+
+def test_real_paths_answer_as_realpath_does(tmp_path: Path) -> None:
+    """RealPaths remembers directories; its answers must be realpath's for every shape of
+    path: links relative and absolute, chains, dangling, loops, a file on the way, missing
+    parts, `..`, doubled and trailing slashes, relative paths."""
+    t = tmp_path
+    (t / "d" / "e").mkdir(parents=True)
+    (t / "d" / "e" / "f").write_text("x")
+    (t / "file").write_text("x")
+    (t / "rel").symlink_to("d/e")
+    (t / "abs").symlink_to(t / "d")
+    (t / "chain").symlink_to("rel")
+    (t / "d" / "up").symlink_to("../abs/e")
+    (t / "dangling").symlink_to("nowhere/deeper")
+    (t / "loop1").symlink_to("loop2")
+    (t / "loop2").symlink_to("loop1")
+    (t / "d" / "e" / "back").symlink_to(t)
+    names = [
+        "", "d", "d/e/f", "file", "file/below", "rel", "rel/f", "abs/e/f", "chain/f",
+        "d/up/f", "d/up/missing/x", "dangling", "dangling/x", "loop1", "loop1/x", "missing",
+        "missing/a/b", "d/e/back/rel/back/abs", "d/../rel", "./d", "d//e", "d/e/", "rel/../file",
+    ]  # fmt: skip
+    spellings = [str(t / n) if n else str(t) for n in names]
+    spellings += ["/", "//", "relative/x", "/proc/self", "/proc/self/cwd"]
+    real = RealPaths()
+    for _ in range(2):  # remembered the second time round
+        for path in spellings:
+            assert real(path) == os.path.realpath(path), path

@@ -12,6 +12,7 @@ from corral import dirs, imports
 from corral.errors import Problem
 from corral.paths import (
     Context,
+    RealPaths,
     canonical_all,
     expand_all,
     expand_lexical,
@@ -133,10 +134,13 @@ class Protection:
         self.module_dirs: list[str] = []  # PYTHONPATH and the workspace: where Python looks first
         self.why: dict[str, str] = {}  # why a path is kept, where it is not plain (see keep)
 
-    def keep(self, path: str, why: str = "") -> None:
+    def keep(self, path: str, why: str = "", exists: bool | None = None) -> None:
         """Read-only where it exists, watched where it does not; `why`: what has the host
-        run or read it (`named by /w/.envrc`), said when a change to it is held."""
-        (self.read_only if os.path.lexists(path) else self.watch).append(path)
+        run or read it (`named by /w/.envrc`), said when a change to it is held; `exists`:
+        whether it does, where the caller knows (from a listing of its directory)."""
+        if exists is None:
+            exists = os.path.lexists(path)
+        (self.read_only if exists else self.watch).append(path)
         if why:
             self.why.setdefault(path, why)
 
@@ -196,7 +200,7 @@ CREDENTIAL_FILES = frozenset({
 _SECRETS: dict[str, tuple[list[tuple[str, tuple[int, int]]], list[tuple[str, bool]], bool]] = {}
 
 
-def _resolved_words(value: str, roots: list[str]) -> str:
+def _resolved_words(value: str, roots: list[str], real: Callable[[str], str]) -> str:
     """`value` with each absolute path in it that leads into one of `roots` through a symlink
     (`~/code -> /data/code`) spelled as where it leads (review r29a: the text of the root was
     looked for, and a link's spelling passed)."""
@@ -206,9 +210,9 @@ def _resolved_words(value: str, roots: list[str]) -> str:
 
     for word in direnv.candidates(value):
         if os.path.isabs(word) and not any(word.startswith(r + "/") for r in roots):
-            real = os.path.realpath(word)
-            if real != word and any(real == r or real.startswith(r + "/") for r in roots):
-                value = value.replace(word, real)
+            where = real(word)
+            if where != word and any(where == r or where.startswith(r + "/") for r in roots):
+                value = value.replace(word, where)
     return value
 
 
@@ -322,6 +326,7 @@ class Resolution:
         # what a host-run config does that cannot be read ahead (see _unreadable)
         self.unreadable: list[str] = []
         self.names: list[str] = []  # protected names a config implies (direnv's `use flake`)
+        self.real = RealPaths()  # realpath, remembered by directory for this resolution
 
     def problem(self, key: str, message: str) -> None:
         self.problems.append(Problem(key, self.config.origins[key], message))
@@ -572,13 +577,23 @@ class Resolution:
             )
             self.notes.extend(guard.notes)
             listed: dict[str, list[str]] = {}
+            try:  # one listing instead of a system call for each of ~90 names, most missing
+                top = set(os.listdir(root))
+            except OSError:
+                top = None
             for name in protected:
                 if "*" in name:
                     found.read_only.extend(_matching(root, name, listed))
                 elif not name.startswith(".git/"):
                     path = os.path.join(root, name)
+                    first, _, rest = name.partition("/")
+                    exists = (
+                        None  # (an odd spelling, `./x` or `x/`: looked at as written)
+                        if top is None or (rest and first in top) or os.path.normpath(name) != name
+                        else first in top
+                    )
                     # missing ones (a new .nvim.lua, .envrc) are watched: removed if created
-                    found.keep(path)
+                    found.keep(path, exists=exists)
             for chat in self._open_chats():
                 if is_within(chat, root):
                     # (with direct writes nothing else stops a command from rewriting its own
@@ -705,7 +720,7 @@ class Resolution:
         for variable, value in self.ctx.env.items():
             if variable in OWN_RULES or not value:
                 continue  # (any other variable may be read by some host program: r28a)
-            value = _resolved_words(value, self.rw_roots)
+            value = _resolved_words(value, self.rw_roots, self.real)
             for root in self.rw_roots:
                 if root not in value:
                     continue  # (most values name nothing of a writable root)
@@ -746,7 +761,7 @@ class Resolution:
                     f"{link} is a symlink on your {variable} ({entry}): kept pointing where it "
                     "points"
                 )
-        real = os.path.realpath(entry)
+        real = self.real(entry)
         root = next((r for r in self.rw_roots if is_within(real, r)), None)
         if root is None:
             return
@@ -804,7 +819,7 @@ class Resolution:
                 )
         for entry in [*entries, *self._pth_named(found), self.ctx.cwd]:
             lexical = os.path.normpath(os.path.join(self.ctx.cwd, entry))
-            real = os.path.realpath(lexical)
+            real = self.real(lexical)
             if not self.writable(real) or real in found.module_dirs:
                 continue
             if real != lexical:  # `src -> lib`: the link keeps pointing where it points
@@ -869,7 +884,7 @@ class Resolution:
             value = self.ctx.env.get(name, "")
             if not os.path.isabs(value) and self.ctx.home != "/":
                 value = os.path.join(self.ctx.home, default)
-            real = os.path.realpath(value) if os.path.isabs(value) else ""
+            real = self.real(value) if os.path.isabs(value) else ""
             if real and real in self.rw_roots:
                 self.notes.append(
                     f"the workspace is {name} ({real}) itself: every program's configuration "
@@ -900,8 +915,8 @@ class Resolution:
                 found.read_only.append(p)
             elif p in own_dirs:
                 found.create_dirs.append(p)  # corral's own: made empty now, read-only in runs
-            elif self.writable(os.path.realpath(p)):
-                found.watch.append(os.path.realpath(p))
+            elif self.writable(self.real(p)):
+                found.watch.append(self.real(p))
 
     def _linked_into_a_root(self, path: str, found: Protection) -> None:
         """A start-up file outside the writable roots whose path leads into one (a dotfiles
@@ -909,7 +924,7 @@ class Resolution:
         ~/dotfiles/config, stow's layout): what the host reads is where it leads, kept as
         the file itself would be, with the links on the way. One that leads to a writable
         root itself (the workspace is ~/.config/nvim) is what you chose to work on."""
-        real = os.path.realpath(path)
+        real = self.real(path)
         if real == path or not self.writable(real) or real in self.rw_roots:
             return
         found.keep(real)
