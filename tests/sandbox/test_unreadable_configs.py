@@ -1213,6 +1213,41 @@ def test_vim_project_files_and_linter_configs_that_load_code_are_protected(host:
     assert "plugins" not in (host.ws / "setup.cfg").read_text()
 
 
+def test_a_linters_section_is_held_whole_so_mypy_runs_no_program_of_the_workspace(
+    host: Host,
+) -> None:
+    """r37b MYPYEXE: `python_executable = "tools/py"` added to `[tool.mypy]` passed (only
+    plugins, init-hook and load-plugins were compared) and the host's `mypy app.py` ran
+    tools/py. A change to a mypy, pylint or flake8 section is held whole; other tables of
+    pyproject.toml still pass."""
+    import subprocess
+    import sys
+
+    mypy = os.path.join(os.path.dirname(sys.executable), "mypy")
+    if not os.path.exists(mypy):
+        pytest.skip("mypy is not installed beside this Python")
+    canary = host.outside / "CANARY-mypy"
+    (host.ws / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.mypy]\nstrict = true\n')
+    (host.ws / "app.py").write_text("x: int = 1\n")
+    run(host, f"mkdir -p tools; printf '#!/bin/sh\\ntouch {canary}\\nexec python3 \"$@\"\\n' "
+              "> tools/py; chmod +x tools/py; sed -i "
+              "'s/^strict = true/strict = true\\npython_executable = \"tools\\/py\"/' "
+              "pyproject.toml; sed -i 's/name = \"x\"/name = \"y\"/' pyproject.toml\n")  # fmt: skip
+    text = (host.ws / "pyproject.toml").read_text()
+    assert "python_executable" not in text and 'name = "x"' in text, text
+    held = host.corral("changes").stdout
+    assert "pyproject.toml" in held and "mypy, pylint or flake8 section" in held, held
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+    run(host, 'sed -i \'s/name = "x"/name = "y"/\' pyproject.toml\n')
+    assert 'name = "y"' in (host.ws / "pyproject.toml").read_text()  # (not a linter's table)
+    env = {**os.environ, "HOME": str(host.home)}
+    done = subprocess.run([mypy, "--no-incremental", "app.py"], cwd=host.ws, env=env,
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not canary.exists()
+
+
 @pytest.mark.sandbox
 def test_an_envrc_corral_cannot_follow_is_named_in_status(host: Host) -> None:
     (host.ws / ".envrc").write_text("layout something-new\nsource_env $EXTRA/x\n")

@@ -315,7 +315,7 @@ def test_the_settings_naming_code_a_linter_loads_in_any_spelling() -> None:
     from corral.changes.linter_rules import code_settings
 
     plain = code_settings("pyproject.toml", '[tool.mypy]\nplugins = ["a"]\n')
-    assert plain == [(".tool.mypy.plugins", "['a']")]
+    assert plain == [(".tool.mypy", "{'plugins': ['a']}")]
     for spelling in (
         '[tool]\nmypy = {plugins = ["a"]}\n',
         'tool . mypy . plugins = ["a"]\n',
@@ -323,8 +323,21 @@ def test_the_settings_naming_code_a_linter_loads_in_any_spelling() -> None:
     ):
         assert code_settings("pyproject.toml", spelling) == plain, spelling
     assert code_settings("setup.cfg", "[mypy]\nplugins: a,\n  b\n") == [("mypy.plugins", "a,\nb")]
+    assert code_settings("pyproject.toml", '[tool.x]\nplugins = ["a"]\n') == [
+        (".tool.x.plugins", "['a']")
+    ]
     cfg = "[flake8]\nmax-line-length = 99\n[flake8:local-plugins]\npaths = ./t\n"
-    assert code_settings("tox.ini", cfg) == [("flake8:local-plugins.paths", "./t")]
+    assert code_settings("tox.ini", cfg) == [
+        ("flake8.max-line-length", "99"), ("flake8:local-plugins.paths", "./t")
+    ]  # fmt: skip
+    # r37b MYPYEXE: the linters' sections whole (mypy runs python_executable)
+    assert code_settings("pyproject.toml", '[tool.mypy]\npython_executable = "t/py"\n') == [
+        (".tool.mypy", "{'python_executable': 't/py'}")
+    ]
+    assert code_settings("setup.cfg", "[mypy-pkg.*]\npython_executable = t/py\n") == [
+        ("mypy-pkg.*.python-executable", "t/py")
+    ]
+    assert code_settings("setup.cfg", "[tool:pytest]\naddopts = -q\n[pylintx]\na = 1\n") == []
     assert code_settings("setup.cfg", "[pylint.MAIN]\ninit_hook = import x\n") == [
         ("pylint.main.init-hook", "import x")
     ]

@@ -21,9 +21,9 @@ the sandbox made. It refuses:
   or an entry adds a protected name or path (git_history.py): host git writes them at the
   next checkout, reset or stash pop;
 - chat files (`chat.patterns`): their frontmatter carries corral settings;
-- new modules where Python or Lua looks first (module_rules.py), and a change to the
-  settings of pyproject.toml, setup.cfg or tox.ini that name code a linter loads
-  (linter_rules.py: read as TOML or INI, as the tools read them);
+- new modules where Python or Lua looks first (module_rules.py), and a change to
+  pyproject.toml, setup.cfg or tox.ini in a mypy, pylint or flake8 section or a setting
+  naming code a linter loads (linter_rules.py: read as TOML or INI, as the tools read them);
 - device files, fifos and sockets, files over the size limit, and hard-linked files past
   1 GiB of copies in all;
 - paths the host changed while the command ran, also below a directory the command deleted
@@ -191,9 +191,9 @@ class Checker(LinkRules, ModuleRules, LuaRules, LinterRules, GitHistoryRules):
         if self._linter_code(entry):
             return self.refusal(
                 "protected", path, LINTER_CODE,
-                "a change to the settings naming code a linter loads (mypy plugins, pylint "
-                "init-hook or load-plugins, flake8 local-plugins): a type check or lint on "
-                "the host would run it",
+                "a change to a mypy, pylint or flake8 section, or to settings naming code a "
+                "linter loads (plugins, init-hook, load-plugins): a type check or lint on the "
+                "host would run what they name",
             )  # fmt: skip
         home = self.home_dot
         if home and path.startswith(home + "/.") and path != home:
