@@ -746,3 +746,58 @@ def test_names_after_a_nul_any_file_a_reflog_names_fetched_work_and_deleted_obje
     assert not (host.ws / ".git" / "refs" / "heads" / "sym").exists()
     run(host, "rm -f .git/objects/??/*\n")
     assert host.git("cat-file", "-t", head).strip() == "commit"
+
+
+def test_a_submodule_commit_and_symlinks_in_history_are_judged_as_the_work_tree_would_be(
+    host: Host,
+) -> None:
+    """r37a SUBGITLINK: a commit planted in a submodule's object store holding `.pdbrc`, and
+    the superproject's gitlink pointed at it, passed (a gitlink was a leaf): the user's
+    `git reset --hard --recurse-submodules` wrote lib/.pdbrc. SYMDIR: a commit adding the
+    symlink `rs/.cargo -> c` (c/config.toml then cargo's config), `notes.txt -> .envrc` or a
+    link out of the work tree passed, though the work tree's rules refuse each. A benign
+    submodule bump and a symlink within the work tree still land."""
+    lib = host.base / "libsrc"
+    lib.mkdir()
+    ident = ["-c", "user.name=u", "-c", "user.email=u@x"]
+    for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "l"]):
+        subprocess.run(["git", *ident, *args], cwd=lib, check=True)
+    host.git("init", "-q", "-b", "main")
+    (host.ws / "README").write_text("hi\n")
+    host.git("add", "README")
+    host.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib")
+    host.git(*ident, "commit", "-qm", "one")
+    head = host.git("rev-parse", "HEAD").strip()
+    bump = (
+        "cd lib; b=$(echo '{text}' | git hash-object -w --stdin)\n"
+        "export GIT_INDEX_FILE=$PWD/../.git/plant-index\n"
+        "git read-tree HEAD; git update-index --add --cacheinfo 100644,$b,{name}\n"
+        f"c=$({GIT_ID} commit-tree -p HEAD -m x $(git write-tree))\n"
+        "rm -f $GIT_INDEX_FILE; unset GIT_INDEX_FILE; cd ..\n"
+        f"git update-index --cacheinfo 160000,$c,lib; {GIT_ID} commit -qm bump\n"
+    )
+    run(host, bump.format(text="import os", name=".pdbrc"))
+    assert host.git("rev-parse", "HEAD").strip() == head
+    assert "a submodule" not in (held := host.corral("changes").stdout) and ".pdbrc" in held, held
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+    host.git("-c", "protocol.file.allow=always", "reset", "-q", "--hard", "--recurse-submodules")
+    assert not (host.ws / "lib" / ".pdbrc").exists()
+    run(host, bump.format(text="x = 1", name="lib.py"))  # (an everyday bump lands)
+    assert host.git("log", "-1", "--format=%s").strip() == "bump"
+    # symlinks in a commit on a new branch, made with git's plumbing
+    link = (
+        "export GIT_INDEX_FILE=$PWD/.git/plant-index; git read-tree main\n"
+        "l=$(printf '%s' '{target}' | git hash-object -w --stdin)\n"
+        "git update-index --add --cacheinfo 120000,$l,{path}\n"
+        f"c=$({GIT_ID} commit-tree -p main -m x $(git write-tree))\n"
+        "git update-ref refs/heads/{branch} $c; rm -f $GIT_INDEX_FILE\n"
+    )
+    for path, target in (("rs/.cargo", "c"), ("notes.txt", ".envrc"), ("hist", "/etc/x"),
+                         ("up", "../x"), ("back", "a/../../x"), ("top", "..")):  # fmt: skip
+        run(host, link.format(target=target, path=path, branch="tidy"))
+        assert host.git("rev-parse", "-q", "--verify", "tidy", check=False).strip() == "", path
+        for change_id in held_ids(host):
+            host.corral("discard", change_id)
+    run(host, link.format(target="../README", path="docs/readme", branch="docs"))
+    assert host.git("rev-parse", "-q", "--verify", "docs").strip()

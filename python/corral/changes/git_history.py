@@ -2,14 +2,16 @@
 another branch holding `.pdbrc`, `.envrc` and a pre-commit config passed as plain objects
 and refs, and `git checkout master` then wrote them (review r31b); so did a stash's
 untracked-files parent, history below a tip, a split index, a reflog's message, a cache
-tree, a conflict stage, capitals, NULs and `ref:` without a space (r32a to r36a).
+tree, a conflict stage, capitals, NULs and `ref:` without a space (r32a to r36a), a
+submodule's commit and a committed symlink (r37a).
 
 So a git directory takes from a change set only what git writes in everyday work: objects
 (each what its name says), refs and reflogs, HEAD and its kin, packed-refs, the index and a
 few plain files, each read as strictly as git reads it. Every commit a change makes
 reachable (walked back to the host's own branches and tags or HEAD's ancestors, bounded)
 and every index entry has the paths it adds or changes against the host's HEAD put through
-the protected names and paths. What cannot be read is held.
+the protected names and paths, its symlinks through the work tree's rules for links and its
+submodule commits through the same. What cannot be read is held.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from corral.changes.git_objects import (
     verify_pack,
 )
 from corral.changes.git_objects import tree_of as _tree_of
+from corral.changes.link_rules import climbs_back
 from corral.changes.ruleset import RuleSet
 from corral.paths import self_or_parent_in
 from corral.toolguard.ops.refusal import PROTECTED, Refusal
@@ -312,6 +315,42 @@ def _own_tips(host_git: str) -> set[str]:
 
 
 OWN_REFS = ("refs/heads/", "refs/tags/")
+TREE, SYMLINK, GITLINK = 0o040000, 0o120000, 0o160000
+MAX_SUBMODULE_STORES = 64
+
+
+class Trees:
+    """Where the paths one check looks at come from: the repository (its host and staging
+    git directories, their objects), the tree they were diffed against, the budget."""
+
+    __slots__ = ("base", "budget", "host_git", "store", "upper_git")
+
+    def __init__(
+        self, host_git: str, upper_git: str, store: ObjectStore, base: str | None, budget: Budget
+    ) -> None:
+        self.host_git, self.upper_git, self.store = host_git, upper_git, store
+        self.base, self.budget = base, budget
+
+
+def _submodule_stores(host_git: str, upper_git: str, path: str) -> list[str]:
+    """The object directories a submodule's commit may be in: every git directory below
+    `modules/` of the repository's (a submodule's name need not be its path; nested ones
+    are modules/a/modules/b) and an old-style `path/.git` in the work tree, the staging
+    area's first."""
+    found: list[str] = []
+    for git_dir in (upper_git, host_git):
+        for directory, dirs, _files in os.walk(os.path.join(git_dir, "modules")):
+            if "objects" in dirs:
+                found.append(os.path.join(directory, "objects"))
+            dirs[:] = sorted(
+                d for d in dirs
+                if d not in ("objects", "refs", "logs", "hooks", "info")
+                and not os.path.islink(os.path.join(directory, d))
+            )  # fmt: skip
+            if len(found) > MAX_SUBMODULE_STORES:
+                raise GitUnreadable(f"more than {MAX_SUBMODULE_STORES} submodule repositories")
+        found.append(os.path.join(os.path.dirname(git_dir), path, ".git", "objects"))
+    return found
 
 
 class GitHistoryRules(RuleSet):
@@ -378,7 +417,7 @@ class GitHistoryRules(RuleSet):
             base = _tree_of(store, head) if head else None
             if is_index:
                 paths = self._index_paths(entry, host_git, store, base, budget)
-                found = self._hit(paths, host_git, store)
+                found = self._hit(paths, Trees(host_git, upper_git, store, base, budget))
                 what = "the index"
             else:
                 text = _text(entry.source)
@@ -408,7 +447,7 @@ class GitHistoryRules(RuleSet):
                     if above and above[0] in fresh and above[0] in clean:
                         since = _tree_of(store, above[0])
                     paths = changed_paths(store, since, _tree_of(store, commit), budget)
-                    found = self._hit(paths, host_git, store)
+                    found = self._hit(paths, Trees(host_git, upper_git, store, since, budget))
                     if found is not None:
                         break
                     clean.add(commit)
@@ -425,8 +464,8 @@ class GitHistoryRules(RuleSet):
         path, hit = found
         return self.refusal(
             "protected", entry.path, PROTECTED,
-            f"{what} holds {path} (protected {hit}): host git would write it into the work "
-            "tree unchecked at your next checkout, reset, restore, revert or stash pop",
+            f"{what} holds {path} ({hit}): host git would write it into the work tree "
+            "unchecked at your next checkout, reset, restore, revert or stash pop",
         )  # fmt: skip
 
     def _staying(self, host_git: str, upper_git: str) -> list[Buffer | None]:
@@ -496,25 +535,90 @@ class GitHistoryRules(RuleSet):
             yield path, 0, ""
 
     def _hit(
-        self, paths: Iterable[tuple[str, int, str]], host_git: str, store: ObjectStore
+        self, paths: Iterable[tuple[str, int, str]], trees: Trees, submodule: bool = False
     ) -> tuple[str, str] | None:
-        """(path, the protected name or path it is) of the first protected one: a protected
-        name in it, a protected path at or below it, or anything but a directory where a
-        protected path's directory is (a link `tools -> elsewhere` over a hook's tools/).
-        Not one the host's own refs already have, the same, at that path (your branch's
-        `.envrc`, which a rebase onto it brings along, r33b)."""
+        """(path, what is wrong with it) of the first path host git must not write: a
+        protected name in it, a protected path at or below it, anything but a directory
+        where a protected path's directory is (a link `tools -> elsewhere` over a hook's
+        tools/), a symlink as the work tree's rules would refuse it, a submodule commit that
+        holds any of these. Not one the host's own refs already have, the same, at that path
+        (your branch's `.envrc`, which a rebase onto it brings along, r33b)."""
+        host_git = trees.host_git
         work_tree = os.path.dirname(host_git) if os.path.basename(host_git) == ".git" else ""
         for path, mode, sha in paths:
+            kind = mode & 0o170000
             hit = self.protected_name_in(path.split("/"))
+            hit = f"protected {hit}" if hit is not None else None
             if hit is None and work_tree:
                 there = os.path.join(work_tree, path)
                 kept = self_or_parent_in(there, self.protected_set)
-                if kept is None and mode & 0o170000 != 0o040000:
+                if kept is None and kind != TREE:
                     kept = self.above_protected.get(there)
-                hit = os.path.relpath(kept, work_tree) if kept else None
-            if hit is not None and not (sha and self._host_has(store, host_git, path, mode, sha)):
+                hit = f"protected {os.path.relpath(kept, work_tree)}" if kept else None
+            if hit is None and kind == SYMLINK:
+                hit = self._git_link(path, trees.store.read(sha)[1], work_tree)
+            if hit is None and kind != GITLINK:
+                continue
+            known = not submodule and sha and self._host_has(trees.store, host_git, path, mode, sha)
+            if hit is None and sha and not known:
+                # A submodule's commit: `git submodule update`, and every checkout or reset
+                # with submodule.recurse set, writes its files below `path` (r37a SUBGITLINK)
+                if submodule:
+                    raise GitUnreadable(f"a submodule inside the submodule at {path}")
+                found = self._hit(*self._submodule_paths(trees, path, sha), submodule=True)
+                if found is not None:
+                    return found
+            if hit is not None and not known:
                 return path, hit
         return None
+
+    def _git_link(self, path: str, target_bytes: bytes, work_tree: str) -> str | None:
+        """What is wrong with a symlink at `path` that git would make (its blob is its
+        target), as the work tree's own rules judge a link a command makes (r37a SYMDIR: a
+        commit's `crate/.cargo -> c` made c/config.toml cargo's config)."""
+        target = target_bytes.decode("utf-8", "surrogateescape")
+        parts = path.split("/")
+        above = self.protected_name_above(parts)
+        if above is not None:
+            return f"a symlink where the directory of protected name {above} goes"
+        lexical = os.path.normpath(os.path.join(os.path.dirname(path), target))
+        if (
+            not target
+            or "\0" in target
+            or os.path.isabs(target)
+            or lexical == ".."
+            or lexical.startswith("../")
+            or climbs_back(target)
+        ):
+            return f"a symlink to {target!r}, out of the work tree or through a directory"
+        named = self.protected_name_in(lexical.split("/"))
+        if named is not None:
+            return f"a symlink to protected name {named}"
+        if work_tree:
+            there = os.path.join(work_tree, lexical)
+            kept = self_or_parent_in(there, self.protected_set) or self.above_protected.get(there)
+            if kept is not None:
+                return f"a symlink to or above protected {os.path.relpath(kept, work_tree)}"
+        return None
+
+    def _submodule_paths(
+        self, trees: Trees, path: str, sha: str
+    ) -> tuple[Iterable[tuple[str, int, str]], Trees]:
+        """What the submodule commit `sha` at `path` adds against the one the tree the
+        paths were diffed against has there, as paths of the superproject's work tree, and
+        where they are read; from the submodules' object stores (the staging area's and the
+        host's). A commit found in none of them is held: nothing is known of what it holds."""
+        store = ObjectStore(_submodule_stores(trees.host_git, trees.upper_git, path))
+        before = entry_at(trees.store, trees.base, path) if trees.base else None
+        old = None
+        if before is not None and before[0] & 0o170000 == GITLINK:
+            try:
+                old = _tree_of(store, before[1])
+            except GitUnreadable:
+                old = None  # (the submodule was never checked out: everything counts)
+        new = _tree_of(store, sha)
+        paths = changed_paths(store, old, new, trees.budget, f"{path}/")
+        return paths, Trees(trees.host_git, trees.upper_git, store, old, trees.budget)
 
     def _host_has(self, store: ObjectStore, host_git: str, path: str, mode: int, sha: str) -> bool:
         """Whether a commit the host's refs name holds (mode, sha) at `path`."""

@@ -22,7 +22,7 @@ MAGIC_LINK_AREAS = ("/proc", "/dev/fd")  # other spellings of any path: /proc/se
 MAX_BELOW = 20_000  # host entries looked at below a directory a new link leads to
 
 
-def _climbs_back(target: str) -> bool:
+def climbs_back(target: str) -> bool:
     """Whether a link target has `..` after a named directory (`a/../b`); leading `..`s
     (`../lib/x`) climb from the link's own place, which is checked."""
     seen_name = False
@@ -115,7 +115,7 @@ class LinkRules(RuleSet):
             return self.refusal(
                 "symlink-outside", entry.path, BUILTIN, "a symlink through too many links"
             )
-        if _climbs_back(entry.target):
+        if climbs_back(entry.target):
             # `p/sub/../x`: where `..` leads depends on what p/sub is when the link is used,
             # and a later run can make p/sub a link elsewhere: judged now, it means nothing
             return self.refusal(
