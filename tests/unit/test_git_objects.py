@@ -213,3 +213,71 @@ def test_each_stage_of_a_conflicted_path_is_an_entry(repo: Path) -> None:
     found = read_index(str(repo / ".git" / "index")).entries
     assert found["sub/.envrc\0" + "2"] == (0o100644, other)
     assert found["sub/.envrc\0" + "3"] == (0o100644, blob)
+
+
+def _v4_index(entries: list[tuple[str, bytes, bytes, int]], ieot: list[tuple[int, int]]) -> bytes:
+    """A version 4 index of (object, strip count as written, name suffix, length flag)
+    entries; with `ieot`, an offset table of (first entry, count) blocks."""
+    import hashlib
+    import struct
+
+    data, starts = bytearray(b"DIRC" + struct.pack(">II", 4, len(entries))), []
+    for sha, strip, suffix, length in entries:
+        starts.append(len(data))
+        stat = struct.pack(">IIIIIIIIII", 0, 0, 0, 0, 0, 0, 0o100644, 0, 0, 0)
+        data += stat + bytes.fromhex(sha) + struct.pack(">H", length) + strip + suffix + b"\0"
+    if ieot:
+        body = struct.pack(">I", 1) + b"".join(
+            struct.pack(">II", starts[first], count) for first, count in ieot
+        )
+        data += b"IEOT" + struct.pack(">I", len(body)) + body
+    return bytes(data) + hashlib.sha1(bytes(data)).digest()
+
+
+def test_a_v4_index_names_what_git_names(repo: Path) -> None:
+    """r37a V4STRIP: an index v4 strip count is git's own varint (`80 01` is 129, not 128):
+    corral read `zz/-.pdbrc` where git read and `git checkout -- .` wrote `zz/.pdbrc`. A
+    strip past the name before is unreadable, and so is an offset table whose block starts
+    with a name that takes from the one before (git with threads starts each block fresh)."""
+    blob = _git(repo, "hash-object", "-w", "--stdin", input_text="x\n").strip()
+    long = b"zz/" + b"-" * 129
+    index = repo / ".git" / "index"
+    index.write_bytes(_v4_index([
+        (blob, b"\x00", b"a.py", 4),
+        (blob, b"\x04", long, len(long)),
+        (blob, b"\x80\x01", b".pdbrc", 0xFFF),
+        (blob, b"\x06", b"b", 4),  # (zz/b)
+    ], []))  # fmt: skip
+    git_reads = [line.split("\t", 1)[1] for line in _git(repo, "ls-files", "-s").splitlines()]
+    assert "zz/.pdbrc" in git_reads
+    assert sorted(read_index(str(index)).entries) == sorted(git_reads)
+    index.write_bytes(_v4_index([(blob, b"\x00", b"a", 1), (blob, b"\x05", b"b", 1)], []))
+    with pytest.raises(GitUnreadable, match="strips more"):
+        read_index(str(index))
+    fresh = [(blob, b"\x00", b"aa", 2), (blob, b"\x02", b"b", 1), (blob, b"\x00", b"c", 2)]
+    index.write_bytes(_v4_index(fresh, [(0, 1), (1, 2)]))
+    read_index(str(index))  # (each block's first name takes nothing: read)
+    index.write_bytes(_v4_index(fresh, [(0, 2), (2, 1)]))
+    with pytest.raises(GitUnreadable, match="offsets disagree"):
+        read_index(str(index))  # (sequentially `bc`, with threads `c`)
+
+
+def test_resolve_undo_stages_are_read_with_their_objects(repo: Path) -> None:
+    """r37a: only the paths of a REUC extension were compared, so a stage's object changed
+    for a path the host's already listed passed (`git checkout -m` brings it back)."""
+    import hashlib
+    import struct
+
+    blob = _git(repo, "hash-object", "-w", "--stdin", input_text="x\n").strip()
+    index = repo / ".git" / "index"
+    data = index.read_bytes()[:-20]
+    body = b"sub/.envrc\x00100644\x000\x00100644\x00" + bytes.fromhex(blob) * 2
+    data += b"REUC" + struct.pack(">I", len(body)) + body
+    index.write_bytes(data + hashlib.sha1(data).digest())
+    assert read_index(str(index)).undo == [("sub/.envrc", 0o100644, blob)] * 2
+    short = data[: -len(body) - 8]
+    body = body[:-20]  # (two stages with a mode, one object)
+    short += b"REUC" + struct.pack(">I", len(body)) + body
+    index.write_bytes(short + hashlib.sha1(short).digest())
+    with pytest.raises(GitUnreadable, match="resolve-undo"):
+        read_index(str(index))

@@ -531,8 +531,8 @@ class GitHistoryRules(RuleSet):
             if before.trees.get(path) != tree:
                 where = f"{path}/" if path else ""
                 yield from changed_paths(store, subtree(store, base, path), tree, budget, where)
-        for path in set(after.undo) - set(before.undo):
-            yield path, 0, ""
+        for path, mode, sha in set(after.undo) - set(before.undo):
+            yield path, mode, sha
 
     def _hit(
         self, paths: Iterable[tuple[str, int, str]], trees: Trees, submodule: bool = False

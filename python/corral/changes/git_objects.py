@@ -152,13 +152,7 @@ def _pack_object(f: BinaryIO, offset: int, store: ObjectStore, depth: int) -> tu
         raise GitUnreadable("an object too large to read")
     base: tuple[str, bytes] | None = None
     if kind == 6:  # a delta on an object earlier in this pack
-        back = head[i] & 0x7F
-        while head[i] & 0x80:
-            i += 1
-            if i >= len(head):
-                raise GitUnreadable("a malformed pack entry")
-            back = ((back + 1) << 7) | (head[i] & 0x7F)
-        i += 1
+        back, i = _offset_varint(head, i)
         if back <= 0 or back > offset:
             raise GitUnreadable("a delta base outside its pack")
         base = _pack_object(f, offset - back, store, depth + 1)
@@ -187,6 +181,24 @@ def _pack_object(f: BinaryIO, offset: int, store: ObjectStore, depth: int) -> tu
     if base is None:
         return TYPES[kind], data
     return base[0], _apply_delta(base[1], data)
+
+
+def _offset_varint(data: bytes | memoryview, i: int) -> tuple[int, int]:
+    """(value, where it ends) of git's other varint (varint.c, a pack's delta offsets and an
+    index v4's strip counts): big-endian 7-bit groups, each continuation adding one, so
+    `80 01` is 129 (r37a V4STRIP: read as the little-endian kind, 128 to corral, 129 to
+    git, named another file)."""
+    if i >= len(data):
+        raise GitUnreadable("a malformed number")
+    byte = data[i]
+    value = byte & 0x7F
+    while byte & 0x80:
+        i += 1
+        if i >= len(data) or value >= 1 << 56:
+            raise GitUnreadable("a malformed number")
+        byte = data[i]
+        value = ((value + 1) << 7) | (byte & 0x7F)
+    return value, i + 1
 
 
 def _varint(data: bytes, i: int) -> tuple[int, int]:
@@ -352,7 +364,7 @@ class Index:
     def __init__(self) -> None:
         self.entries: dict[str, tuple[int, str]] = {}
         self.trees: dict[str, str] = {}
-        self.undo: list[str] = []
+        self.undo: list[tuple[str, int, str]] = []
 
 
 # extensions that change no content git writes (the untracked cache, the fsmonitor token);
@@ -387,33 +399,42 @@ def _cache_tree(data: bytes, out: dict[str, str]) -> None:
             raise GitUnreadable("a cache tree too deep")
 
 
-def _check_offsets(data: bytes, starts: list[int]) -> None:
+def _check_offsets(data: bytes, starts: list[int], copied: list[int]) -> None:
     """An IEOT extension's blocks (offset, count) start at entries, in order, and cover them
-    all: else git reading it with threads would see other entries than corral (r34a)."""
+    all: else git reading it with threads would see other entries than corral (r34a). In a
+    v4 index (`copied`: what each name takes of the one before), a block's first name takes
+    nothing: git reading it with threads starts each block without a previous name (r37a)."""
     at = 0
     for k in range(4, len(data) - 7, 8):
         offset, count = struct.unpack_from(">II", data, k)
-        if at >= len(starts) or starts[at] != offset:
+        if at >= len(starts) or starts[at] != offset or (copied and copied[at]):
             raise GitUnreadable("an index whose entry offsets disagree")
         at += count
     if at != len(starts):
         raise GitUnreadable("an index whose entry offsets disagree")
 
 
-def _resolve_undo(data: bytes) -> list[str]:
-    """The paths of a REUC extension: `path NUL mode1 NUL mode2 NUL mode3 NUL [shas]`."""
-    paths, i = [], 0
+def _resolve_undo(data: bytes) -> list[tuple[str, int, str]]:
+    """(path, mode, object) of each stage a REUC extension keeps: `path NUL mode1 NUL mode2
+    NUL mode3 NUL`, then an object name for each stage with a mode (`git checkout -m`
+    brings them back, so each is checked, not only the paths: r37a)."""
+    found, i = [], 0
     while i < len(data):
         nul = data.index(b"\0", i)
-        paths.append(data[i:nul].decode("utf-8", "surrogateescape"))
+        path = data[i:nul].decode("utf-8", "surrogateescape")
         i = nul + 1
         modes = []
         for _ in range(3):
             end = data.index(b"\0", i)
             modes.append(int(data[i:end] or b"0", 8))
             i = end + 1
-        i += 20 * sum(1 for m in modes if m)
-    return paths
+        for mode in modes:
+            if mode:
+                if i + 20 > len(data):
+                    raise GitUnreadable("a malformed resolve-undo extension")
+                found.append((path, mode, data[i : i + 20].hex()))
+                i += 20
+    return found
 
 
 def index_paths(path: str) -> dict[str, tuple[int, str]]:
@@ -443,7 +464,8 @@ def read_index(path: str) -> Index:
         if count > MAX_INDEX_ENTRIES:
             raise GitUnreadable(f"an index of {count} entries")
         starts: list[int] = []  # where each entry begins (see IEOT below)
-        for _ in range(count):
+        copied: list[int] = []  # v4: how much of the previous name each name takes
+        for n in range(count):
             starts.append(i)
             mode = struct.unpack_from(">I", data, i + 24)[0]
             sha = data[i + 40 : i + 60].hex()
@@ -452,9 +474,13 @@ def read_index(path: str) -> Index:
             if version >= 3 and flags & 0x4000:
                 j += 2
             if version == 4:
-                strip, j = _varint(data, j)
+                strip, j = _offset_varint(data, j)
                 end = data.index(b"\0", j)
-                name = previous[: len(previous) - strip] + data[j:end]
+                if n and strip > len(previous):
+                    raise GitUnreadable("an index entry that strips more than the name before")
+                copy = len(previous) - strip if n else 0  # (git: the first takes nothing)
+                copied.append(copy)
+                name = previous[:copy] + data[j:end]
                 i = end + 1
             else:
                 end = data.index(b"\0", j)
@@ -481,7 +507,7 @@ def read_index(path: str) -> Index:
                 if struct.unpack_from(">I", body, 0)[0] != entries_end:
                     raise GitUnreadable("an index whose extensions are not where it says")
             elif signature == b"IEOT":  # (and parses the entries in blocks from these offsets)
-                _check_offsets(body, starts)
+                _check_offsets(body, starts, copied)
             elif signature == b"TREE":
                 _cache_tree(body, index.trees)
             elif signature == b"REUC":
