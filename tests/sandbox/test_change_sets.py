@@ -518,6 +518,26 @@ def test_a_replaced_directory_shows_and_counts_what_it_deletes(host: Host) -> No
 
 
 @pytest.mark.sandbox
+def test_showing_a_change_set_is_bounded_however_many_paths_and_lines_it_holds(
+    host: Host,
+) -> None:
+    """r37c DIFFFLOOD: 200,000 files below a refused `sub/.git` and one file of 262,144
+    newlines printed 462,154 lines (a 5.8 s freeze of the editor's `:Sandbox changes`): the
+    diff budget was looked at only between files, and every path got a line."""
+    host.corral("run", "--writes", "review", "--", "sh", "-c",
+                "mkdir -p sub/.git; for i in $(seq 1 3000); do : > sub/.git/f$i; done; "
+                "for i in $(seq 1 30); do mkdir d$i; : > d$i/.pdbrc; done; "
+                "head -c 262144 /dev/zero | tr '\\0' '\\n' > nl.txt", cwd=host.ws)  # fmt: skip
+    (change_id,) = held_ids(host)
+    shown = host.corral("changes", change_id, "--diff").stdout.splitlines()
+    assert len(shown) < 3500, len(shown)
+    assert any("more paths not listed" in line and "refused" in line for line in shown)
+    assert any("(diffs cut after" in line for line in shown)
+    listing = host.corral("changes").stdout.splitlines()
+    assert len(listing) < 100 and any("more held" in line for line in listing), len(listing)
+
+
+@pytest.mark.sandbox
 def test_a_file_or_link_in_a_directorys_place_shows_what_it_deletes(host: Host) -> None:
     """r12c F1: a file put where the host had a directory took the directory away, shown as
     `file docs: passes the check`, "0 deleted". F1b: the listing of a replaced directory

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 DIFF_BYTES = 256 * 1024  # a file larger than this is named, not shown
 DIFF_LINES = 2000  # per change set shown
+LIST_LINES = 1000  # paths listed per change set shown (a refused directory lists all below it)
+HELD_LINES = 20  # held paths per change set in the listing of them all
 
 
 class Outcome:
@@ -67,8 +69,14 @@ def _held_lines(report: dict[str, Any], workspace: str = "") -> list[str]:
         f"{report['id']}: {report['status']}{where}"
         + (f" ({report['why']})" if report.get("why") else "")
     ]
-    for item in report["held"]:
+    held = report["held"]
+    for item in held[:HELD_LINES]:
         lines.append(f"  {item['path']}: {item.get('message') or item['code']}")
+    if len(held) > HELD_LINES:
+        lines.append(
+            f"  (and {len(held) - HELD_LINES} more held: "
+            f"{words.command('changes', report['id'])} lists them)"
+        )
     for problem in report.get("problems", []):
         lines.append(f"  unread: {problem}")
     return [finish.shown(line) for line in lines]
@@ -157,9 +165,14 @@ def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
                                     f"runs through {why}"))  # fmt: skip
     elif plan.get("writes") == "review":
         out.out.append('  held for review: sandbox.writes = "review"')
-    shown_lines = 0
+    shown_lines = listed = 0
+    unlisted: dict[str, int] = {}  # past LIST_LINES: how many more, by verdict
     gone: dict[str, list[str]] = {}  # replaced directory -> the host paths it takes away
     for entry, refusal in checked:
+        if listed >= LIST_LINES:  # (r37c DIFFFLOOD: 200,000 paths below a refused directory)
+            key = "refused" if refusal else "passing"
+            unlisted[key] = unlisted.get(key, 0) + 1
+            continue
         gone[entry.path] = replaced(entry)[0]
         if entry.kind == "dir" and refusal is None and not gone[entry.path]:
             mode = _mode_change(entry)
@@ -173,17 +186,24 @@ def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
             verdict += f"; deletes {len(gone[entry.path])} of the host's entries in it:"
         where = f"{entry.path} -> {entry.target}" if entry.kind == "link" else entry.path
         out.out.append(finish.shown(f"  {change:7} {where}: {verdict}"))
+        listed += 1
         out.out += [finish.shown(f"    delete {p}") for p in gone.get(entry.path, ())[:50]]
         if len(gone.get(entry.path, ())) > 50:
             out.out.append(f"    (and {len(gone[entry.path]) - 50} more)")
+    if unlisted:
+        counts = ", ".join(f"{n} {verdict}" for verdict, n in sorted(unlisted.items()))
+        out.out.append(
+            f"  (and {sum(unlisted.values())} more paths not listed: {counts}; a PATH that is "
+            "a directory applies what is below it)"
+        )
     out.out += [finish.shown(f"  unread: {problem}") for problem in problems]
     if diffs:
         for path in (p for paths in gone.values() for p in paths):
             if shown_lines > DIFF_LINES:
                 break
             lines = _diff(path, path, os.path.relpath(path, plan["cwd"]), "deleted")
+            out.out += lines[: DIFF_LINES + 1 - shown_lines]  # (one file of 262,144 lines)
             shown_lines += len(lines)
-            out.out += lines
         for entry, _ in checked:
             if entry.kind in ("dir", "special") or shown_lines > DIFF_LINES:
                 continue
@@ -192,8 +212,8 @@ def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
             )  # fmt: skip
             label = os.path.relpath(entry.path, plan["cwd"])
             lines = _diff(entry.path, entry.source, label, kind)
+            out.out += lines[: DIFF_LINES + 1 - shown_lines]
             shown_lines += len(lines)
-            out.out += lines
         if shown_lines > DIFF_LINES:
             out.out.append(f"(diffs cut after {DIFF_LINES} lines)")
     # (what to do next, where the reader ends up: r33b)
