@@ -619,11 +619,13 @@ def test_a_default_acl_on_a_new_directory_does_not_reach_the_host(host: Host) ->
         f"[os.setxattr(d, 'system.posix_acl_default', {acl}) for d in ('acldir', 'acldir/sub')]; "
         "os.setxattr('acldir', 'user.r7c', b'x')\"\n"
     )
-    run(host, body)
+    run(host, body + "python3 -c \"import os; open('f', 'w'); os.setxattr('f', 'user.x', b'1')\"\n")
     for d in ("acldir", "acldir/sub"):
         path = host.ws / d
         assert path.is_dir()
         assert "system.posix_acl_default" not in os.listxattr(path), d
+    # r37c XATTR: no `user.` attribute a command sets reaches the host
+    assert os.listxattr(host.ws / "acldir") == [] and os.listxattr(host.ws / "f") == []
 
 
 @pytest.mark.sandbox

@@ -136,6 +136,9 @@ def test_a_host_not_on_the_list_is_refused_with_the_setting_named() -> None:
     assert "evil.test:443" in body and RULE in body and '"evil.test"' in body
     assert proxy.refused() == [proxy.events[0]["reason"]]
     assert not proxy.events[0]["allowed"]
+    with serving(["pkg.test"], [], {}) as (proxy, port):  # r37c HINT6: as the setting spells it
+        answer = read_all(ask(port, b"CONNECT [::1]:28372 HTTP/1.1\r\n\r\n"))
+    assert '"[::1]:28372" for that port alone' in answer.decode(), answer
 
 
 @pytest.mark.parametrize("answer", ["127.0.0.1", "93.184.216.34,10.0.0.8", "169.254.169.254"])

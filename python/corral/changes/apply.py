@@ -38,8 +38,11 @@ GROUP_OTHERS = stat.S_IRWXG | stat.S_IRWXO
 # overlayfs's own attributes, and file capabilities (a setuid bit by another name)
 # (an access ACL: the mode safe_mode chose is the whole of who may use it; a sandbox cannot
 # name other users in one now, review r31b, but nothing else it sets is taken on trust)
+# Every `user.` attribute too: a command's own names are no one's to trust on the host
+# (review r37c: `user.r37c` reached the host file; a tool that reads one, a desktop's
+# `user.xdg.origin.url`, would take the sandbox's word)
 DROPPED_XATTRS = (
-    "user.overlay.", "trusted.overlay.", "security.capability", "system.posix_acl_access",
+    "user.", "trusted.overlay.", "security.capability", "system.posix_acl_access",
 )  # fmt: skip
 # a directory's default ACL is the mode of everything created in it later, by anyone: the
 # umask and safe_mode would not hold for the user's own files there

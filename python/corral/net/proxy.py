@@ -369,10 +369,11 @@ class Proxy:
         ):
             raise Refused(400, "the request names no valid host", host[:MAX_HOST], port)
         if not self.allowlist.allows(host, port):
+            entry = f"[{host}]" if ":" in host else host  # (an IPv6 address, as RULE spells it)
             raise Refused(
                 403,
-                f"blocked connection to {host}:{port}: not in {RULE}; to allow it, add "
-                f'"{host}" (or "{host}:{port}" for that port alone) to {RULE}',
+                f"blocked connection to {entry}:{port}: not in {RULE}; to allow it, add "
+                f'"{entry}" (or "{entry}:{port}" for that port alone) to {RULE}',
                 host,
                 port,
             )
