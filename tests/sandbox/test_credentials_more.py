@@ -264,6 +264,28 @@ def test_a_readable_gitconfig_with_a_token_in_a_url_is_hidden(host) -> None:  # 
     assert "name = kept" in r.stdout, r.stdout
 
 
+def test_a_gitconfig_with_a_password_or_token_setting_is_hidden(host) -> None:  # type: ignore[no-untyped-def]
+    """r37b GITCONFIGPASS: a 0644 ~/.gitconfig holding `sendemail.smtpPass`, `github.token`
+    or an inline credential helper that echoes a password was shown (only URLs with a user
+    and extra headers were looked for); `gh`'s own helper line and git's identity still are."""
+    config = host.home / ".gitconfig"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    identity = "[user]\n\tname = kept\n[credential]\n\thelper = !/usr/bin/gh auth git-credential\n"
+    for secret in (
+        f"[sendemail]\n\tsmtpPass = {host.SECRET_WORD}\n",
+        f"[github]\n\ttoken = {host.SECRET_WORD}\n",
+        '[credential "https://x.example"]\n'
+        f'\thelper = "!f() {{ echo password={host.SECRET_WORD}; }}; f"\n',
+    ):
+        config.write_text(identity + secret)
+        config.chmod(0o644)
+        r = host.sh(f"cat {q(config)} 2>/dev/null\n")
+        assert DONE in r.stdout and host.SECRET_WORD not in r.stdout, r.stdout
+    config.write_text(identity)
+    r = host.sh(f"cat {q(config)} 2>/dev/null\n")
+    assert "name = kept" in r.stdout, r.stdout
+
+
 def test_tokens_in_gits_other_configs_and_a_clones_remote_are_hidden(host) -> None:  # type: ignore[no-untyped-def]
     """r30a XDGGITTOKEN, CLONETOKEN: the URL-credential check ran only on ~/.gitconfig: a
     token in ~/.config/git/config, an http.extraHeader bearer token, and a clone's remote

@@ -216,18 +216,34 @@ def _resolved_words(value: str, roots: list[str], real: Callable[[str], str]) ->
     return value
 
 
-def _holds_url_credentials(path: str) -> bool:
+SECRET_KEY_WORDS = (b"pass", b"token", b"secret", b"apikey", b"api-key", b"api_key")
+
+
+def _holds_credentials(path: str) -> bool:
     """Whether a shown file (~/.gitconfig, ~/.config/git/config, a clone's .git/config) names
     a URL with a user or token in it (`insteadOf = https://TOKEN@github.com/`) or an extra
-    HTTP header (`Authorization: Bearer ...`): a secret, whatever its mode (r28a, r30a)."""
+    HTTP header (`Authorization: Bearer ...`), r28a, r30a; or has a setting whose name says
+    it holds a secret (`sendemail.smtpPass`, `github.token`) or a value that hands one over
+    (`helper = "!f() { echo password=...; }; f"`), r37b GITCONFIGPASS: a secret, whatever
+    its mode."""
     try:
         with open(path, "rb") as f:
             text = f.read(65536)
     except OSError:
         return False
     lowered = text.lower()
-    if b"extraheader" in lowered or b"authorization:" in lowered:
+    if b"extraheader" in lowered or b"authorization:" in lowered or b"password=" in lowered:
         return True  # (`http.extraHeader = Authorization: Bearer ...`)
+    for line in lowered.splitlines():
+        key, equals, _ = line.partition(b"=")
+        key = key.strip()
+        if (
+            equals
+            and key.replace(b"-", b"").replace(b"_", b"").replace(b".", b"").isalnum()
+            and any(word in key for word in SECRET_KEY_WORDS)
+            and not key.endswith(b"protected")  # (http.sslCertPasswordProtected: a flag)
+        ):
+            return True  # (a config's `name = value`, not a script's `my $token = ...`)
     at = text.find(b"://")
     while at >= 0:  # (by hand: `re` would cost every resolve its import, enum included)
         authority = text[at + 3 : at + 3 + 512].split(b"/", 1)[0].split(None, 1)
@@ -259,7 +275,7 @@ def _secrets_directly_in(
         if secret(entry.path, st.st_mode, open_dir) or (
             stat.S_ISREG(st.st_mode)
             and st.st_size <= SMALL_TEXT
-            and _holds_url_credentials(entry.path)
+            and _holds_credentials(entry.path)
         ):
             found.append((entry.path, False))
     if len(entries) > SECRET_ENTRIES:
@@ -1090,7 +1106,7 @@ class Resolution:
                 if not stat.S_ISDIR(mode):
                     if secret(
                         top, mode, os.stat(os.path.dirname(top)).st_mode & 0o055
-                    ) or _holds_url_credentials(top):
+                    ) or _holds_credentials(top):
                         found.append((top, False))
                     continue
             except OSError:
@@ -1149,7 +1165,7 @@ class Resolution:
                 if stat.S_ISDIR(st.st_mode):
                     if entry.name == ".git":  # a clone's remote URL may carry a token (r30a)
                         config = os.path.join(entry.path, "config")
-                        if _holds_url_credentials(config):
+                        if _holds_credentials(config):
                             found.append((config, False))
                     elif entry.name in SECRET_SKIP:
                         seen.append((entry.path, _dir_state(entry.path)))
@@ -1160,7 +1176,7 @@ class Resolution:
                     gits
                     and stat.S_ISREG(st.st_mode)
                     and st.st_size <= SMALL_TEXT
-                    and _holds_url_credentials(entry.path)
+                    and _holds_credentials(entry.path)
                 ):
                     found.append((entry.path, False))
         _SECRETS[top] = (seen, found, True)
