@@ -383,13 +383,17 @@ _PROTECTED = (
     ".gvimrc",
     "_gvimrc",
     # Python linters' configs that name code they load (mypy `plugins`, pylint `init-hook`,
-    # flake8 `local-plugins`), run by hand and by the editor on save (r31a); the same keys
-    # in pyproject.toml, setup.cfg and tox.ini are judged by their lines (see rules.py)
+    # flake8 `local-plugins`), run by hand and by the editor on save (r31a); their sections
+    # in pyproject.toml, setup.cfg and tox.ini are held whole (see linter_rules.py)
     "mypy.ini",
     ".mypy.ini",
     ".pylintrc",
     "pylintrc",
     ".flake8",
+    # Maven's launcher reads .mvn/ from the first directory up that has one at every run,
+    # `mvn -v` too: jvm.config's `-javaagent:` runs a jar, maven.config adds options,
+    # extensions.xml loads code before any pom is read (r37b MVNJVM)
+    ".mvn",
     ".neoconf.json",  # neoconf.nvim: language server settings, a server's command among them
     ".vim/coc-settings.json",  # coc.nvim's workspace settings: the same
     ".tool-versions",  # asdf and mise: a `path:` version puts a directory on PATH

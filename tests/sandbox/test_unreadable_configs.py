@@ -1213,6 +1213,20 @@ def test_vim_project_files_and_linter_configs_that_load_code_are_protected(host:
     assert "plugins" not in (host.ws / "setup.cfg").read_text()
 
 
+def test_mavens_project_directory_is_protected(host: Host) -> None:
+    """r37b MVNJVM: Maven's launcher reads `.mvn/jvm.config` from the first directory up
+    that has `.mvn` at every run (`mvn -v` too): a `-javaagent:` jar written beside it ran
+    on the host. `.mvn` is a protected name, new or existing, at any depth."""
+    (host.ws / "app" / ".mvn").mkdir(parents=True)
+    (host.ws / "app" / ".mvn" / "maven.config").write_text("-q\n")
+    run(host, "mkdir -p .mvn; echo -javaagent:x.jar > .mvn/jvm.config; "
+              "echo -javaagent:x.jar > app/.mvn/jvm.config; "
+              "echo -X > app/.mvn/maven.config\n")  # fmt: skip
+    assert not (host.ws / ".mvn").exists()
+    assert not (host.ws / "app" / ".mvn" / "jvm.config").exists()
+    assert (host.ws / "app" / ".mvn" / "maven.config").read_text() == "-q\n"
+
+
 def test_a_linters_section_is_held_whole_so_mypy_runs_no_program_of_the_workspace(
     host: Host,
 ) -> None:
