@@ -38,6 +38,20 @@ def test_a_module_named_like_a_standard_one_cannot_be_planted_in_two_runs(host: 
     assert (host.ws / "json.py").is_dir() and not (host.ws / "json.py").is_symlink()
 
 
+def test_a_module_named_like_a_package_of_another_python_of_the_user_is_held(host: Host) -> None:
+    """r37b SHADOWUSER: only the standard library and the packages beside corral counted;
+    pytest_benchmark, installed only in the user's pyenv Python, planted at the top ran at
+    that Python's `python -m pytest`. The site directories of the Pythons a user runs are
+    looked at on disk (here a pyenv root of the test's own)."""
+    site = host.base / "pyenv" / "versions" / "3.99.0" / "lib" / "python3.99" / "site-packages"
+    (site / "zz_only_in_pyenv").mkdir(parents=True)
+    host.env["PYENV_ROOT"] = str(host.base / "pyenv")
+    run(host, "mkdir zz_only_in_pyenv zz_nowhere; echo x > zz_only_in_pyenv/__init__.py; "
+              "echo x > zz_nowhere/__init__.py\n")  # fmt: skip
+    assert not (host.ws / "zz_only_in_pyenv" / "__init__.py").exists()
+    assert (host.ws / "zz_nowhere" / "__init__.py").exists()
+
+
 def test_a_directory_link_named_like_a_standard_module_is_held(host: Host) -> None:
     """r7a A1: `json -> pkgdir` imports as the package it leads to, first on sys.path."""
     run(host, "mkdir pkgdir; echo x > pkgdir/__init__.py; ln -s pkgdir json\n")

@@ -20,16 +20,49 @@ if TYPE_CHECKING:
 _SHADOWABLE: list[frozenset[str]] = []
 
 
+def _site_dirs() -> list[str]:
+    """The site directories of the Pythons a user runs, found on disk (none is started):
+    corral's own, the system's, the user site, pyenv's, conda's, uv's and mise's, and those
+    beside each PATH directory (a venv's or an installation's `bin`). A module named like a
+    package any of them has is imported from the workspace's top in its place by `python -m`,
+    a script there or the REPL (review r37b SHADOWUSER: pytest_benchmark, installed only in
+    the user's pyenv Python, was not known)."""
+    import glob
+    import sys
+
+    home = os.path.expanduser("~")
+    pyenv = os.environ.get("PYENV_ROOT") or os.path.join(home, ".pyenv")
+    prefixes = [
+        "/usr", "/usr/local", "/opt/conda", os.path.join(home, ".local"),
+        *glob.glob(os.path.join(pyenv, "versions", "*")),
+        *glob.glob(os.path.join(home, "*conda*")), *glob.glob(os.path.join(home, "miniforge*")),
+        *glob.glob(os.path.join(home, ".local", "share", "uv", "python", "*")),
+        *glob.glob(os.path.join(home, ".local", "share", "mise", "installs", "python", "*")),
+        *(os.path.dirname(d) for d in os.environ.get("PATH", "").split(os.pathsep)
+          if os.path.isabs(d)),
+    ]  # fmt: skip
+    found = [d for d in sys.path if d.endswith(("site-packages", "dist-packages"))]
+    for prefix in dict.fromkeys(prefixes):
+        for kind in ("site-packages", "dist-packages"):
+            found += glob.glob(os.path.join(glob.escape(prefix), "lib", "python3*", kind))
+        found.append(os.path.join(prefix, "lib", "python3", "dist-packages"))  # (Debian's)
+    return list(dict.fromkeys(found))
+
+
 def _shadowable() -> frozenset[str]:
-    """The standard library's module names and those installed beside corral (once)."""
+    """The standard library's module names and those installed in the Pythons a user runs
+    (_site_dirs; once)."""
     import sys
 
     if _SHADOWABLE:
         return _SHADOWABLE[0]
     names = set(sys.stdlib_module_names)
-    for directory in sys.path:
-        if directory.endswith(("site-packages", "dist-packages")) and os.path.isdir(directory):
-            names.update(n.partition(".")[0] for n in os.listdir(directory) if "-" not in n)
+    for directory in _site_dirs():
+        try:
+            listed = os.listdir(directory)
+        except OSError:
+            continue
+        names.update(n.partition(".")[0] for n in listed if "-" not in n)
     _SHADOWABLE.append(frozenset(names))
     return _SHADOWABLE[0]
 
