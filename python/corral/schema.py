@@ -389,6 +389,8 @@ _PROTECTED = (
     ".mypy.ini",
     ".pylintrc",
     "pylintrc",
+    ".pylintrc.toml",  # (pylint 2.17 and later read these too, r37b)
+    "pylintrc.toml",
     ".flake8",
     # Maven's launcher reads .mvn/ from the first directory up that has one at every run,
     # `mvn -v` too: jvm.config's `-javaagent:` runs a jar, maven.config adds options,
@@ -404,6 +406,13 @@ _PROTECTED = (
     ".ruby-version",
     ".go-version",
     ".java-version",
+    ".python-versions",  # (mise's other spelling, r37b)
+    ".bun-version",
+    ".sdkmanrc",  # sdkman's `sdk env` at every cd builds a PATH directory from its text
+    # yarn runs the file its yarnPath names with node at every command, `yarn --version`
+    # and editor integrations too, before any project script (r37b)
+    ".yarnrc.yml",
+    ".yarnrc",
 )
 
 TOOLS = ("bash", "read", "write", "edit", "delete", "ls", "fetch")

@@ -1191,7 +1191,9 @@ def test_vim_project_files_and_linter_configs_that_load_code_are_protected(host:
     MYPYPLUGIN: mypy.ini's `plugins = tools/p.py` ran at `mypy app.py` (pylint's init-hook
     and flake8's local-plugins alike). In pyproject.toml, setup.cfg and tox.ini, only a
     change to the lines naming such code is held."""
-    names = (".vimrc", "_vimrc", "_exrc", "sub/.vimrc", "mypy.ini", ".pylintrc", ".flake8")
+    names = (".vimrc", "_vimrc", "_exrc", "sub/.vimrc", "mypy.ini", ".pylintrc", ".flake8",
+             ".pylintrc.toml", "pylintrc.toml", ".yarnrc.yml", ".yarnrc", ".sdkmanrc",
+             ".python-versions", ".bun-version")  # (the last seven: r37b)  # fmt: skip
     (host.ws / "pyproject.toml").write_text(
         '[project]\nname = "x"\n\n[tool.mypy]\nplugins = [\n  "pydantic.mypy",\n]\n'
     )
