@@ -273,9 +273,7 @@ def _secrets_directly_in(
         except OSError:
             continue
         if secret(entry.path, st.st_mode, open_dir) or (
-            stat.S_ISREG(st.st_mode)
-            and st.st_size <= SMALL_TEXT
-            and _holds_credentials(entry.path)
+            stat.S_ISREG(st.st_mode) and st.st_size <= SMALL_TEXT and _holds_credentials(entry.path)
         ):
             found.append((entry.path, False))
     if len(entries) > SECRET_ENTRIES:
