@@ -380,8 +380,12 @@ class Service:
         resolved, pol = self._policy(request, layers)
         tool = str(request.get("tool", ""))
         tool_input = request.get("input") or {}
-        buffer_layer = next((lay for lay in layers if lay.name == "buffer"), None)
-        buffer_values = config.flatten(buffer_layer.values) if buffer_layer else {}
+        # what the chat's frontmatter set, now or before a change on disk (a kept layer
+        # that took auto-approval over keeps it taken over, review r38c KEPTAPPROVE)
+        buffer_values: dict[str, Any] = {}
+        for layer in layers:
+            if layer.name in ("kept", "buffer"):
+                buffer_values.update(config.flatten(layer.values))
         lua_answer = request.get("lua_auto_approve")
         decision, classification = guard.decide(
             tool,

@@ -11,12 +11,15 @@ applied it.
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from typing import TYPE_CHECKING
 
 import pytest
 
 from .conftest import ERROR, WARN
+from .test_execute import execute, result
 from .test_frontmatter import lua_block, write_chat
 
 if TYPE_CHECKING:
@@ -164,6 +167,51 @@ def test_a_chat_rewritten_on_disk_keeps_the_narrowing_it_had(
     ed.cmd("Sandbox", "reload")  # the user's own decision: the block alone again
     denied = ed.config(buf)["values"]["sandbox.policy.deny_read"]
     assert hidden not in denied and "urn:corral:cwd/keys" in denied
+
+
+def test_a_chat_rewritten_on_disk_keeps_asking_before_every_call(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    """r38c KEPTAPPROVE: a chat's `tools.auto_approve = {}` (ask before every call) was in
+    its kept settings after a change on disk, but only the current block counted as the chat
+    taking auto-approval over: sandboxed bash was approved again, unasked."""
+    ed = spawn(cwd=workspace)
+    ed.lua("vim.o.autoread = true")
+    chat = write_chat(workspace, lua_block("corral.opt.tools.auto_approve = {}"))
+    buf = ed.edit(chat)
+    decide = (
+        "return require('corral').decide("
+        "{ name = 'bash', input = { command = 'ls' } }, { bufnr = ... })"
+    )
+    assert ed.lua(decide, buf)["decision"] == "require_approval"
+    chat.write_text("@You: hi, host.\n")
+    ed.cmd("checktime")
+    ed.wait_for(
+        lambda: "host" in "".join(ed.lua(ALL_LINES, buf)), what="autoread to reload the chat"
+    )
+    decided = ed.lua(decide, buf)
+    assert decided["decision"] == "require_approval", decided
+
+
+def test_an_open_chat_with_another_name_is_refused_a_run(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    """r38c LINKCHAT: with direct writes a command hard-linked the closed chat as
+    data/log.txt; once it was open (read-only by its path) a write to data/log.txt rewrote
+    its frontmatter. An open chat with other names refuses the run, naming them."""
+    ed = spawn(cwd=workspace)
+    ed.lua("require('corral').setup({ sandbox = { writes = 'direct' } })")
+    chat = write_chat(workspace, lua_block('corral.opt.sandbox.mode = "workspace-write"'))
+    (workspace / "data").mkdir()
+    os.link(chat, workspace / "data" / "log.txt")
+    buf = ed.edit(chat)
+    execute(ed, "bash", command="echo hijacked > data/log.txt")
+    r = result(ed)
+    assert chat.read_text().startswith("```lua"), r
+    assert "hard links" in json.dumps(r), r
+    (workspace / "data" / "log.txt").unlink()
+    execute(ed, "bash", command="echo fine > data/log.txt")
+    assert result(ed)["exit"] == 0 and ed.lua("return vim.api.nvim_buf_is_valid(...)", buf)
 
 
 def test_trust_survives_the_users_own_write(ed: Editor, workspace: Path) -> None:

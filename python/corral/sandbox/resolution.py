@@ -613,6 +613,7 @@ class Resolution:
                     # (with direct writes nothing else stops a command from rewriting its own
                     # chat without the frontmatter that narrowed it, review r31c)
                     found.keep(chat, "a chat open in the editor: its frontmatter is settings")
+                    self._one_name(chat)
             self._direnv(root, found)
             from corral.sandbox.protect import toolconfigs  # only here: tomllib
 
@@ -636,6 +637,22 @@ class Resolution:
                 self.problem("chat.patterns", str(e))
                 self._chat_patterns = []
         return self._chat_patterns
+
+    def _one_name(self, chat: str) -> None:
+        """An open chat kept read-only by its path is still written through another name of
+        the same file (a hard link a command made while it was closed, with direct writes:
+        review r38c LINKCHAT): refused until the other names are gone."""
+        try:
+            links = os.lstat(chat).st_nlink
+        except OSError:
+            return
+        if links > 1:
+            self.problem(
+                "sandbox.writes",
+                f"the open chat {chat} has {links} hard links: a sandboxed command could "
+                "rewrite its frontmatter through another name; remove the other names (`find "
+                f"{os.path.dirname(chat)} -xdev -samefile {chat}` lists them)",
+            )
 
     def _open_chats(self) -> list[str]:
         """The chat files open in the editor: the literal paths among chat.patterns (the
