@@ -383,8 +383,8 @@ _PROTECTED = (
     ".gvimrc",
     "_gvimrc",
     # Python linters' configs that name code they load (mypy `plugins`, pylint `init-hook`,
-    # flake8 `local-plugins`), run by hand and by the editor on save (r31a); their sections
-    # in pyproject.toml, setup.cfg and tox.ini are held whole (see linter_rules.py)
+    # flake8 `local-plugins`), run by hand and by the editor on save (r31a); the tools'
+    # tables in pyproject.toml, setup.cfg and tox.ini are held (see tool_settings_rules.py)
     "mypy.ini",
     ".mypy.ini",
     ".pylintrc",
@@ -392,6 +392,11 @@ _PROTECTED = (
     ".pylintrc.toml",  # (pylint 2.17 and later read these too, r37b)
     "pylintrc.toml",
     ".flake8",
+    "ruff.toml",  # (`cache-dir`: where ruff writes, anywhere, r38b)
+    ".ruff.toml",
+    # npm's project config: `init-module` runs at `npm init`, `logs-dir` and `cache` are
+    # written wherever they say at any npm command (r38b)
+    ".npmrc",
     # Maven's launcher reads .mvn/ from the first directory up that has one at every run,
     # `mvn -v` too: jvm.config's `-javaagent:` runs a jar, maven.config adds options,
     # extensions.xml loads code before any pom is read (r37b MVNJVM)

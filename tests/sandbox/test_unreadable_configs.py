@@ -1193,7 +1193,8 @@ def test_vim_project_files_and_linter_configs_that_load_code_are_protected(host:
     change to the lines naming such code is held."""
     names = (".vimrc", "_vimrc", "_exrc", "sub/.vimrc", "mypy.ini", ".pylintrc", ".flake8",
              ".pylintrc.toml", "pylintrc.toml", ".yarnrc.yml", ".yarnrc", ".sdkmanrc",
-             ".python-versions", ".bun-version")  # (the last seven: r37b)  # fmt: skip
+             ".python-versions", ".bun-version", "ruff.toml", ".ruff.toml", ".npmrc",
+             )  # (from .pylintrc.toml on: r37b, r38b)  # fmt: skip
     (host.ws / "pyproject.toml").write_text(
         '[project]\nname = "x"\n\n[tool.mypy]\nplugins = [\n  "pydantic.mypy",\n]\n'
     )
@@ -1229,13 +1230,14 @@ def test_mavens_project_directory_is_protected(host: Host) -> None:
     assert (host.ws / "app" / ".mvn" / "maven.config").read_text() == "-q\n"
 
 
-def test_a_linters_section_is_held_whole_so_mypy_runs_no_program_of_the_workspace(
+def test_host_tools_settings_are_held_so_mypy_runs_no_program_of_the_workspace(
     host: Host,
 ) -> None:
     """r37b MYPYEXE: `python_executable = "tools/py"` added to `[tool.mypy]` passed (only
     plugins, init-hook and load-plugins were compared) and the host's `mypy app.py` ran
-    tools/py. A change to a mypy, pylint or flake8 section is held whole; other tables of
-    pyproject.toml still pass."""
+    tools/py. r38b PYLSPMYPY: pylsp-mypy's `overrides` passed mypy the same option when a
+    file was opened; RUFFCACHE: ruff wrote its cache where `cache-dir` said. A change to any
+    tool's table is held; the project's own tables still pass."""
     import subprocess
     import sys
 
@@ -1252,11 +1254,17 @@ def test_a_linters_section_is_held_whole_so_mypy_runs_no_program_of_the_workspac
     text = (host.ws / "pyproject.toml").read_text()
     assert "python_executable" not in text and 'name = "x"' in text, text
     held = host.corral("changes").stdout
-    assert "pyproject.toml" in held and "mypy, pylint or flake8 section" in held, held
+    assert "pyproject.toml" in held and "host tools' settings" in held, held
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+    run(host, "printf '[tool.pylsp-mypy]\\noverrides = [true]\\n' >> pyproject.toml; mkdir sub; "
+              "printf '[tool.ruff]\\ncache-dir = \"/x\"\\n' > sub/pyproject.toml\n")  # fmt: skip
+    assert "pylsp" not in (host.ws / "pyproject.toml").read_text()
+    assert not (host.ws / "sub" / "pyproject.toml").exists()
     for change_id in held_ids(host):
         host.corral("discard", change_id)
     run(host, 'sed -i \'s/name = "x"/name = "y"/\' pyproject.toml\n')
-    assert 'name = "y"' in (host.ws / "pyproject.toml").read_text()  # (not a linter's table)
+    assert 'name = "y"' in (host.ws / "pyproject.toml").read_text()  # (the project's own)
     env = {**os.environ, "HOME": str(host.home)}
     done = subprocess.run([mypy, "--no-incremental", "app.py"], cwd=host.ws, env=env,
                           capture_output=True, text=True, timeout=120, check=False)  # fmt: skip

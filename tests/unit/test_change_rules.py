@@ -308,41 +308,37 @@ def test_commands_named_to_the_user_keep_a_path_whole() -> None:
     assert command("apply", "ID", "[PATH...]", frontend_name="cli") == "corral apply ID [PATH...]"
 
 
-def test_the_settings_naming_code_a_linter_loads_in_any_spelling() -> None:
-    """linter_rules.code_settings reads the files as the tools do (r32a LINTSYNTAX: an inline
-    table, a dotted key, a unicode escape in a quoted key and setup.cfg's `:` passed a line
-    reader)."""
-    from corral.changes.linter_rules import code_settings
+def test_the_host_tools_settings_in_any_spelling() -> None:
+    """tool_settings_rules.tool_settings reads the files as the tools do (r32a LINTSYNTAX: an
+    inline table, a dotted key, a unicode escape in a quoted key and setup.cfg's `:` passed a
+    line reader); every tool's table or section is a setting (r37b MYPYEXE: mypy's
+    python_executable; r38b PYLSPMYPY: pylsp-mypy's overrides, RUFFCACHE: ruff's cache-dir),
+    only the project's own are not."""
+    from corral.changes.tool_settings_rules import tool_settings
 
-    plain = code_settings("pyproject.toml", '[tool.mypy]\nplugins = ["a"]\n')
-    assert plain == [(".tool.mypy", "{'plugins': ['a']}")]
+    plain = tool_settings("pyproject.toml", '[tool.mypy]\nplugins = ["a"]\n')
+    assert plain == [("tool.mypy", "{'plugins': ['a']}")]
     for spelling in (
         '[tool]\nmypy = {plugins = ["a"]}\n',
         'tool . mypy . plugins = ["a"]\n',
         '[tool.mypy]\n"plug\\u0069ns" = [\n  "a",\n]\n',
+        '[project]\nname = "x"\n[tool.mypy]\nplugins = ["a"]\n[build-system]\nrequires = []\n',
     ):
-        assert code_settings("pyproject.toml", spelling) == plain, spelling
-    assert code_settings("setup.cfg", "[mypy]\nplugins: a,\n  b\n") == [("mypy.plugins", "a,\nb")]
-    assert code_settings("pyproject.toml", '[tool.x]\nplugins = ["a"]\n') == [
-        (".tool.x.plugins", "['a']")
+        assert tool_settings("pyproject.toml", spelling) == plain, spelling
+    assert tool_settings("pyproject.toml", '[tool.pylsp-mypy]\noverrides = ["x"]\n') == [
+        ("tool.pylsp-mypy", "{'overrides': ['x']}")
     ]
-    cfg = "[flake8]\nmax-line-length = 99\n[flake8:local-plugins]\npaths = ./t\n"
-    assert code_settings("tox.ini", cfg) == [
-        ("flake8.max-line-length", "99"), ("flake8:local-plugins.paths", "./t")
-    ]  # fmt: skip
-    # r37b MYPYEXE: the linters' sections whole (mypy runs python_executable)
-    assert code_settings("pyproject.toml", '[tool.mypy]\npython_executable = "t/py"\n') == [
-        (".tool.mypy", "{'python_executable': 't/py'}")
+    assert tool_settings("pyproject.toml", '[tool.ruff]\ncache-dir = "/x"\n') == [
+        ("tool.ruff", "{'cache-dir': '/x'}")
     ]
-    assert code_settings("setup.cfg", "[mypy-pkg.*]\npython_executable = t/py\n") == [
-        ("mypy-pkg.*.python-executable", "t/py")
-    ]
-    assert code_settings("setup.cfg", "[tool:pytest]\naddopts = -q\n[pylintx]\na = 1\n") == []
-    assert code_settings("setup.cfg", "[pylint.MAIN]\ninit_hook = import x\n") == [
-        ("pylint.main.init-hook", "import x")
-    ]
-    assert code_settings("pyproject.toml", '[project]\nname = "x"\n') == []
-    assert code_settings("pyproject.toml", "[project\n") is None
+    assert tool_settings("pyproject.toml", "other = 1\n") == [("other", "1")]
+    assert tool_settings("setup.cfg", "[mypy]\nplugins: a,\n  b\n") == [("mypy.plugins", "a,\nb")]
+    cfg = "[tox]\nenvlist = py\n[testenv:lint]\ncommands = x\n[flake8]\nmax-line-length = 99\n"
+    assert tool_settings("tox.ini", cfg) == [("flake8.max-line-length", "99")]
+    own = "[metadata]\nname = x\n[options.extras_require]\nt = y\n[tool:pytest]\naddopts = -q\n"
+    assert tool_settings("setup.cfg", own) == [("tool:pytest.addopts", "-q")]
+    assert tool_settings("pyproject.toml", '[project]\nname = "x"\n') == []
+    assert tool_settings("pyproject.toml", "[project\n") is None
 
 
 @pytest.mark.parametrize(

@@ -21,9 +21,9 @@ the sandbox made. It refuses:
   or an entry adds a protected name or path (git_history.py): host git writes them at the
   next checkout, reset or stash pop;
 - chat files (`chat.patterns`): their frontmatter carries corral settings;
-- new modules where Python or Lua looks first (module_rules.py), and a change to
-  pyproject.toml, setup.cfg or tox.ini in a mypy, pylint or flake8 section or a setting
-  naming code a linter loads (linter_rules.py: read as TOML or INI, as the tools read them);
+- new modules where Python or Lua looks first (module_rules.py), and a change to the host
+  tools' settings in pyproject.toml, setup.cfg or tox.ini (tool_settings_rules.py: read as
+  TOML or INI, as the tools read them);
 - device files, fifos and sockets, files over the size limit, and hard-linked files past
   1 GiB of copies in all;
 - paths the host changed while the command ran, also below a directory the command deleted
@@ -39,8 +39,8 @@ import stat
 
 from corral.changes.git_history import GitHistoryRules
 from corral.changes.link_rules import LinkRules
-from corral.changes.linter_rules import LinterRules
 from corral.changes.module_rules import LuaRules, ModuleRules
+from corral.changes.tool_settings_rules import ToolSettingsRules
 from corral.paths import self_or_parent_in
 from corral.toolguard.ops.refusal import BUILTIN, PROTECTED, Refusal
 
@@ -62,7 +62,7 @@ CHAT = "chat.patterns"
 HOME_DOT = "home directory dot entries"
 MODULES = "PYTHONPATH"
 LUA_MODULES = "Lua's ./?.lua"
-LINTER_CODE = "linters' plugins"
+TOOL_SETTINGS = "host tools' settings"
 
 
 SIZE = "sandbox.limits.file_size_mb"
@@ -95,7 +95,7 @@ def _changed_below(top: str, since_ns: int) -> str | None:
     return None
 
 
-class Checker(LinkRules, ModuleRules, LuaRules, LinterRules, GitHistoryRules):
+class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRules):
     """Verdicts for the entries of one change set, against its plan (see stage.create)."""
 
     # -- the rules, first match wins ----------------------------------------------------------
@@ -188,12 +188,13 @@ class Checker(LinkRules, ModuleRules, LuaRules, LinterRules, GitHistoryRules):
                 f"a new Lua module {lua} at the top of the workspace: Lua and Neovim look in "
                 "the current directory before what is installed (`require` would load it)",
             )  # fmt: skip
-        if self._linter_code(entry):
+        if self._tool_settings(entry):
             return self.refusal(
-                "protected", path, LINTER_CODE,
-                "a change to a mypy, pylint or flake8 section, or to settings naming code a "
-                "linter loads (plugins, init-hook, load-plugins): a type check or lint on the "
-                "host would run what they name",
+                "protected", path, TOOL_SETTINGS,
+                "a change to host tools' settings (a [tool.*] table of pyproject.toml, or "
+                "another tool's section of setup.cfg or tox.ini): type checkers, linters and "
+                "language servers on the host obey them, and some run programs or write files "
+                "they name",
             )  # fmt: skip
         home = self.home_dot
         if home and path.startswith(home + "/.") and path != home:

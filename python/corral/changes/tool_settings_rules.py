@@ -1,0 +1,115 @@
+"""Change-set rule for the host tools' settings in the shared project configs: pyproject.toml's
+`[tool.*]` tables, setup.cfg's and tox.ini's other tools' sections. Type checkers, linters,
+formatters and language servers on the host obey them, by hand or when the editor opens or
+saves a file, and no list of the settings that run code or write files is ever complete:
+mypy's `plugins` and `python_executable` (a program it runs) and `junit_xml` (a file it
+writes anywhere), pylint's `init-hook`, pylsp-mypy's `overrides` (mypy's options again),
+ruff's `cache-dir` (reviews r31a, r37b, r38b). So a change to any of them is held for your
+review; what the project itself says passes (`[project]`, `[build-system]`,
+`[dependency-groups]`; setup.cfg's `[metadata]` and `[options*]`; tox's own `[tox]` and
+`[testenv*]`: installing or testing the project runs its code anyway). The configs only
+host tools read (mypy.ini, .pylintrc, ruff.toml, ...) are protected by name.
+"""
+
+from __future__ import annotations
+
+import os
+
+from corral.changes.ruleset import RuleSet
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from corral.changes.scan import Entry
+
+SHARED_CONFIGS = frozenset({"pyproject.toml", "setup.cfg", "tox.ini"})
+# what the project says of itself, not what a host tool obeys
+PROJECT_TABLES = frozenset({"project", "build-system", "dependency-groups"})
+PROJECT_SECTIONS = {
+    "setup.cfg": ("metadata", "options"),
+    "tox.ini": ("tox", "testenv", "gh-actions", "gh"),
+}
+MAX_CONFIG_BYTES = 1 << 20  # a larger one is held unread
+
+
+def _read(path: str) -> str | None:
+    """The text of a config, "" where there is none; None where it cannot be read whole
+    (too large, not a regular file, a link)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return ""
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, MAX_CONFIG_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_CONFIG_BYTES:
+        return None
+    return data.decode("utf-8", "replace")
+
+
+def _key(name: str) -> str:
+    return name.strip().lower().replace("_", "-")
+
+
+def _project_section(config: str, section: str) -> bool:
+    """Whether an INI section is the project's own (`[options.extras_require]`,
+    `[testenv:lint]`), not another tool's."""
+    key = _key(section)
+    return any(
+        key == own or key.startswith((f"{own}.", f"{own}:"))
+        for own in PROJECT_SECTIONS.get(config, ())
+    )
+
+
+def tool_settings(name: str, text: str) -> list[tuple[str, str]] | None:
+    """The host tools' settings of a shared config, read as the tools read the file (TOML
+    for pyproject.toml, INI for setup.cfg and tox.ini: every key spelling, inline tables,
+    dotted keys, escapes, `:` for `=`, continued lines, r32a LINTSYNTAX), as (where, value)
+    pairs: each table of pyproject.toml but the project's own, each option of every other
+    section of the INI files. None where the file cannot be read so."""
+    found: list[tuple[str, str]] = []
+    if name == "pyproject.toml":
+        import tomllib
+
+        try:
+            data = tomllib.loads(text)
+        except (tomllib.TOMLDecodeError, ValueError, RecursionError):
+            return None
+        for key, value in data.items():
+            key = _key(str(key))
+            if key == "tool" and isinstance(value, dict):
+                found += [(f"tool.{_key(str(k))}", repr(v)) for k, v in value.items()]
+            elif key not in PROJECT_TABLES:
+                found.append((key, repr(value)))
+        return sorted(found)
+    import configparser
+
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except (configparser.Error, ValueError):
+        return None
+    for section in parser.sections():
+        if not _project_section(name, section):
+            for option, value in parser.items(section, raw=True):
+                found.append((f"{_key(section)}.{_key(option)}", value))
+    return sorted(found)
+
+
+class ToolSettingsRules(RuleSet):
+    def _tool_settings(self, entry: Entry) -> bool:
+        """Whether a change to pyproject.toml, setup.cfg or tox.ini (any depth) changes the
+        host tools' settings in it, or cannot be read to tell."""
+        if entry.kind not in ("file", "link") or os.path.basename(entry.path) not in SHARED_CONFIGS:
+            return False
+        if entry.kind == "link":
+            return True  # (what it leads to is read as the config)
+        staged = _read(entry.source)
+        host = _read(entry.path)
+        if staged is None or host is None:
+            return True
+        name = os.path.basename(entry.path)
+        after = tool_settings(name, staged)
+        return after is None or after != tool_settings(name, host)
