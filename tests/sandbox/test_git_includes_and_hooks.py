@@ -801,3 +801,43 @@ def test_a_submodule_commit_and_symlinks_in_history_are_judged_as_the_work_tree_
             host.corral("discard", change_id)
     run(host, link.format(target="../README", path="docs/readme", branch="docs"))
     assert host.git("rev-parse", "-q", "--verify", "docs").strip()
+
+
+def test_packing_refs_lands_whole_and_a_submodule_bump_is_held_whole(host: Host) -> None:
+    """r38a PACKREFS: `git pack-refs --all` inside: packed-refs was held (a fetched branch's
+    commit counted as new, though its ref named it already) while the loose refs' deletions
+    were applied alone: every branch was gone on the host. A repository's ref and index
+    deletions now go with the rest of its state, and a packed ref naming what the host's
+    same ref names is no change. A submodule bump made the ordinary way held the
+    submodule's refs but applied the superproject's commit of it: both are held."""
+    host.git("init", "-q", "-b", "main")
+    (host.ws / "a.py").write_text("x = 1\n")
+    host.git("add", "a.py")
+    ident = ["-c", "user.name=u", "-c", "user.email=u@x"]
+    host.git(*ident, "commit", "-qm", "one")
+    head = host.git("rev-parse", "HEAD").strip()
+    (host.ws / ".pdbrc").write_text("import os\n")
+    host.git("add", ".pdbrc")
+    tree = host.git("write-tree").strip()
+    host.git("rm", "-q", "--cached", ".pdbrc")
+    (host.ws / ".pdbrc").unlink()
+    pr = host.git(*ident, "commit-tree", "-p", head, "-m", "pr", tree).strip()
+    host.git("update-ref", "refs/remotes/origin/pr", pr)
+    host.git("branch", "other")
+    run(host, "git pack-refs --all\n")
+    assert host.git("rev-parse", "main").strip() == head
+    assert host.git("rev-parse", "other").strip() == head
+    assert not (host.ws / ".git" / "refs" / "heads" / "main").exists()  # (packed: applied)
+    assert held_ids(host) == []
+    # a submodule bump the ordinary way
+    lib = host.base / "libsrc"
+    lib.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "l"]):
+        subprocess.run(["git", *ident, *args], cwd=lib, check=True)
+    host.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib")
+    host.git(*ident, "commit", "-qm", "sub")
+    top = host.git("rev-parse", "HEAD").strip()
+    run(host, f"cd lib; echo y > lib.py; git add lib.py; {GIT_ID} commit -qm x; cd ..; "
+              f"git add lib; {GIT_ID} commit -qm bump\n")  # fmt: skip
+    assert host.git("rev-parse", "HEAD").strip() == top
+    assert held_ids(host)

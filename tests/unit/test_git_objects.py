@@ -104,7 +104,7 @@ def test_a_tree_named_again_and_again_is_bounded_by_entries(tmp_path: Path) -> N
     made 20 million paths (10 minutes, 1.9 GB, the user's lock held)."""
     objects = tmp_path / "objects"
     blob = bytes.fromhex(_loose(objects, "blob", b"x"))
-    inner = _loose(objects, "tree", b"".join(b"100644 f%d\0" % i + blob for i in range(1000)))
+    inner = _loose(objects, "tree", b"".join(b"100644 f%04d\0" % i + blob for i in range(1000)))
     outer = _loose(
         objects, "tree", b"".join(b"40000 d%05d\0" % i + bytes.fromhex(inner) for i in range(500))
     )
@@ -280,4 +280,73 @@ def test_resolve_undo_stages_are_read_with_their_objects(repo: Path) -> None:
     short += b"REUC" + struct.pack(">I", len(body)) + body
     index.write_bytes(short + hashlib.sha1(short).digest())
     with pytest.raises(GitUnreadable, match="resolve-undo"):
+        read_index(str(index))
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [
+        [(b"150000", b"lib")],  # r38a ODDMODE: git reads it as a submodule
+        [(b"100664", b"a")],
+        [(b"40755", b"d")],
+        [(b"40000", b"zz"), (b"40000", b"zz")],  # r38a DUPTREE: git checks out both
+        [(b"100644", b"zz"), (b"40000", b"zz")],
+        [(b"100644", b"b"), (b"100644", b"a")],  # (out of git's order)
+        [(b"40000", b"a"), (b"100644", b"a.b")],  # (a directory sorts as `a/`, after `a.b`)
+        [(b"100644", b".GIT")],
+        [(b"100644", b"..")],
+    ],
+    ids=[
+        "150000",
+        "100664",
+        "40755",
+        "dup-dir",
+        "file-and-dir",
+        "order",
+        "dir-order",
+        "git",
+        "dotdot",
+    ],
+)
+def test_a_tree_git_would_not_write_is_unreadable(
+    tmp_path: Path, entries: list[tuple[bytes, bytes]]
+) -> None:
+    """Modes as git spells them, names once each in git's order: anything else is read by
+    git otherwise than by a dictionary of names (r38a ODDMODE, DUPTREE)."""
+    from corral.changes.git_objects import tree_entries
+
+    objects = tmp_path / "objects"
+    blob = bytes.fromhex(_loose(objects, "blob", b"x"))
+    tree = _loose(objects, "tree", b"".join(m + b" " + n + b"\0" + blob for m, n in entries))
+    with pytest.raises(GitUnreadable):
+        tree_entries(ObjectStore([str(objects)]), tree)
+    ok = [(b"100644", b"a"), (b"40000", b"a.b"), (b"100644", b"a0"), (b"160000", b"lib")]
+    fine = _loose(objects, "tree", b"".join(m + b" " + n + b"\0" + blob for m, n in ok))
+    assert list(tree_entries(ObjectStore([str(objects)]), fine)) == [n for _, n in ok]
+
+
+def test_an_index_is_read_as_git_reads_it_extended_flags_and_one_cache_tree_root(
+    repo: Path,
+) -> None:
+    """r38a EXTV2: git skips an entry's extended flags in a version 2 index too, corral read
+    the name two bytes early; CTROOT: a TREE extension with a second top node was corral's
+    root and not git's."""
+    import hashlib
+    import struct
+
+    blob = _git(repo, "hash-object", "-w", "--stdin", input_text="x\n").strip()
+    stat = struct.pack(">IIIIIIIIII", 0, 0, 0, 0, 0, 0, 0o100644, 0, 0, 0)
+    entry = stat + bytes.fromhex(blob) + struct.pack(">H", 0x4000 | 6) + b"\0\0" + b".pdbrc"
+    entry += b"\0" * (8 - (len(entry) % 8))
+    data = b"DIRC" + struct.pack(">II", 2, 1) + entry
+    index = repo / ".git" / "index"
+    index.write_bytes(data + hashlib.sha1(data).digest())
+    git_reads = [line.split("\t", 1)[1] for line in _git(repo, "ls-files", "-s").splitlines()]
+    assert git_reads == [".pdbrc"] == list(read_index(str(index)).entries)
+    tree = _git(repo, "write-tree").strip()
+    node = b"\0" + b"1 0\n" + bytes.fromhex(tree)
+    body = node + node
+    with_tree = data + b"TREE" + struct.pack(">I", len(body)) + body
+    index.write_bytes(with_tree + hashlib.sha1(with_tree).digest())
+    with pytest.raises(GitUnreadable, match="more than one root"):
         read_index(str(index))

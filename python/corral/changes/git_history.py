@@ -173,6 +173,29 @@ def _packed(git_dir: str) -> dict[str, str]:
     return found
 
 
+def _packed_changes(
+    host_git: str, upper_git: str, text: str | None, host_text: str | None
+) -> set[str]:
+    """The objects a new packed-refs names that the host's refs do not already name by the
+    same ref, loose or packed (`git pack-refs` moves loose refs into it: a fetched branch
+    packed as it was is no new commit, r38a PACKREFS), and peeled lines it did not have."""
+    host_packed = _packed(host_git)
+    new = set()
+    for ref, sha in _packed(upper_git).items():
+        if sha == host_packed.get(ref):
+            continue
+        loose = None
+        if ".." not in ref.split("/"):
+            loose = _as_ref(_text(os.path.join(host_git, ref)))
+        if sha != loose:
+            new.add(sha)
+    old = set((host_text or "").splitlines())
+    for line in (text or "").splitlines():
+        if line.startswith("^") and line not in old:
+            new |= _named(line)
+    return new
+
+
 def _resolve(git_dirs: list[str], text: str | None, depth: int = 0) -> str | None:
     """The object a ref's text names, following `ref: NAME` through `git_dirs` in order."""
     if text is None or depth > 5:
@@ -357,12 +380,16 @@ class GitHistoryRules(RuleSet):
     def hold_git_state_together(
         self, verdicts: list[tuple[Entry, Refusal | None]]
     ) -> list[tuple[Entry, Refusal | None]]:
-        """HEAD, refs, reflogs and the index of one repository are applied together or held
-        together: a checkout whose index was held but whose HEAD moved showed the user a
-        staged revert of what it changed (review r33b)."""
+        """HEAD, refs, reflogs and the index of one repository (their deletions too) are
+        applied together or held together, a submodule's with its superproject's: a
+        checkout whose index was held but whose HEAD moved showed the user a staged revert
+        of what it changed (review r33b)."""
         held = {self._git_state[e.path] for e, v in verdicts if v and e.path in self._git_state}
         if not held:
             return verdicts
+        # a submodule's held with its superproject's: a bump whose submodule refs are held
+        # while the superproject's commit of it lands leaves the two apart (r38a)
+        held |= {git.partition("/modules/")[0] for git in held if "/modules/" in git}
         out: list[tuple[Entry, Refusal | None]] = []
         for entry, verdict in verdicts:
             if verdict is None and self._git_state.get(entry.path) in held:
@@ -380,9 +407,14 @@ class GitHistoryRules(RuleSet):
         refs and reflogs, HEAD and its kin, packed-refs, the index; the rest of a git
         directory is held (replace refs, BISECT_*, commit-graphs, a split index's shared
         file, sparse-checkout: each changes what git takes for a commit's files, r32a)."""
-        if entry.kind in ("dir", "link", "special") or (
-            entry.kind == "whiteout" and inside[0] != "objects"
-        ):
+        if entry.kind == "whiteout" and inside[0] != "objects":
+            if _ref_file(inside) or inside == ["index"]:
+                # a ref, reflog or index deleted goes with the rest of the repository's git
+                # state: `git pack-refs` deletes loose refs its held packed-refs keeps
+                # (r38a PACKREFS: applied alone, every branch was gone)
+                self._git_state[entry.path] = os.path.join(entry.root, git_rel)
+            return None
+        if entry.kind in ("dir", "link", "special"):
             return None  # (links and devices: the rules after this one refuse them)
         name = "/".join(inside)
         host_git = os.path.join(entry.root, git_rel)
@@ -430,7 +462,7 @@ class GitHistoryRules(RuleSet):
                         found_sha = _look_up([upper_git, host_git], moved)
                         new |= {found_sha} if found_sha else set()
                 if name == "packed-refs":
-                    new = set(_packed(upper_git).values()) | _named(text)
+                    new = _packed_changes(host_git, upper_git, text, host_text)
                 new -= _named(host_text, log)
                 found = None
                 clean = self._git_clean.setdefault(host_git, set())

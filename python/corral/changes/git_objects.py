@@ -264,23 +264,38 @@ def tree_of(store: ObjectStore, sha: str) -> str:
     raise GitUnreadable("tags on tags too deep")
 
 
+INDEX_MODES = frozenset({0o100644, 0o100755, 0o120000, 0o160000, 0o040000})  # (040000: sparse)
+# a tree entry's mode as git writes it; git reads any other as a file, a directory or, for
+# every mode that is neither (150000, 170000), a submodule (r38a ODDMODE): held
+TREE_MODES = {b"100644": 0o100644, b"100755": 0o100755, b"120000": 0o120000,
+              b"40000": 0o40000, b"160000": 0o160000}  # fmt: skip
+BAD_NAMES = frozenset({b"", b".", b"..", b".git"})
+
+
 def tree_entries(store: ObjectStore, sha: str) -> dict[bytes, tuple[int, str]]:
-    """name -> (mode, object) of one tree."""
+    """name -> (mode, object) of one tree, read only as git writes it: modes as git spells
+    them, names in git's order (a directory's as if it ended in `/`), each once. Anything
+    else (a name twice, of which git checks out both and a dict keeps one, r38a DUPTREE) is
+    GitUnreadable, as `git fsck` would flag it."""
     kind, data = store.read(sha)
     if kind != "tree":
         raise GitUnreadable(f"{sha} is a {kind}, not a tree")
     entries: dict[bytes, tuple[int, str]] = {}
-    i = 0
+    i, previous = 0, b""
     while i < len(data):
         space = data.find(b" ", i)
         nul = data.find(b"\0", space)
         if space < 0 or nul < 0 or nul + 21 > len(data):
             raise GitUnreadable(f"a malformed tree {sha}")
-        try:
-            mode = int(data[i:space], 8)
-        except ValueError:
-            raise GitUnreadable(f"a malformed tree {sha}") from None
-        entries[data[space + 1 : nul]] = (mode, data[nul + 1 : nul + 21].hex())
+        mode = TREE_MODES.get(data[i:space])
+        name = data[space + 1 : nul]
+        if mode is None or name.lower() in BAD_NAMES or b"/" in name or name in entries:
+            raise GitUnreadable(f"a tree git would not write: {sha}")
+        key = name + b"/" if mode == 0o40000 else name
+        if key <= previous:
+            raise GitUnreadable(f"a tree out of git's order: {sha}")
+        previous = key
+        entries[name] = (mode, data[nul + 1 : nul + 21].hex())
         i = nul + 21
     return entries
 
@@ -397,6 +412,10 @@ def _cache_tree(data: bytes, out: dict[str, str]) -> None:
             stack.append((path, int(subtrees)))
         if len(stack) > 4096:
             raise GitUnreadable("a cache tree too deep")
+        if not stack and i < len(data):
+            # git reads one root and its subtrees; a second top node was corral's root and
+            # not git's (r38a CTROOT)
+            raise GitUnreadable("a cache tree with more than one root")
 
 
 def _check_offsets(data: bytes, starts: list[int], copied: list[int]) -> None:
@@ -471,7 +490,7 @@ def read_index(path: str) -> Index:
             sha = data[i + 40 : i + 60].hex()
             flags = struct.unpack_from(">H", data, i + 60)[0]
             j = i + 62
-            if version >= 3 and flags & 0x4000:
+            if flags & 0x4000:  # (git skips extended flags in any version, r38a EXTV2)
                 j += 2
             if version == 4:
                 strip, j = _offset_varint(data, j)
@@ -491,6 +510,8 @@ def read_index(path: str) -> Index:
                 # another name to git than to corral (r32a)
                 raise GitUnreadable("an index entry whose name length disagrees")
             previous = name
+            if not name or mode not in INDEX_MODES:
+                raise GitUnreadable("an index entry git would not write")
             if mode & 0o170000 == 0o040000:  # a sparse index's directory: its tree stands in
                 raise GitUnreadable("a sparse index")
             # each stage of a path counts: a conflict's "ours" is what `git checkout --ours`
