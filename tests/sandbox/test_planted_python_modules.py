@@ -43,12 +43,19 @@ def test_a_module_named_like_a_package_of_another_python_of_the_user_is_held(hos
     pytest_benchmark, installed only in the user's pyenv Python, planted at the top ran at
     that Python's `python -m pytest`. The site directories of the Pythons a user runs are
     looked at on disk (here a pyenv root of the test's own)."""
-    site = host.base / "pyenv" / "versions" / "3.99.0" / "lib" / "python3.99" / "site-packages"
-    (site / "zz_only_in_pyenv").mkdir(parents=True)
+    lib = host.base / "pyenv" / "versions" / "3.99.0" / "lib" / "python3.99"
+    (lib / "site-packages" / "zz_only_in_pyenv").mkdir(parents=True)
+    (lib / "_zz_stdlib_399").mkdir()  # r38b SHADOW313: 3.13's _pyrepl, not 3.11's
+    (host.base / "mylib" / "zz_editable").mkdir(parents=True)  # r38b SHADOWEDIT
+    (lib / "site-packages" / "mylib.pth").write_text(f"{host.base / 'mylib'}\n")
+    (lib / "site-packages" / "__editable___x_finder.py").write_text(
+        "MAPPING: dict[str, str] = {'zz_mapped': '/src/zz_mapped'}\n"
+    )
     host.env["PYENV_ROOT"] = str(host.base / "pyenv")
-    run(host, "mkdir zz_only_in_pyenv zz_nowhere; echo x > zz_only_in_pyenv/__init__.py; "
-              "echo x > zz_nowhere/__init__.py\n")  # fmt: skip
-    assert not (host.ws / "zz_only_in_pyenv" / "__init__.py").exists()
+    names = ("zz_only_in_pyenv", "_zz_stdlib_399", "zz_editable", "zz_mapped", "zz_nowhere")
+    run(host, "".join(f"mkdir {n}; echo x > {n}/__init__.py; " for n in names) + "\n")
+    for name in names[:-1]:
+        assert not (host.ws / name / "__init__.py").exists(), name
     assert (host.ws / "zz_nowhere" / "__init__.py").exists()
 
 

@@ -20,20 +20,22 @@ if TYPE_CHECKING:
 _SHADOWABLE: list[frozenset[str]] = []
 
 
-def _site_dirs() -> list[str]:
-    """The site directories of the Pythons a user runs, found on disk (none is started):
-    corral's own, the system's, the user site, pyenv's, conda's, uv's and mise's, and those
-    beside each PATH directory (a venv's or an installation's `bin`). A module named like a
-    package any of them has is imported from the workspace's top in its place by `python -m`,
-    a script there or the REPL (review r37b SHADOWUSER: pytest_benchmark, installed only in
-    the user's pyenv Python, was not known)."""
+def _python_dirs() -> list[str]:
+    """The standard-library and site directories of the Pythons a user runs, found on disk
+    (none is started): corral's own, the system's, the user site, pyenv's, conda's, uv's and
+    mise's, and those beside each PATH directory (a venv's or an installation's `bin`). A
+    module named like one of their modules or packages is imported from the workspace's top
+    in its place by `python -m`, a script there or the REPL (review r37b SHADOWUSER:
+    pytest_benchmark, only in the user's pyenv Python; r38b SHADOW313: `_pyrepl`, which
+    only Python 3.13's REPL imports)."""
     import glob
     import sys
 
     home = os.path.expanduser("~")
     pyenv = os.environ.get("PYENV_ROOT") or os.path.join(home, ".pyenv")
     prefixes = [
-        "/usr", "/usr/local", "/opt/conda", os.path.join(home, ".local"),
+        sys.base_prefix, sys.prefix, "/usr", "/usr/local", "/opt/conda",
+        os.path.join(home, ".local"),
         *glob.glob(os.path.join(pyenv, "versions", "*")),
         *glob.glob(os.path.join(home, "*conda*")), *glob.glob(os.path.join(home, "miniforge*")),
         *glob.glob(os.path.join(home, ".local", "share", "uv", "python", "*")),
@@ -41,28 +43,67 @@ def _site_dirs() -> list[str]:
         *(os.path.dirname(d) for d in os.environ.get("PATH", "").split(os.pathsep)
           if os.path.isabs(d)),
     ]  # fmt: skip
-    found = [d for d in sys.path if d.endswith(("site-packages", "dist-packages"))]
+    found = [d for d in sys.path if os.path.isabs(d)]
     for prefix in dict.fromkeys(prefixes):
-        for kind in ("site-packages", "dist-packages"):
-            found += glob.glob(os.path.join(glob.escape(prefix), "lib", "python3*", kind))
-        found.append(os.path.join(prefix, "lib", "python3", "dist-packages"))  # (Debian's)
+        for lib in glob.glob(os.path.join(glob.escape(prefix), "lib", "python3*")):
+            found += [lib, os.path.join(lib, "lib-dynload")]
+            found += [os.path.join(lib, kind) for kind in ("site-packages", "dist-packages")]
     return list(dict.fromkeys(found))
+
+
+MAX_PTH = 200  # .pth files read per site directory
+
+
+def _editable_names(site: str, listed: list[str]) -> set[str]:
+    """The names an editable install brings into a site directory: what is in each
+    directory a `.pth` file names, and the packages a setuptools editable finder maps
+    (`__editable___x_finder.py`'s MAPPING) (r38b SHADOWEDIT)."""
+    import ast
+
+    names: set[str] = set()
+    for entry in [n for n in listed if n.endswith(".pth")][:MAX_PTH]:
+        try:
+            with open(os.path.join(site, entry), encoding="utf-8", errors="replace") as f:
+                lines = f.read(65536).splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            line = line.strip()
+            if line and not line.startswith(("#", "import ", "import\t")):
+                try:
+                    names.update(os.listdir(os.path.join(site, line)))
+                except OSError:
+                    pass
+    for entry in [n for n in listed if n.startswith("__editable__") and n.endswith(".py")]:
+        try:
+            with open(os.path.join(site, entry), encoding="utf-8", errors="replace") as f:
+                tree = ast.parse(f.read(1 << 20))
+        except (OSError, SyntaxError, ValueError, RecursionError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Dict):
+                names.update(k.value for k in node.keys if isinstance(k, ast.Constant)
+                             and isinstance(k.value, str))  # fmt: skip
+    return names
 
 
 def _shadowable() -> frozenset[str]:
     """The standard library's module names and those installed in the Pythons a user runs
-    (_site_dirs; once)."""
+    (_python_dirs, editable installs too; once)."""
     import sys
 
     if _SHADOWABLE:
         return _SHADOWABLE[0]
     names = set(sys.stdlib_module_names)
-    for directory in _site_dirs():
+    for directory in _python_dirs():
         try:
             listed = os.listdir(directory)
         except OSError:
             continue
         names.update(n.partition(".")[0] for n in listed if "-" not in n)
+        if directory.endswith(("site-packages", "dist-packages")):
+            names.update(n.partition(".")[0] for n in _editable_names(directory, listed))
+    names.discard("")
     _SHADOWABLE.append(frozenset(names))
     return _SHADOWABLE[0]
 
