@@ -274,6 +274,8 @@ def test_a_gitconfig_with_a_password_or_token_setting_is_hidden(host) -> None:  
     for secret in (
         f"[sendemail]\n\tsmtpPass = {host.SECRET_WORD}\n",
         f"[github]\n\ttoken = {host.SECRET_WORD}\n",
+        f"[sendemail] smtpPass = {host.SECRET_WORD}\n",  # (r38b GITONELINE: one line)
+        f"[azure]\n\tpat = {host.SECRET_WORD}\n",
         '[credential "https://x.example"]\n'
         f'\thelper = "!f() {{ echo password={host.SECRET_WORD}; }}; f"\n',
     ):
@@ -284,6 +286,23 @@ def test_a_gitconfig_with_a_password_or_token_setting_is_hidden(host) -> None:  
     config.write_text(identity)
     r = host.sh(f"cat {q(config)} 2>/dev/null\n")
     assert "name = kept" in r.stdout, r.stdout
+
+
+def test_init_scripts_in_a_shown_gradle_distribution_are_hidden(host) -> None:  # type: ignore[no-untyped-def]
+    """r38b GRADLEINITD: Gradle's init.d in a distribution under ~/.gradle/wrapper/dists,
+    where companies put their repositories' passwords, was shown; the distribution's other
+    files still are."""
+    dist = host.home / ".gradle" / "wrapper" / "dists" / "gradle-8-bin" / "h" / "gradle-8"
+    (dist / "init.d").mkdir(parents=True)
+    (dist / "init.d" / "repos.gradle").write_text(f"password '{host.SECRET_WORD}'\n")
+    (dist / "LICENSE").write_text("license text\n")
+    for directory in [dist, *dist.parents]:
+        if directory == host.home.parent:
+            break
+        directory.chmod(0o755)
+    r = host.sh(f"cat {q(str(dist / 'init.d' / 'repos.gradle'))} {q(str(dist / 'LICENSE'))}\n")
+    assert host.SECRET_WORD not in r.stdout + r.stderr, r.stdout
+    assert "license text" in r.stdout, r.stdout + r.stderr
 
 
 def test_tokens_in_gits_other_configs_and_a_clones_remote_are_hidden(host) -> None:  # type: ignore[no-untyped-def]

@@ -188,6 +188,10 @@ SECRET_SKIP_DEEP = frozenset({
     "plugins", "libexec", "test", "tests", "completions", "git", "build",
 })  # fmt: skip
 SMALL_TEXT = 65536  # a file read whole for credentials in URLs
+# directories of scripts a tool runs with your credentials in them: Gradle's init.d in a
+# distribution (~/.gradle/wrapper/dists, sdkman's candidates), where companies put their
+# repositories' passwords (r38b GRADLEINITD)
+SECRET_DIRS = frozenset({"init.d"})
 CREDENTIAL_FILES = frozenset({
     "npmrc", ".npmrc", "pip.conf", "pip.ini", ".pypirc", ".condarc", ".netrc", ".yarnrc",
     ".yarnrc.yml", "bunfig.toml", ".bunfig.toml", "credentials", "credentials.toml",
@@ -217,6 +221,7 @@ def _resolved_words(value: str, roots: list[str], real: Callable[[str], str]) ->
 
 
 SECRET_KEY_WORDS = (b"pass", b"token", b"secret", b"apikey", b"api-key", b"api_key")
+SECRET_KEYS = frozenset({b"pat", b"auth", b"key", b"credential"})  # (whole names: azure.pat)
 
 
 def _holds_credentials(path: str) -> bool:
@@ -235,12 +240,15 @@ def _holds_credentials(path: str) -> bool:
     if b"extraheader" in lowered or b"authorization:" in lowered or b"password=" in lowered:
         return True  # (`http.extraHeader = Authorization: Bearer ...`)
     for line in lowered.splitlines():
+        line = line.strip()
+        if line.startswith(b"[") and b"]" in line:
+            line = line.split(b"]", 1)[1]  # (`[sendemail] smtpPass = x` is one line to git)
         key, equals, _ = line.partition(b"=")
         key = key.strip()
         if (
             equals
             and key.replace(b"-", b"").replace(b"_", b"").replace(b".", b"").isalnum()
-            and any(word in key for word in SECRET_KEY_WORDS)
+            and (any(word in key for word in SECRET_KEY_WORDS) or key in SECRET_KEYS)
             and not key.endswith(b"protected")  # (http.sslCertPasswordProtected: a flag)
         ):
             return True  # (a config's `name = value`, not a script's `my $token = ...`)
@@ -1182,6 +1190,8 @@ class Resolution:
                         config = os.path.join(entry.path, "config")
                         if _holds_credentials(config):
                             found.append((config, False))
+                    elif entry.name in SECRET_DIRS:
+                        found.append((entry.path, True))  # (hidden whole, unread)
                     elif entry.name in SECRET_SKIP:
                         seen.append((entry.path, _dir_state(entry.path)))
                         found += _secrets_directly_in(entry.path, secret)
