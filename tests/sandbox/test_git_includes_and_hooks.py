@@ -211,6 +211,16 @@ def test_empty_worktree_entries_cannot_push_a_linked_worktree_out(host: Host) ->
     assert not (host.ws / ".worktrees" / "feat" / ".githooks" / "pre-commit").exists()
 
 
+def test_git_worktree_add_inside_is_held_and_says_so(host: Host) -> None:
+    """`git worktree add` inside the sandbox was held as "a new bare repository" (r33b)."""
+    host.git("init", "-q", str(host.ws))
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q", "--allow-empty",
+             "-m", "x", cwd=host.ws)  # fmt: skip
+    done = host.corral("run", "--", "git", "worktree", "add", "-q", "wt", cwd=host.ws)
+    assert not (host.ws / ".git" / "worktrees" / "wt").exists()
+    assert "a new linked worktree (`git worktree add`)" in done.stderr, done.stderr
+
+
 def _hooked_repo(host: Host) -> None:
     host.git("init", "-q", str(host.ws))
     (host.ws / "scripts").mkdir()

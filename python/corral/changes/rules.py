@@ -266,9 +266,13 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
             and not os.path.lexists(path)
             and self._is_git_dir(entry.root, entry.rel, upper_root)
         ):
+            worktree = len(parts) > 2 and parts[-2] == "worktrees"
             return self.refusal(
                 "new-repository", path, "git",
-                "a new bare repository: git on the host would obey its config and hooks",
+                "a new linked worktree (`git worktree add`): git on the host would take its "
+                "config and hooks from where it points; add worktrees yourself"
+                if worktree and self._is_git_dir(entry.root, "/".join(parts[:-2]), upper_root)
+                else "a new bare repository: git on the host would obey its config and hooks",
             )  # fmt: skip
         for i in range(len(parts) - 1, -1, -1):  # down to the root: it may be a bare repository
             if not self._is_git_dir(entry.root, "/".join(parts[:i]), upper_root):
