@@ -851,3 +851,45 @@ def test_packing_refs_lands_whole_and_a_submodule_bump_is_held_whole(host: Host)
               f"git add lib; {GIT_ID} commit -qm bump\n")  # fmt: skip
     assert host.git("rev-parse", "HEAD").strip() == top
     assert held_ids(host)
+
+
+def test_history_goes_through_the_work_trees_own_rules(host: Host) -> None:
+    """r39a HISTRULES: a commit on a branch holding a pyproject.toml that names a mypy
+    plugin, a top-level `venv/` package (named like the standard library's) or a top-level
+    Lua module passed, though each written into the work tree is held: after `git checkout`
+    mypy, `python3 -m venv` and `require` ran the canary. IDXPATH: an index entry
+    `.git/./hooks/post-checkout` passed (git does not check an index it reads)."""
+    host.git("init", "-q", "-b", "main")
+    (host.ws / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    host.git("add", "pyproject.toml")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
+    plant = (
+        "export GIT_INDEX_FILE=$PWD/.git/plant-index; git read-tree main\n"
+        "b=$(printf '{text}' | git hash-object -w --stdin)\n"
+        "git update-index --add --cacheinfo 100644,$b,{path}\n"
+        f"c=$({GIT_ID} commit-tree -p main -m x $(git write-tree))\n"
+        "git update-ref refs/heads/tidy $c; rm -f $GIT_INDEX_FILE\n"
+    )
+    for path, text in (("pyproject.toml", '[tool.mypy]\\nplugins = ["t.p"]\\n'),
+                       ("venv/__init__.py", "x = 1\\n"), ("x.lua", "return 1\\n")):  # fmt: skip
+        run(host, plant.format(path=path, text=text))
+        assert host.git("rev-parse", "-q", "--verify", "tidy", check=False).strip() == "", path
+        for change_id in held_ids(host):
+            host.corral("discard", change_id)
+    run(host, plant.format(path="src/app.py", text="x = 1\\n"))  # (an ordinary file lands)
+    assert host.git("rev-parse", "-q", "--verify", "tidy").strip()
+    index = (host.ws / ".git" / "index").read_bytes()
+    forge = (  # (git itself refuses to add such a path: the index is written by hand)
+        "import hashlib, struct, subprocess\n"
+        "b = bytes.fromhex(subprocess.check_output(['git', 'hash-object', '-w', '--stdin'],"
+        " input=b'x').decode().strip())\n"
+        "n = b'.git/./hooks/post-checkout'\n"
+        "e = struct.pack('>10I', 0, 0, 0, 0, 0, 0, 0o100755, 0, 0, 0) + b"
+        " + struct.pack('>H', len(n)) + n\n"
+        "e += bytes(8 - len(e) % 8)\n"
+        "d = b'DIRC' + struct.pack('>II', 2, 1) + e\n"
+        "open('.git/index', 'wb').write(d + hashlib.sha1(d).digest())\n"
+    )
+    run(host, f"python3 -c {q(forge)}\n")
+    assert (host.ws / ".git" / "index").read_bytes() == index
+    assert "path git would not write" in host.corral("changes").stdout

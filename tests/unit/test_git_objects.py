@@ -350,3 +350,36 @@ def test_an_index_is_read_as_git_reads_it_extended_flags_and_one_cache_tree_root
     index.write_bytes(with_tree + hashlib.sha1(with_tree).digest())
     with pytest.raises(GitUnreadable, match="more than one root"):
         read_index(str(index))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        b".git/./hooks/post-checkout",
+        b"../x",
+        b"a//b",
+        b"/abs",
+        b"a/.GIT/config",
+        b".git. /x",
+        b"git~1/config",
+        b"a\\b",
+        b"x/./y",
+        b".g\xe2\x80\x8cit/hooks/x",
+    ],
+)
+def test_an_index_path_git_would_not_add_is_unreadable(repo: Path, name: bytes) -> None:
+    """r39a IDXPATH: git checks a path when it adds it, not when it reads an index: an entry
+    `.git/./hooks/post-checkout` or `../.local/bin/ls` was written where it says at the
+    user's `git checkout -- .`, and corral compared it unnormalised."""
+    import hashlib
+    import struct
+
+    blob = _git(repo, "hash-object", "-w", "--stdin", input_text="x\n").strip()
+    stat = struct.pack(">IIIIIIIIII", 0, 0, 0, 0, 0, 0, 0o100755, 0, 0, 0)
+    entry = stat + bytes.fromhex(blob) + struct.pack(">H", len(name)) + name
+    entry += b"\0" * (8 - (len(entry) % 8))
+    data = b"DIRC" + struct.pack(">II", 2, 1) + entry
+    index = repo / ".git" / "index"
+    index.write_bytes(data + hashlib.sha1(data).digest())
+    with pytest.raises(GitUnreadable, match="path git would not write"):
+        read_index(str(index))

@@ -338,7 +338,7 @@ def _own_tips(host_git: str) -> set[str]:
 
 
 OWN_REFS = ("refs/heads/", "refs/tags/")
-TREE, SYMLINK, GITLINK = 0o040000, 0o120000, 0o160000
+FILE, TREE, SYMLINK, GITLINK = 0o100000, 0o040000, 0o120000, 0o160000
 MAX_SUBMODULE_STORES = 64
 
 
@@ -377,6 +377,10 @@ def _submodule_stores(host_git: str, upper_git: str, path: str) -> list[str]:
 
 
 class GitHistoryRules(RuleSet):
+    if TYPE_CHECKING:
+
+        def _protected(self, entry: Entry) -> Refusal | None: ...  # (the Checker's)
+
     def hold_git_state_together(
         self, verdicts: list[tuple[Entry, Refusal | None]]
     ) -> list[tuple[Entry, Refusal | None]]:
@@ -589,6 +593,8 @@ class GitHistoryRules(RuleSet):
                 hit = f"protected {os.path.relpath(kept, work_tree)}" if kept else None
             if hit is None and kind == SYMLINK:
                 hit = self._git_link(path, trees.store.read(sha)[1], work_tree)
+            if hit is None and work_tree and kind in (FILE, SYMLINK) and sha:
+                hit = self._as_work_tree(path, mode, sha, trees.store, work_tree)
             if hit is None and kind != GITLINK:
                 continue
             known = not submodule and sha and self._host_has(trees.store, host_git, path, mode, sha)
@@ -603,6 +609,45 @@ class GitHistoryRules(RuleSet):
             if hit is not None and not known:
                 return path, hit
         return None
+
+    def _as_work_tree(
+        self, path: str, mode: int, sha: str, store: ObjectStore, work_tree: str
+    ) -> str | None:
+        """What the work tree's own rules say of a file or link git would write at `path`
+        (r39a HISTRULES: a pyproject.toml naming a mypy plugin, a top-level `venv/` package
+        or Lua module passed in a commit though the same file in the work tree is held):
+        the same rules, the blob's bytes in place of a staged file's."""
+        import tempfile
+
+        from corral.changes.scan import Entry
+        from corral.changes.tool_settings_rules import SHARED_CONFIGS
+
+        full = os.path.join(work_tree, path)
+        root = next((r for r in self.roots if full.startswith(r + "/")), None)
+        if root is None:
+            return None
+        rel = full[len(root) + 1 :]
+        link = mode & 0o170000 == SYMLINK
+        data = store.read(sha)[1] if link or os.path.basename(path) in SHARED_CONFIGS else b""
+
+        def judged(source: str) -> Refusal | None:
+            return self._protected(Entry(
+                root=root, rel=rel, source=source, kind="link" if link else "file",
+                mode=mode & 0o777 or 0o777, size=len(data), nlink=1, opaque=False,
+                target=data.decode("utf-8", "surrogateescape") if link else "", ino=0,
+                mtime_ns=0,
+            ))  # fmt: skip
+
+        if not data or link:  # (only the shared configs' rule reads what a file holds)
+            refusal = judged(os.path.join("/nonexistent-corral-upper", rel))
+        else:
+            with tempfile.TemporaryDirectory(prefix="corral-git-") as scratch:
+                source = os.path.join(scratch, "u", rel)
+                os.makedirs(os.path.dirname(source))
+                with open(source, "wb") as f:
+                    f.write(data)
+                refusal = judged(source)
+        return refusal.message if refusal is not None else None
 
     def _git_link(self, path: str, target_bytes: bytes, work_tree: str) -> str | None:
         """What is wrong with a symlink at `path` that git would make (its blob is its

@@ -272,6 +272,29 @@ TREE_MODES = {b"100644": 0o100644, b"100755": 0o100755, b"120000": 0o120000,
 BAD_NAMES = frozenset({b"", b".", b"..", b".git"})
 
 
+def _bad_name(name: bytes) -> bool:
+    """A path component git's checks refuse when it adds an entry (verify_path, with the
+    NTFS and HFS protections git turns on by default): `.`, `..`, `.git` however spelled
+    (`.GIT`, `.git. `, `git~1`, `.git:x`), a backslash. git does not check an index it reads:
+    `.git/./hooks/x` or `../x` in one is written where it says (r38a IDXPATH)."""
+    lowered = name.lower()
+    return (
+        lowered in BAD_NAMES
+        or lowered.rstrip(b" .") == b".git"
+        or lowered == b"git~1"
+        or lowered.startswith(b".git:")
+        or b"\\" in name
+        or b"\xe2\x80\x8c" in name  # (U+200C: HFS+ ignores it, `.g\u200cit`)
+        or b"\xe2\x80\x8d" in name
+    )
+
+
+def check_path(path: bytes) -> None:
+    """GitUnreadable for an index or resolve-undo path git would never have added."""
+    if any(_bad_name(part) for part in path.split(b"/")):
+        raise GitUnreadable("an index path git would not write")
+
+
 def tree_entries(store: ObjectStore, sha: str) -> dict[bytes, tuple[int, str]]:
     """name -> (mode, object) of one tree, read only as git writes it: modes as git spells
     them, names in git's order (a directory's as if it ended in `/`), each once. Anything
@@ -289,7 +312,7 @@ def tree_entries(store: ObjectStore, sha: str) -> dict[bytes, tuple[int, str]]:
             raise GitUnreadable(f"a malformed tree {sha}")
         mode = TREE_MODES.get(data[i:space])
         name = data[space + 1 : nul]
-        if mode is None or name.lower() in BAD_NAMES or b"/" in name or name in entries:
+        if mode is None or _bad_name(name) or b"/" in name or name in entries:
             raise GitUnreadable(f"a tree git would not write: {sha}")
         key = name + b"/" if mode == 0o40000 else name
         if key <= previous:
@@ -395,6 +418,8 @@ def _cache_tree(data: bytes, out: dict[str, str]) -> None:
     stack: list[tuple[str, int]] = []  # (a directory's path, its subtrees still to come)
     while i < len(data):
         nul = data.index(b"\0", i)
+        if stack and (_bad_name(data[i:nul]) or b"/" in data[i:nul]):
+            raise GitUnreadable("a cache tree path git would not write")
         name = data[i:nul].decode("utf-8", "surrogateescape")
         eol = data.index(b"\n", nul)
         count, _, subtrees = data[nul + 1 : eol].partition(b" ")
@@ -440,6 +465,7 @@ def _resolve_undo(data: bytes) -> list[tuple[str, int, str]]:
     found, i = [], 0
     while i < len(data):
         nul = data.index(b"\0", i)
+        check_path(data[i:nul])
         path = data[i:nul].decode("utf-8", "surrogateescape")
         i = nul + 1
         modes = []
@@ -512,6 +538,7 @@ def read_index(path: str) -> Index:
             previous = name
             if not name or mode not in INDEX_MODES:
                 raise GitUnreadable("an index entry git would not write")
+            check_path(name)
             if mode & 0o170000 == 0o040000:  # a sparse index's directory: its tree stands in
                 raise GitUnreadable("a sparse index")
             # each stage of a path counts: a conflict's "ours" is what `git checkout --ours`
