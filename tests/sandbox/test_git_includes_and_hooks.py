@@ -893,3 +893,22 @@ def test_history_goes_through_the_work_trees_own_rules(host: Host) -> None:
     run(host, f"python3 -c {q(forge)}\n")
     assert (host.ws / ".git" / "index").read_bytes() == index
     assert "path git would not write" in host.corral("changes").stdout
+
+
+def test_deleting_a_branch_or_switching_after_packing_lands(host: Host) -> None:
+    """r39a WHITEOUTREF: a ref looked up through a loose ref the command deleted read the
+    staging area's whiteout and failed: `git branch -d` of a merged branch, or a switch
+    after `git pack-refs`, held the repository's whole state."""
+    host.git("init", "-q", "-b", "main")
+    (host.ws / "a.py").write_text("x = 1\n")
+    host.git("add", "a.py")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
+    host.git("branch", "other")
+    host.git("branch", "third")
+    run(host, "git branch -q -d other\n")
+    assert "other" not in host.git("branch", "--list")
+    run(host, f"git pack-refs --all; git checkout -q third; {GIT_ID} commit -q --allow-empty -m t;"
+              " git checkout -q -\n")  # fmt: skip
+    assert host.git("rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
+    assert host.git("log", "-1", "--format=%s", "third").strip() == "t"
+    assert held_ids(host) == []

@@ -114,21 +114,57 @@ NAME_RULES = ("{}", "refs/{}", "refs/tags/{}", "refs/heads/{}", "refs/remotes/{}
               "refs/remotes/{}/HEAD")  # fmt: skip
 
 
+def _deleted(path: str) -> bool:
+    """Whether `path` in a staging area is a whiteout: the command deleted it there."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
+
+
+def _merged_text(git_dirs: list[str], name: str) -> str | None:
+    """A file of a git directory as git will see it once the change set is applied:
+    `git_dirs` is the staging area's then the host's; a whiteout in the first deletes the
+    host's (r39a WHITEOUTREF: reading one failed, and `git branch -d` held everything)."""
+    for git_dir in git_dirs:
+        path = os.path.join(git_dir, name)
+        if _deleted(path):
+            return None
+        text = _text(path)
+        if text is not None:
+            return text
+    return None
+
+
+def _merged_packed(git_dirs: list[str]) -> dict[str, str]:
+    """packed-refs as git will see it: the staging area's whole, else the host's."""
+    for git_dir in git_dirs:
+        path = os.path.join(git_dir, "packed-refs")
+        if _deleted(path):
+            return {}
+        if os.path.lexists(path):
+            return _packed(git_dir)
+    return {}
+
+
 def _look_up(git_dirs: list[str], name: str) -> str | None:
-    """The object a name resolves to as git resolves it, in `git_dirs` in order."""
+    """The object a name resolves to as git resolves it, in the merged view of `git_dirs`:
+    a loose ref hides a packed entry, valid or not, as in git."""
     if ".." in name.split("/") or name.startswith("/") or "\0" in name:
         raise GitUnreadable(f"a reflog naming {name!r}")
+    packed: dict[str, str] | None = None
     for rule in NAME_RULES:
         ref = rule.format(name)
-        for git_dir in git_dirs:
-            text = _text(os.path.join(git_dir, ref))
-            if text is not None:  # (a loose file hides a packed entry, valid or not, as in git)
-                if _as_ref(text) is not None:
-                    return _resolve(git_dirs, text)
-                break
-            packed = _packed(git_dir).get(ref)
-            if packed is not None:
-                return packed
+        text = _merged_text(git_dirs, ref)
+        if text is not None:
+            if _as_ref(text) is not None:
+                return _resolve(git_dirs, text)
+            continue
+        if packed is None:
+            packed = _merged_packed(git_dirs)
+        if ref in packed:
+            return packed[ref]
     return None
 
 
@@ -207,14 +243,10 @@ def _resolve(git_dirs: list[str], text: str | None, depth: int = 0) -> str | Non
     name = text[4:].strip()
     if ".." in name.split("/") or name.startswith("/"):
         return None
-    for git_dir in git_dirs:
-        value = _text(os.path.join(git_dir, name))
-        if value is not None:
-            return _resolve(git_dirs, value, depth + 1)
-        packed = _packed(git_dir).get(name)
-        if packed is not None:
-            return packed
-    return None
+    value = _merged_text(git_dirs, name)
+    if value is not None:
+        return _resolve(git_dirs, value, depth + 1)
+    return _merged_packed(git_dirs).get(name)
 
 
 def _ref_file(inside: list[str]) -> bool:
