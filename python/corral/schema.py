@@ -394,6 +394,23 @@ _PROTECTED = (
     ".flake8",
     "ruff.toml",  # (`cache-dir`: where ruff writes, anywhere, r38b)
     ".ruff.toml",
+    "uv.toml",  # (`[pip] python`: a program `uv pip list` runs, r39b)
+    "pip.conf",  # (a venv's own, read by its pip: `log` appends anywhere, r39b)
+    "pip.ini",
+    # formatters' and linters' configs an editor obeys on open or save, whose plugins are
+    # JavaScript they load (prettier's `plugins`, r39b; eslint's flat config is a module)
+    ".prettierrc",
+    ".prettierrc.*",
+    "prettier.config.*",
+    ".eslintrc",
+    ".eslintrc.*",
+    "eslint.config.*",
+    ".stylelintrc",
+    ".stylelintrc.*",
+    "stylelint.config.*",
+    # a dev container's `initializeCommand` runs on the host when the folder is reopened in it
+    ".devcontainer",
+    ".devcontainer.json",
     # npm's project config: `init-module` runs at `npm init`, `logs-dir` and `cache` are
     # written wherever they say at any npm command (r38b)
     ".npmrc",

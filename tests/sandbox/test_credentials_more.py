@@ -288,7 +288,7 @@ def test_a_gitconfig_with_a_password_or_token_setting_is_hidden(host) -> None:  
     assert "name = kept" in r.stdout, r.stdout
 
 
-def test_init_scripts_in_a_shown_gradle_distribution_are_hidden(host) -> None:  # type: ignore[no-untyped-def]
+def test_init_scripts_archives_and_scripts_with_tokens_in_shown_homes_are_hidden(host) -> None:  # type: ignore[no-untyped-def]
     """r38b GRADLEINITD: Gradle's init.d in a distribution under ~/.gradle/wrapper/dists,
     where companies put their repositories' passwords, was shown; the distribution's other
     files still are."""
@@ -296,13 +296,25 @@ def test_init_scripts_in_a_shown_gradle_distribution_are_hidden(host) -> None:  
     (dist / "init.d").mkdir(parents=True)
     (dist / "init.d" / "repos.gradle").write_text(f"password '{host.SECRET_WORD}'\n")
     (dist / "LICENSE").write_text("license text\n")
+    archive = dist.parent.parent / "gradle-8-bin.zip"  # r39b ZIPINITD: the same, zipped
+    archive.write_text(f"init.d/repos.gradle password '{host.SECRET_WORD}'\n")
+    local_bin = host.home / ".local" / "bin"
+    local_bin.mkdir(parents=True, exist_ok=True)
+    (local_bin / "deploy").write_text(f'#!/bin/sh\nexport GITHUB_TOKEN="{host.SECRET_WORD}"\n')
+    (local_bin / "hello").write_text("#!/bin/sh\necho hello-kept\n")  # r39b LOCALBINEXPORT
+    for tool in (local_bin / "deploy", local_bin / "hello"):
+        tool.chmod(0o755)
     for directory in [dist, *dist.parents]:
         if directory == host.home.parent:
             break
         directory.chmod(0o755)
-    r = host.sh(f"cat {q(str(dist / 'init.d' / 'repos.gradle'))} {q(str(dist / 'LICENSE'))}\n")
+    for directory in (local_bin, local_bin.parent):
+        directory.chmod(0o755)
+    shown = [dist / "init.d" / "repos.gradle", dist / "LICENSE", archive, local_bin / "deploy",
+             local_bin / "hello"]  # fmt: skip
+    r = host.sh("".join(f"cat {q(str(p))}\n" for p in shown))
     assert host.SECRET_WORD not in r.stdout + r.stderr, r.stdout
-    assert "license text" in r.stdout, r.stdout + r.stderr
+    assert "license text" in r.stdout and "hello-kept" in r.stdout, r.stdout + r.stderr
 
 
 def test_tokens_in_gits_other_configs_and_a_clones_remote_are_hidden(host) -> None:  # type: ignore[no-untyped-def]

@@ -52,7 +52,10 @@ def test_a_module_named_like_a_package_of_another_python_of_the_user_is_held(hos
         "MAPPING: dict[str, str] = {'zz_mapped': '/src/zz_mapped'}\n"
     )
     host.env["PYENV_ROOT"] = str(host.base / "pyenv")
-    names = ("zz_only_in_pyenv", "_zz_stdlib_399", "zz_editable", "zz_mapped", "zz_nowhere")
+    asdf = host.home / ".asdf" / "installs" / "python" / "3.98.0" / "lib" / "python3.98"
+    (asdf / "zz_in_asdf").mkdir(parents=True)  # r39b SHADOWASDF: asdf's, conda's envs
+    names = ("zz_only_in_pyenv", "_zz_stdlib_399", "zz_editable", "zz_mapped", "zz_in_asdf",
+             "_zz_private", "annotationlib", "zz_nowhere")  # fmt: skip
     run(host, "".join(f"mkdir {n}; echo x > {n}/__init__.py; " for n in names) + "\n")
     for name in names[:-1]:
         assert not (host.ws / name / "__init__.py").exists(), name

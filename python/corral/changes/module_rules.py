@@ -40,6 +40,11 @@ def _python_dirs() -> list[str]:
         *glob.glob(os.path.join(home, "*conda*")), *glob.glob(os.path.join(home, "miniforge*")),
         *glob.glob(os.path.join(home, ".local", "share", "uv", "python", "*")),
         *glob.glob(os.path.join(home, ".local", "share", "mise", "installs", "python", "*")),
+        *glob.glob(os.path.join(home, ".asdf", "installs", "python", "*")),
+        *glob.glob(os.path.join(home, "*conda*", "envs", "*")),
+        *glob.glob(os.path.join(home, "miniforge*", "envs", "*")),
+        *glob.glob(os.path.join(home, ".conda", "envs", "*")),
+        *glob.glob("/opt/conda/envs/*"),
         *(os.path.dirname(d) for d in os.environ.get("PATH", "").split(os.pathsep)
           if os.path.isabs(d)),
     ]  # fmt: skip
@@ -52,6 +57,10 @@ def _python_dirs() -> list[str]:
 
 
 MAX_PTH = 200  # .pth files read per site directory
+# the standard library's names of Pythons newer than corral's own, which may be installed
+# where none of the places above finds them (r39b SHADOWASDF); and every private name
+# (`_pyrepl`, `_colorize`): see _shadowing_module
+LATER_STDLIB = frozenset({"annotationlib", "compression", "_pyrepl", "_colorize"})
 
 
 def _editable_names(site: str, listed: list[str]) -> set[str]:
@@ -94,7 +103,7 @@ def _shadowable() -> frozenset[str]:
 
     if _SHADOWABLE:
         return _SHADOWABLE[0]
-    names = set(sys.stdlib_module_names)
+    names = set(sys.stdlib_module_names) | LATER_STDLIB
     for directory in _python_dirs():
         try:
             listed = os.listdir(directory)
@@ -162,7 +171,11 @@ class ModuleRules(RuleSet):
             return name
         if _regular_file(entry.path):
             return None  # the project's own module, changed
-        if name in _shadowable() or directory in self.strict_module_dirs:
+        if (
+            name in _shadowable()
+            or (name.startswith("_") and name != "__main__")  # (a standard library's own)
+            or directory in self.strict_module_dirs
+        ):
             return name
         return None
 

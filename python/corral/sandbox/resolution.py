@@ -192,6 +192,12 @@ SMALL_TEXT = 65536  # a file read whole for credentials in URLs
 # distribution (~/.gradle/wrapper/dists, sdkman's candidates), where companies put their
 # repositories' passwords (r38b GRADLEINITD)
 SECRET_DIRS = frozenset({"init.d"})
+# archives a tool keeps beside what it unpacked: a Gradle distribution's zip holds its
+# init.d too (r39b ZIPINITD)
+SECRET_SUFFIXES = (".zip",)
+# directories of scripts you wrote or installed, read for a token in them (`export
+# GITHUB_TOKEN=...` in ~/.local/bin/x, r39b LOCALBINEXPORT)
+SCRIPT_DIRS = frozenset({"bin", "lib", "direnv"})
 CREDENTIAL_FILES = frozenset({
     "npmrc", ".npmrc", "pip.conf", "pip.ini", ".pypirc", ".condarc", ".netrc", ".yarnrc",
     ".yarnrc.yml", "bunfig.toml", ".bunfig.toml", "credentials", "credentials.toml",
@@ -243,6 +249,14 @@ def _holds_credentials(path: str) -> bool:
         line = line.strip()
         if line.startswith(b"[") and b"]" in line:
             line = line.split(b"]", 1)[1]  # (`[sendemail] smtpPass = x` is one line to git)
+        for word in (b"export ", b"declare -x ", b"readonly ", b"local ", b"set -gx "):
+            if line.startswith(word):  # (a shell's `export NAME=value`, fish's `set -gx`)
+                line = (
+                    line[len(word) :].replace(b" ", b"=", 1)
+                    if word == b"set -gx "
+                    else (line[len(word) :])
+                )
+                break
         key, equals, _ = line.partition(b"=")
         key = key.strip()
         if (
@@ -1119,6 +1133,7 @@ class Resolution:
                 (open_dir & 0o005 and not mode & 0o004)
                 or (open_dir and not mode & 0o077)
                 or name in CREDENTIAL_FILES
+                or name.endswith(SECRET_SUFFIXES)
             )
 
         for top in shown:
@@ -1198,7 +1213,7 @@ class Resolution:
                     elif depth == 0 or entry.name not in SECRET_SKIP_DEEP:
                         stack.append((entry.path, depth + 1, gits or entry.name == "git"))
                 elif secret(entry.path, st.st_mode, open_dir) or (
-                    gits
+                    (gits or os.path.basename(directory) in SCRIPT_DIRS)
                     and stat.S_ISREG(st.st_mode)
                     and st.st_size <= SMALL_TEXT
                     and _holds_credentials(entry.path)
