@@ -335,10 +335,24 @@ def test_the_host_tools_settings_in_any_spelling() -> None:
     assert tool_settings("setup.cfg", "[mypy]\nplugins: a,\n  b\n") == [("mypy.plugins", "a,\nb")]
     cfg = "[tox]\nenvlist = py\n[testenv:lint]\ncommands = x\n[flake8]\nmax-line-length = 99\n"
     assert tool_settings("tox.ini", cfg) == [("flake8.max-line-length", "99")]
-    own = "[metadata]\nname = x\n[options.extras_require]\nt = y\n[tool:pytest]\naddopts = -q\n"
-    assert tool_settings("setup.cfg", own) == [("tool:pytest.addopts", "-q")]
+    own = "[metadata]\nname = x\n[options.extras_require]\nt = y\n[isort]\nprofile = black\n"
+    assert tool_settings("setup.cfg", own) == [("isort.profile", "black")]
     assert tool_settings("pyproject.toml", '[project]\nname = "x"\n') == []
     assert tool_settings("pyproject.toml", "[project\n") is None
+    # r39c: tools that read their table only to build, install or test pass, but for the
+    # keys that have them load plugins whenever they run
+    build = (
+        '[tool.poetry.dependencies]\npython = "^3.11"\n[tool.pytest.ini_options]\n'
+        'addopts = "-q"\n[tool.setuptools]\npy-modules = ["a"]\n[tool.hatch.build]\nx = 1\n'
+    )
+    assert tool_settings("pyproject.toml", build) == []
+    assert tool_settings("pyproject.toml", '[tool.poetry]\nrequires-plugins = {a = "1"}\n') == [
+        ("tool.poetry.requires-plugins", "{'a': '1'}")
+    ]
+    assert tool_settings("pyproject.toml", "[tool.uv.pip]\npython = 't/py'\n") == [
+        ("tool.uv", "{'pip': {'python': 't/py'}}")
+    ]
+    assert tool_settings("setup.cfg", "[bdist_wheel]\nuniversal = 1\n[egg_info]\ntag = x\n") == []
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,9 @@ writes anywhere), pylint's `init-hook`, pylsp-mypy's `overrides` (mypy's options
 ruff's `cache-dir` (reviews r31a, r37b, r38b). So a change to any of them is held for your
 review; what the project itself says passes (`[project]`, `[build-system]`,
 `[dependency-groups]`; setup.cfg's `[metadata]` and `[options*]`; tox's own `[tox]` and
-`[testenv*]`: installing or testing the project runs its code anyway). The configs only
-host tools read (mypy.ini, .pylintrc, ruff.toml, ...) are protected by name.
+`[testenv*]`), and so do the tables of tools that read them only to build, install or test
+the project (setuptools, Poetry, Hatch, pytest, ...: these run its code anyway). The
+configs only host tools read (mypy.ini, .pylintrc, ruff.toml, ...) are protected by name.
 """
 
 from __future__ import annotations
@@ -24,10 +25,24 @@ if TYPE_CHECKING:
 SHARED_CONFIGS = frozenset({"pyproject.toml", "setup.cfg", "tox.ini"})
 # what the project says of itself, not what a host tool obeys
 PROJECT_TABLES = frozenset({"project", "build-system", "dependency-groups"})
+# tools that read their table only when they build, install or test the project, which
+# runs its code anyway (r39c: every Poetry dependency, every scaffold's pytest settings was
+# held); the keys named with them still count (plugins a tool installs and loads whenever
+# it runs in the project). Not editors' tools (mypy, pylint, ruff, black, pyright, pylsp),
+# nor uv (`uv pip list` runs the python its `pip` table names, r39b), nor coverage (its
+# reports are written where it says)
+BUILD_TOOLS = {
+    "setuptools": (), "setuptools-scm": (), "setuptools_scm": (), "poetry": ("requires-plugins",),
+    "pdm": ("plugins",), "hatch": ("env",), "flit": (), "maturin": (), "scikit-build": (),
+    "pytest": (), "cibuildwheel": (), "tox": (), "meson-python": (), "pybind11": (),
+}  # fmt: skip
 PROJECT_SECTIONS = {
-    "setup.cfg": ("metadata", "options"),
-    "tox.ini": ("tox", "testenv", "gh-actions", "gh"),
-}
+    "setup.cfg": (
+        "metadata", "options", "bdist_wheel", "egg_info", "sdist", "tool:pytest", "aliases",
+        "build_ext", "build_py",
+    ),
+    "tox.ini": ("tox", "testenv", "gh-actions", "gh", "pytest"),
+}  # fmt: skip
 MAX_CONFIG_BYTES = 1 << 20  # a larger one is held unread
 
 
@@ -59,7 +74,7 @@ def _project_section(config: str, section: str) -> bool:
     key = _key(section)
     return any(
         key == own or key.startswith((f"{own}.", f"{own}:"))
-        for own in PROJECT_SECTIONS.get(config, ())
+        for own in map(_key, PROJECT_SECTIONS.get(config, ()))
     )
 
 
@@ -80,7 +95,15 @@ def tool_settings(name: str, text: str) -> list[tuple[str, str]] | None:
         for key, value in data.items():
             key = _key(str(key))
             if key == "tool" and isinstance(value, dict):
-                found += [(f"tool.{_key(str(k))}", repr(v)) for k, v in value.items()]
+                for k, v in value.items():
+                    tool = _key(str(k))
+                    if tool not in BUILD_TOOLS:
+                        found.append((f"tool.{tool}", repr(v)))
+                    elif isinstance(v, dict):  # (its keys that load code still count)
+                        found += [(f"tool.{tool}.{_key(str(n))}", repr(w)) for n, w in v.items()
+                                  if _key(str(n)) in BUILD_TOOLS[tool]]  # fmt: skip
+                    else:
+                        found.append((f"tool.{tool}", repr(v)))
             elif key not in PROJECT_TABLES:
                 found.append((key, repr(value)))
         return sorted(found)
