@@ -538,6 +538,31 @@ def test_showing_a_change_set_is_bounded_however_many_paths_and_lines_it_holds(
 
 
 @pytest.mark.sandbox
+def test_applying_a_held_path_names_it_and_never_undoes_a_later_change_unasked(
+    host: Host,
+) -> None:
+    """r39c: the hint said `corral apply ID [PATH...]`, and `corral apply ID` left a refused
+    path held ("applied 0"); a typo in a PATH applied nothing and said so as success; and a
+    held pyproject.toml applied by name after the host changed it (the user, or another
+    change set) silently undid that change."""
+    (host.ws / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    done = host.corral("run", "--", "sh", "-c",
+                       "printf '[tool.mypy]\\nstrict = true\\n' >> pyproject.toml",
+                       cwd=host.ws)  # fmt: skip
+    (change_id,) = held_ids(host)
+    assert f"corral apply {change_id} {host.ws / 'pyproject.toml'}" in done.stderr, done.stderr
+    typo = host.corral("apply", change_id, "pyprojct.toml")
+    assert typo.returncode != 0 and "is not in change set" in typo.stderr, typo
+    (host.ws / "pyproject.toml").write_text('[project]\nname = "mine"\n')  # the user's edit
+    named = host.corral("apply", change_id, "pyproject.toml")
+    assert "--overwrite" in named.stdout + named.stderr, named
+    assert 'name = "mine"' in (host.ws / "pyproject.toml").read_text()
+    host.corral("apply", change_id, "--overwrite", "pyproject.toml")
+    assert "[tool.mypy]" in (host.ws / "pyproject.toml").read_text()
+    assert held_ids(host) == []
+
+
+@pytest.mark.sandbox
 def test_a_file_or_link_in_a_directorys_place_shows_what_it_deletes(host: Host) -> None:
     """r12c F1: a file put where the host had a directory took the directory away, shown as
     `file docs: passes the check`, "0 deleted". F1b: the listing of a replaced directory

@@ -225,13 +225,25 @@ def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
     return out
 
 
+OVERWRITE = "--overwrite"
+
+
 def apply(change_id: str, paths: list[str], now: Now) -> Outcome:
     """Apply what passes the check, and the PATHs named (also refused ones: naming them is
-    the user's decision)."""
+    the user's decision; one the host changed since the run only with --overwrite)."""
+    from corral.paths import is_within
+
+    overwrite = OVERWRITE in paths
+    paths = [p for p in paths if p != OVERWRITE]
     with finish.Locked():
         stage = _stage(change_id)
         plan, checked, problems = finish.read(stage, now(stage))
-        report = finish.settle(stage, plan, checked, problems, force=_paths(stage, paths))
+        wanted = _paths(stage, paths)
+        for path in sorted(wanted):  # (a typo applied nothing and said "applied 0", r39c)
+            if not any(is_within(e.path, path) or is_within(path, e.path) for e, _ in checked):
+                raise CorralError(f"{path} is not in change set {change_id}: see "
+                                  f"{words.command('changes', change_id)}")  # fmt: skip
+        report = finish.settle(stage, plan, checked, problems, force=wanted, overwrite=overwrite)
     counts = report["counts"]
     return Outcome(
         [

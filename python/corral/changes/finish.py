@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 import sys
 
 from corral.changes import stage as stages
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from corral.toolguard.ops.refusal import Refusal
 
 LISTED = 50  # paths listed on stderr; the report keeps them all
+NAMED = 3  # refused paths spelled out in the apply hint (more: [PATH...])
 FAILED = 125
 
 
@@ -140,10 +142,12 @@ def settle(
     force: frozenset[str] = frozenset(),
     hold_all: bool = False,
     why_all: str = "",
+    overwrite: bool = False,
 ) -> dict[str, Any]:
-    """Apply what passes (and the paths in `force`, and what is below them); hold the rest
-    (everything with `hold_all`, `why_all` saying why beyond review mode). Returns the
-    report, also written to the staging area while anything is held."""
+    """Apply what passes (and the paths in `force`, and what is below them, but for what the
+    host changed since the command ran unless `overwrite`); hold the rest (everything with
+    `hold_all`, `why_all` saying why beyond review mode). Returns the report, also written
+    to the staging area while anything is held."""
     from corral.changes import journal as journals
     from corral.changes.apply import ApplyFailed, apply, clear
     from corral.changes.scan import replaced
@@ -159,6 +163,15 @@ def settle(
         hold_all = True
     for entry, refusal in checked:
         forced = any(is_within(entry.path, f) for f in force)
+        if forced and refusal is not None and not overwrite and _changed_since(entry, plan):
+            # a refused path named to apply, which the host changed since the run (you, or a
+            # change set applied since): it would undo that change, silently (r39c)
+            held.append({
+                "path": entry.path, "code": "conflict",
+                "message": "changed on the host since the command ran: applying it would undo "
+                "that change; name it with --overwrite to apply it anyway",
+            })  # fmt: skip
+            continue
         if (refusal is None and not hold_all) or forced:
             accepted.append(entry)
         elif busy:
@@ -212,6 +225,23 @@ def settle(
     if changed:
         stages.write_report(journal.path, report)
     return report
+
+
+def _changed_since(entry: Entry, plan: dict[str, Any]) -> bool:
+    """Whether the host's copy of an entry (or, for a directory the entry replaces, what is
+    below it) changed after the change set's command started."""
+    from corral.changes.rules import changed_below
+
+    try:
+        st = os.lstat(entry.path)
+    except OSError:
+        return False  # (gone: nothing of the host's to undo)
+    since = int(plan["created_ns"])
+    if st.st_ctime_ns > since:
+        return True
+    return (
+        stat.S_ISDIR(st.st_mode) and entry.kind != "dir" and bool(changed_below(entry.path, since))
+    )
 
 
 def finish(stage: str, interrupted: bool = False) -> dict[str, Any]:
@@ -277,9 +307,12 @@ def _describe(report: dict[str, Any], frontend: str | None) -> list[str]:
     for problem in report.get("problems", []):
         lines.append(f"held, unread: {problem}")
     if report["held"] and report["status"] == "held":
+        # (a refused path is applied only when named: the command says which, r39c)
+        named = [item["path"] for item in report["held"] if item.get("code") != "review"]
+        paths = named if 0 < len(named) <= NAMED else ["[PATH...]"]
         lines.append(
             f"these changes are held, not in the workspace: {command('changes', change_id)} "
-            f"(apply: {command('apply', change_id, '[PATH...]')}; drop: "
+            f"(apply: {command('apply', change_id, *paths)}; drop: "
             f"{command('discard', change_id)})"
         )
     return lines

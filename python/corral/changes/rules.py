@@ -72,7 +72,7 @@ LINKED_COPY_BYTES = 1 << 30
 CONFLICT_SCAN_LIMIT = 20_000  # host entries looked at below one deleted directory
 
 
-def _changed_below(top: str, since_ns: int) -> str | None:
+def changed_below(top: str, since_ns: int) -> str | None:
     """The first path below the host directory `top` changed after `since_ns`, by lstat,
     links not followed; None past the limit too (`rm -rf node_modules` must not be held for
     its size: what it deletes goes into the undo journal, not away)."""
@@ -379,7 +379,7 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
             return None  # its contents are checked one by one
         changed = entry.path if st.st_ctime_ns > self.created_ns else None
         if changed is None and stat.S_ISDIR(st.st_mode):
-            changed = _changed_below(entry.path, self.created_ns)
+            changed = changed_below(entry.path, self.created_ns)
         if changed is None:
             return None
         where = "" if changed == entry.path else f" ({changed} below it)"

@@ -18,7 +18,8 @@ usage: corral run    [OPTIONS] [--timeout SECONDS] -- COMMAND [ARG...]
        corral status [OPTIONS] [--json]
        corral explain [OPTIONS] [--approval PRESET] [--json] -- 'COMMAND STRING'
        corral changes [ID [--diff]]     held change sets, or what one holds (and diffs)
-       corral apply ID [PATH...]        apply a held change set (PATHs: also refused ones)
+       corral apply ID [--overwrite] [PATH...]
+                                        apply a held change set (PATHs: also refused ones)
        corral discard ID [PATH...]      drop a held change set, or PATHs from it
        corral undo [ID]                 undo this workspace's newest applied change set
        corral --version
