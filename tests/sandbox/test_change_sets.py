@@ -563,6 +563,20 @@ def test_applying_a_held_path_names_it_and_never_undoes_a_later_change_unasked(
 
 
 @pytest.mark.sandbox
+def test_showing_diffs_never_opens_a_fifo_of_the_host(host: Host) -> None:
+    """r40c FIFODIFF: a held change set replacing a FIFO of the host's (or a directory
+    holding one) opened it for the diff, and waited for a writer: the editor froze."""
+    os.mkfifo(host.ws / "pipe")
+    (host.ws / "dir").mkdir()
+    os.mkfifo(host.ws / "dir" / "pipe")
+    host.corral("run", "--writes", "review", "--", "sh", "-c",
+                "rm -f pipe; echo x > pipe; rm -rf dir; echo y > dir", cwd=host.ws)  # fmt: skip
+    (change_id,) = held_ids(host)
+    shown = host.corral("changes", change_id, "--diff", timeout=20)
+    assert "special" in shown.stdout, shown
+
+
+@pytest.mark.sandbox
 def test_a_file_or_link_in_a_directorys_place_shows_what_it_deletes(host: Host) -> None:
     """r12c F1: a file put where the host had a directory took the directory away, shown as
     `file docs: passes the check`, "0 deleted". F1b: the listing of a replaced directory

@@ -104,13 +104,24 @@ def listing() -> Outcome:
 
 def _text(path: str) -> list[str] | None:
     """A file's lines for a diff, or None when it is not text or too large to show."""
+    import stat
+
     try:
-        if os.path.islink(path) or os.path.getsize(path) > DIFF_BYTES:
-            return None
-        with open(path, "rb") as f:
-            data = f.read(DIFF_BYTES + 1)
-    except OSError:
+        # (not a FIFO: opening one waits for a writer, and froze the editor, r40c FIFODIFF)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
         return []
+    except OSError:
+        return None  # (a link, or what cannot be read: no text to show)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > DIFF_BYTES:
+            return None
+        data = os.read(fd, DIFF_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     if b"\0" in data:
         return None
     return data.decode("utf-8", errors="replace").splitlines(keepends=True)
@@ -124,7 +135,7 @@ def _diff(host: str, staged: str, label: str, kind: str) -> list[str]:
     # the name is the sandbox's to choose: escaped like every other line (terminal escapes)
     header = finish.shown(f"diff --corral a/{label} b/{label}")
     if old is None or new is None:
-        return [header, finish.shown(f"Binary, link or large file {label} ({kind})")]
+        return [header, finish.shown(f"Binary, link, special or large file {label} ({kind})")]
     lines = difflib.unified_diff(
         old, new, f"a/{label}" if kind != "added" else "/dev/null",
         f"b/{label}" if kind != "deleted" else "/dev/null",

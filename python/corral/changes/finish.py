@@ -310,6 +310,8 @@ def _describe(report: dict[str, Any], frontend: str | None) -> list[str]:
         # (a refused path is applied only when named: the command says which, r39c)
         named = [item["path"] for item in report["held"] if item.get("code") != "review"]
         paths = named if 0 < len(named) <= NAMED else ["[PATH...]"]
+        if any(item.get("code") == "conflict" for item in report["held"]):
+            paths = ["--overwrite", *paths]  # (what the host changed meanwhile: r40c)
         lines.append(
             f"these changes are held, not in the workspace: {command('changes', change_id)} "
             f"(apply: {command('apply', change_id, *paths)}; drop: "
