@@ -245,6 +245,9 @@ end
 function M.execute(tool_call, opts, on_done)
   vim.validate("tool_call", tool_call, "table")
   vim.validate("on_done", on_done, "function")
+  -- What is checked, shown and run is one copy: a plugin changing its table after this call
+  -- (while the window waits) must not run other than what was decided (review r40c)
+  tool_call = vim.deepcopy(tool_call)
   -- audit_at_end: one audit line per call, written by finish()
   local bufnr, request, ok_call, decision, err = ask_guard(tool_call, opts, { audit_at_end = true })
   request.bufnr_for_run = bufnr

@@ -72,6 +72,26 @@ def test_a_write_asks_and_approve_runs_it(fresh: Editor, workspace: Path) -> Non
     assert (workspace / "notes.txt").read_text() == "hello\n"
 
 
+def test_a_call_changed_by_its_plugin_while_the_window_waits_runs_as_shown(
+    fresh: Editor, workspace: Path
+) -> None:
+    """r40c: execute() read the caller's table again after the window was answered: a plugin
+    changing it meanwhile ran a write other than the one decided and shown."""
+    fresh.lua(
+        "_G.call = { name = 'write', input = { path = 'shown.txt', content = 'shown' } }"
+        " _G.corral_test_result = vim.NIL"
+        " require('corral').execute(_G.call, { bufnr = 0 }, function(r)"
+        " _G.corral_test_result = r end)"
+    )
+    fresh.wait_for(lambda: confirm_window(fresh), what="the confirmation window")
+    fresh.lua("_G.call.input.path = 'other.txt' _G.call.input.content = 'other'")
+    time.sleep(0.5)
+    fresh.nvim.input("a")
+    assert result(fresh)["ok"] is True
+    assert (workspace / "shown.txt").read_text() == "shown"
+    assert not (workspace / "other.txt").exists()
+
+
 def test_a_call_arriving_while_you_type_neither_takes_your_keys_nor_approves(
     fresh: Editor, workspace: Path
 ) -> None:
