@@ -395,6 +395,16 @@ _PROTECTED = (
     "ruff.toml",  # (`cache-dir`: where ruff writes, anywhere, r38b)
     ".ruff.toml",
     "uv.toml",  # (`[pip] python`: a program `uv pip list` runs, r39b)
+    # other project managers' own configs, read at their every command (r40b): Hatch's env
+    # plugins, PDM's interpreter and scripts' hooks, tox's `requires` and plugin, Poetry's
+    "hatch.toml",
+    "pdm.toml",
+    ".pdm-python",
+    ".pdm.toml",
+    "tox.toml",
+    "toxfile.py",
+    "poetry.toml",
+    "package.yaml",  # (prettier reads its `prettier` key: package.json's is checked by key)
     "pip.conf",  # (a venv's own, read by its pip: `log` appends anywhere, r39b)
     "pip.ini",
     # formatters' and linters' configs an editor obeys on open or save, whose plugins are

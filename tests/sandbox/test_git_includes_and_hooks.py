@@ -871,7 +871,14 @@ def test_history_goes_through_the_work_trees_own_rules(host: Host) -> None:
         "git update-ref refs/heads/tidy $c; rm -f $GIT_INDEX_FILE\n"
     )
     for path, text in (("pyproject.toml", '[tool.mypy]\\nplugins = ["t.p"]\\n'),
-                       ("venv/__init__.py", "x = 1\\n"), ("x.lua", "return 1\\n")):  # fmt: skip
+                       ("venv/__init__.py", "x = 1\\n"), ("x.lua", "return 1\\n"),
+                       # r40a MERGECOMBO, RENAMECOMBO, WTENC: a content-judged config in
+                       # history is held whatever it says (a merge writes other bytes)
+                       ("setup.cfg", "[metadata]\\nname = x\\n"),
+                       (".gitattributes", "x working-tree-encoding=UTF-16\\n"),
+                       # r38a, r40a DIRRENAME: inside where a protected name's directory goes
+                       ("rs/.cargo/a.txt", "x\\n"),
+                       ):  # fmt: skip
         run(host, plant.format(path=path, text=text))
         assert host.git("rev-parse", "-q", "--verify", "tidy", check=False).strip() == "", path
         for change_id in held_ids(host):
@@ -912,3 +919,33 @@ def test_deleting_a_branch_or_switching_after_packing_lands(host: Host) -> None:
     assert host.git("rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
     assert host.git("log", "-1", "--format=%s", "third").strip() == "t"
     assert held_ids(host) == []
+
+
+def test_git_gc_never_loses_a_ref_and_a_venvs_python_must_be_a_program(host: Host) -> None:
+    """r40a GCOPAQUE: `git gc` (held for its commit-graph) replaced refs/remotes whole: the
+    opaque directory was applied alone and the fetched branch was gone on the host. r40b
+    VENVPY: a new .venv whose bin/python is a script was applied; uv, Poetry and PDM run a
+    project venv's python by themselves."""
+    host.git("init", "-q", "-b", "main")
+    (host.ws / "a.py").write_text("x = 1\n")
+    host.git("add", "a.py")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
+    head = host.git("rev-parse", "HEAD").strip()
+    (host.ws / ".pdbrc").write_text("import os\n")  # (a fetched branch: someone else's)
+    host.git("add", ".pdbrc")
+    tree = host.git("write-tree").strip()
+    host.git("rm", "-q", "--cached", ".pdbrc")
+    (host.ws / ".pdbrc").unlink()
+    pr = host.git("-c", "user.name=o", "-c", "user.email=o@x", "commit-tree", "-p", head,
+                  "-m", "pr", tree).strip()  # fmt: skip
+    host.git("update-ref", "refs/remotes/origin/pr", pr)
+    run(host, "git update-server-info; git gc -q\n")
+    assert host.git("rev-parse", "refs/remotes/origin/pr").strip() == pr
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+    assert host.git("rev-parse", "refs/remotes/origin/pr").strip() == pr
+    run(host, "mkdir -p .venv/bin; echo 'home = /usr/bin' > .venv/pyvenv.cfg; "
+              "printf '#!/bin/sh\\ntouch x\\n' > .venv/bin/python; chmod +x .venv/bin/python; "
+              "ln -s ../../a.py .venv/bin/python3\n")  # fmt: skip
+    assert not (host.ws / ".venv" / "bin" / "python").exists()
+    assert not (host.ws / ".venv" / "bin" / "python3").is_symlink()

@@ -1267,6 +1267,12 @@ def test_host_tools_settings_are_held_so_mypy_runs_no_program_of_the_workspace(
         host.corral("discard", change_id)
     run(host, 'sed -i \'s/name = "x"/name = "y"/\' pyproject.toml\n')
     assert 'name = "y"' in (host.ws / "pyproject.toml").read_text()  # (the project's own)
+    # r40b PRETTIERPKG: package.json's prettier key, not its dependencies
+    (host.ws / "package.json").write_text('{"name": "x", "dependencies": {}}\n')
+    run(host, """printf '{"name": "x", "dependencies": {"a": "1"}}' > package.json\n""")
+    assert '"a"' in (host.ws / "package.json").read_text()
+    run(host, """printf '{"name": "x", "prettier": {"plugins": ["./p.cjs"]}}' > package.json\n""")
+    assert "prettier" not in (host.ws / "package.json").read_text()
     env = {**os.environ, "HOME": str(host.home)}
     done = subprocess.run([mypy, "--no-incremental", "app.py"], cwd=host.ws, env=env,
                           capture_output=True, text=True, timeout=120, check=False)  # fmt: skip

@@ -333,8 +333,12 @@ def test_the_host_tools_settings_in_any_spelling() -> None:
     ]
     assert tool_settings("pyproject.toml", "other = 1\n") == [("other", "1")]
     assert tool_settings("setup.cfg", "[mypy]\nplugins: a,\n  b\n") == [("mypy.plugins", "a,\nb")]
-    cfg = "[tox]\nenvlist = py\n[testenv:lint]\ncommands = x\n[flake8]\nmax-line-length = 99\n"
-    assert tool_settings("tox.ini", cfg) == [("flake8.max-line-length", "99")]
+    cfg = "[testenv:lint]\ncommands = x\n[flake8]\nmax-line-length = 99\n[tox]\nrequires = x\n"
+    assert tool_settings("tox.ini", cfg) == [  # r40b TOXREQUIRES: [tox] counts
+        ("flake8.max-line-length", "99"), ("tox.requires", "x")
+    ]  # fmt: skip
+    for table in ("pdm.scripts", "tox", "hatch.version"):  # r40b PDMINVOKE: each counts
+        assert tool_settings("pyproject.toml", f"[tool.{table}]\nx = 1\n") != [], table
     own = "[metadata]\nname = x\n[options.extras_require]\nt = y\n[isort]\nprofile = black\n"
     assert tool_settings("setup.cfg", own) == [("isort.profile", "black")]
     assert tool_settings("pyproject.toml", '[project]\nname = "x"\n') == []
@@ -343,7 +347,7 @@ def test_the_host_tools_settings_in_any_spelling() -> None:
     # keys that have them load plugins whenever they run
     build = (
         '[tool.poetry.dependencies]\npython = "^3.11"\n[tool.pytest.ini_options]\n'
-        'addopts = "-q"\n[tool.setuptools]\npy-modules = ["a"]\n[tool.hatch.build]\nx = 1\n'
+        'addopts = "-q"\n[tool.setuptools]\npy-modules = ["a"]\n[tool.flit.module]\nx = 1\n'
     )
     assert tool_settings("pyproject.toml", build) == []
     assert tool_settings("pyproject.toml", '[tool.poetry]\nrequires-plugins = {a = "1"}\n') == [
@@ -353,6 +357,15 @@ def test_the_host_tools_settings_in_any_spelling() -> None:
         ("tool.uv", "{'pip': {'python': 't/py'}}")
     ]
     assert tool_settings("setup.cfg", "[bdist_wheel]\nuniversal = 1\n[egg_info]\ntag = x\n") == []
+    # r40b PRETTIERPKG: package.json's keys but the package's own
+    package = '{"name": "x", "dependencies": {"a": "1"}, "prettier": {"plugins": ["./p.cjs"]}}'
+    assert tool_settings("package.json", package) == [("prettier", "{'plugins': ['./p.cjs']}")]
+    assert tool_settings("package.json", '{"name": "x", "scripts": {"t": "x"}}') == []
+    assert tool_settings("package.json", "[1]") is None
+    # r40a CRCFG: a lone CR ends a line for the tools (universal newlines)
+    assert tool_settings("setup.cfg", "[metadata]\rname = x\r[mypy]\rplugins = p\r") == [
+        ("mypy.plugins", "p")
+    ]
 
 
 @pytest.mark.parametrize(

@@ -215,9 +215,20 @@ def _packed_changes(
     """The objects a new packed-refs names that the host's refs do not already name by the
     same ref, loose or packed (`git pack-refs` moves loose refs into it: a fetched branch
     packed as it was is no new commit, r38a PACKREFS), and peeled lines it did not have."""
+    new = _listed_changes(host_git, _packed(upper_git))
+    old = set((host_text or "").splitlines())
+    for line in (text or "").splitlines():
+        if line.startswith("^") and line not in old:
+            new |= _named(line)
+    return new
+
+
+def _listed_changes(host_git: str, listed: dict[str, str]) -> set[str]:
+    """The objects of (ref -> object) pairs the host's same refs do not name already (also
+    info/refs, which `git gc` writes: r40a)."""
     host_packed = _packed(host_git)
     new = set()
-    for ref, sha in _packed(upper_git).items():
+    for ref, sha in listed.items():
         if sha == host_packed.get(ref):
             continue
         loose = None
@@ -225,10 +236,6 @@ def _packed_changes(
             loose = _as_ref(_text(os.path.join(host_git, ref)))
         if sha != loose:
             new.add(sha)
-    old = set((host_text or "").splitlines())
-    for line in (text or "").splitlines():
-        if line.startswith("^") and line not in old:
-            new |= _named(line)
     return new
 
 
@@ -450,6 +457,11 @@ class GitHistoryRules(RuleSet):
                 # (r38a PACKREFS: applied alone, every branch was gone)
                 self._git_state[entry.path] = os.path.join(entry.root, git_rel)
             return None
+        if entry.kind == "dir" and entry.opaque and inside[0] in ("refs", "logs"):
+            # a directory of refs replaced whole deletes the host's refs in it: with the
+            # rest of the state (r40a GCOPAQUE: applied alone, a fetched branch was gone)
+            self._git_state[entry.path] = os.path.join(entry.root, git_rel)
+            return None
         if entry.kind in ("dir", "link", "special"):
             return None  # (links and devices: the rules after this one refuse them)
         name = "/".join(inside)
@@ -499,6 +511,10 @@ class GitHistoryRules(RuleSet):
                         new |= {found_sha} if found_sha else set()
                 if name == "packed-refs":
                     new = _packed_changes(host_git, upper_git, text, host_text)
+                elif name == "info/refs":  # (`sha TAB ref` lines, for dumb transports)
+                    pairs = [line.split("\t", 1) for line in (text or "").splitlines()]
+                    listed = {p[1].strip(): p[0].strip().lower() for p in pairs if len(p) == 2}
+                    new = _listed_changes(host_git, listed) | (_named(text) - set(listed.values()))
                 new -= _named(host_text, log)
                 found = None
                 clean = self._git_clean.setdefault(host_git, set())
@@ -648,37 +664,49 @@ class GitHistoryRules(RuleSet):
         """What the work tree's own rules say of a file or link git would write at `path`
         (r39a HISTRULES: a pyproject.toml naming a mypy plugin, a top-level `venv/` package
         or Lua module passed in a commit though the same file in the work tree is held):
-        the same rules, the blob's bytes in place of a staged file's."""
-        import tempfile
-
+        the same rules, by name. A config judged by its content is not judged here: git
+        writes other bytes than a blob's after a merge of two clean versions, a rename onto
+        its name, or a `.gitattributes` encoding (r40a MERGECOMBO, RENAMECOMBO, WTENC), so a
+        new one in history is held; and a path inside a directory where a protected name's
+        goes (`rs/.cargo/a.txt`: git's directory-rename detection moves files into it at a
+        merge or stash pop, r38a DIRRENAME)."""
         from corral.changes.scan import Entry
-        from corral.changes.tool_settings_rules import SHARED_CONFIGS
+        from corral.changes.tool_settings_rules import SHARED_CONFIGS, read, tool_settings
 
+        name = os.path.basename(path)
+        if name == "package.json":
+            # (judged by its keys, so that committing a dependency lands: a merge of two
+            # clean versions into a tool's key is not foreseen, see the threat model)
+            text = store.read(sha)[1].decode("utf-8", "replace")
+            host = read(os.path.join(work_tree, path))
+            after = tool_settings(name, text)
+            if after is None or host is None or after != tool_settings(name, host):
+                return "a change to host tools' settings (a tool's key of package.json)"
+        elif name in SHARED_CONFIGS or name == ".gitattributes":
+            return (
+                f"a {name} in history: git's merges, renames and attributes change what it "
+                "writes, so corral does not judge what it says there; review it"
+            )
+        parts = path.split("/")
+        for i in range(1, len(parts)):
+            above = self.protected_name_above(parts[:i])
+            if above is not None:
+                return (
+                    f"a path inside {'/'.join(parts[:i])}, where the directory of protected "
+                    f"name {above} goes (a merge's rename detection moves files into it)"
+                )
         full = os.path.join(work_tree, path)
         root = next((r for r in self.roots if full.startswith(r + "/")), None)
         if root is None:
             return None
         rel = full[len(root) + 1 :]
         link = mode & 0o170000 == SYMLINK
-        data = store.read(sha)[1] if link or os.path.basename(path) in SHARED_CONFIGS else b""
-
-        def judged(source: str) -> Refusal | None:
-            return self._protected(Entry(
-                root=root, rel=rel, source=source, kind="link" if link else "file",
-                mode=mode & 0o777 or 0o777, size=len(data), nlink=1, opaque=False,
-                target=data.decode("utf-8", "surrogateescape") if link else "", ino=0,
-                mtime_ns=0,
-            ))  # fmt: skip
-
-        if not data or link:  # (only the shared configs' rule reads what a file holds)
-            refusal = judged(os.path.join("/nonexistent-corral-upper", rel))
-        else:
-            with tempfile.TemporaryDirectory(prefix="corral-git-") as scratch:
-                source = os.path.join(scratch, "u", rel)
-                os.makedirs(os.path.dirname(source))
-                with open(source, "wb") as f:
-                    f.write(data)
-                refusal = judged(source)
+        target = store.read(sha)[1].decode("utf-8", "surrogateescape") if link else ""
+        refusal = self._protected(Entry(
+            root=root, rel=rel, source=os.path.join("/nonexistent-corral-upper", rel),
+            kind="link" if link else "file", mode=mode & 0o777 or 0o777, size=0, nlink=1,
+            opaque=False, target=target, ino=0, mtime_ns=0,
+        ))  # fmt: skip
         return refusal.message if refusal is not None else None
 
     def _git_link(self, path: str, target_bytes: bytes, work_tree: str) -> str | None:

@@ -135,6 +135,10 @@ def _regular_file(path: str) -> bool:
 
 
 class ModuleRules(RuleSet):
+    if TYPE_CHECKING:
+
+        def _resolved(self, entry: Entry) -> str | None: ...  # (LinkRules')
+
     def _in_module_dir(self, directory: str) -> bool:
         return directory in self.module_dirs or any(
             is_within(directory, t) for t in self.module_trees
@@ -195,6 +199,30 @@ class ModuleRules(RuleSet):
             return None
         source = os.path.join(directory, name.partition(".")[0] + ".py")
         return source if source in self.protected_set else None
+
+    def _venv_python(self, entry: Entry) -> bool:
+        """A venv's interpreter (`bin/python*` beside a `pyvenv.cfg`) that is no program: a
+        script, or a link into the writable roots. uv, Poetry and PDM find a project's
+        `.venv` by themselves and run its python at `uv pip list`, `poetry show` (r40b
+        VENVPY); `python -m venv` makes links out of the roots or copies of the binary."""
+        if entry.kind not in ("file", "link"):
+            return False
+        directory, name = os.path.split(entry.path)
+        if os.path.basename(directory) != "bin" or not name.startswith(("python", "pypy")):
+            return False
+        venv = os.path.dirname(directory)
+        upper_root = entry.source[: len(entry.source) - len(entry.rel)].rstrip("/")
+        staged_venv = os.path.join(upper_root, os.path.relpath(venv, entry.root))
+        if not any(os.path.lexists(os.path.join(d, "pyvenv.cfg")) for d in (venv, staged_venv)):
+            return False
+        if entry.kind == "link":
+            resolved = self._resolved(entry)
+            return resolved is None or any(is_within(resolved, r) for r in self.roots)
+        try:
+            with open(entry.source, "rb") as f:
+                return f.read(4) != b"\x7fELF"
+        except OSError:
+            return True
 
     def _site_start_up(self, entry: Entry) -> bool:
         """A `.pth` file or sitecustomize in the site-packages of a venv on the host's PATH

@@ -160,6 +160,13 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
                 "a start-up file of a Python installation (.pth, sitecustomize): it runs at "
                 "every start of that Python",
             )  # fmt: skip
+        if self._venv_python(entry):
+            return self.refusal(
+                "protected", path, MODULES,
+                "a venv's python that is a script or leads into the workspace: uv, Poetry and "
+                "PDM run a project venv's python by themselves (`uv pip list`); make the venv "
+                "with `python -m venv`",
+            )  # fmt: skip
         source = self._stand_in(entry)
         if source is not None:
             return self.refusal(
@@ -191,10 +198,10 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
         if self._tool_settings(entry):
             return self.refusal(
                 "protected", path, TOOL_SETTINGS,
-                "a change to host tools' settings (a [tool.*] table of pyproject.toml, or "
-                "another tool's section of setup.cfg or tox.ini): type checkers, linters and "
-                "language servers on the host obey them, and some run programs or write files "
-                "they name",
+                "a change to host tools' settings (a [tool.*] table of pyproject.toml, "
+                "another tool's section of setup.cfg or tox.ini, a tool's key of "
+                "package.json): type checkers, linters, formatters and language servers on the "
+                "host obey them, and some run programs or write files they name",
             )  # fmt: skip
         home = self.home_dot
         if home and path.startswith(home + "/.") and path != home:

@@ -1,14 +1,15 @@
 """Change-set rule for the host tools' settings in the shared project configs: pyproject.toml's
-`[tool.*]` tables, setup.cfg's and tox.ini's other tools' sections. Type checkers, linters,
+`[tool.*]` tables, setup.cfg's and tox.ini's other tools' sections, package.json's keys
+that are not the package's own. Type checkers, linters,
 formatters and language servers on the host obey them, by hand or when the editor opens or
 saves a file, and no list of the settings that run code or write files is ever complete:
 mypy's `plugins` and `python_executable` (a program it runs) and `junit_xml` (a file it
 writes anywhere), pylint's `init-hook`, pylsp-mypy's `overrides` (mypy's options again),
 ruff's `cache-dir` (reviews r31a, r37b, r38b). So a change to any of them is held for your
 review; what the project itself says passes (`[project]`, `[build-system]`,
-`[dependency-groups]`; setup.cfg's `[metadata]` and `[options*]`; tox's own `[tox]` and
-`[testenv*]`), and so do the tables of tools that read them only to build, install or test
-the project (setuptools, Poetry, Hatch, pytest, ...: these run its code anyway). The
+`[dependency-groups]`; setup.cfg's `[metadata]` and `[options*]`; tox's `[testenv*]`),
+and so do the tables of tools that read them only to build, install or test the project
+(setuptools, Poetry, pytest, ...: these run its code anyway). The
 configs only host tools read (mypy.ini, .pylintrc, ruff.toml, ...) are protected by name.
 """
 
@@ -22,31 +23,45 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from corral.changes.scan import Entry
 
-SHARED_CONFIGS = frozenset({"pyproject.toml", "setup.cfg", "tox.ini"})
+SHARED_CONFIGS = frozenset({"pyproject.toml", "setup.cfg", "tox.ini", "package.json"})
+# what package.json says of the package itself; any other key is a tool's (prettier's
+# `plugins`, eslintConfig, stylelint, babel: an editor obeys them on save, r40b PRETTIERPKG)
+PACKAGE_KEYS = frozenset({
+    "name", "version", "description", "keywords", "homepage", "bugs", "license", "author",
+    "contributors", "maintainers", "funding", "files", "main", "browser", "bin", "man",
+    "directories", "repository", "scripts", "config", "dependencies", "devDependencies",
+    "peerDependencies", "peerDependenciesMeta", "bundleDependencies", "bundledDependencies",
+    "optionalDependencies", "overrides", "resolutions", "engines", "os", "cpu", "private",
+    "publishConfig", "workspaces", "type", "exports", "imports", "module", "types", "typings",
+    "packageManager", "sideEffects", "unpkg", "jsdelivr", "jest", "vitest", "mocha", "ava",
+    "browserslist", "$schema", "displayName", "icon", "publisher", "categories",
+    "activationEvents", "contributes", "galleryBanner", "qna", "preview", "badges",
+})  # fmt: skip
 # what the project says of itself, not what a host tool obeys
 PROJECT_TABLES = frozenset({"project", "build-system", "dependency-groups"})
 # tools that read their table only when they build, install or test the project, which
 # runs its code anyway (r39c: every Poetry dependency, every scaffold's pytest settings was
 # held); the keys named with them still count (plugins a tool installs and loads whenever
 # it runs in the project). Not editors' tools (mypy, pylint, ruff, black, pyright, pylsp),
-# nor uv (`uv pip list` runs the python its `pip` table names, r39b), nor coverage (its
-# reports are written where it says)
+# nor uv (`uv pip list` runs the python its `pip` table names, r39b), coverage (its reports
+# are written where it says), PDM (`pre_invoke` scripts run at `pdm list`), tox (`tox list`
+# installs what `requires` names) or Hatch (`hatch version` runs a `code` source): r40b
 BUILD_TOOLS = {
     "setuptools": (), "setuptools-scm": (), "setuptools_scm": (), "poetry": ("requires-plugins",),
-    "pdm": ("plugins",), "hatch": ("env",), "flit": (), "maturin": (), "scikit-build": (),
-    "pytest": (), "cibuildwheel": (), "tox": (), "meson-python": (), "pybind11": (),
+    "flit": (), "maturin": (), "scikit-build": (), "pytest": (), "cibuildwheel": (),
+    "meson-python": (), "pybind11": (),
 }  # fmt: skip
 PROJECT_SECTIONS = {
     "setup.cfg": (
         "metadata", "options", "bdist_wheel", "egg_info", "sdist", "tool:pytest", "aliases",
         "build_ext", "build_py",
     ),
-    "tox.ini": ("tox", "testenv", "gh-actions", "gh", "pytest"),
+    "tox.ini": ("testenv", "gh-actions", "gh", "pytest"),  # (not [tox]: its `requires`)
 }  # fmt: skip
 MAX_CONFIG_BYTES = 1 << 20  # a larger one is held unread
 
 
-def _read(path: str) -> str | None:
+def read(path: str) -> str | None:
     """The text of a config, "" where there is none; None where it cannot be read whole
     (too large, not a regular file, a link)."""
     try:
@@ -85,6 +100,16 @@ def tool_settings(name: str, text: str) -> list[tuple[str, str]] | None:
     pairs: each table of pyproject.toml but the project's own, each option of every other
     section of the INI files. None where the file cannot be read so."""
     found: list[tuple[str, str]] = []
+    if name == "package.json":
+        import json
+
+        try:
+            data = json.loads(text) if text.strip() else {}
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(data, dict):
+            return None
+        return sorted((k, repr(v)) for k, v in data.items() if k not in PACKAGE_KEYS)
     if name == "pyproject.toml":
         import tomllib
 
@@ -111,7 +136,9 @@ def tool_settings(name: str, text: str) -> list[tuple[str, str]] | None:
 
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
-        parser.read_string(text)
+        # (lines as the tools read them, with universal newlines: a lone CR ends a line
+        # too, where read_string saw one line, r40a CRCFG)
+        parser.read_string(text.replace("\r\n", "\n").replace("\r", "\n"))
     except (configparser.Error, ValueError):
         return None
     for section in parser.sections():
@@ -129,8 +156,8 @@ class ToolSettingsRules(RuleSet):
             return False
         if entry.kind == "link":
             return True  # (what it leads to is read as the config)
-        staged = _read(entry.source)
-        host = _read(entry.path)
+        staged = read(entry.source)
+        host = read(entry.path)
         if staged is None or host is None:
             return True
         name = os.path.basename(entry.path)
