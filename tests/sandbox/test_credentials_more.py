@@ -301,6 +301,16 @@ def test_init_scripts_archives_and_scripts_with_tokens_in_shown_homes_are_hidden
     local_bin = host.home / ".local" / "bin"
     local_bin.mkdir(parents=True, exist_ok=True)
     (local_bin / "deploy").write_text(f'#!/bin/sh\nexport GITHUB_TOKEN="{host.SECRET_WORD}"\n')
+    spellings = {  # r40b LOCALBINSPELL, ZIPPART
+        "pat": f"export GH_PAT={host.SECRET_WORD}\n",
+        "tab": f"export\tX_TOKEN={host.SECRET_WORD}\n",
+        "login": f"docker login -p {host.SECRET_WORD} u\n",
+        "header": f'curl -H "PRIVATE-TOKEN: {host.SECRET_WORD}" u\n',
+    }
+    for name, text in spellings.items():
+        (local_bin / name).write_text("#!/bin/sh\n" + text)
+        (local_bin / name).chmod(0o755)
+    (dist.parent.parent / "gradle-8-bin.zip.part").write_text(f"password {host.SECRET_WORD}\n")
     (local_bin / "hello").write_text("#!/bin/sh\necho hello-kept\n")  # r39b LOCALBINEXPORT
     for tool in (local_bin / "deploy", local_bin / "hello"):
         tool.chmod(0o755)
@@ -311,7 +321,8 @@ def test_init_scripts_archives_and_scripts_with_tokens_in_shown_homes_are_hidden
     for directory in (local_bin, local_bin.parent):
         directory.chmod(0o755)
     shown = [dist / "init.d" / "repos.gradle", dist / "LICENSE", archive, local_bin / "deploy",
-             local_bin / "hello"]  # fmt: skip
+             local_bin / "hello", *(local_bin / n for n in spellings),
+             dist.parent.parent / "gradle-8-bin.zip.part"]  # fmt: skip
     r = host.sh("".join(f"cat {q(str(p))}\n" for p in shown))
     assert host.SECRET_WORD not in r.stdout + r.stderr, r.stdout
     assert "license text" in r.stdout and "hello-kept" in r.stdout, r.stdout + r.stderr

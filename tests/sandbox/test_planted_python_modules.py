@@ -54,8 +54,10 @@ def test_a_module_named_like_a_package_of_another_python_of_the_user_is_held(hos
     host.env["PYENV_ROOT"] = str(host.base / "pyenv")
     asdf = host.home / ".asdf" / "installs" / "python" / "3.98.0" / "lib" / "python3.98"
     (asdf / "zz_in_asdf").mkdir(parents=True)  # r39b SHADOWASDF: asdf's, conda's envs
+    mamba = host.home / "micromamba" / "envs" / "dev" / "lib" / "python3.97" / "site-packages"
+    (mamba / "zz_in_mamba").mkdir(parents=True)  # r40b PYFIND: any installation in the home
     names = ("zz_only_in_pyenv", "_zz_stdlib_399", "zz_editable", "zz_mapped", "zz_in_asdf",
-             "_zz_private", "annotationlib", "zz_nowhere")  # fmt: skip
+             "_zz_private", "annotationlib", "zz_in_mamba", "zz_nowhere")  # fmt: skip
     run(host, "".join(f"mkdir {n}; echo x > {n}/__init__.py; " for n in names) + "\n")
     for name in names[:-1]:
         assert not (host.ws / name / "__init__.py").exists(), name

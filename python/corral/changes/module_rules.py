@@ -41,16 +41,28 @@ def _python_dirs() -> list[str]:
         *glob.glob(os.path.join(home, ".local", "share", "uv", "python", "*")),
         *glob.glob(os.path.join(home, ".local", "share", "mise", "installs", "python", "*")),
         *glob.glob(os.path.join(home, ".asdf", "installs", "python", "*")),
-        *glob.glob(os.path.join(home, "*conda*", "envs", "*")),
-        *glob.glob(os.path.join(home, "miniforge*", "envs", "*")),
-        *glob.glob(os.path.join(home, ".conda", "envs", "*")),
-        *glob.glob("/opt/conda/envs/*"),
+        # any installation one level down in the home or /opt, and its environments
+        # (micromamba, mambaforge, miniconda, pixi's, rye's, hatch's, pdm's: r40b PYFIND)
+        *glob.glob(os.path.join(home, "*")), *glob.glob(os.path.join(home, ".*")),
+        *glob.glob(os.path.join(home, "*", "envs", "*")),
+        *glob.glob(os.path.join(home, ".*", "envs", "*")),
+        *glob.glob(os.path.join(home, ".local", "share", "*", "envs", "*")),
+        *glob.glob(os.path.join(home, ".local", "share", "*", "python", "*")),
+        *glob.glob(os.path.join(home, ".local", "share", "*", "env", "*", "*")),
+        *glob.glob(os.path.join(home, ".rye", "py", "*")),
+        *glob.glob("/opt/*"), *glob.glob("/opt/*/envs/*"),
         *(os.path.dirname(d) for d in os.environ.get("PATH", "").split(os.pathsep)
           if os.path.isabs(d)),
     ]  # fmt: skip
     found = [d for d in sys.path if os.path.isabs(d)]
     for prefix in dict.fromkeys(prefixes):
-        for lib in glob.glob(os.path.join(glob.escape(prefix), "lib", "python3*")):
+        escaped = glob.escape(prefix)
+        libs = [
+            *glob.glob(os.path.join(escaped, "lib", "python*")),  # (2.7 and 3.x)
+            *glob.glob(os.path.join(escaped, "lib", "pypy*")),
+            *glob.glob(os.path.join(escaped, "lib_pypy")),
+        ]
+        for lib in libs:
             found += [lib, os.path.join(lib, "lib-dynload")]
             found += [os.path.join(lib, kind) for kind in ("site-packages", "dist-packages")]
     return list(dict.fromkeys(found))

@@ -194,7 +194,7 @@ SMALL_TEXT = 65536  # a file read whole for credentials in URLs
 SECRET_DIRS = frozenset({"init.d"})
 # archives a tool keeps beside what it unpacked: a Gradle distribution's zip holds its
 # init.d too (r39b ZIPINITD)
-SECRET_SUFFIXES = (".zip",)
+SECRET_SUFFIXES = (".zip", ".zip.part", ".zip.lck")  # (a download cut short, r40b ZIPPART)
 # directories of scripts you wrote or installed, read for a token in them (`export
 # GITHUB_TOKEN=...` in ~/.local/bin/x, r39b LOCALBINEXPORT)
 SCRIPT_DIRS = frozenset({"bin", "lib", "direnv"})
@@ -202,7 +202,7 @@ CREDENTIAL_FILES = frozenset({
     "npmrc", ".npmrc", "pip.conf", "pip.ini", ".pypirc", ".condarc", ".netrc", ".yarnrc",
     ".yarnrc.yml", "bunfig.toml", ".bunfig.toml", "credentials", "credentials.toml",
     "credentials.json", "auth.json", ".git-credentials", "gradle.properties", "settings.xml",
-    "condarc", "gemrc", ".gemrc",
+    "condarc", "gemrc", ".gemrc", "settings-security.xml",
 })  # fmt: skip
 # The last look through each shown directory, for a long-lived process (the editor's): reused
 # while no directory looked at has changed (a file added, removed or renamed changes its
@@ -227,7 +227,13 @@ def _resolved_words(value: str, roots: list[str], real: Callable[[str], str]) ->
 
 
 SECRET_KEY_WORDS = (b"pass", b"token", b"secret", b"apikey", b"api-key", b"api_key")
-SECRET_KEYS = frozenset({b"pat", b"auth", b"key", b"credential"})  # (whole names: azure.pat)
+# whole words of a name (azure.pat, GH_PAT, NPM_AUTH), r38b, r40b
+SECRET_KEYS = frozenset({b"pat", b"auth", b"key", b"credential", b"credentials", b"pw", b"pwd"})
+# what hands a secret over in any text (a header, a login on the command line), r40b
+SECRET_PHRASES = (
+    b"extraheader", b"authorization:", b"password=", b"private-token:", b"x-api-key:",
+    b"login -p ", b"--password ", b"--password=",
+)  # fmt: skip
 
 
 def _holds_credentials(path: str) -> bool:
@@ -242,8 +248,8 @@ def _holds_credentials(path: str) -> bool:
             text = f.read(65536)
     except OSError:
         return False
-    lowered = text.lower()
-    if b"extraheader" in lowered or b"authorization:" in lowered or b"password=" in lowered:
+    lowered = text.lower().replace(b"\t", b" ")
+    if any(word in lowered for word in SECRET_PHRASES):
         return True  # (`http.extraHeader = Authorization: Bearer ...`)
     for line in lowered.splitlines():
         line = line.strip()
@@ -259,10 +265,11 @@ def _holds_credentials(path: str) -> bool:
                 break
         key, equals, _ = line.partition(b"=")
         key = key.strip()
+        parts = set(key.replace(b"-", b"_").replace(b".", b"_").split(b"_"))
         if (
             equals
             and key.replace(b"-", b"").replace(b"_", b"").replace(b".", b"").isalnum()
-            and (any(word in key for word in SECRET_KEY_WORDS) or key in SECRET_KEYS)
+            and (any(word in key for word in SECRET_KEY_WORDS) or parts & SECRET_KEYS)
             and not key.endswith(b"protected")  # (http.sslCertPasswordProtected: a flag)
         ):
             return True  # (a config's `name = value`, not a script's `my $token = ...`)
