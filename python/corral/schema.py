@@ -405,6 +405,9 @@ _PROTECTED = (
     "toxfile.py",
     "poetry.toml",
     "package.yaml",  # (prettier reads its `prettier` key: package.json's is checked by key)
+    # what git converts a file's bytes with when it writes it (`working-tree-encoding`):
+    # a file judged by its content in history is written otherwise (r41a WTPKG)
+    ".gitattributes",
     "pip.conf",  # (a venv's own, read by its pip: `log` appends anywhere, r39b)
     "pip.ini",
     # formatters' and linters' configs an editor obeys on open or save, whose plugins are

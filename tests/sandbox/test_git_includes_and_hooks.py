@@ -878,6 +878,7 @@ def test_history_goes_through_the_work_trees_own_rules(host: Host) -> None:
                        (".gitattributes", "x working-tree-encoding=UTF-16\\n"),
                        # r38a, r40a DIRRENAME: inside where a protected name's directory goes
                        ("rs/.cargo/a.txt", "x\\n"),
+                       (".venv/pyvenv.cfg", "home = /usr\\n"),  # r41a HISTVENV
                        ):  # fmt: skip
         run(host, plant.format(path=path, text=text))
         assert host.git("rev-parse", "-q", "--verify", "tidy", check=False).strip() == "", path
@@ -949,3 +950,24 @@ def test_git_gc_never_loses_a_ref_and_a_venvs_python_must_be_a_program(host: Hos
               "ln -s ../../a.py .venv/bin/python3\n")  # fmt: skip
     assert not (host.ws / ".venv" / "bin" / "python").exists()
     assert not (host.ws / ".venv" / "bin" / "python3").is_symlink()
+
+
+def test_a_packed_replace_ref_is_held_and_a_hold_names_its_commit(host: Host) -> None:
+    """r41a REPLSUB: `git replace HEAD:tools <tree>` then `git pack-refs --all`: a loose
+    replace ref was held, a packed one judged as a tip (the subtree as a root tree: tools'
+    protected script was a harmless top-level file); the user's commit then ran it. A
+    held commit is named, with how to look at it."""
+    host.git("init", "-q", "-b", "main")
+    (host.ws / "tools").mkdir()
+    (host.ws / "tools" / "check.sh").write_text("# the project's\n")
+    host.git("add", "tools")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
+    run(host, "t=$(printf '100644 blob %s\\tcheck.sh\\n' $(echo evil | git hash-object -w "
+              "--stdin) | git mktree); git replace $(git rev-parse HEAD:tools) $t; "
+              "git pack-refs --all\n")  # fmt: skip
+    packed = host.ws / ".git" / "packed-refs"
+    assert not packed.exists() or "refs/replace" not in packed.read_text()
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+    held = run(host, PLANT_ON_MAIN + "git update-ref refs/heads/x $c\n")
+    assert "review it: git show" in held, held

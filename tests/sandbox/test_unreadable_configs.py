@@ -1195,7 +1195,7 @@ def test_vim_project_files_and_linter_configs_that_load_code_are_protected(host:
              ".pylintrc.toml", "pylintrc.toml", ".yarnrc.yml", ".yarnrc", ".sdkmanrc",
              ".python-versions", ".bun-version", "ruff.toml", ".ruff.toml", ".npmrc",
              "uv.toml", ".venv/pip.conf", ".prettierrc", ".prettierrc.json", "eslint.config.mjs",
-             ".stylelintrc.json", ".devcontainer.json",
+             ".stylelintrc.json", ".devcontainer.json", ".gitattributes",
              )  # (from .pylintrc.toml on: r37b, r38b, r39b)  # fmt: skip
     (host.ws / "pyproject.toml").write_text(
         '[project]\nname = "x"\n\n[tool.mypy]\nplugins = [\n  "pydantic.mypy",\n]\n'

@@ -215,7 +215,14 @@ def _packed_changes(
     """The objects a new packed-refs names that the host's refs do not already name by the
     same ref, loose or packed (`git pack-refs` moves loose refs into it: a fetched branch
     packed as it was is no new commit, r38a PACKREFS), and peeled lines it did not have."""
-    new = _listed_changes(host_git, _packed(upper_git))
+    listed = _packed(upper_git)
+    host_packed = _packed(host_git)
+    for ref, sha in listed.items():
+        if ref.startswith("refs/replace/") and host_packed.get(ref) != sha:
+            # (git takes the object it names in place of another everywhere: a subtree in
+            # place of tools/, judged here as a tree of its own, r41a REPLSUB)
+            raise GitUnreadable(f"a replace ref in packed-refs ({ref})")
+    new = _listed_changes(host_git, listed)
     old = set((host_text or "").splitlines())
     for line in (text or "").splitlines():
         if line.startswith("^") and line not in old:
@@ -498,7 +505,7 @@ class GitHistoryRules(RuleSet):
             if is_index:
                 paths = self._index_paths(entry, host_git, store, base, budget)
                 found = self._hit(paths, Trees(host_git, upper_git, store, base, budget))
-                what = "the index"
+                what, review = "the index", "; review it: git diff --cached"
             else:
                 text = _text(entry.source)
                 log = inside[0] == "logs"
@@ -518,7 +525,8 @@ class GitHistoryRules(RuleSet):
                 new -= _named(host_text, log)
                 found = None
                 clean = self._git_clean.setdefault(host_git, set())
-                commits = list(self._new_commits(store, new, host_git, head))
+                auto_merge = name == "AUTO_MERGE"
+                commits = list(self._new_commits(store, new, host_git, head, auto_merge))
                 fresh = {commit for commit, _ in commits}
                 for commit, above in reversed(commits):  # (oldest first: against its parent)
                     if commit in clean:
@@ -533,9 +541,11 @@ class GitHistoryRules(RuleSet):
                     paths = changed_paths(store, since, _tree_of(store, commit), budget)
                     found = self._hit(paths, Trees(host_git, upper_git, store, since, budget))
                     if found is not None:
+                        # (which commit, and how to look at it: r41a)
+                        what = f"commit {commit[:12]}, which {name} makes reachable,"
+                        review = f"; review it: git show {commit[:12]} -- {found[0]}"
                         break
                     clean.add(commit)
-                what = f"a commit {name} makes reachable"
         except (GitUnreadable, OSError, ValueError, IndexError, MemoryError, struct.error) as e:
             # (anything the reader did not foresee is unreadable too: held, never applied)
             return self.refusal(
@@ -549,7 +559,7 @@ class GitHistoryRules(RuleSet):
         return self.refusal(
             "protected", entry.path, PROTECTED,
             f"{what} holds {path} ({hit}): host git would write it into the work tree "
-            "unchecked at your next checkout, reset, restore, revert or stash pop",
+            f"unchecked at your next checkout, reset, restore, revert or stash pop{review}",
         )  # fmt: skip
 
     def _staying(self, host_git: str, upper_git: str) -> list[Buffer | None]:
@@ -559,11 +569,16 @@ class GitHistoryRules(RuleSet):
         return self._git_packs[host_git]
 
     def _new_commits(
-        self, store: ObjectStore, tips: set[str], host_git: str, head: str | None
+        self,
+        store: ObjectStore,
+        tips: set[str],
+        host_git: str,
+        head: str | None,
+        root_trees: bool = False,
     ) -> Iterable[tuple[str, list[str]]]:
         """(commit, its parents) of the commits `tips` make reachable, newest first, down to
         the commits the host's own refs name or the first ANCESTORS of its HEAD (a tag as a
-        tip: what it tags; a tree or blob: itself, which _tree_of refuses)."""
+        tip: what it tags; a tree or blob: held, but AUTO_MERGE's tree with `root_trees`)."""
         if not tips:
             return
         if host_git not in self._git_known:
@@ -597,6 +612,11 @@ class GitHistoryRules(RuleSet):
             if kind == "tag":  # (what it tags, and that one's history)
                 stack.append(data.split(b"\n", 1)[0][7:].decode("ascii", "replace").strip())
                 continue
+            if kind != "commit" and not (kind == "tree" and root_trees):
+                # (a ref naming a tree or blob is no checkout; where git would put it, as a
+                # replacement or otherwise, is not known here, r41a; AUTO_MERGE names the
+                # whole tree a merge left, judged as one)
+                raise GitUnreadable(f"a ref naming a {kind} ({sha})")
             stack += above
             yield sha, above
 
@@ -682,6 +702,12 @@ class GitHistoryRules(RuleSet):
             after = tool_settings(name, text)
             if after is None or host is None or after != tool_settings(name, host):
                 return "a change to host tools' settings (a tool's key of package.json)"
+        elif name == "pyvenv.cfg" or (
+            path.rpartition("/")[0].endswith("bin") and name.startswith(("python", "pypy"))
+        ):
+            # (a committed venv: uv, Poetry and PDM run its python by themselves; what its
+            # bin/python is cannot be told from one path of a tree, r41a HISTVENV)
+            return f"a venv's {name} in history: tools run a project venv's python by themselves"
         elif name in SHARED_CONFIGS or name == ".gitattributes":
             return (
                 f"a {name} in history: git's merges, renames and attributes change what it "
