@@ -448,6 +448,14 @@ _PROTECTED = (
     # and editor integrations too, before any project script (r37b)
     ".yarnrc.yml",
     ".yarnrc",
+    # what yarn's config has it run (yarnPath's release, its plugins: r41b) and pnpm's and
+    # bun's own configs, read at `pnpm --version` (a pnpmfile is code) and `bun` commands
+    ".yarn/releases",
+    ".yarn/plugins",
+    ".pnpmfile.cjs",
+    ".pnpmfile.mjs",
+    "pnpm-workspace.yaml",
+    "bunfig.toml",
 )
 
 TOOLS = ("bash", "read", "write", "edit", "delete", "ls", "fetch")

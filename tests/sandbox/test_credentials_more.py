@@ -311,8 +311,12 @@ def test_init_scripts_archives_and_scripts_with_tokens_in_shown_homes_are_hidden
         (local_bin / name).write_text("#!/bin/sh\n" + text)
         (local_bin / name).chmod(0o755)
     (dist.parent.parent / "gradle-8-bin.zip.part").write_text(f"password {host.SECRET_WORD}\n")
-    (local_bin / "hello").write_text("#!/bin/sh\necho hello-kept\n")  # r39b LOCALBINEXPORT
-    for tool in (local_bin / "deploy", local_bin / "hello"):
+    (local_bin / "hello").write_text(  # (a console script pip generated: shown)
+        "#!/usr/bin/python3\n# -*- coding: utf-8 -*-\nimport re\nimport sys\n"
+        "from hello_kept import main\nif __name__ == '__main__':\n    sys.exit(main())\n"
+    )
+    (local_bin / "mine").write_text(f"#!/bin/sh\ncurl -u me:{host.SECRET_WORD} x\n")  # r41b
+    for tool in (local_bin / "deploy", local_bin / "hello", local_bin / "mine"):
         tool.chmod(0o755)
     for directory in [dist, *dist.parents]:
         if directory == host.home.parent:
@@ -321,11 +325,11 @@ def test_init_scripts_archives_and_scripts_with_tokens_in_shown_homes_are_hidden
     for directory in (local_bin, local_bin.parent):
         directory.chmod(0o755)
     shown = [dist / "init.d" / "repos.gradle", dist / "LICENSE", archive, local_bin / "deploy",
-             local_bin / "hello", *(local_bin / n for n in spellings),
+             local_bin / "hello", local_bin / "mine", *(local_bin / n for n in spellings),
              dist.parent.parent / "gradle-8-bin.zip.part"]  # fmt: skip
     r = host.sh("".join(f"cat {q(str(p))}\n" for p in shown))
     assert host.SECRET_WORD not in r.stdout + r.stderr, r.stdout
-    assert "license text" in r.stdout and "hello-kept" in r.stdout, r.stdout + r.stderr
+    assert "license text" in r.stdout and "hello_kept" in r.stdout, r.stdout + r.stderr
 
 
 def test_tokens_in_gits_other_configs_and_a_clones_remote_are_hidden(host) -> None:  # type: ignore[no-untyped-def]

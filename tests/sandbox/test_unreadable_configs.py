@@ -1195,13 +1195,14 @@ def test_vim_project_files_and_linter_configs_that_load_code_are_protected(host:
              ".pylintrc.toml", "pylintrc.toml", ".yarnrc.yml", ".yarnrc", ".sdkmanrc",
              ".python-versions", ".bun-version", "ruff.toml", ".ruff.toml", ".npmrc",
              "uv.toml", ".venv/pip.conf", ".prettierrc", ".prettierrc.json", "eslint.config.mjs",
-             ".stylelintrc.json", ".devcontainer.json", ".gitattributes",
+             ".stylelintrc.json", ".devcontainer.json", ".gitattributes", ".pnpmfile.cjs",
+             "pnpm-workspace.yaml", ".yarn/releases/yarn.cjs",
              )  # (from .pylintrc.toml on: r37b, r38b, r39b)  # fmt: skip
     (host.ws / "pyproject.toml").write_text(
         '[project]\nname = "x"\n\n[tool.mypy]\nplugins = [\n  "pydantic.mypy",\n]\n'
     )
     (host.ws / "setup.cfg").write_text("[metadata]\nname = x\n")
-    run(host, "mkdir -p sub .venv; " + "".join(f"echo x > {n}; " for n in names)
+    run(host, "mkdir -p sub .venv .yarn/releases; " + "".join(f"echo x > {n}; " for n in names)
               + "sed -i 's/name = \"x\"/name = \"y\"/' pyproject.toml\n")  # fmt: skip
     for name in names:
         assert not (host.ws / name).exists(), name

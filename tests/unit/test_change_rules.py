@@ -322,7 +322,7 @@ def test_the_host_tools_settings_in_any_spelling() -> None:
         '[tool]\nmypy = {plugins = ["a"]}\n',
         'tool . mypy . plugins = ["a"]\n',
         '[tool.mypy]\n"plug\\u0069ns" = [\n  "a",\n]\n',
-        '[project]\nname = "x"\n[tool.mypy]\nplugins = ["a"]\n[build-system]\nrequires = []\n',
+        '[project]\nname = "x"\n[tool.mypy]\nplugins = ["a"]\n[dependency-groups]\nt = []\n',
     ):
         assert tool_settings("pyproject.toml", spelling) == plain, spelling
     assert tool_settings("pyproject.toml", '[tool.pylsp-mypy]\noverrides = ["x"]\n') == [
@@ -333,10 +333,15 @@ def test_the_host_tools_settings_in_any_spelling() -> None:
     ]
     assert tool_settings("pyproject.toml", "other = 1\n") == [("other", "1")]
     assert tool_settings("setup.cfg", "[mypy]\nplugins: a,\n  b\n") == [("mypy.plugins", "a,\nb")]
-    cfg = "[testenv:lint]\ncommands = x\n[flake8]\nmax-line-length = 99\n[tox]\nrequires = x\n"
+    cfg = "[pytest]\naddopts = -q\n[flake8]\nmax-line-length = 99\n[tox]\nrequires = x\n"
     assert tool_settings("tox.ini", cfg) == [  # r40b TOXREQUIRES: [tox] counts
         ("flake8.max-line-length", "99"), ("tox.requires", "x")
     ]  # fmt: skip
+    # r41b TOXTESTENV, UVTREE, POETRYSOURCE: each counts
+    assert tool_settings("tox.ini", "[testenv]\nbase_python = t/py\n") != []
+    assert tool_settings("pyproject.toml", "[build-system]\nbackend-path = ['.']\n") != []
+    assert tool_settings("pyproject.toml", "[project]\ndynamic = ['version']\n") != []
+    assert tool_settings("pyproject.toml", "[[tool.poetry.source]]\nname = 'c'\n") != []
     for table in ("pdm.scripts", "tox", "hatch.version"):  # r40b PDMINVOKE: each counts
         assert tool_settings("pyproject.toml", f"[tool.{table}]\nx = 1\n") != [], table
     own = "[metadata]\nname = x\n[options.extras_require]\nt = y\n[isort]\nprofile = black\n"

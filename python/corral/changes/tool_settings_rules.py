@@ -6,8 +6,8 @@ saves a file, and no list of the settings that run code or write files is ever c
 mypy's `plugins` and `python_executable` (a program it runs) and `junit_xml` (a file it
 writes anywhere), pylint's `init-hook`, pylsp-mypy's `overrides` (mypy's options again),
 ruff's `cache-dir` (reviews r31a, r37b, r38b). So a change to any of them is held for your
-review; what the project itself says passes (`[project]`, `[build-system]`,
-`[dependency-groups]`; setup.cfg's `[metadata]` and `[options*]`; tox's `[testenv*]`),
+review; what the project itself says passes (`[project]` but its `dynamic`,
+`[dependency-groups]`; setup.cfg's `[metadata]` and `[options*]`),
 and so do the tables of tools that read them only to build, install or test the project
 (setuptools, Poetry, pytest, ...: these run its code anyway). The
 configs only host tools read (mypy.ini, .pylintrc, ruff.toml, ...) are protected by name.
@@ -38,7 +38,9 @@ PACKAGE_KEYS = frozenset({
     "activationEvents", "contributes", "galleryBanner", "qna", "preview", "badges",
 })  # fmt: skip
 # what the project says of itself, not what a host tool obeys
-PROJECT_TABLES = frozenset({"project", "build-system", "dependency-groups"})
+# (not build-system: uv runs an in-tree backend at `uv tree`, r41b UVTREE; nor project's
+# `dynamic`, which has it run there)
+PROJECT_TABLES = frozenset({"project", "dependency-groups"})
 # tools that read their table only when they build, install or test the project, which
 # runs its code anyway (r39c: every Poetry dependency, every scaffold's pytest settings was
 # held); the keys named with them still count (plugins a tool installs and loads whenever
@@ -47,7 +49,9 @@ PROJECT_TABLES = frozenset({"project", "build-system", "dependency-groups"})
 # are written where it says), PDM (`pre_invoke` scripts run at `pdm list`), tox (`tox list`
 # installs what `requires` names) or Hatch (`hatch version` runs a `code` source): r40b
 BUILD_TOOLS = {
-    "setuptools": (), "setuptools-scm": (), "setuptools_scm": (), "poetry": ("requires-plugins",),
+    "setuptools": (), "setuptools-scm": (), "setuptools_scm": (),
+    # (a source's url gets its name's credentials at `poetry lock`, r41b POETRYSOURCE)
+    "poetry": ("requires-plugins", "source"),
     "flit": (), "maturin": (), "scikit-build": (), "pytest": (), "cibuildwheel": (),
     "meson-python": (), "pybind11": (),
 }  # fmt: skip
@@ -56,7 +60,8 @@ PROJECT_SECTIONS = {
         "metadata", "options", "bdist_wheel", "egg_info", "sdist", "tool:pytest", "aliases",
         "build_ext", "build_py",
     ),
-    "tox.ini": ("testenv", "gh-actions", "gh", "pytest"),  # (not [tox]: its `requires`)
+    # (not [tox]: its `requires`; nor [testenv]: `tox config` runs its base_python, r41b)
+    "tox.ini": ("gh-actions", "gh", "pytest"),
 }  # fmt: skip
 MAX_CONFIG_BYTES = 1 << 20  # a larger one is held unread
 
@@ -131,6 +136,8 @@ def tool_settings(name: str, text: str) -> list[tuple[str, str]] | None:
                         found.append((f"tool.{tool}", repr(v)))
             elif key not in PROJECT_TABLES:
                 found.append((key, repr(value)))
+            elif key == "project" and isinstance(value, dict) and "dynamic" in value:
+                found.append(("project.dynamic", repr(value["dynamic"])))
         return sorted(found)
     import configparser
 

@@ -236,6 +236,32 @@ SECRET_PHRASES = (
 )  # fmt: skip
 
 
+def _own_script(path: str) -> bool:
+    """Whether a file is a script someone wrote (text starting with `#!`) rather than one an
+    installer generated (pip's and uv's console scripts: a few fixed lines naming a module
+    and its function). No list of ways to spell a secret is whole in free text (`curl -u`,
+    `mysql -p`, a dict with an Authorization header, r41b LOCALBINSPELL2)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4097)
+    except OSError:
+        return False
+    if not head.startswith(b"#!"):
+        return False  # (a program)
+    if len(head) > 4096:
+        return True
+    for line in head.splitlines()[1:]:
+        line = line.strip()
+        if not line or line.startswith((b"# -*- coding", b"sys.argv[0] = re.sub(", b"sys.exit(")):
+            continue
+        if line in (b"import re", b"import sys") or line.startswith(b"if __name__ =="):
+            continue
+        if line.startswith(b"from ") and b" import " in line:
+            continue
+        return True
+    return False
+
+
 def _holds_credentials(path: str) -> bool:
     """Whether a shown file (~/.gitconfig, ~/.config/git/config, a clone's .git/config) names
     a URL with a user or token in it (`insteadOf = https://TOKEN@github.com/`) or an extra
@@ -1131,9 +1157,14 @@ class Resolution:
         denied = [d for d, _ in deny_read]
         found: list[tuple[str, bool]] = []
 
+        home = self.ctx.home
+        user_bins = (os.path.join(home, ".local", "bin"), os.path.join(home, "bin"))
+
         def secret(path: str, mode: int, open_dir: int) -> bool:
             # (not the deny list: the walk's cache serves calls with other lists, r29a)
             name = os.path.basename(path)
+            if os.path.dirname(path) in user_bins and stat.S_ISREG(mode) and _own_script(path):
+                return True  # (scripts you wrote: free text, any secret in any spelling, r41b)
             # (`open_dir & 0o005`: others may list the directory; a file they may not read
             # there, 0600 or 0640, is kept from them on purpose: r30a)
             return stat.S_ISREG(mode) and (
