@@ -1219,6 +1219,23 @@ def test_vim_project_files_and_linter_configs_that_load_code_are_protected(host:
     assert "plugins" not in (host.ws / "setup.cfg").read_text()
 
 
+def test_dot_entries_at_the_top_are_held_but_the_inert_ones(host: Host) -> None:
+    """Reviews r37b to r41b found a host tool's config by a new name in every round
+    (.rubocop.yml, .golangci.yml, .pnpmfile.cjs, .yarnrc.yml, .sdkmanrc, ...): a new or
+    changed dot entry at the top of the workspace is held unless it is one no host tool
+    takes code or paths from (caches, ignore lists, CI definitions, .editorconfig)."""
+    held = (".rubocop.yml", ".golangci.yml", ".coveragerc", ".markdownlint.cjs", ".lintstagedrc",
+            ".something-new")  # fmt: skip
+    inert = (".gitignore", ".editorconfig", ".github/workflows/ci.yml", ".pytest_cache/x")
+    (host.ws / ".coveragerc").write_text("[run]\n")
+    run(host, "mkdir -p .github/workflows .pytest_cache; "
+              + "".join(f"echo x > {n}; " for n in (*held, *inert)) + "\n")  # fmt: skip
+    for name in held:
+        assert not (host.ws / name).exists() or (host.ws / name).read_text() == "[run]\n", name
+    for name in inert:
+        assert (host.ws / name).read_text() == "x\n", name
+
+
 def test_mavens_project_directory_is_protected(host: Host) -> None:
     """r37b MVNJVM: Maven's launcher reads `.mvn/jvm.config` from the first directory up
     that has `.mvn` at every run (`mvn -v` too): a `-javaagent:` jar written beside it ran

@@ -63,6 +63,24 @@ HOME_DOT = "home directory dot entries"
 MODULES = "PYTHONPATH"
 LUA_MODULES = "Lua's ./?.lua"
 TOOL_SETTINGS = "host tools' settings"
+PROJECT_DOT = "dot entries at the top of a writable root"
+# Dot entries at the top of a writable root that no host tool takes code, programs or paths
+# from: caches, ignore lists, CI definitions (run elsewhere), an editor's indentation. Any
+# other new or changed one is held: it is where host tools look for their configuration,
+# and no list of those is ever whole (each review round found another: .rubocop.yml,
+# .golangci.yml, .pnpmfile.cjs, .yarnrc.yml, .sdkmanrc, ...). Protected names and git's
+# and Mercurial's directories have rules of their own.
+INERT_DOT = frozenset({
+    ".git", ".hg", ".gitignore", ".gitkeep", ".keep", ".dockerignore", ".npmignore",
+    ".prettierignore", ".eslintignore", ".stylelintignore", ".editorconfig", ".env.example",
+    ".env.sample", ".env.template", ".github", ".gitlab", ".gitlab-ci.yml", ".circleci",
+    ".travis.yml", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".cache",
+    ".venv", ".tox", ".nox", ".coverage", ".eggs", ".ipynb_checkpoints", ".next", ".nuxt",
+    ".turbo", ".parcel-cache", ".svelte-kit", ".angular", ".gradle", ".idea", ".DS_Store",
+    ".sass-cache", ".eslintcache", ".stylelintcache", ".yarn", ".vscode", ".husky",
+    ".pnpm-store", ".npm", ".terraform", ".dart_tool", ".direnv", ".mvn", ".devcontainer",
+    ".cargo", ".mise", ".nvim", ".config", ".vim", ".lazy.lua",
+})  # fmt: skip
 
 
 SIZE = "sandbox.limits.file_size_mb"
@@ -144,6 +162,19 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
             return self.refusal(
                 "protected", path, PROTECTED,
                 f"protected name {hit_name}: the host runs or obeys it by itself",
+            )  # fmt: skip
+        first = parts[0]
+        if (
+            first.startswith(".")
+            and first not in INERT_DOT
+            and entry.kind != "whiteout"
+            and not (self.home_dot and entry.root == self.home_dot)
+        ):
+            return self.refusal(
+                "protected", path, PROJECT_DOT,
+                f"{first} at the top of the workspace: host tools (linters, formatters, "
+                "language servers, package managers) take their configuration from such "
+                "files; apply it if you meant it",
             )  # fmt: skip
         if entry.kind == "link":
             # `crate/.cargo -> ../cfg`: cfg/config.toml becomes crate/.cargo/config.toml
