@@ -408,6 +408,10 @@ _PROTECTED = (
     # what git converts a file's bytes with when it writes it (`working-tree-encoding`):
     # a file judged by its content in history is written otherwise (r41a WTPKG)
     ".gitattributes",
+    # Universal Ctags' option files, read at every `ctags -R` (`-f` writes anywhere, r42a)
+    "ctags.d",
+    ".ctags.d",
+    ".ctags",
     "pip.conf",  # (a venv's own, read by its pip: `log` appends anywhere, r39b)
     "pip.ini",
     # formatters' and linters' configs an editor obeys on open or save, whose plugins are

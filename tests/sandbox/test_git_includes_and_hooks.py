@@ -879,6 +879,9 @@ def test_history_goes_through_the_work_trees_own_rules(host: Host) -> None:
                        # r38a, r40a DIRRENAME: inside where a protected name's directory goes
                        ("rs/.cargo/a.txt", "x\\n"),
                        (".venv/pyvenv.cfg", "home = /usr\\n"),  # r41a HISTVENV
+                       # r41a DIRROOT, r42a DIRDOT: a merge may move a directory's files to
+                       # the top, so a file is judged where its tree puts it and at the top
+                       ("D/venv.py", "x = 1\\n"), ("D/.rubocop.yml", "x\\n"),
                        ):  # fmt: skip
         run(host, plant.format(path=path, text=text))
         assert host.git("rev-parse", "-q", "--verify", "tidy", check=False).strip() == "", path
@@ -886,6 +889,10 @@ def test_history_goes_through_the_work_trees_own_rules(host: Host) -> None:
             host.corral("discard", change_id)
     run(host, plant.format(path="src/app.py", text="x = 1\\n"))  # (an ordinary file lands)
     assert host.git("rev-parse", "-q", "--verify", "tidy").strip()
+    # r42c: a pyproject.toml changed and committed in one command, as it is applied, lands
+    run(host, "sed -i 's/name = \"x\"/name = \"y\"/' pyproject.toml; "
+              f"{GIT_ID} commit -qam bump\n")  # fmt: skip
+    assert host.git("log", "-1", "--format=%s", "main").strip() == "bump"
     index = (host.ws / ".git" / "index").read_bytes()
     forge = (  # (git itself refuses to add such a path: the index is written by hand)
         "import hashlib, struct, subprocess\n"

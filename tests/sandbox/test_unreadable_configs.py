@@ -1196,13 +1196,14 @@ def test_vim_project_files_and_linter_configs_that_load_code_are_protected(host:
              ".python-versions", ".bun-version", "ruff.toml", ".ruff.toml", ".npmrc",
              "uv.toml", ".venv/pip.conf", ".prettierrc", ".prettierrc.json", "eslint.config.mjs",
              ".stylelintrc.json", ".devcontainer.json", ".gitattributes", ".pnpmfile.cjs",
-             "pnpm-workspace.yaml", ".yarn/releases/yarn.cjs",
+             "pnpm-workspace.yaml", ".yarn/releases/yarn.cjs", "ctags.d/local.ctags",
              )  # (from .pylintrc.toml on: r37b, r38b, r39b)  # fmt: skip
     (host.ws / "pyproject.toml").write_text(
         '[project]\nname = "x"\n\n[tool.mypy]\nplugins = [\n  "pydantic.mypy",\n]\n'
     )
     (host.ws / "setup.cfg").write_text("[metadata]\nname = x\n")
-    run(host, "mkdir -p sub .venv .yarn/releases; " + "".join(f"echo x > {n}; " for n in names)
+    run(host, "mkdir -p sub .venv .yarn/releases ctags.d; "
+              + "".join(f"echo x > {n}; " for n in names)
               + "sed -i 's/name = \"x\"/name = \"y\"/' pyproject.toml\n")  # fmt: skip
     for name in names:
         assert not (host.ws / name).exists(), name
@@ -1234,6 +1235,20 @@ def test_dot_entries_at_the_top_are_held_but_the_inert_ones(host: Host) -> None:
         assert not (host.ws / name).exists() or (host.ws / name).read_text() == "[run]\n", name
     for name in inert:
         assert (host.ws / name).read_text() == "x\n", name
+
+
+def test_compiled_modules_no_lua_require_reaches_are_not_held(host: Host) -> None:
+    """r42c: every `.so` below a top-level directory was held as "a Lua file" (a pip
+    install into a new .venv held 244, a cargo build its proc-macro): `require("a.b")`
+    reaches a/b.so, never a file deeper down, below a dotted directory or with a dot in its
+    stem. A new top-level directory's own `core.so` is still held."""
+    deep = (".venv/lib/python3.11/site-packages/x/_c.cpython-311-x86_64-linux-gnu.so",
+            "target/debug/deps/libm-0a1b.so", "build/lib.linux/x.so")  # fmt: skip
+    run(host, "".join(f"mkdir -p $(dirname {n}); echo x > {n}; " for n in deep)
+              + "mkdir -p newdir; echo x > newdir/core.so\n")  # fmt: skip
+    for name in deep:
+        assert (host.ws / name).exists(), name
+    assert not (host.ws / "newdir" / "core.so").exists()
 
 
 def test_mavens_project_directory_is_protected(host: Host) -> None:

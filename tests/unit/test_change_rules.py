@@ -340,6 +340,9 @@ def test_the_host_tools_settings_in_any_spelling() -> None:
     # r41b TOXTESTENV, UVTREE, POETRYSOURCE: each counts
     assert tool_settings("tox.ini", "[testenv]\nbase_python = t/py\n") != []
     assert tool_settings("pyproject.toml", "[build-system]\nbackend-path = ['.']\n") != []
+    plain = "[build-system]\nrequires = ['hatchling>=1.2']\nbuild-backend = 'hatchling.build'\n"
+    assert tool_settings("pyproject.toml", plain) == []  # (r42c: a version bump passes)
+    assert tool_settings("pyproject.toml", "[build-system]\nrequires = ['x @ file:///t']\n") != []
     assert tool_settings("pyproject.toml", "[project]\ndynamic = ['version']\n") != []
     assert tool_settings("pyproject.toml", "[[tool.poetry.source]]\nname = 'c'\n") != []
     for table in ("pdm.scripts", "tox", "hatch.version"):  # r40b PDMINVOKE: each counts

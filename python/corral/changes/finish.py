@@ -309,12 +309,17 @@ def _describe(report: dict[str, Any], frontend: str | None) -> list[str]:
     if report["held"] and report["status"] == "held":
         # (a refused path is applied only when named: the command says which, r39c)
         named = [item["path"] for item in report["held"] if item.get("code") != "review"]
-        paths = named if 0 < len(named) <= NAMED else ["[PATH...]"]
+        paths = named if 0 < len(named) <= NAMED else ["PATH..."]
         if any(item.get("code") == "conflict" for item in report["held"]):
             paths = ["--overwrite", *paths]  # (what the host changed meanwhile: r40c)
+        which = (
+            ", naming the held paths you want from the list above"
+            if not (0 < len(named) <= NAMED)
+            else ""
+        )  # (a refused path is applied only when named: `apply ID` applied none, r42c)
         lines.append(
             f"these changes are held, not in the workspace: {command('changes', change_id)} "
-            f"(apply: {command('apply', change_id, *paths)}; drop: "
+            f"(apply: {command('apply', change_id, *paths)}{which}; drop: "
             f"{command('discard', change_id)})"
         )
     return lines

@@ -505,7 +505,7 @@ class GitHistoryRules(RuleSet):
             if is_index:
                 paths = self._index_paths(entry, host_git, store, base, budget)
                 found = self._hit(paths, Trees(host_git, upper_git, store, base, budget))
-                what, review = "the index", "; review it: git diff --cached"
+                what, review = "the index", ""
             else:
                 text = _text(entry.source)
                 log = inside[0] == "logs"
@@ -662,7 +662,7 @@ class GitHistoryRules(RuleSet):
             if hit is None and kind == SYMLINK:
                 hit = self._git_link(path, trees.store.read(sha)[1], work_tree)
             if hit is None and work_tree and kind in (FILE, SYMLINK) and sha:
-                hit = self._as_work_tree(path, mode, sha, trees.store, work_tree)
+                hit = self._as_work_tree(path, mode, sha, trees, work_tree)
             if hit is None and kind != GITLINK:
                 continue
             known = not submodule and sha and self._host_has(trees.store, host_git, path, mode, sha)
@@ -679,7 +679,7 @@ class GitHistoryRules(RuleSet):
         return None
 
     def _as_work_tree(
-        self, path: str, mode: int, sha: str, store: ObjectStore, work_tree: str
+        self, path: str, mode: int, sha: str, trees: Trees, work_tree: str
     ) -> str | None:
         """What the work tree's own rules say of a file or link git would write at `path`
         (r39a HISTRULES: a pyproject.toml naming a mypy plugin, a top-level `venv/` package
@@ -697,7 +697,7 @@ class GitHistoryRules(RuleSet):
         if name == "package.json":
             # (judged by its keys, so that committing a dependency lands: a merge of two
             # clean versions into a tool's key is not foreseen, see the threat model)
-            text = store.read(sha)[1].decode("utf-8", "replace")
+            text = trees.store.read(sha)[1].decode("utf-8", "replace")
             host = read(os.path.join(work_tree, path))
             after = tool_settings(name, text)
             if after is None or host is None or after != tool_settings(name, host):
@@ -708,7 +708,9 @@ class GitHistoryRules(RuleSet):
             # (a committed venv: uv, Poetry and PDM run its python by themselves; what its
             # bin/python is cannot be told from one path of a tree, r41a HISTVENV)
             return f"a venv's {name} in history: tools run a project venv's python by themselves"
-        elif name in SHARED_CONFIGS or name == ".gitattributes":
+        elif (name in SHARED_CONFIGS or name == ".gitattributes") and not self._as_applied(
+            path, sha, trees, work_tree
+        ):
             return (
                 f"a {name} in history: git's merges, renames and attributes change what it "
                 "writes, so corral does not judge what it says there; review it"
@@ -725,15 +727,64 @@ class GitHistoryRules(RuleSet):
         root = next((r for r in self.roots if full.startswith(r + "/")), None)
         if root is None:
             return None
-        rel = full[len(root) + 1 :]
         link = mode & 0o170000 == SYMLINK
-        target = store.read(sha)[1].decode("utf-8", "surrogateescape") if link else ""
-        refusal = self._protected(Entry(
-            root=root, rel=rel, source=os.path.join("/nonexistent-corral-upper", rel),
-            kind="link" if link else "file", mode=mode & 0o777 or 0o777, size=0, nlink=1,
-            opaque=False, target=target, ino=0, mtime_ns=0,
-        ))  # fmt: skip
-        return refusal.message if refusal is not None else None
+        target = trees.store.read(sha)[1].decode("utf-8", "surrogateescape") if link else ""
+        # Where the tree puts it, and at the top: a merge's or stash pop's directory-rename
+        # detection moves a directory's files to the top when another branch moved the rest
+        # there (r41a DIRROOT: `D/venv.py` landed as `venv.py`; r42a DIRDOT: `.rubocop.yml`)
+        places = [full[len(root) + 1 :]]
+        if "/" in path:
+            places.append(os.path.relpath(os.path.join(work_tree, name), root))
+        for rel in places:
+            refusal = self._protected(Entry(
+                root=root, rel=rel, source=os.path.join("/nonexistent-corral-upper", rel),
+                kind="link" if link else "file", mode=mode & 0o777 or 0o777, size=0,
+                nlink=1, opaque=False, target=target, ino=0, mtime_ns=0,
+            ))  # fmt: skip
+            if refusal is not None:
+                moved = "" if rel == places[0] else " (a merge may move it to the top)"
+                return refusal.message + moved
+        return None
+
+    def _as_applied(self, path: str, sha: str, trees: Trees, work_tree: str) -> bool:
+        """Whether a config's blob is, byte for byte, what the work tree holds once this
+        change set is applied: the host's file, or the command's version of it when that
+        passes the work tree's rules (r42c: a dependency added and committed in one command
+        was held every time). git writing it writes nothing the work tree has not."""
+        import hashlib
+
+        from corral.changes.scan import Entry
+
+        staged = os.path.join(os.path.dirname(trees.upper_git), path)
+        source = staged if os.path.lexists(staged) else os.path.join(work_tree, path)
+        try:  # (a regular file, not through a link, never blocking)
+            fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return False
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return False
+            data = b""
+            while chunk := os.read(fd, REF_BYTES + 1 - len(data)):
+                data += chunk
+                if len(data) > REF_BYTES:
+                    return False
+        finally:
+            os.close(fd)
+        if hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() != sha:
+            return False
+        if source == staged:
+            full = os.path.join(work_tree, path)
+            root = next((r for r in self.roots if full.startswith(r + "/")), None)
+            if root is None:
+                return False
+            rel = full[len(root) + 1 :]
+            entry = Entry(
+                root=root, rel=rel, source=staged, kind="file", mode=0o644, size=len(data),
+                nlink=1, opaque=False, target="", ino=0, mtime_ns=0,
+            )  # fmt: skip
+            return self._protected(entry) is None
+        return True
 
     def _git_link(self, path: str, target_bytes: bytes, work_tree: str) -> str | None:
         """What is wrong with a symlink at `path` that git would make (its blob is its

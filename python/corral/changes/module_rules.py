@@ -297,6 +297,13 @@ class LuaRules(RuleSet):
                 return parts[0]
             if not entry.path.endswith(LUA_SUFFIXES):
                 return None
+            if entry.path.endswith(".so") and (
+                len(parts) > 2 or any("." in p for p in parts[:-1]) or "." in parts[-1][:-3]
+            ):
+                # (`require("a.b")` reaches a/b.so: no module name reaches a compiled file
+                # deeper down, below a dotted directory or with a dot in its stem, a venv's
+                # or cargo's target/: r42c, 244 of a pip install held)
+                return None
             if not self._holds_lua(os.path.join(root, parts[0])):
                 return parts[0] + "/"
             for name, real in self._top_links(root):

@@ -79,7 +79,11 @@ INERT_DOT = frozenset({
     ".turbo", ".parcel-cache", ".svelte-kit", ".angular", ".gradle", ".idea", ".DS_Store",
     ".sass-cache", ".eslintcache", ".stylelintcache", ".yarn", ".vscode", ".husky",
     ".pnpm-store", ".npm", ".terraform", ".dart_tool", ".direnv", ".mvn", ".devcontainer",
-    ".cargo", ".mise", ".nvim", ".config", ".vim", ".lazy.lua",
+    ".cargo", ".mise", ".nvim", ".config", ".vim", ".lazy.lua", ".mailmap",
+    ".git-blame-ignore-revs", ".readthedocs.yaml", ".readthedocs.yml", ".clang-format",
+    ".clang-tidy", ".gitmodules", ".ctags.d", ".ctags", ".codecov.yml", ".mergify.yml",
+    ".renovaterc", ".renovaterc.json", ".releaserc", ".releaserc.json", ".releaserc.yml",
+    ".pre-commit-hooks.yaml", ".secrets.baseline", ".changeset",
 })  # fmt: skip
 
 

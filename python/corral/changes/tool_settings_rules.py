@@ -38,8 +38,8 @@ PACKAGE_KEYS = frozenset({
     "activationEvents", "contributes", "galleryBanner", "qna", "preview", "badges",
 })  # fmt: skip
 # what the project says of itself, not what a host tool obeys
-# (not build-system: uv runs an in-tree backend at `uv tree`, r41b UVTREE; nor project's
-# `dynamic`, which has it run there)
+# (not build-system's backend-path or a requirement by path or URL: uv runs an in-tree
+# backend at `uv tree`, r41b UVTREE; nor project's `dynamic`, which has it run there)
 PROJECT_TABLES = frozenset({"project", "dependency-groups"})
 # tools that read their table only when they build, install or test the project, which
 # runs its code anyway (r39c: every Poetry dependency, every scaffold's pytest settings was
@@ -134,6 +134,18 @@ def tool_settings(name: str, text: str) -> list[tuple[str, str]] | None:
                                   if _key(str(n)) in BUILD_TOOLS[tool]]  # fmt: skip
                     else:
                         found.append((f"tool.{tool}", repr(v)))
+            elif key == "build-system" and isinstance(value, dict):
+                # (what has `uv tree` run code of the workspace's: an in-tree backend, a
+                # requirement by path or URL; not a version bump of a named one, r42c)
+                if "backend-path" in value:
+                    found.append(("build-system.backend-path", repr(value["backend-path"])))
+                requires = value.get("requires", [])
+                odd = (
+                    [r for r in requires if not isinstance(r, str) or any(c in r for c in "@/:\\")]
+                    if isinstance(requires, list)
+                    else [requires]
+                )
+                found += [("build-system.requires", repr(r)) for r in odd]
             elif key not in PROJECT_TABLES:
                 found.append((key, repr(value)))
             elif key == "project" and isinstance(value, dict) and "dynamic" in value:
