@@ -408,6 +408,12 @@ _PROTECTED = (
     # what git converts a file's bytes with when it writes it (`working-tree-encoding`):
     # a file judged by its content in history is written otherwise (r41a WTPKG)
     ".gitattributes",
+    # below directories otherwise inert (r42b): Copilot CLI's hooks, VS Code's MCP servers,
+    # yarn's editor SDKs (run through .vscode/settings.json), tox's provisioned tox
+    ".github/hooks",
+    ".vscode/mcp.json",
+    ".yarn/sdks",
+    ".tox/.tox",
     # Universal Ctags' option files, read at every `ctags -R` (`-f` writes anywhere, r42a)
     "ctags.d",
     ".ctags.d",

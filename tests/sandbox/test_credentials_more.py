@@ -316,6 +316,10 @@ def test_init_scripts_archives_and_scripts_with_tokens_in_shown_homes_are_hidden
         "from hello_kept import main\nif __name__ == '__main__':\n    sys.exit(main())\n"
     )
     (local_bin / "mine").write_text(f"#!/bin/sh\ncurl -u me:{host.SECRET_WORD} x\n")  # r41b
+    (local_bin / "corp").mkdir()  # r42b LOCALBINSPELL3: one down, and without `#!`
+    (local_bin / "corp" / "login").write_text(f"#!/bin/sh\nsshpass -p {host.SECRET_WORD}\n")
+    (local_bin / "push.py").write_text(f"requests.post(u, auth=('u', '{host.SECRET_WORD}'))\n")
+    (local_bin / "corp").chmod(0o755)
     for tool in (local_bin / "deploy", local_bin / "hello", local_bin / "mine"):
         tool.chmod(0o755)
     for directory in [dist, *dist.parents]:
@@ -325,7 +329,8 @@ def test_init_scripts_archives_and_scripts_with_tokens_in_shown_homes_are_hidden
     for directory in (local_bin, local_bin.parent):
         directory.chmod(0o755)
     shown = [dist / "init.d" / "repos.gradle", dist / "LICENSE", archive, local_bin / "deploy",
-             local_bin / "hello", local_bin / "mine", *(local_bin / n for n in spellings),
+             local_bin / "hello", local_bin / "mine", local_bin / "corp" / "login",
+             local_bin / "push.py", *(local_bin / n for n in spellings),
              dist.parent.parent / "gradle-8-bin.zip.part"]  # fmt: skip
     r = host.sh("".join(f"cat {q(str(p))}\n" for p in shown))
     assert host.SECRET_WORD not in r.stdout + r.stderr, r.stdout

@@ -1226,11 +1226,16 @@ def test_dot_entries_at_the_top_are_held_but_the_inert_ones(host: Host) -> None:
     changed dot entry at the top of the workspace is held unless it is one no host tool
     takes code or paths from (caches, ignore lists, CI definitions, .editorconfig)."""
     held = (".rubocop.yml", ".golangci.yml", ".coveragerc", ".markdownlint.cjs", ".lintstagedrc",
-            ".something-new")  # fmt: skip
-    inert = (".gitignore", ".editorconfig", ".github/workflows/ci.yml", ".pytest_cache/x")
+            ".something-new",
+            # r42b: at any depth (tools search up from a file), and not .config, .terraform,
+            # .tox's own tox
+            "docs/.markdownlint.cjs", ".config/stylelintrc.cjs", ".terraform/terraform.tfstate",
+            ".tox/.tox/x", ".github/hooks/h.json", ".vscode/mcp.json")  # fmt: skip
+    inert = (".gitignore", ".editorconfig", ".github/workflows/ci.yml", ".pytest_cache/x",
+             "src/.gitkeep", "node_modules/.bin/x", ".venv/.gitignore", ".tox/py/x")  # fmt: skip
     (host.ws / ".coveragerc").write_text("[run]\n")
-    run(host, "mkdir -p .github/workflows .pytest_cache; "
-              + "".join(f"echo x > {n}; " for n in (*held, *inert)) + "\n")  # fmt: skip
+    run(host, "".join(f"mkdir -p $(dirname {n}); echo x > {n}; " for n in (*held, *inert))
+              + "\n")  # fmt: skip
     for name in held:
         assert not (host.ws / name).exists() or (host.ws / name).read_text() == "[run]\n", name
     for name in inert:

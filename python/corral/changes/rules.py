@@ -63,23 +63,27 @@ HOME_DOT = "home directory dot entries"
 MODULES = "PYTHONPATH"
 LUA_MODULES = "Lua's ./?.lua"
 TOOL_SETTINGS = "host tools' settings"
-PROJECT_DOT = "dot entries at the top of a writable root"
-# Dot entries at the top of a writable root that no host tool takes code, programs or paths
-# from: caches, ignore lists, CI definitions (run elsewhere), an editor's indentation. Any
-# other new or changed one is held: it is where host tools look for their configuration,
-# and no list of those is ever whole (each review round found another: .rubocop.yml,
-# .golangci.yml, .pnpmfile.cjs, .yarnrc.yml, .sdkmanrc, ...). Protected names and git's
-# and Mercurial's directories have rules of their own.
+PROJECT_DOT = "dot entries of host tools' configs"
+# Dot entries, at any depth, that no host tool takes code, programs or paths from: caches,
+# ignore lists, CI definitions (run elsewhere), an editor's indentation. Any other new or
+# changed one is held: it is where host tools look for their configuration, from the top
+# and from every directory up from a file they look at, and no list of those is ever whole
+# (each review round found another: .rubocop.yml, .golangci.yml, .pnpmfile.cjs, .yarnrc.yml,
+# .sdkmanrc, docs/.markdownlint.cjs, ...). Not .config (cosmiconfig's `.config/<name>rc`),
+# .terraform (its backend's address gets its password) or .idea (watcher tasks), r42b.
+# Protected names (below the inert ones too: .github/hooks, .vscode/mcp.json) and git's and
+# Mercurial's directories have rules of their own. What tools own below node_modules,
+# target, a venv or a cache is not looked at.
 INERT_DOT = frozenset({
     ".git", ".hg", ".gitignore", ".gitkeep", ".keep", ".dockerignore", ".npmignore",
     ".prettierignore", ".eslintignore", ".stylelintignore", ".editorconfig", ".env.example",
     ".env.sample", ".env.template", ".github", ".gitlab", ".gitlab-ci.yml", ".circleci",
     ".travis.yml", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".cache",
     ".venv", ".tox", ".nox", ".coverage", ".eggs", ".ipynb_checkpoints", ".next", ".nuxt",
-    ".turbo", ".parcel-cache", ".svelte-kit", ".angular", ".gradle", ".idea", ".DS_Store",
+    ".turbo", ".parcel-cache", ".svelte-kit", ".angular", ".gradle", ".DS_Store",
     ".sass-cache", ".eslintcache", ".stylelintcache", ".yarn", ".vscode", ".husky",
-    ".pnpm-store", ".npm", ".terraform", ".dart_tool", ".direnv", ".mvn", ".devcontainer",
-    ".cargo", ".mise", ".nvim", ".config", ".vim", ".lazy.lua", ".mailmap",
+    ".pnpm-store", ".npm", ".dart_tool", ".direnv", ".mvn", ".devcontainer",
+    ".cargo", ".mise", ".nvim", ".vim", ".lazy.lua", ".mailmap",
     ".git-blame-ignore-revs", ".readthedocs.yaml", ".readthedocs.yml", ".clang-format",
     ".clang-tidy", ".gitmodules", ".ctags.d", ".ctags", ".codecov.yml", ".mergify.yml",
     ".renovaterc", ".renovaterc.json", ".releaserc", ".releaserc.json", ".releaserc.yml",
@@ -167,18 +171,17 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
                 "protected", path, PROTECTED,
                 f"protected name {hit_name}: the host runs or obeys it by itself",
             )  # fmt: skip
-        first = parts[0]
+        dot = _config_dot(parts)
         if (
-            first.startswith(".")
-            and first not in INERT_DOT
+            dot is not None
             and entry.kind != "whiteout"
             and not (self.home_dot and entry.root == self.home_dot)
         ):
             return self.refusal(
                 "protected", path, PROJECT_DOT,
-                f"{first} at the top of the workspace: host tools (linters, formatters, "
-                "language servers, package managers) take their configuration from such "
-                "files; apply it if you meant it",
+                f"{dot}: host tools (linters, formatters, language servers, package "
+                "managers) take their configuration from dot files like it, here or in a "
+                "directory above what they look at; apply it if you meant it",
             )  # fmt: skip
         if entry.kind == "link":
             # `crate/.cargo -> ../cfg`: cfg/config.toml becomes crate/.cargo/config.toml
@@ -429,6 +432,27 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
             "conflict", entry.path, BUILTIN,
             f"changed on the host while the command ran{where}: the host's version is kept",
         )  # fmt: skip
+
+
+# trees a tool writes and owns: what is below them is its own, not a project's config
+TOOL_TREES = frozenset({
+    "node_modules", "target", "__pycache__", "site-packages", "dist-packages", "venv",
+    "bower_components", "vendor",
+})  # fmt: skip
+
+
+def _config_dot(parts: list[str]) -> str | None:
+    """The first dot entry of a path that is not inert (INERT_DOT), as a path, down to a
+    tree a tool owns (TOOL_TREES, an inert dot directory such as .venv or a cache)."""
+    for i, part in enumerate(parts):
+        if part in TOOL_TREES:
+            return None
+        if part.startswith("."):
+            if part not in INERT_DOT:
+                return "/".join(parts[: i + 1])
+            if i < len(parts) - 1:
+                return None  # (below an inert dot directory: its tool's own)
+    return None
 
 
 def verdicts(checker: Checker, entries: list[Entry]) -> list[tuple[Entry, Refusal | None]]:

@@ -237,18 +237,19 @@ SECRET_PHRASES = (
 
 
 def _own_script(path: str) -> bool:
-    """Whether a file is a script someone wrote (text starting with `#!`) rather than one an
-    installer generated (pip's and uv's console scripts: a few fixed lines naming a module
-    and its function). No list of ways to spell a secret is whole in free text (`curl -u`,
-    `mysql -p`, a dict with an Authorization header, r41b LOCALBINSPELL2)."""
+    """Whether a file is text someone wrote (a script, with or without `#!`) rather than a
+    program or a script an installer generated (pip's and uv's console scripts: a few fixed
+    lines naming a module and its function). No list of ways to spell a secret is whole in
+    free text (`curl -u`, `mysql -p`, a dict with an Authorization header, r41b
+    LOCALBINSPELL2; one directory down or without `#!`, r42b)."""
     try:
         with open(path, "rb") as f:
             head = f.read(4097)
     except OSError:
         return False
-    if not head.startswith(b"#!"):
-        return False  # (a program)
-    if len(head) > 4096:
+    if b"\0" in head:
+        return False  # (a program, or other data that is not text; r42b: not the `#!` alone)
+    if not head.startswith(b"#!") or len(head) > 4096:
         return True
     for line in head.splitlines()[1:]:
         line = line.strip()
@@ -1163,7 +1164,11 @@ class Resolution:
         def secret(path: str, mode: int, open_dir: int) -> bool:
             # (not the deny list: the walk's cache serves calls with other lists, r29a)
             name = os.path.basename(path)
-            if os.path.dirname(path) in user_bins and stat.S_ISREG(mode) and _own_script(path):
+            if (
+                stat.S_ISREG(mode)
+                and any(path.startswith(b + "/") for b in user_bins)
+                and _own_script(path)
+            ):
                 return True  # (scripts you wrote: free text, any secret in any spelling, r41b)
             # (`open_dir & 0o005`: others may list the directory; a file they may not read
             # there, 0600 or 0640, is kept from them on purpose: r30a)
