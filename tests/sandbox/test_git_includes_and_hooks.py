@@ -882,6 +882,8 @@ def test_history_goes_through_the_work_trees_own_rules(host: Host) -> None:
                        # r41a DIRROOT, r42a DIRDOT: a merge may move a directory's files to
                        # the top, so a file is judged where its tree puts it and at the top
                        ("D/venv.py", "x = 1\\n"), ("D/.rubocop.yml", "x\\n"),
+                       # r43a HISTTF: at every place a rename can put it, subdirectories kept
+                       ("vendor/.terraform/terraform.tfstate", "{}\\n"),
                        ):  # fmt: skip
         run(host, plant.format(path=path, text=text))
         assert host.git("rev-parse", "-q", "--verify", "tidy", check=False).strip() == "", path

@@ -1230,9 +1230,13 @@ def test_dot_entries_at_the_top_are_held_but_the_inert_ones(host: Host) -> None:
             # r42b: at any depth (tools search up from a file), and not .config, .terraform,
             # .tox's own tox
             "docs/.markdownlint.cjs", ".config/stylelintrc.cjs", ".terraform/terraform.tfstate",
-            ".tox/.tox/x", ".github/hooks/h.json", ".vscode/mcp.json")  # fmt: skip
+            ".tox/.tox/x", ".github/hooks/h.json", ".vscode/mcp.json",
+            # r43a TREEDOT: below an inert dot directory, below a tool's tree by name only
+            ".github/.markdownlint.cjs", "docs/vendor/.markdownlint.cjs",
+            "venv/.markdownlint.cjs", "src/target/.config/stylelintrc.cjs")  # fmt: skip
     inert = (".gitignore", ".editorconfig", ".github/workflows/ci.yml", ".pytest_cache/x",
-             "src/.gitkeep", "node_modules/.bin/x", ".venv/.gitignore", ".tox/py/x")  # fmt: skip
+             "src/.gitkeep", "node_modules/.bin/x", ".venv/.gitignore", ".tox/py/x",
+             "target/CACHEDIR.TAG", "target/.rustc_info.json")  # fmt: skip
     (host.ws / ".coveragerc").write_text("[run]\n")
     run(host, "".join(f"mkdir -p $(dirname {n}); echo x > {n}; " for n in (*held, *inert))
               + "\n")  # fmt: skip

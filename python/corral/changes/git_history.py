@@ -732,9 +732,12 @@ class GitHistoryRules(RuleSet):
         # Where the tree puts it, and at the top: a merge's or stash pop's directory-rename
         # detection moves a directory's files to the top when another branch moved the rest
         # there (r41a DIRROOT: `D/venv.py` landed as `venv.py`; r42a DIRDOT: `.rubocop.yml`)
+        # (every suffix: the detection keeps the directories below the one it moves, r43a
+        # HISTTF: `vendor/.terraform/terraform.tfstate` landed as `.terraform/...`)
         places = [full[len(root) + 1 :]]
-        if "/" in path:
-            places.append(os.path.relpath(os.path.join(work_tree, name), root))
+        parts = path.split("/")
+        for i in range(1, len(parts)):
+            places.append(os.path.relpath(os.path.join(work_tree, *parts[i:]), root))
         for rel in places:
             refusal = self._protected(Entry(
                 root=root, rel=rel, source=os.path.join("/nonexistent-corral-upper", rel),

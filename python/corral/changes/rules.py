@@ -171,7 +171,7 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
                 "protected", path, PROTECTED,
                 f"protected name {hit_name}: the host runs or obeys it by itself",
             )  # fmt: skip
-        dot = _config_dot(parts)
+        dot = _config_dot(parts, lambda i: self._tool_tree(entry, parts, i))
         if (
             dot is not None
             and entry.kind != "whiteout"
@@ -253,6 +253,22 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
                 "your home directory's dot entries",
             )  # fmt: skip
         return None
+
+    def _tool_tree(self, entry: Entry, parts: list[str], i: int) -> bool:
+        """Whether the i-th directory of an entry's path is the tree its name says: the host
+        has it already, or it (or, for site-packages, a directory above it) holds the mark
+        its tool leaves, on the host or in this change set."""
+        rel = "/".join(parts[: i + 1])
+        name = parts[i]
+        if name == "node_modules" or os.path.isdir(os.path.join(entry.root, rel)):
+            return True
+        upper_root = entry.source[: len(entry.source) - len(entry.rel)].rstrip("/")
+        marker = TOOL_TREES[name]
+        if name in ("site-packages", "dist-packages"):  # (lib/pythonX.Y/ below a venv)
+            rel, marker = "/".join(parts[: max(i - 2, 0)]), "pyvenv.cfg"
+        return bool(rel) and any(
+            os.path.lexists(os.path.join(top, rel, marker)) for top in (entry.root, upper_root)
+        )
 
     @staticmethod
     def _repository_in(has: Callable[[str], bool]) -> bool:
@@ -434,24 +450,29 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
         )  # fmt: skip
 
 
-# trees a tool writes and owns: what is below them is its own, not a project's config
-TOOL_TREES = frozenset({
-    "node_modules", "target", "__pycache__", "site-packages", "dist-packages", "venv",
-    "bower_components", "vendor",
-})  # fmt: skip
+# trees a tool writes and owns, each known by what its tool leaves in it (a name alone is
+# the command's to choose: `docs/vendor/.markdownlint.cjs`, a `venv/` that is no venv,
+# r43a TREEDOT): below one the host has, or one holding its marker, dot entries are the
+# tool's own. node_modules by its name: running what it installs is running the project's
+# dependencies (the threat model says so).
+TOOL_TREES = {
+    "node_modules": "", "target": "CACHEDIR.TAG", "venv": "pyvenv.cfg", ".venv": "pyvenv.cfg",
+    "site-packages": "", "dist-packages": "",
+}  # fmt: skip
 
 
-def _config_dot(parts: list[str]) -> str | None:
+def _config_dot(parts: list[str], owned: Callable[[int], bool]) -> str | None:
     """The first dot entry of a path that is not inert (INERT_DOT), as a path, down to a
-    tree a tool owns (TOOL_TREES, an inert dot directory such as .venv or a cache)."""
-    for i, part in enumerate(parts):
-        if part in TOOL_TREES:
+    tree a tool owns (TOOL_TREES, where `owned(i)` says the i-th part is one). Dot entries
+    below an inert dot directory are judged too (`.github/.markdownlint.cjs`, r43a)."""
+    for i, part in enumerate(parts[:-1] if len(parts) > 1 else parts):
+        if part in TOOL_TREES and owned(i):
             return None
-        if part.startswith("."):
-            if part not in INERT_DOT:
-                return "/".join(parts[: i + 1])
-            if i < len(parts) - 1:
-                return None  # (below an inert dot directory: its tool's own)
+        if part.startswith(".") and part not in INERT_DOT:
+            return "/".join(parts[: i + 1])
+    last = parts[-1]
+    if len(parts) > 1 and last.startswith(".") and last not in INERT_DOT:
+        return "/".join(parts)
     return None
 
 
