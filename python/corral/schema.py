@@ -414,6 +414,16 @@ _PROTECTED = (
     ".vscode/mcp.json",
     ".yarn/sdks",
     ".tox/.tox",
+    # configs found by searching up from a file, which run code at ordinary commands (r43a):
+    # go-task's `sh:` variables at `task --list`, Deno's lint plugins in its language
+    # server, a VS Code workspace's settings and tasks
+    "Taskfile.yml",
+    "Taskfile.yaml",
+    "taskfile.yml",
+    "taskfile.yaml",
+    "deno.json",
+    "deno.jsonc",
+    "*.code-workspace",
     # Universal Ctags' option files, read at every `ctags -R` (`-f` writes anywhere, r42a)
     "ctags.d",
     ".ctags.d",

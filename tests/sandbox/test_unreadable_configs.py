@@ -1197,6 +1197,7 @@ def test_vim_project_files_and_linter_configs_that_load_code_are_protected(host:
              "uv.toml", ".venv/pip.conf", ".prettierrc", ".prettierrc.json", "eslint.config.mjs",
              ".stylelintrc.json", ".devcontainer.json", ".gitattributes", ".pnpmfile.cjs",
              "pnpm-workspace.yaml", ".yarn/releases/yarn.cjs", "ctags.d/local.ctags",
+             "Taskfile.yml", "deno.json", "sub/deno.jsonc",
              )  # (from .pylintrc.toml on: r37b, r38b, r39b)  # fmt: skip
     (host.ws / "pyproject.toml").write_text(
         '[project]\nname = "x"\n\n[tool.mypy]\nplugins = [\n  "pydantic.mypy",\n]\n'
