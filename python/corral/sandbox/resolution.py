@@ -195,9 +195,11 @@ SECRET_DIRS = frozenset({"init.d"})
 # archives a tool keeps beside what it unpacked: a Gradle distribution's zip holds its
 # init.d too (r39b ZIPINITD)
 SECRET_SUFFIXES = (".zip", ".zip.part", ".zip.lck")  # (a download cut short, r40b ZIPPART)
-# directories of scripts you wrote or installed, read for a token in them (`export
-# GITHUB_TOKEN=...` in ~/.local/bin/x, r39b LOCALBINEXPORT)
-SCRIPT_DIRS = frozenset({"bin", "lib", "direnv"})
+# directories of scripts you wrote, read for a token in them (`export GITHUB_TOKEN=...`
+# in ~/.config/direnv/lib/x.sh, r39b LOCALBINEXPORT; ~/.local/bin and ~/bin are hidden
+# whole but for programs and generated scripts: see _own_script). Not every `bin` of every
+# shown tool home: reading each on every run cost `corral run` 47 ms
+SCRIPT_DIRS = frozenset({"direnv"})
 CREDENTIAL_FILES = frozenset({
     "npmrc", ".npmrc", "pip.conf", "pip.ini", ".pypirc", ".condarc", ".netrc", ".yarnrc",
     ".yarnrc.yml", "bunfig.toml", ".bunfig.toml", "credentials", "credentials.toml",
@@ -1256,7 +1258,7 @@ class Resolution:
                     elif depth == 0 or entry.name not in SECRET_SKIP_DEEP:
                         stack.append((entry.path, depth + 1, gits or entry.name == "git"))
                 elif secret(entry.path, st.st_mode, open_dir) or (
-                    (gits or os.path.basename(directory) in SCRIPT_DIRS)
+                    (gits or any(d in SCRIPT_DIRS for d in directory.split("/")[-2:]))
                     and stat.S_ISREG(st.st_mode)
                     and st.st_size <= SMALL_TEXT
                     and _holds_credentials(entry.path)
