@@ -443,6 +443,16 @@ def test_every_config_mercurial_and_prek_read_is_kept(host: Host) -> None:
 
 
 GIT_ID = "git -c user.name=agent -c user.email=agent@example.com"
+
+
+def _committed(host: Host, name: str = "a.py", text: str = "x = 1\n") -> None:
+    """A repository on main with one commit holding `name`."""
+    host.git("init", "-q", "-b", "main")
+    (host.ws / name).write_text(text)
+    host.git("add", name)
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
+
+
 # a commit on top of main holding .pdbrc, in $c, made with git's plumbing (the work tree
 # and the index stay as they were)
 PLANT_ON_MAIN = (
@@ -492,10 +502,7 @@ def test_history_below_a_ref_a_stash_and_a_split_index_are_checked(host: Host) -
     then one removing it: only the tip was read, and `git reset --hard HEAD~1` wrote it.
     SPLITINDEX: the entries of a split index are in sharedindex.*. FIFOHANG: a ref named a
     FIFO and the check blocked for good, the user's lock with it."""
-    host.git("init", "-q", "-b", "main")
-    (host.ws / "a.py").write_text("x = 1\n")
-    host.git("add", "a.py")
-    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
+    _committed(host)
     head = host.git("rev-parse", "HEAD")
     run(host, f"echo 'import os' > .pdbrc; {GIT_ID} stash push -qu -m wip\n")
     assert host.git("stash", "list") == ""
@@ -533,10 +540,7 @@ def test_objects_are_what_their_names_say_and_other_git_files_are_held(host: Hos
     """r32a SHADOW: a fake loose object named like a packed one was what corral read, while
     git read the packed one; PACKED4K: packed-refs was read to its first 4 KiB; BISECT,
     REPLACETREE: BISECT_START and refs/replace change what git checks out, unread."""
-    host.git("init", "-q", "-b", "main")
-    (host.ws / "a.py").write_text("x = 1\n")
-    host.git("add", "a.py")
-    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
+    _committed(host)
     for i in range(90):
         host.git("branch", f"feature/a-long-branch-name-for-the-packed-refs-file-{i:03d}")
     host.git("pack-refs", "--all")
@@ -593,10 +597,7 @@ def test_reflog_messages_cache_trees_odd_modes_and_worktrees_are_read(host: Host
     CTREE: `git commit` takes the trees the index's cache-tree names as they are; MODETREE:
     a tree entry of mode 40755 is a directory to git, and its .pdbrc went unread; WTPATH:
     a linked worktree's index was checked without its protected paths."""
-    host.git("init", "-q", "-b", "main")
-    (host.ws / "a.py").write_text("x = 1\n")
-    host.git("add", "a.py")
-    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
+    _committed(host)
     host.git("worktree", "add", "-q", "wt")
     (host.ws.parent / "ctree.py").write_text(CACHE_TREE)
     (host.ws.parent / "mode.py").write_text(MODE_TREE)
@@ -715,10 +716,7 @@ def test_names_after_a_nul_any_file_a_reflog_names_fetched_work_and_deleted_obje
     objects/info/packs", a file corral passed unread; REMOTEKNOWN: a fetched branch's
     commits counted as the user's own; OBJWIPE: `rm .git/objects/??/*` was applied;
     r36a NOTABMSG, NULSYM (below)."""
-    host.git("init", "-q", "-b", "main")
-    (host.ws / "a.py").write_text("x = 1\n")
-    host.git("add", "a.py")
-    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
+    _committed(host)
     head = host.git("rev-parse", "HEAD").strip()
     evil = PLANT_ON_MAIN
     run(host, evil + "printf '%s\\0junk\\n' $c > .git/refs/heads/nul\n")
@@ -859,10 +857,7 @@ def test_history_goes_through_the_work_trees_own_rules(host: Host) -> None:
     Lua module passed, though each written into the work tree is held: after `git checkout`
     mypy, `python3 -m venv` and `require` ran the canary. IDXPATH: an index entry
     `.git/./hooks/post-checkout` passed (git does not check an index it reads)."""
-    host.git("init", "-q", "-b", "main")
-    (host.ws / "pyproject.toml").write_text('[project]\nname = "x"\n')
-    host.git("add", "pyproject.toml")
-    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
+    _committed(host, "pyproject.toml", '[project]\nname = "x"\n')
     plant = (
         "export GIT_INDEX_FILE=$PWD/.git/plant-index; git read-tree main\n"
         "b=$(printf '{text}' | git hash-object -w --stdin)\n"
@@ -916,10 +911,7 @@ def test_deleting_a_branch_or_switching_after_packing_lands(host: Host) -> None:
     """r39a WHITEOUTREF: a ref looked up through a loose ref the command deleted read the
     staging area's whiteout and failed: `git branch -d` of a merged branch, or a switch
     after `git pack-refs`, held the repository's whole state."""
-    host.git("init", "-q", "-b", "main")
-    (host.ws / "a.py").write_text("x = 1\n")
-    host.git("add", "a.py")
-    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
+    _committed(host)
     host.git("branch", "other")
     host.git("branch", "third")
     run(host, "git branch -q -d other\n")
@@ -936,10 +928,7 @@ def test_git_gc_never_loses_a_ref_and_a_venvs_python_must_be_a_program(host: Hos
     opaque directory was applied alone and the fetched branch was gone on the host. r40b
     VENVPY: a new .venv whose bin/python is a script was applied; uv, Poetry and PDM run a
     project venv's python by themselves."""
-    host.git("init", "-q", "-b", "main")
-    (host.ws / "a.py").write_text("x = 1\n")
-    host.git("add", "a.py")
-    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
+    _committed(host)
     head = host.git("rev-parse", "HEAD").strip()
     (host.ws / ".pdbrc").write_text("import os\n")  # (a fetched branch: someone else's)
     host.git("add", ".pdbrc")

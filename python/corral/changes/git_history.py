@@ -114,22 +114,13 @@ NAME_RULES = ("{}", "refs/{}", "refs/tags/{}", "refs/heads/{}", "refs/remotes/{}
               "refs/remotes/{}/HEAD")  # fmt: skip
 
 
-def _deleted(path: str) -> bool:
-    """Whether `path` in a staging area is a whiteout: the command deleted it there."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    return stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
-
-
 def _merged_text(git_dirs: list[str], name: str) -> str | None:
     """A file of a git directory as git will see it once the change set is applied:
     `git_dirs` is the staging area's then the host's; a whiteout in the first deletes the
     host's (r39a WHITEOUTREF: reading one failed, and `git branch -d` held everything)."""
     for git_dir in git_dirs:
         path = os.path.join(git_dir, name)
-        if _deleted(path):
+        if _gone(path):
             return None
         text = _text(path)
         if text is not None:
@@ -141,7 +132,7 @@ def _merged_packed(git_dirs: list[str]) -> dict[str, str]:
     """packed-refs as git will see it: the staging area's whole, else the host's."""
     for git_dir in git_dirs:
         path = os.path.join(git_dir, "packed-refs")
-        if _deleted(path):
+        if _gone(path):
             return {}
         if os.path.lexists(path):
             return _packed(git_dir)
