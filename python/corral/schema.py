@@ -423,6 +423,7 @@ _PROTECTED = (
     "taskfile.yaml",
     "deno.json",
     "deno.jsonc",
+    "analysis_options.yaml",  # (the Dart analysis server's plugins, r44b)
     "*.code-workspace",
     # Universal Ctags' option files, read at every `ctags -R` (`-f` writes anywhere, r42a)
     "ctags.d",

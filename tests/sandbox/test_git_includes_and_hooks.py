@@ -801,8 +801,15 @@ def test_a_submodule_commit_and_symlinks_in_history_are_judged_as_the_work_tree_
         f"c=$({GIT_ID} commit-tree -p main -m x $(git write-tree))\n"
         "git update-ref refs/heads/{branch} $c; rm -f $GIT_INDEX_FILE\n"
     )
-    for path, target in (("rs/.cargo", "c"), ("notes.txt", ".envrc"), ("hist", "/etc/x"),
-                         ("up", "../x"), ("back", "a/../../x"), ("top", "..")):  # fmt: skip
+    for path, target in (
+        ("rs/.cargo", "c"),
+        ("notes.txt", ".envrc"),
+        ("hist", "/etc/x"),
+        ("up", "../x"),
+        ("back", "a/../../x"),
+        ("top", ".."),
+        ("D/.pytest_cache", "../X"),
+    ):  # fmt: skip  (r44a DIRLINK)
         run(host, link.format(target=target, path=path, branch="tidy"))
         assert host.git("rev-parse", "-q", "--verify", "tidy", check=False).strip() == "", path
         for change_id in held_ids(host):
@@ -886,6 +893,13 @@ def test_history_goes_through_the_work_trees_own_rules(host: Host) -> None:
             host.corral("discard", change_id)
     run(host, plant.format(path="src/app.py", text="x = 1\\n"))  # (an ordinary file lands)
     assert host.git("rev-parse", "-q", "--verify", "tidy").strip()
+    # r44a RENCOMBO: a new pyproject.toml, even as applied, may be a rename's target
+    run(host, "sed -i 's/name = \"x\"/name = \"z\"/' pyproject.toml; git mv pyproject.toml "
+              f"p.toml; git add p.toml; {GIT_ID} commit -qm mv; git mv p.toml pyproject.toml; "
+              f"{GIT_ID} commit -qm back\n")  # fmt: skip
+    assert host.git("log", "-1", "--format=%s", "main").strip() == "one"
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
     # r42c: a pyproject.toml changed and committed in one command, as it is applied, lands
     run(host, "sed -i 's/name = \"x\"/name = \"y\"/' pyproject.toml; "
               f"{GIT_ID} commit -qam bump\n")  # fmt: skip

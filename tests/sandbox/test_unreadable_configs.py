@@ -1226,15 +1226,29 @@ def test_dot_entries_at_the_top_are_held_but_the_inert_ones(host: Host) -> None:
     (.rubocop.yml, .golangci.yml, .pnpmfile.cjs, .yarnrc.yml, .sdkmanrc, ...): a new or
     changed dot entry at the top of the workspace is held unless it is one no host tool
     takes code or paths from (caches, ignore lists, CI definitions, .editorconfig)."""
-    held = (".rubocop.yml", ".golangci.yml", ".coveragerc", ".markdownlint.cjs", ".lintstagedrc",
-            ".something-new",
-            # r42b: at any depth (tools search up from a file), and not .config, .terraform,
-            # .tox's own tox
-            "docs/.markdownlint.cjs", ".config/stylelintrc.cjs", ".terraform/terraform.tfstate",
-            ".tox/.tox/x", ".github/hooks/h.json", ".vscode/mcp.json",
-            # r43a TREEDOT: below an inert dot directory, below a tool's tree by name only
-            ".github/.markdownlint.cjs", "docs/vendor/.markdownlint.cjs",
-            "venv/.markdownlint.cjs", "src/target/.config/stylelintrc.cjs")  # fmt: skip
+    held = (
+        ".rubocop.yml",
+        ".golangci.yml",
+        ".coveragerc",
+        ".markdownlint.cjs",
+        ".lintstagedrc",
+        ".something-new",
+        # r42b: at any depth (tools search up from a file), and not .config, .terraform,
+        # .tox's own tox
+        "docs/.markdownlint.cjs",
+        ".config/stylelintrc.cjs",
+        ".terraform/terraform.tfstate",
+        ".tox/.tox/x",
+        ".github/hooks/h.json",
+        ".vscode/mcp.json",
+        # r43a TREEDOT: below an inert dot directory, below a tool's tree by name only
+        ".github/.markdownlint.cjs",
+        "docs/vendor/.markdownlint.cjs",
+        "venv/.markdownlint.cjs",
+        "src/target/.config/stylelintrc.cjs",
+        ".secrets.baseline",
+        ".dart_tool/package_config.json",
+    )  # fmt: skip  (r44b)
     inert = (".gitignore", ".editorconfig", ".github/workflows/ci.yml", ".pytest_cache/x",
              "src/.gitkeep", "node_modules/.bin/x", ".venv/.gitignore", ".tox/py/x",
              "target/CACHEDIR.TAG", "target/.rustc_info.json")  # fmt: skip

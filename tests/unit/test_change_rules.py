@@ -345,6 +345,12 @@ def test_the_host_tools_settings_in_any_spelling() -> None:
     assert tool_settings("pyproject.toml", "[build-system]\nrequires = ['x @ file:///t']\n") != []
     assert tool_settings("pyproject.toml", "[project]\ndynamic = ['version']\n") != []
     assert tool_settings("pyproject.toml", "[[tool.poetry.source]]\nname = 'c'\n") != []
+    # r44b PATHDEP: a requirement by path or URL is built by resolvers at `uv tree`
+    by_path = "[project]\ndependencies = ['t @ file:///w/tools/t', 'requests>=2']\n"
+    assert tool_settings("pyproject.toml", by_path) != []
+    assert tool_settings("pyproject.toml", "[project]\ndependencies = ['requests>=2']\n") == []
+    poetry = "[tool.poetry.dependencies]\nt = {path = 'tools/t'}\nrequests = '^2'\n"
+    assert tool_settings("pyproject.toml", poetry) != []
     for table in ("pdm.scripts", "tox", "hatch.version"):  # r40b PDMINVOKE: each counts
         assert tool_settings("pyproject.toml", f"[tool.{table}]\nx = 1\n") != [], table
     own = "[metadata]\nname = x\n[options.extras_require]\nt = y\n[isort]\nprofile = black\n"

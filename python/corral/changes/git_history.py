@@ -681,6 +681,7 @@ class GitHistoryRules(RuleSet):
         new one in history is held; and a path inside a directory where a protected name's
         goes (`rs/.cargo/a.txt`: git's directory-rename detection moves files into it at a
         merge or stash pop, r38a DIRRENAME)."""
+        from corral.changes.rules import TOOL_TREES
         from corral.changes.scan import Entry
         from corral.changes.tool_settings_rules import SHARED_CONFIGS, read, tool_settings
 
@@ -730,6 +731,14 @@ class GitHistoryRules(RuleSet):
         for i in range(1, len(parts)):
             places.append(os.path.relpath(os.path.join(work_tree, *parts[i:]), root))
         for rel in places:
+            if link and rel != places[0] and (name.startswith(".") or name in TOOL_TREES):
+                # (a link a tool writes through by itself, `.pytest_cache -> ../X`, is judged
+                # where a merge may land it too, r44a DIRLINK; `docs/readme -> ../README`
+                # is no tool's)
+                moved = os.path.relpath(os.path.join(root, rel), work_tree)
+                hit = self._git_link(moved, target.encode("utf-8", "surrogateescape"), work_tree)
+                if hit is not None:
+                    return hit + " (a merge may move it there)"
             refusal = self._protected(Entry(
                 root=root, rel=rel, source=os.path.join("/nonexistent-corral-upper", rel),
                 kind="link" if link else "file", mode=mode & 0o777 or 0o777, size=0,
@@ -749,6 +758,9 @@ class GitHistoryRules(RuleSet):
 
         from corral.changes.scan import Entry
 
+        if trees.base is None or entry_at(trees.store, trees.base, path) is None:
+            return False  # (only a change of a config there already: a new one may be a
+            # rename's target, merged with the source's change on another branch, r44a)
         staged = os.path.join(os.path.dirname(trees.upper_git), path)
         source = staged if os.path.lexists(staged) else os.path.join(work_tree, path)
         try:  # (a regular file, not through a link, never blocking)

@@ -70,7 +70,9 @@ PROJECT_DOT = "dot entries of host tools' configs"
 # and from every directory up from a file they look at, and no list of those is ever whole
 # (each review round found another: .rubocop.yml, .golangci.yml, .pnpmfile.cjs, .yarnrc.yml,
 # .sdkmanrc, docs/.markdownlint.cjs, ...). Not .config (cosmiconfig's `.config/<name>rc`),
-# .terraform (its backend's address gets its password) or .idea (watcher tasks), r42b.
+# .terraform (its backend's address gets its password) or .idea (watcher tasks), r42b; nor
+# .secrets.baseline (detect-secrets imports the plugins it names), .releaserc (plugins) or
+# .dart_tool (its package_config points the analyzer's plugins), r44b.
 # Protected names (below the inert ones too: .github/hooks, .vscode/mcp.json) and git's and
 # Mercurial's directories have rules of their own. What tools own below node_modules,
 # target, a venv or a cache is not looked at.
@@ -82,12 +84,11 @@ INERT_DOT = frozenset({
     ".venv", ".tox", ".nox", ".coverage", ".eggs", ".ipynb_checkpoints", ".next", ".nuxt",
     ".turbo", ".parcel-cache", ".svelte-kit", ".angular", ".gradle", ".DS_Store",
     ".sass-cache", ".eslintcache", ".stylelintcache", ".yarn", ".vscode", ".husky",
-    ".pnpm-store", ".npm", ".dart_tool", ".direnv", ".mvn", ".devcontainer",
+    ".pnpm-store", ".npm", ".direnv", ".mvn", ".devcontainer",
     ".cargo", ".mise", ".nvim", ".vim", ".lazy.lua", ".mailmap",
     ".git-blame-ignore-revs", ".readthedocs.yaml", ".readthedocs.yml", ".clang-format",
     ".clang-tidy", ".gitmodules", ".ctags.d", ".ctags", ".codecov.yml", ".mergify.yml",
-    ".renovaterc", ".renovaterc.json", ".releaserc", ".releaserc.json", ".releaserc.yml",
-    ".pre-commit-hooks.yaml", ".secrets.baseline", ".changeset",
+    ".renovaterc", ".renovaterc.json", ".pre-commit-hooks.yaml", ".changeset",
 })  # fmt: skip
 
 

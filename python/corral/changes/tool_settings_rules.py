@@ -98,6 +98,39 @@ def _project_section(config: str, section: str) -> bool:
     )
 
 
+def _by_path(value: object) -> list[str]:
+    """The requirements in a project table (dependencies, optional-dependencies, groups)
+    that name a path or a URL (`x @ file:///...`, `x @ https://...`): resolvers build what
+    they name to read its metadata."""
+    found: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack += list(item.values())
+        elif isinstance(item, list):
+            stack += item
+        elif isinstance(item, str) and "@" in item and any(c in item for c in "/:\\"):
+            found.append(item)
+    return sorted(found)
+
+
+def _sourced(value: object) -> list[object]:
+    """Poetry's (and the like's) dependency tables that name a path, a repository or a URL
+    (`{path = "../x"}`): built at `poetry lock` to read their metadata (r44b)."""
+    found: list[object] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if any(k in item for k in ("path", "git", "url")):
+                found.append(item)
+            stack += list(item.values())
+        elif isinstance(item, list):
+            stack += item
+    return found
+
+
 def tool_settings(name: str, text: str) -> list[tuple[str, str]] | None:
     """The host tools' settings of a shared config, read as the tools read the file (TOML
     for pyproject.toml, INI for setup.cfg and tox.ini: every key spelling, inline tables,
@@ -132,6 +165,8 @@ def tool_settings(name: str, text: str) -> list[tuple[str, str]] | None:
                     elif isinstance(v, dict):  # (its keys that load code still count)
                         found += [(f"tool.{tool}.{_key(str(n))}", repr(w)) for n, w in v.items()
                                   if _key(str(n)) in BUILD_TOOLS[tool]]  # fmt: skip
+                        found += [(f"tool.{tool}: a dependency by path or URL", repr(d))
+                                  for d in _sourced(v)]  # fmt: skip
                     else:
                         found.append((f"tool.{tool}", repr(v)))
             elif key == "build-system" and isinstance(value, dict):
@@ -148,8 +183,12 @@ def tool_settings(name: str, text: str) -> list[tuple[str, str]] | None:
                 found += [("build-system.requires", repr(r)) for r in odd]
             elif key not in PROJECT_TABLES:
                 found.append((key, repr(value)))
-            elif key == "project" and isinstance(value, dict) and "dynamic" in value:
-                found.append(("project.dynamic", repr(value["dynamic"])))
+            else:
+                # (a requirement by path or URL is built by uv's resolver at `uv tree`, its
+                # setup.py run: r44b PATHDEP; `dynamic` has the project's backend run)
+                if key == "project" and isinstance(value, dict) and "dynamic" in value:
+                    found.append(("project.dynamic", repr(value["dynamic"])))
+                found += [(f"{key}: a requirement by path or URL", r) for r in _by_path(value)]
         return sorted(found)
     import configparser
 
