@@ -675,12 +675,14 @@ class GitHistoryRules(RuleSet):
         """What the work tree's own rules say of a file or link git would write at `path`
         (r39a HISTRULES: a pyproject.toml naming a mypy plugin, a top-level `venv/` package
         or Lua module passed in a commit though the same file in the work tree is held):
-        the same rules, by name. A config judged by its content is not judged here: git
-        writes other bytes than a blob's after a merge of two clean versions, a rename onto
-        its name, or a `.gitattributes` encoding (r40a MERGECOMBO, RENAMECOMBO, WTENC), so a
-        new one in history is held; and a path inside a directory where a protected name's
-        goes (`rs/.cargo/a.txt`: git's directory-rename detection moves files into it at a
-        merge or stash pop, r38a DIRRENAME)."""
+        the same rules, by name, at every place a merge's rename detection may put it. A
+        config judged by its content is not judged here: git writes other bytes than a
+        blob's after a merge of two clean versions, a rename onto its name, or a
+        `.gitattributes` encoding (r40a MERGECOMBO, RENAMECOMBO, WTENC), so one in history is
+        held unless it is, where it already was, what the work tree holds once applied
+        (_as_applied); package.json is judged by its keys. A path inside a directory where a
+        protected name's goes is held (`rs/.cargo/a.txt`: directory-rename detection moves
+        files into it at a merge or stash pop, r38a DIRRENAME)."""
         from corral.changes.rules import TOOL_TREES
         from corral.changes.scan import Entry
         from corral.changes.tool_settings_rules import SHARED_CONFIGS, read, tool_settings
@@ -745,7 +747,7 @@ class GitHistoryRules(RuleSet):
                 nlink=1, opaque=False, target=target, ino=0, mtime_ns=0,
             ))  # fmt: skip
             if refusal is not None:
-                moved = "" if rel == places[0] else " (a merge may move it to the top)"
+                moved = "" if rel == places[0] else f" (a merge may move it to {rel})"
                 return refusal.message + moved
         return None
 
