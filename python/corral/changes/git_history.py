@@ -383,13 +383,22 @@ class Trees:
     """Where the paths one check looks at come from: the repository (its host and staging
     git directories, their objects), the tree they were diffed against, the budget."""
 
-    __slots__ = ("base", "budget", "host_git", "store", "upper_git")
+    __slots__ = ("base", "budget", "host_git", "parent", "store", "upper_git")
 
     def __init__(
-        self, host_git: str, upper_git: str, store: ObjectStore, base: str | None, budget: Budget
+        self,
+        host_git: str,
+        upper_git: str,
+        store: ObjectStore,
+        base: str | None,
+        budget: Budget,
+        parent: str | None = None,
     ) -> None:
         self.host_git, self.upper_git, self.store = host_git, upper_git, store
         self.base, self.budget = base, budget
+        # the tree of the commit's own first parent (base is what its paths were diffed
+        # against: HEAD's tree when the parent was not checked first)
+        self.parent = parent if parent is not None else base
 
 
 def _submodule_stores(host_git: str, upper_git: str, path: str) -> list[str]:
@@ -530,7 +539,9 @@ class GitHistoryRules(RuleSet):
                     if above and above[0] in fresh and above[0] in clean:
                         since = _tree_of(store, above[0])
                     paths = changed_paths(store, since, _tree_of(store, commit), budget)
-                    found = self._hit(paths, Trees(host_git, upper_git, store, since, budget))
+                    parent = _tree_of(store, above[0]) if above else None
+                    trees = Trees(host_git, upper_git, store, since, budget, parent or "")
+                    found = self._hit(paths, trees)
                     if found is not None:
                         # (which commit, and how to look at it: r41a)
                         what = f"commit {commit[:12]}, which {name} makes reachable,"
@@ -760,9 +771,9 @@ class GitHistoryRules(RuleSet):
 
         from corral.changes.scan import Entry
 
-        if trees.base is None or entry_at(trees.store, trees.base, path) is None:
-            return False  # (only a change of a config there already: a new one may be a
-            # rename's target, merged with the source's change on another branch, r44a)
+        if not trees.parent or entry_at(trees.store, trees.parent, path) is None:
+            return False  # (only a change of a config the commit's parent has there: a new
+            # one may be a rename's target, merged with the source's change elsewhere, r44a)
         staged = os.path.join(os.path.dirname(trees.upper_git), path)
         source = staged if os.path.lexists(staged) else os.path.join(work_tree, path)
         try:  # (a regular file, not through a link, never blocking)
