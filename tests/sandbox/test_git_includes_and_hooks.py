@@ -900,6 +900,13 @@ def test_history_goes_through_the_work_trees_own_rules(host: Host) -> None:
     assert host.git("log", "-1", "--format=%s", "main").strip() == "one"
     for change_id in held_ids(host):
         host.corral("discard", change_id)
+    # r45a RENCOMBO3/4: a commit without the host's pyproject.toml is a merge base that
+    # lets git rename it and merge another branch's change of the renamed file into it
+    run(host, f"git rm -qf pyproject.toml; {GIT_ID} commit -qm gone\n")
+    assert host.git("log", "-1", "--format=%s", "main").strip() == "one"
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+    host.git("checkout", "-q", "--", "pyproject.toml")  # (the work tree's deletion landed)
     # r42c: a pyproject.toml changed and committed in one command, as it is applied, lands
     run(host, "sed -i 's/name = \"x\"/name = \"y\"/' pyproject.toml; "
               f"{GIT_ID} commit -qam bump\n")  # fmt: skip

@@ -1264,15 +1264,20 @@ def test_dot_entries_at_the_top_are_held_but_the_inert_ones(host: Host) -> None:
 def test_compiled_modules_no_lua_require_reaches_are_not_held(host: Host) -> None:
     """r42c: every `.so` below a top-level directory was held as "a Lua file" (a pip
     install into a new .venv held 244, a cargo build its proc-macro): `require("a.b")`
-    reaches a/b.so, never a file deeper down, below a dotted directory or with a dot in its
-    stem. A new top-level directory's own `core.so` is still held."""
+    reaches a/b.so (at any depth), never a file below a dotted directory, with a dot in its
+    stem or in a tree marked as a cache (cargo's target/). A new top-level directory's own
+    `core.so` is still held."""
     deep = (".venv/lib/python3.11/site-packages/x/_c.cpython-311-x86_64-linux-gnu.so",
             "target/debug/deps/libm-0a1b.so", "build/lib.linux/x.so")  # fmt: skip
     run(host, "".join(f"mkdir -p $(dirname {n}); echo x > {n}; " for n in deep)
-              + "mkdir -p newdir; echo x > newdir/core.so\n")  # fmt: skip
+              + "echo 'Signature: 8a477f597d28d172789f06886806bc55' > target/CACHEDIR.TAG; "
+              + "mkdir -p newdir/_ext; echo x > newdir/core.so; "
+              + "echo x > newdir/_ext/fzf.so\n")  # fmt: skip
     for name in deep:
         assert (host.ws / name).exists(), name
     assert not (host.ws / "newdir" / "core.so").exists()
+    # r45a LUASO3: `require("newdir._ext.fzf")` reaches newdir/_ext/fzf.so at any depth
+    assert not (host.ws / "newdir" / "_ext" / "fzf.so").exists()
 
 
 def test_mavens_project_directory_is_protected(host: Host) -> None:

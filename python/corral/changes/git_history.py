@@ -541,7 +541,7 @@ class GitHistoryRules(RuleSet):
                     paths = changed_paths(store, since, _tree_of(store, commit), budget)
                     parent = _tree_of(store, above[0]) if above else None
                     trees = Trees(host_git, upper_git, store, since, budget, parent or "")
-                    found = self._hit(paths, trees)
+                    found = self._hit(paths, trees) or self._lacks_config(store, commit, host_git)
                     if found is not None:
                         # (which commit, and how to look at it: r41a)
                         what = f"commit {commit[:12]}, which {name} makes reachable,"
@@ -760,6 +760,33 @@ class GitHistoryRules(RuleSet):
             if refusal is not None:
                 moved = "" if rel == places[0] else f" (a merge may move it to {rel})"
                 return refusal.message + moved
+        return None
+
+    def _lacks_config(
+        self, store: ObjectStore, commit: str, host_git: str
+    ) -> tuple[str, str] | None:
+        """A new commit without a config the host's index has (pyproject.toml, setup.cfg,
+        tox.ini, .gitattributes): as the base or a side of a merge it lets git rename the
+        config and merge another branch's change of the renamed file into it, each version
+        judged clean on its own (r45a RENCOMBO3/4: an agent-made merge base)."""
+        from corral.changes.tool_settings_rules import SHARED_CONFIGS
+
+        if host_git not in self._git_configs:
+            try:
+                entries = read_index(os.path.join(host_git, "index")).entries
+            except GitUnreadable:
+                entries = {}
+            names = {*SHARED_CONFIGS, ".gitattributes"}
+            self._git_configs[host_git] = sorted(
+                p for p in entries if "\0" not in p and p.rpartition("/")[2] in names
+            )[:HOST_TIPS]
+        tree = _tree_of(store, commit)
+        for path in self._git_configs[host_git]:
+            if entry_at(store, tree, path) is None:
+                return path, (
+                    f"commit {commit[:12]} has no {path}: a merge with it can rename the "
+                    "config and merge another branch's change of the renamed file into it"
+                )
         return None
 
     def _as_applied(self, path: str, sha: str, trees: Trees, work_tree: str) -> bool:

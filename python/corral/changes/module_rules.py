@@ -298,11 +298,17 @@ class LuaRules(RuleSet):
             if not entry.path.endswith(LUA_SUFFIXES):
                 return None
             if entry.path.endswith(".so") and (
-                len(parts) > 2 or any("." in p for p in parts[:-1]) or "." in parts[-1][:-3]
+                any("." in p for p in parts[:-1])
+                or "." in parts[-1][:-3]
+                or any(
+                    os.path.lexists(os.path.join(top, parts[0], "CACHEDIR.TAG"))
+                    for top in (root, entry.source[: len(entry.source) - len(entry.rel)])
+                )
             ):
-                # (`require("a.b")` reaches a/b.so: no module name reaches a compiled file
-                # deeper down, below a dotted directory or with a dot in its stem, a venv's
-                # or cargo's target/: r42c, 244 of a pip install held)
+                # (`require("a.b.c")` reaches a/b/c.so at any depth, r45a LUASO3; but no
+                # module name has a dot in a directory or a stem, a venv's, and a tree that
+                # says it is a cache (cargo's target/) is its tool's: r42c, 244 of a pip
+                # install held)
                 return None
             if not self._holds_lua(os.path.join(root, parts[0])):
                 return parts[0] + "/"

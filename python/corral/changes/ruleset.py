@@ -79,6 +79,7 @@ class RuleSet:
         self._git_state: dict[str, str] = {}  # a ref's or index's path -> its git directory
         self._git_tips: dict[str, list[str]] = {}  # the host's own branch and tag commits
         self._git_packs: dict[str, list[Any]] = {}  # the pack indexes a change set leaves
+        self._git_configs: dict[str, list[str]] = {}  # the host index's shared configs
 
     def refusal(
         self, code: str, path: str, rule: str, message: str, layer: str = BUILTIN
