@@ -55,10 +55,10 @@ HOST_TIPS = 64  # of the host's refs, looked in for a protected file it has alre
 REF_BYTES = 16 << 20
 
 
-def _text(path: str) -> str | None:
-    """A small regular file of a git directory, not through a link and never blocking (a FIFO
-    named as a ref hung the check, r32a); None where there is none. Anything else there is
-    GitUnreadable."""
+def _bytes(path: str) -> bytes | None:
+    """A small regular file, not through a link and never blocking (a FIFO named as a ref
+    hung the check, r32a), read whole (a ref past the first 4 KiB was missed, r32a); None
+    where there is none. Anything else there is GitUnreadable."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -70,14 +70,20 @@ def _text(path: str) -> str | None:
             raise GitUnreadable(f"{path} is not a regular file")
         data = b""
         while chunk := os.read(fd, REF_BYTES + 1 - len(data)):
-            data += chunk  # (read whole: a ref past the first 4 KiB was missed, r32a)
+            data += chunk
             if len(data) > REF_BYTES:
                 raise GitUnreadable(f"{path} is larger than corral reads")
-        # (git reads a ref as a C string: `<id>NUL junk` is `<id>`, r35a NULREF; a NUL is a
-        # line end here, so what follows it is read too, never hidden)
-        return data.replace(b"\0", b"\n").decode("utf-8", "replace")
+        return data
     finally:
         os.close(fd)
+
+
+def _text(path: str) -> str | None:
+    """A file of a git directory as text (see _bytes). git reads a ref as a C string:
+    `<id>NUL junk` is `<id>` (r35a NULREF); a NUL is a line end here, so what follows it is
+    read too, never hidden."""
+    data = _bytes(path)
+    return None if data is None else data.replace(b"\0", b"\n").decode("utf-8", "replace")
 
 
 NULL = "0" * 40  # (a reflog's "none")
@@ -213,7 +219,7 @@ def _packed_changes(
             # (git takes the object it names in place of another everywhere: a subtree in
             # place of tools/, judged here as a tree of its own, r41a REPLSUB)
             raise GitUnreadable(f"a replace ref in packed-refs ({ref})")
-    new = _listed_changes(host_git, listed)
+    new = _listed_changes(host_git, listed, host_packed)
     old = set((host_text or "").splitlines())
     for line in (text or "").splitlines():
         if line.startswith("^") and line not in old:
@@ -221,10 +227,14 @@ def _packed_changes(
     return new
 
 
-def _listed_changes(host_git: str, listed: dict[str, str]) -> set[str]:
-    """The objects of (ref -> object) pairs the host's same refs do not name already (also
-    info/refs, which `git gc` writes: r40a)."""
-    host_packed = _packed(host_git)
+def _listed_changes(
+    host_git: str, listed: dict[str, str], host_packed: dict[str, str] | None = None
+) -> set[str]:
+    """The objects of (ref -> object) pairs the host's same refs (`host_packed`: its
+    packed-refs, when read already) do not name already (also info/refs, which `git gc`
+    writes: r40a)."""
+    if host_packed is None:
+        host_packed = _packed(host_git)
     new = set()
     for ref, sha in listed.items():
         if sha == host_packed.get(ref):
@@ -473,7 +483,7 @@ class GitHistoryRules(RuleSet):
             return None  # (links and devices: the rules after this one refuse them)
         name = "/".join(inside)
         host_git = os.path.join(entry.root, git_rel)
-        upper_root = entry.source[: len(entry.source) - len(entry.rel)].rstrip("/")
+        upper_root = entry.upper_root()
         upper_git = os.path.join(upper_root, git_rel)
         store = ObjectStore([os.path.join(upper_git, "objects"), os.path.join(host_git, "objects")])
         budget = Budget(ENTRY_BUDGET)
@@ -535,11 +545,9 @@ class GitHistoryRules(RuleSet):
                     # HEAD, or what it adds against that parent: with the parent checked
                     # clean, only the second is left to look at (r33b: a long rebase diffed
                     # every commit against HEAD)
-                    since = base
-                    if above and above[0] in fresh and above[0] in clean:
-                        since = _tree_of(store, above[0])
-                    paths = changed_paths(store, since, _tree_of(store, commit), budget)
                     parent = _tree_of(store, above[0]) if above else None
+                    since = parent if above and above[0] in fresh and above[0] in clean else base
+                    paths = changed_paths(store, since, _tree_of(store, commit), budget)
                     trees = Trees(host_git, upper_git, store, since, budget, parent or "")
                     found = self._hit(paths, trees) or self._lacks_config(store, commit, host_git)
                     if found is not None:
@@ -661,10 +669,11 @@ class GitHistoryRules(RuleSet):
                 if kept is None and kind != TREE:
                     kept = self.above_protected.get(there)
                 hit = f"protected {os.path.relpath(kept, work_tree)}" if kept else None
+            target = trees.store.read(sha)[1] if hit is None and kind == SYMLINK else b""
             if hit is None and kind == SYMLINK:
-                hit = self._git_link(path, trees.store.read(sha)[1], work_tree)
+                hit = self._git_link(path, target, work_tree)
             if hit is None and work_tree and kind in (FILE, SYMLINK) and sha:
-                hit = self._as_work_tree(path, mode, sha, trees, work_tree)
+                hit = self._as_work_tree(path, mode, sha, trees, work_tree, target)
             if hit is None and kind != GITLINK:
                 continue
             known = not submodule and sha and self._host_has(trees.store, host_git, path, mode, sha)
@@ -680,8 +689,13 @@ class GitHistoryRules(RuleSet):
                 return path, hit
         return None
 
+    def _placed(self, full: str) -> tuple[str, str] | None:
+        """(the writable root a host path is in, the path relative to it), or None."""
+        root = next((r for r in self.roots if full.startswith(r + "/")), None)
+        return None if root is None else (root, full[len(root) + 1 :])
+
     def _as_work_tree(
-        self, path: str, mode: int, sha: str, trees: Trees, work_tree: str
+        self, path: str, mode: int, sha: str, trees: Trees, work_tree: str, target_bytes: bytes
     ) -> str | None:
         """What the work tree's own rules say of a file or link git would write at `path`
         (r39a HISTRULES: a pyproject.toml naming a mypy plugin, a top-level `venv/` package
@@ -728,19 +742,18 @@ class GitHistoryRules(RuleSet):
                     f"a path inside {'/'.join(parts[:i])}, where the directory of protected "
                     f"name {above} goes (a merge's rename detection moves files into it)"
                 )
-        full = os.path.join(work_tree, path)
-        root = next((r for r in self.roots if full.startswith(r + "/")), None)
-        if root is None:
+        placed = self._placed(os.path.join(work_tree, path))
+        if placed is None:
             return None
+        root, first = placed
         link = mode & 0o170000 == SYMLINK
-        target = trees.store.read(sha)[1].decode("utf-8", "surrogateescape") if link else ""
+        target = target_bytes.decode("utf-8", "surrogateescape") if link else ""
         # Where the tree puts it, and at the top: a merge's or stash pop's directory-rename
         # detection moves a directory's files to the top when another branch moved the rest
         # there (r41a DIRROOT: `D/venv.py` landed as `venv.py`; r42a DIRDOT: `.rubocop.yml`)
         # (every suffix: the detection keeps the directories below the one it moves, r43a
         # HISTTF: `vendor/.terraform/terraform.tfstate` landed as `.terraform/...`)
-        places = [full[len(root) + 1 :]]
-        parts = path.split("/")
+        places = [first]
         for i in range(1, len(parts)):
             places.append(os.path.relpath(os.path.join(work_tree, *parts[i:]), root))
         for rel in places:
@@ -749,7 +762,7 @@ class GitHistoryRules(RuleSet):
                 # where a merge may land it too, r44a DIRLINK; `docs/readme -> ../README`
                 # is no tool's)
                 moved = os.path.relpath(os.path.join(root, rel), work_tree)
-                hit = self._git_link(moved, target.encode("utf-8", "surrogateescape"), work_tree)
+                hit = self._git_link(moved, target_bytes, work_tree)
                 if hit is not None:
                     return hit + " (a merge may move it there)"
             refusal = self._protected(Entry(
@@ -803,28 +816,17 @@ class GitHistoryRules(RuleSet):
             # one may be a rename's target, merged with the source's change elsewhere, r44a)
         staged = os.path.join(os.path.dirname(trees.upper_git), path)
         source = staged if os.path.lexists(staged) else os.path.join(work_tree, path)
-        try:  # (a regular file, not through a link, never blocking)
-            fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            return False
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return False
-            data = b""
-            while chunk := os.read(fd, REF_BYTES + 1 - len(data)):
-                data += chunk
-                if len(data) > REF_BYTES:
-                    return False
-        finally:
-            os.close(fd)
-        if hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() != sha:
+            data = _bytes(source)
+        except GitUnreadable:
+            return False
+        if data is None or hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() != sha:
             return False
         if source == staged:
-            full = os.path.join(work_tree, path)
-            root = next((r for r in self.roots if full.startswith(r + "/")), None)
-            if root is None:
+            placed = self._placed(os.path.join(work_tree, path))
+            if placed is None:
                 return False
-            rel = full[len(root) + 1 :]
+            root, rel = placed
             entry = Entry(
                 root=root, rel=rel, source=staged, kind="file", mode=0o644, size=len(data),
                 nlink=1, opaque=False, target="", ino=0, mtime_ns=0,

@@ -70,7 +70,7 @@ class LinkRules(RuleSet):
         change set's own entry where it has one (a file or directory there hides the host's
         link), else the host's; None when `path` is no link."""
         if is_within(path, entry.root):
-            upper_root = entry.source[: len(entry.source) - len(entry.rel)].rstrip("/")
+            upper_root = entry.upper_root()
             shadow = os.path.join(upper_root, os.path.relpath(path, entry.root))
             if os.path.lexists(shadow):
                 return os.readlink(shadow) if os.path.islink(shadow) else None
@@ -252,7 +252,7 @@ class LinkRules(RuleSet):
         applied: in the change set (not deleted there), or on the host."""
         for root in self.roots:
             if is_within(path, root):
-                upper_root = entry.source[: len(entry.source) - len(entry.rel)].rstrip("/")
+                upper_root = entry.upper_root()
                 if entry.root == root:
                     shadow = os.path.join(upper_root, os.path.relpath(path, root))
                     try:
@@ -275,7 +275,7 @@ class LinkRules(RuleSet):
             return False
         venv = os.path.dirname(directory)
         cfg_rel = os.path.join(os.path.dirname(os.path.dirname(entry.rel)), "pyvenv.cfg")
-        upper_root = entry.source[: len(entry.source) - len(entry.rel)].rstrip("/")
+        upper_root = entry.upper_root()
         staged = os.path.join(upper_root, cfg_rel)
         return os.path.isfile(staged) or os.path.isfile(os.path.join(venv, "pyvenv.cfg"))
 

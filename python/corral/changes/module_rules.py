@@ -223,7 +223,7 @@ class ModuleRules(RuleSet):
         if os.path.basename(directory) != "bin" or not name.startswith(("python", "pypy")):
             return False
         venv = os.path.dirname(directory)
-        upper_root = entry.source[: len(entry.source) - len(entry.rel)].rstrip("/")
+        upper_root = entry.upper_root()
         staged_venv = os.path.join(upper_root, os.path.relpath(venv, entry.root))
         if not any(os.path.lexists(os.path.join(d, "pyvenv.cfg")) for d in (venv, staged_venv)):
             return False
@@ -281,7 +281,7 @@ class LuaRules(RuleSet):
                         is_within(resolved, r) for r in self.roots
                     )
                     staged = (
-                        os.path.join(entry.source[: -len(entry.rel)], resolved[len(root) + 1 :])
+                        os.path.join(entry.upper_root(), resolved[len(root) + 1 :])
                         if resolved is not None and resolved.startswith(root + "/")
                         else ""
                     )
@@ -302,7 +302,7 @@ class LuaRules(RuleSet):
                 or "." in parts[-1][:-3]
                 or any(
                     os.path.lexists(os.path.join(top, parts[0], "CACHEDIR.TAG"))
-                    for top in (root, entry.source[: len(entry.source) - len(entry.rel)])
+                    for top in (root, entry.upper_root())
                 )
             ):
                 # (`require("a.b.c")` reaches a/b/c.so at any depth, r45a LUASO3; but no

@@ -263,7 +263,7 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
         name = parts[i]
         if name == "node_modules" or os.path.isdir(os.path.join(entry.root, rel)):
             return True
-        upper_root = entry.source[: len(entry.source) - len(entry.rel)].rstrip("/")
+        upper_root = entry.upper_root()
         marker = TOOL_TREES[name]
         if name in ("site-packages", "dist-packages"):  # (lib/pythonX.Y/ below a venv)
             rel, marker = "/".join(parts[: max(i - 2, 0)]), "pyvenv.cfg"
@@ -300,7 +300,7 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
     def _git(self, entry: Entry) -> Refusal | None:
         parts = entry.rel.split("/")
         path = entry.path
-        upper_root = entry.source[: len(entry.source) - len(entry.rel)].rstrip("/")
+        upper_root = entry.upper_root()
         if parts[-1] == ".git" and entry.kind != "whiteout" and not os.path.lexists(path):
             return self.refusal(
                 "new-repository", path, "git",

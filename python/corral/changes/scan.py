@@ -53,6 +53,10 @@ class Entry(Frozen):
     def __init__(self, **values: Any) -> None:
         self._set(**values, path=os.path.join(values["root"], values["rel"]))
 
+    def upper_root(self) -> str:
+        """The staging area's copy of the entry's writable root (source less rel)."""
+        return self.source[: len(self.source) - len(self.rel)].rstrip("/")
+
 
 def _kind(st: os.stat_result) -> str:
     if stat.S_ISDIR(st.st_mode):

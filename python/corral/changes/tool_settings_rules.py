@@ -21,6 +21,8 @@ from corral.changes.ruleset import RuleSet
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from corral.changes.scan import Entry
 
 SHARED_CONFIGS = frozenset({"pyproject.toml", "setup.cfg", "tox.ini", "package.json"})
@@ -98,37 +100,35 @@ def _project_section(config: str, section: str) -> bool:
     )
 
 
-def _by_path(value: object) -> list[str]:
-    """The requirements in a project table (dependencies, optional-dependencies, groups)
-    that name a path or a URL (`x @ file:///...`, `x @ https://...`): resolvers build what
-    they name to read its metadata."""
-    found: list[str] = []
+def _nodes(value: object) -> Iterator[object]:
+    """Every value nested in a parsed config (tables and arrays, depth first)."""
     stack = [value]
     while stack:
         item = stack.pop()
+        yield item
         if isinstance(item, dict):
             stack += list(item.values())
         elif isinstance(item, list):
             stack += item
-        elif isinstance(item, str) and "@" in item and any(c in item for c in "/:\\"):
-            found.append(item)
-    return sorted(found)
+
+
+def _by_path(value: object) -> list[str]:
+    """The requirements in a project table (dependencies, optional-dependencies, groups)
+    that name a path or a URL (`x @ file:///...`, `x @ https://...`): resolvers build what
+    they name to read its metadata."""
+    return sorted(
+        item for item in _nodes(value)
+        if isinstance(item, str) and "@" in item and any(c in item for c in "/:\\")
+    )  # fmt: skip
 
 
 def _sourced(value: object) -> list[object]:
     """Poetry's (and the like's) dependency tables that name a path, a repository or a URL
     (`{path = "../x"}`): built at `poetry lock` to read their metadata (r44b)."""
-    found: list[object] = []
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            if any(k in item for k in ("path", "git", "url")):
-                found.append(item)
-            stack += list(item.values())
-        elif isinstance(item, list):
-            stack += item
-    return found
+    return [
+        item for item in _nodes(value)
+        if isinstance(item, dict) and any(k in item for k in ("path", "git", "url"))
+    ]  # fmt: skip
 
 
 def tool_settings(name: str, text: str) -> list[tuple[str, str]] | None:
