@@ -808,8 +808,7 @@ def test_a_submodule_commit_and_symlinks_in_history_are_judged_as_the_work_tree_
         ("up", "../x"),
         ("back", "a/../../x"),
         ("top", ".."),
-        ("D/.pytest_cache", "../X"),
-    ):  # fmt: skip  (r44a DIRLINK)
+    ):  # fmt: skip
         run(host, link.format(target=target, path=path, branch="tidy"))
         assert host.git("rev-parse", "-q", "--verify", "tidy", check=False).strip() == "", path
         for change_id in held_ids(host):
@@ -881,10 +880,8 @@ def test_history_goes_through_the_work_trees_own_rules(host: Host) -> None:
                        # r38a, r40a DIRRENAME: inside where a protected name's directory goes
                        ("rs/.cargo/a.txt", "x\\n"),
                        (".venv/pyvenv.cfg", "home = /usr\\n"),  # r41a HISTVENV
-                       # r41a DIRROOT, r42a DIRDOT: a merge may move a directory's files to
-                       # the top, so a file is judged where its tree puts it and at the top
-                       ("D/venv.py", "x = 1\\n"), ("D/.rubocop.yml", "x\\n"),
-                       # r43a HISTTF: at every place a rename can put it, subdirectories kept
+                       # r42a DIRDOT, r43a HISTTF: dot configs at any depth
+                       ("D/.rubocop.yml", "x\\n"),
                        ("vendor/.terraform/terraform.tfstate", "{}\\n"),
                        ):  # fmt: skip
         run(host, plant.format(path=path, text=text))
@@ -990,3 +987,67 @@ def test_a_packed_replace_ref_is_held_and_a_hold_names_its_commit(host: Host) ->
         host.corral("discard", change_id)
     held = run(host, PLANT_ON_MAIN + "git update-ref refs/heads/x $c\n")
     assert "review it: git show" in held, held
+
+
+def test_history_that_removes_a_directory_or_starts_anew_waits_for_review(host: Host) -> None:
+    """r44a DIRVENV: branch tidy moved D's files into `.venv/bin/` and main added
+    `D/python`; each tree was clean where it put its files, and the user's `git merge tidy`
+    wrote D/python as .venv/bin/python (git's directory-rename detection), which `uv pip
+    list` ran. Judging every suffix of a path could not foresee it, and held every new
+    package's `types.py` as a top-level module (r44a SUBPKG). A new commit that removes a
+    directory of a parent's (so is a rename's source), a root commit in a repository that
+    has history, an index that removes a directory, and a config committed on another
+    version than the host HEAD's (two such versions merge into one neither is: r40a
+    MERGECOMBO across runs) wait for review; files added, changed or deleted land."""
+    _committed(host, "pyproject.toml", '[project]\nname = "x"\n')
+    for name in ("a.txt", "b.txt"):
+        (host.ws / "D").mkdir(exist_ok=True)
+        (host.ws / "D" / name).write_text(name)
+    host.git("add", "D")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "two")
+    head = host.git("rev-parse", "HEAD").strip()
+    dirvenv = (
+        "git checkout -q -b tidy; mkdir -p .venv/bin; git mv -f D/a.txt D/b.txt .venv/bin/\n"
+        f"{GIT_ID} commit -qm tidy; git checkout -q main\n"
+        "printf '#!/bin/sh\\necho CANARY\\n' > D/python; chmod +x D/python\n"
+        f"git add D/python; {GIT_ID} commit -qm python\n"
+    )
+    held = run(host, dirvenv)
+    assert "removes the directory D" in host.corral("changes").stdout, held
+    assert host.git("rev-parse", "-q", "--verify", "tidy", check=False).strip() == ""
+    assert host.git("rev-parse", "HEAD").strip() == head
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+    host.git("checkout", "-q", "--", ".")
+    host.git("clean", "-qfdx")
+    for body, why in (
+        (f"git checkout -q --orphan o; {GIT_ID} commit -qm anew\n", "is a root commit"),
+        # (staged, not committed; `git mv D E` of a whole directory fails in the overlay)
+        ("mkdir E; git mv D/a.txt D/b.txt E/\n", "the index removes the directory D"),
+    ):
+        run(host, body)
+        assert why in host.corral("changes").stdout, body
+        assert host.git("rev-parse", "HEAD").strip() == head
+        assert "D/a.txt" in host.git("ls-files")
+        for change_id in held_ids(host):
+            host.corral("discard", change_id)
+        host.git("checkout", "-q", "--", ".")
+        host.git("clean", "-qfdx")
+    # everyday history lands: a package with a `types.py`, a deleted file, a merge
+    everyday = (
+        "mkdir -p src/mypkg; echo x=1 > src/mypkg/types.py; echo v=1 > src/mypkg/_version.py\n"
+        f"git add src; {GIT_ID} commit -qm pkg; git rm -q D/a.txt; {GIT_ID} commit -qm rm\n"
+        f"git checkout -q -b side HEAD~1; echo y > y.txt; git add y.txt; {GIT_ID} commit -qm y\n"
+        f"git checkout -q main; {GIT_ID} merge -q --no-edit side\n"
+    )
+    run(host, everyday)
+    assert held_ids(host) == [], host.corral("changes").stdout
+    assert host.git("log", "-1", "--format=%p", "main").count(" ") == 1  # (the merge)
+    assert (host.ws / "src" / "mypkg" / "types.py").exists()
+    # a config committed on the version the host's HEAD has lands; on another, it waits
+    bump = "sed -i 's/name = \"[a-z]*\"/name = \"{v}\"/' pyproject.toml; {id} commit -qam {v}\n"
+    run(host, "git checkout -q -b b\n" + bump.format(v="y", id=GIT_ID))
+    assert host.git("log", "-1", "--format=%s").strip() == "y", host.corral("changes").stdout
+    run(host, "git checkout -q main\n" + bump.format(v="z", id=GIT_ID))
+    assert "a pyproject.toml in history" in host.corral("changes").stdout
+    assert host.git("log", "-1", "--format=%s", "main").strip() != "z"

@@ -11,7 +11,11 @@ few plain files, each read as strictly as git reads it. Every commit a change ma
 reachable (walked back to the host's own branches and tags or HEAD's ancestors, bounded)
 and every index entry has the paths it adds or changes against the host's HEAD put through
 the protected names and paths, its symlinks through the work tree's rules for links and its
-submodule commits through the same. What cannot be read is held.
+submodule commits through the same. What cannot be read is held. So is history shaped
+for git to move files to places of its own at a later merge (_reshapes): a new commit that
+removes a directory of a parent's, a root commit where there is history, an index that
+removes a directory; what lands keeps every directory, so a file is judged where its
+commit puts it (r44a DIRVENV).
 """
 
 from __future__ import annotations
@@ -23,9 +27,11 @@ import struct
 from corral.changes.git_objects import (
     Budget,
     GitUnreadable,
+    Index,
     ObjectStore,
     changed_paths,
     entry_at,
+    gone_directory,
     in_packs,
     mapped_indexes,
     pack_names,
@@ -100,18 +106,15 @@ def _is_sha(word: str) -> bool:
 def moved_names(text: str | None, before: str | None) -> set[str]:
     """The names a reflog's new lines say HEAD moved from or to (`git checkout -` reads them
     back and looks each up as git looks up a name, r35a: a file of the git directory too);
-    one that is part of an object name is GitUnreadable (whole ones: see _named)."""
+    whole object names are left to _named."""
     found = set()
     old = set((before or "").splitlines())
     for line in (text or "").splitlines():
         if line not in old and "checkout: moving from " in line:
             for word in line.split("checkout: moving from ", 1)[1].split(" to "):
                 word = word.strip()
-                if not word or _is_sha(word):
-                    continue
-                if all(c in HEX for c in word):
-                    raise GitUnreadable(f"a reflog naming {word!r}, part of an object name")
-                found.add(word)
+                if word and not _is_sha(word):
+                    found.add(word)
     return found
 
 
@@ -280,6 +283,8 @@ PLAIN = frozenset({
     "description", "gc.log", "gc.pid", "info/exclude", "info/refs", "shallow",
 })  # fmt: skip
 PACK_FILES = (".pack", ".idx")
+# configs judged by what they say besides the shared ones (_as_applied)
+CHAINED = frozenset({".gitattributes", "package.json"})
 
 
 def _same_bytes(staged: str, host: str) -> bool:
@@ -393,7 +398,7 @@ class Trees:
     """Where the paths one check looks at come from: the repository (its host and staging
     git directories, their objects), the tree they were diffed against, the budget."""
 
-    __slots__ = ("base", "budget", "host_git", "parent", "store", "upper_git")
+    __slots__ = ("base", "budget", "head", "host_git", "parent", "store", "upper_git")
 
     def __init__(
         self,
@@ -403,12 +408,77 @@ class Trees:
         base: str | None,
         budget: Budget,
         parent: str | None = None,
+        head: str | None = None,
     ) -> None:
         self.host_git, self.upper_git, self.store = host_git, upper_git, store
         self.base, self.budget = base, budget
         # the tree of the commit's own first parent (base is what its paths were diffed
         # against: HEAD's tree when the parent was not checked first)
         self.parent = parent if parent is not None else base
+        self.head = head if head is not None else base  # (the host HEAD's tree)
+
+
+def _reshapes(
+    store: ObjectStore, commit: str, above: list[str], budget: Budget, head: str | None
+) -> str | None:
+    """What makes a new commit more than files added, changed or deleted on its parents: a
+    root, a directory of a parent's gone. Each is what git's rename detection needs to move
+    files to places of its own at a merge with it: a directory emptied on one side sends
+    the other side's new files in it to where its files went (r44a DIRVENV put a branch's
+    `D/python` at `.venv/bin/python`); a root commit makes an unrelated tree a merge base
+    (r45a RENCOMBO4; in a repository without a commit yet there is none to merge with).
+    With every new commit keeping its parents' directories, so does every stretch of
+    history a merge looks at from its base. None for AUTO_MERGE's tree (judged whole)."""
+    if not above:
+        root = head is not None and store.read(commit)[0] != "tree"
+        return "is a root commit" if root else None
+    tree = _tree_of(store, commit)
+    for parent in above:
+        gone = gone_directory(store, _tree_of(store, parent), tree, budget)
+        if gone is not None:
+            return f"removes the directory {gone}" + (
+                f" its parent {parent[:12]} has" if len(above) > 1 else ""
+            )
+    return None
+
+
+def _index_paths(
+    before: Index, after: Index, store: ObjectStore, base: str | None, budget: Budget
+) -> Iterable[tuple[str, int, str]]:
+    """What an index would put in the work tree that the host's does not: its changed
+    entries, the trees its cache-tree names (`git commit` takes them as they are, r33a
+    CTREE) against the host HEAD's, and what its resolve-undo can bring back."""
+    for key, value in after.entries.items():
+        if before.entries.get(key) != value:
+            yield key.split("\0", 1)[0], value[0], value[1]  # (a stage's too)
+    for path, tree in after.trees.items():
+        if before.trees.get(path) != tree:
+            where = f"{path}/" if path else ""
+            yield from changed_paths(store, subtree(store, base, path), tree, budget, where)
+    for path, mode, sha in set(after.undo) - set(before.undo):
+        yield path, mode, sha
+
+
+def _gone_from_index(
+    before: dict[str, tuple[int, str]], after: dict[str, tuple[int, str]]
+) -> str | None:
+    """The first directory the host's index has entries in and the new one has none in."""
+
+    def directories(entries: dict[str, tuple[int, str]]) -> set[str]:
+        found: set[str] = set()
+        for key in entries:
+            path = key.split("\0", 1)[0]
+            while "/" in path:
+                path = path.rpartition("/")[0]
+                if path in found:
+                    break
+                found.add(path)
+        return found
+
+    if before.keys() == after.keys():
+        return None
+    gone = directories(before) - directories(after)
+    return min(gone) if gone else None
 
 
 def _submodule_stores(host_git: str, upper_git: str, path: str) -> list[str]:
@@ -513,7 +583,21 @@ class GitHistoryRules(RuleSet):
             head = _resolve([host_git], _text(os.path.join(host_git, "HEAD")))
             base = _tree_of(store, head) if head else None
             if is_index:
-                paths = self._index_paths(entry, host_git, store, base, budget)
+                before = read_index(os.path.join(host_git, "index"))
+                after = read_index(entry.source)
+                gone = _gone_from_index(before.entries, after.entries)
+                if gone is not None:
+                    # (a `git commit` or `git stash` of it on the host makes the history the
+                    # commit rule above holds: held here as there)
+                    return self.refusal(
+                        "protected", entry.path, PROTECTED,
+                        f"the index removes the directory {gone}: a commit of it would be "
+                        "history that removes a directory, which waits for your review (at "
+                        "a merge, rebase, cherry-pick or stash pop with it, git's rename "
+                        "detection moves another branch's files to places corral did not "
+                        "judge them at); review it: git status",
+                    )  # fmt: skip
+                paths = _index_paths(before, after, store, base, budget)
                 found = self._hit(paths, Trees(host_git, upper_git, store, base, budget))
                 what, review = "the index", ""
             else:
@@ -525,6 +609,12 @@ class GitHistoryRules(RuleSet):
                 if log:
                     for moved in moved_names(text, host_text):
                         found_sha = _look_up([upper_git, host_git], moved)
+                        if found_sha is None and len(moved) >= 4 and set(moved) <= HEX:
+                            # (git takes a ref by the name first, then a part of an object
+                            # name of four or more digits: a branch named `b` is no object)
+                            raise GitUnreadable(
+                                f"a reflog naming {moved!r}, part of an object name"
+                            )
                         new |= {found_sha} if found_sha else set()
                 if name == "packed-refs":
                     new = _packed_changes(host_git, upper_git, text, host_text)
@@ -547,12 +637,22 @@ class GitHistoryRules(RuleSet):
                     # every commit against HEAD)
                     parent = _tree_of(store, above[0]) if above else None
                     since = parent if above and above[0] in fresh and above[0] in clean else base
+                    what = f"commit {commit[:12]}, which {name} makes reachable,"
+                    reshaped = _reshapes(store, commit, above, budget, head)
+                    if reshaped is not None:
+                        return self.refusal(
+                            "protected", entry.path, PROTECTED,
+                            f"{what} {reshaped}: history that starts anew or removes a "
+                            "directory waits for your review (at a merge, rebase, "
+                            "cherry-pick or stash pop with it, git's rename detection moves "
+                            "another branch's files to places corral did not judge them "
+                            f"at); review it: git show --stat {commit[:12]}",
+                        )  # fmt: skip
                     paths = changed_paths(store, since, _tree_of(store, commit), budget)
-                    trees = Trees(host_git, upper_git, store, since, budget, parent or "")
+                    trees = Trees(host_git, upper_git, store, since, budget, parent or "", base)
                     found = self._hit(paths, trees) or self._lacks_config(store, commit, host_git)
                     if found is not None:
                         # (which commit, and how to look at it: r41a)
-                        what = f"commit {commit[:12]}, which {name} makes reachable,"
                         review = f"; review it: git show {commit[:12]} -- {found[0]}"
                         break
                     clean.add(commit)
@@ -630,24 +730,6 @@ class GitHistoryRules(RuleSet):
             stack += above
             yield sha, above
 
-    def _index_paths(
-        self, entry: Entry, host_git: str, store: ObjectStore, base: str | None, budget: Budget
-    ) -> Iterable[tuple[str, int, str]]:
-        """What an index would put in the work tree that the host's does not: its changed
-        entries, the trees its cache-tree names (`git commit` takes them as they are, r33a
-        CTREE) against the host HEAD's, and what its resolve-undo can bring back."""
-        before = read_index(os.path.join(host_git, "index"))
-        after = read_index(entry.source)
-        for key, value in after.entries.items():
-            if before.entries.get(key) != value:
-                yield key.split("\0", 1)[0], value[0], value[1]  # (a stage's too)
-        for path, tree in after.trees.items():
-            if before.trees.get(path) != tree:
-                where = f"{path}/" if path else ""
-                yield from changed_paths(store, subtree(store, base, path), tree, budget, where)
-        for path, mode, sha in set(after.undo) - set(before.undo):
-            yield path, mode, sha
-
     def _hit(
         self, paths: Iterable[tuple[str, int, str]], trees: Trees, submodule: bool = False
     ) -> tuple[str, str] | None:
@@ -708,26 +790,17 @@ class GitHistoryRules(RuleSet):
         (_as_applied); package.json is judged by its keys. A path inside a directory where a
         protected name's goes is held (`rs/.cargo/a.txt`: directory-rename detection moves
         files into it at a merge or stash pop, r38a DIRRENAME)."""
-        from corral.changes.rules import TOOL_TREES
         from corral.changes.scan import Entry
-        from corral.changes.tool_settings_rules import SHARED_CONFIGS, read, tool_settings
+        from corral.changes.tool_settings_rules import SHARED_CONFIGS
 
         name = os.path.basename(path)
-        if name == "package.json":
-            # (judged by its keys, so that committing a dependency lands: a merge of two
-            # clean versions into a tool's key is not foreseen, see the threat model)
-            text = trees.store.read(sha)[1].decode("utf-8", "replace")
-            host = read(os.path.join(work_tree, path))
-            after = tool_settings(name, text)
-            if after is None or host is None or after != tool_settings(name, host):
-                return "a change to host tools' settings (a tool's key of package.json)"
-        elif name == "pyvenv.cfg" or (
+        if name == "pyvenv.cfg" or (
             path.rpartition("/")[0].endswith("bin") and name.startswith(("python", "pypy"))
         ):
             # (a committed venv: uv, Poetry and PDM run its python by themselves; what its
             # bin/python is cannot be told from one path of a tree, r41a HISTVENV)
             return f"a venv's {name} in history: tools run a project venv's python by themselves"
-        elif (name in SHARED_CONFIGS or name == ".gitattributes") and not self._as_applied(
+        elif (name in SHARED_CONFIGS or name in CHAINED) and not self._as_applied(
             path, sha, trees, work_tree
         ):
             return (
@@ -745,35 +818,19 @@ class GitHistoryRules(RuleSet):
         placed = self._placed(os.path.join(work_tree, path))
         if placed is None:
             return None
-        root, first = placed
+        root, rel = placed
         link = mode & 0o170000 == SYMLINK
         target = target_bytes.decode("utf-8", "surrogateescape") if link else ""
-        # Where the tree puts it, and at the top: a merge's or stash pop's directory-rename
-        # detection moves a directory's files to the top when another branch moved the rest
-        # there (r41a DIRROOT: `D/venv.py` landed as `venv.py`; r42a DIRDOT: `.rubocop.yml`)
-        # (every suffix: the detection keeps the directories below the one it moves, r43a
-        # HISTTF: `vendor/.terraform/terraform.tfstate` landed as `.terraform/...`)
-        places = [first]
-        for i in range(1, len(parts)):
-            places.append(os.path.relpath(os.path.join(work_tree, *parts[i:]), root))
-        for rel in places:
-            if link and rel != places[0] and (name.startswith(".") or name in TOOL_TREES):
-                # (a link a tool writes through by itself, `.pytest_cache -> ../X`, is judged
-                # where a merge may land it too, r44a DIRLINK; `docs/readme -> ../README`
-                # is no tool's)
-                moved = os.path.relpath(os.path.join(root, rel), work_tree)
-                hit = self._git_link(moved, target_bytes, work_tree)
-                if hit is not None:
-                    return hit + " (a merge may move it there)"
-            refusal = self._protected(Entry(
-                root=root, rel=rel, source=os.path.join("/nonexistent-corral-upper", rel),
-                kind="link" if link else "file", mode=mode & 0o777 or 0o777, size=0,
-                nlink=1, opaque=False, target=target, ino=0, mtime_ns=0,
-            ))  # fmt: skip
-            if refusal is not None:
-                moved = "" if rel == places[0] else f" (a merge may move it to {rel})"
-                return refusal.message + moved
-        return None
+        # (where the tree puts it: the places git's rename detection may move it to at a
+        # merge are set by history that removes directories, which waits for review, see
+        # _reshapes; judging every suffix of the path held every new package's `types.py`
+        # as a top-level module, r44a SUBPKG)
+        refusal = self._protected(Entry(
+            root=root, rel=rel, source=os.path.join("/nonexistent-corral-upper", rel),
+            kind="link" if link else "file", mode=mode & 0o777 or 0o777, size=0,
+            nlink=1, opaque=False, target=target, ino=0, mtime_ns=0,
+        ))  # fmt: skip
+        return None if refusal is None else refusal.message
 
     def _lacks_config(
         self, store: ObjectStore, commit: str, host_git: str
@@ -804,16 +861,25 @@ class GitHistoryRules(RuleSet):
 
     def _as_applied(self, path: str, sha: str, trees: Trees, work_tree: str) -> bool:
         """Whether a config's blob is, byte for byte, what the work tree holds once this
-        change set is applied: the host's file, or the command's version of it when that
-        passes the work tree's rules (r42c: a dependency added and committed in one command
-        was held every time). git writing it writes nothing the work tree has not."""
+        change set is applied (the host's file, or the command's version of it when that
+        passes the work tree's rules), made on the version the host's HEAD has (r42c: a
+        dependency added and committed in one command was held every time). git writing it
+        writes nothing the work tree has not."""
         import hashlib
 
         from corral.changes.scan import Entry
 
-        if not trees.parent or entry_at(trees.store, trees.parent, path) is None:
+        if not trees.parent:
+            return False
+        was = entry_at(trees.store, trees.parent, path)
+        if was is None:
             return False  # (only a change of a config the commit's parent has there: a new
             # one may be a rename's target, merged with the source's change elsewhere, r44a)
+        if trees.head is None or was != entry_at(trees.store, trees.head, path):
+            # (and only of the version the host's HEAD has: every version that lands then
+            # follows the one before it, so no two of them are sides of a merge whose
+            # result neither is, r40a MERGECOMBO across runs)
+            return False
         staged = os.path.join(os.path.dirname(trees.upper_git), path)
         source = staged if os.path.lexists(staged) else os.path.join(work_tree, path)
         try:

@@ -362,6 +362,27 @@ def changed_paths(
                 stack.append((path + "/", old_sub, sha))
 
 
+def gone_directory(store: ObjectStore, old: str, new: str, budget: Budget) -> str | None:
+    """The first directory of tree `old` that tree `new` has not (or has as something
+    else), looking only into subtrees that differ; None when every one is still there."""
+    stack = [("", old, new)]
+    while stack:
+        prefix, before, after = stack.pop()
+        now = tree_entries(store, after)
+        was = tree_entries(store, before)
+        budget.spend(len(was) + 1)
+        for name, (mode, sha) in was.items():
+            if mode & 0o170000 != 0o040000:
+                continue
+            path = prefix + name.decode("utf-8", "surrogateescape")
+            there = now.get(name)
+            if there is None or there[0] & 0o170000 != 0o040000:
+                return path
+            if there[1] != sha:
+                stack.append((path + "/", sha, there[1]))
+    return None
+
+
 def entry_at(store: ObjectStore, tree: str | None, path: str) -> tuple[int, str] | None:
     """(mode, object) of what `tree` has at `path`, or None."""
     directory, _, name = path.rpartition("/")
