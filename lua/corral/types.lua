@@ -31,7 +31,7 @@
 ---What became of a command's writes (:help corral-changes).
 ---@class corral.Changes
 ---@field id string
----@field status "empty"|"applied"|"held"
+---@field status "empty"|"applied"|"held" held: something is held; counts: what was applied
 ---@field counts {added: integer, modified: integer, deleted: integer}
 ---@field changed string[] "added src/x.py", ... (up to 100)
 ---@field held {path: string, code: string, why: string}[]

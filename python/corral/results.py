@@ -127,12 +127,12 @@ def _changes(changes: Mapping[str, Any] | None) -> str:
     total = sum(int(counts.get(k, 0)) for k in ("added", "modified", "deleted"))
     held = changes.get("held") or []
     state = changes.get("status")
-    if state == "held":
+    if state == "held" and not total:
+        paths = f" ({_count(len(held), 'path')})" if held else ""
         return (
-            f"; its changes ({_count(total + len(held), 'path')}) are held for the user's review "
-            "and are not in the workspace yet"
+            f"; its changes{paths} are held for the user's review and are not in the workspace yet"
         )
-    if state == "applied" and held:
+    if state in ("applied", "held") and held:  # (held: what passed was applied, r46c)
         return (
             f"; {_count(total, 'change')} applied, {_count(len(held), 'path')} held back for "
             "the user's review (not in the workspace)"

@@ -187,19 +187,23 @@ def corral_run_on_a_terminal(
 
 def apply_a_venv_made_as_root(host: Host, stderr: str, venv_bin: Path) -> None:
     """As root a venv's links to its interpreter are held (root can write every interpreter,
-    so a file that comes to lead there would rewrite it when saved): check it says so, and
-    apply them as the message asks. Other users' venvs are applied as they are."""
+    so a file that comes to lead there would rewrite it when saved), and with them the whole
+    venv (r46c: applied without its links, `.venv/bin/pip` could not start): check it says
+    so, and apply it as the message asks. Other users' venvs are applied as they are."""
     from .conftest import corral_runs_as_root
 
     if not corral_runs_as_root():
         assert "held" not in stderr, stderr
         return
     assert "a venv's link to" in stderr and "if you made this venv, apply it" in stderr, stderr
+    assert not (venv_bin / "activate").exists()  # (nothing of it until it is whole)
     out = host.corral("changes").stdout
+    assert "held with the rest of the venv" in out, out
     held = [ln.split(":")[0] for ln in out.splitlines() if ": held" in ln and ln[0] != " "]
     for change_id in held:
-        applied = host.corral("apply", change_id, str(venv_bin))
+        applied = host.corral("apply", change_id, str(venv_bin.parent))
         assert applied.returncode == 0, applied.stderr
+    assert (venv_bin / "activate").exists()
 
 
 # The post-run sweep of direct writes (sandbox.writes = "direct", and the fallback where no

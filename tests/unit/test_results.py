@@ -35,9 +35,17 @@ def shape(tool: str, **raw: object) -> dict[str, object]:
          "exit 2; long output: only its end is included"),
         ("bash", {"status": "timed_out", "exit": 137, "timeout": 5}, "timed_out", False,
          "killed after 5 s (tools.bash.timeout)"),
-        ("bash", {"exit": 0, "changes": {"status": "held", "counts": {"added": 2}, "held": []}},
+        ("bash", {"exit": 0, "changes": {"status": "held", "counts": {}, "held": [{}, {}]}},
          "ran", True, "exit 0; its changes (2 paths) are held for the user's review and are "
          "not in the workspace yet"),
+        # r46c F1: a change set partly applied is "held" (something is), counts what landed
+        ("bash", {"exit": 0, "changes": {"status": "held", "counts": {"added": 1},
+                                         "held": [{}]}},
+         "ran", True, "exit 0; 1 change applied, 1 path held back for the user's review (not "
+         "in the workspace)"),
+        ("bash", {"exit": 0, "changes": {"status": "held", "counts": {}, "held": []}},
+         "ran", True, "exit 0; its changes are held for the user's review and are not in the "
+         "workspace yet"),
         ("write", {"ok": True, "path": "/w/a", "bytes": 1}, "ran", True, "wrote 1 byte to /w/a"),
         ("write", {"ok": True, "path": "/w/a", "bytes": 3, "held": {"id": "x"}}, "ran", True,
          "wrote 3 bytes to /w/a; held for the user's review: not in the workspace yet"),

@@ -490,4 +490,44 @@ def verdicts(checker: Checker, entries: list[Entry]) -> list[tuple[Entry, Refusa
         if verdict is not None and entry.kind == "dir" and parent is None:
             refused_dirs[entry.path] = verdict
         out.append((entry, verdict))
-    return checker.hold_git_state_together(out)
+    return _hold_venvs_whole(checker, checker.hold_git_state_together(out))
+
+
+def _hold_venvs_whole(
+    checker: Checker, verdicts: list[tuple[Entry, Refusal | None]]
+) -> list[tuple[Entry, Refusal | None]]:
+    """A venv (a directory with a pyvenv.cfg, the host's or the command's) with a path held
+    is held whole: as root `python3 -m venv .venv` had its interpreter links held and the
+    rest applied, and the next `.venv/bin/pip` failed with "required file not found"
+    (review r46c); half a package install is as broken."""
+    memo: dict[str, str | None] = {}
+
+    def venv_of(entry: Entry) -> str | None:
+        parts = entry.rel.split("/")
+        upper = entry.upper_root()
+        for k in range(len(parts) if entry.kind == "dir" else len(parts) - 1, 0, -1):
+            rel = "/".join(parts[:k])
+            where = os.path.join(entry.root, rel)
+            if where not in memo:
+                memo[where] = where if any(
+                    os.path.lexists(os.path.join(top, rel, "pyvenv.cfg"))
+                    for top in (upper, entry.root)
+                ) else None  # fmt: skip
+            if memo[where] is not None:
+                return where
+        return None
+
+    held = {venv for e, v in verdicts if v is not None and (venv := venv_of(e)) is not None}
+    if not held:
+        return verdicts
+    out: list[tuple[Entry, Refusal | None]] = []
+    for entry, verdict in verdicts:
+        venv = venv_of(entry) if verdict is None else None
+        if venv in held:
+            verdict = checker.refusal(
+                "protected", entry.path, BUILTIN,
+                f"held with the rest of the venv {venv} (a path in it is held: see there; "
+                "a venv applied in part does not run)",
+            )  # fmt: skip
+        out.append((entry, verdict))
+    return out
