@@ -56,7 +56,9 @@ GUARD_REFUSALS: dict[str, tuple[str, str, str]] = {
     ),
     "sandbox.policy.network": (
         "no-network", "sandbox.policy.network",
-        'set sandbox.mode = "workspace-write-network" (or sandbox.policy.network = true)',
+        "add the host to sandbox.policy.network_allow (that host only; the CLI: --allow-host "
+        'HOST), or set sandbox.mode = "workspace-write-network" and add it to '
+        "tools.fetch.allow_hosts",
     ),
     "tools.approval": (
         "approval-preset", "tools.approval",
@@ -112,8 +114,14 @@ def shape(
     return result
 
 
-# refusals no setting lifts: their hint says what to do instead
-NEVER_ALLOWED = frozenset({"privileged"})
+# refusals no setting lifts: their hint says what to do instead (to the model, most of them:
+# "the user can allow it" before "re-read the file" misled it, r46c)
+NEVER_ALLOWED = frozenset({
+    "privileged", "unknown-tool", "invalid-input", "not-found", "is-directory",
+    "not-a-directory", "not-a-file", "not-empty", "exists", "match-count", "not-text",
+    "invalid-path", "invalid-content", "invalid-argument", "io-error", "bad-url",
+    "resolve-failed",
+})  # fmt: skip
 
 
 def _count(n: int, word: str) -> str:

@@ -565,7 +565,7 @@ def test_objects_are_what_their_names_say_and_other_git_files_are_held(host: Hos
     assert not (host.ws / ".git" / "BISECT_START").exists()
     replace = host.ws / ".git" / "refs" / "replace"
     assert not replace.exists() or not list(replace.iterdir())
-    run(host, f"echo y > b.py; git add b.py; {GIT_ID} commit -qm two; git gc -q\n")
+    run(host, f"echo y > b.txt; git add b.txt; {GIT_ID} commit -qm two; git gc -q\n")
     assert host.git("log", "-1", "--format=%s", "main").strip() == "two"
 
 
@@ -1045,9 +1045,61 @@ def test_history_that_removes_a_directory_or_starts_anew_waits_for_review(host: 
     assert host.git("log", "-1", "--format=%p", "main").count(" ") == 1  # (the merge)
     assert (host.ws / "src" / "mypkg" / "types.py").exists()
     # a config committed on the version the host's HEAD has lands; on another, it waits
-    bump = "sed -i 's/name = \"[a-z]*\"/name = \"{v}\"/' pyproject.toml; {id} commit -qam {v}\n"
+    bump = 'sed -i \'s/name = "[a-z]*"/name = "{v}"/\' pyproject.toml; {id} commit -qam {v}\n'
     run(host, "git checkout -q -b b\n" + bump.format(v="y", id=GIT_ID))
     assert host.git("log", "-1", "--format=%s").strip() == "y", host.corral("changes").stdout
     run(host, "git checkout -q main\n" + bump.format(v="z", id=GIT_ID))
     assert "a pyproject.toml in history" in host.corral("changes").stdout
     assert host.git("log", "-1", "--format=%s", "main").strip() != "z"
+
+
+def test_history_resting_on_a_directory_your_side_no_longer_has_waits(host: Host) -> None:
+    """r46d OLDBASE: git's rename detection compares a merge's base with each side, and the
+    agent picks the base: a branch from an old commit of yours adding `app/json.py`, after
+    your own history had moved app/'s files to the top, wrote json.py at the top at `git
+    merge` (also `git cherry-pick`, `rebase`, `stash pop`); so did one when only the work
+    tree had lost app/ and you committed it. A path new history adds inside a directory a
+    commit it rests on has and your HEAD, an unmerged branch of yours, a new tip or the
+    work tree has not waits for review. TOMLMERGE: a pyproject.toml version committed on a
+    side branch (and put in the work tree) and the next on main merged into a third:
+    only versions on HEAD's own line land. `git stash -u`'s root commit lands."""
+    _committed(host, "pyproject.toml", '[project]\nname = "x"\n')
+    (host.ws / "app").mkdir()
+    (host.ws / "app" / "a.txt").write_text("a\n")
+    host.git("add", "app")
+    ident = ("-c", "user.name=u", "-c", "user.email=u@x")
+    host.git(*ident, "commit", "-qm", "app")
+    host.git("mv", "app/a.txt", "a.txt")
+    host.git(*ident, "commit", "-qm", "flatten")
+    branch = (f"git checkout -q -b feat HEAD~1; echo x > app/json.py; git add app/json.py; "
+              f"{GIT_ID} commit -qm j; git checkout -q main\n")  # fmt: skip
+    run(host, branch)
+    assert "inside app, which your HEAD does not have" in host.corral("changes").stdout
+    assert host.git("rev-parse", "-q", "--verify", "feat", check=False).strip() == ""
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+    (host.ws / "app").mkdir()
+    host.git("mv", "a.txt", "app/a.txt")  # (app/ back on main; the work tree loses it)
+    host.git(*ident, "commit", "-qm", "back")
+    run(host, "git checkout -q -b feat; echo x > app/json.py; git add app/json.py; "
+              f"{GIT_ID} commit -qm j; git checkout -q main; mv app/a.txt a2.txt; rmdir app\n")  # fmt: skip
+    assert "which the work tree once applied does not have" in host.corral("changes").stdout
+    assert host.git("rev-parse", "-q", "--verify", "feat", check=False).strip() == ""
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+    host.git("checkout", "-q", "--", ".")
+    host.git("clean", "-qfdx")
+    side = (
+        'git checkout -q -b docs; sed -i \'s/name = "x"/name = "y"/\' pyproject.toml; '
+        f"{GIT_ID} commit -qam A; git checkout -q main; git checkout -q docs -- pyproject.toml; "
+        "git reset -q\n"
+    )
+    run(host, side)
+    assert "a pyproject.toml in history" in host.corral("changes").stdout
+    assert host.git("rev-parse", "-q", "--verify", "docs", check=False).strip() == ""
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+    host.git("checkout", "-q", "--", ".")
+    run(host, "echo n > new.txt; git stash -q -u\n")
+    assert held_ids(host) == [], host.corral("changes").stdout
+    assert host.git("stash", "list").strip()

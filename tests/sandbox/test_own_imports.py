@@ -59,7 +59,9 @@ def test_modules_python_runs_at_start_up_cannot_be_planted(host) -> None:
     r = host.sh(f"printf 'x = 2\\n' > {q(host.ws / 'src' / 'mine.py')}\n"
                 f"printf 'y = 1\\n' > {q(host.ws / 'src' / 'helpers.py')}\n")  # fmt: skip
     assert (host.ws / "src" / "mine.py").read_text() == "x = 2\n", r.stderr
-    assert (host.ws / "src" / "helpers.py").exists(), r.stderr
+    # (a new name there is held too: a library's optional import would find it, r46a)
+    assert not (host.ws / "src" / "helpers.py").exists(), r.stderr
+    assert "optional import" in r.stderr
     r = host.corral("status")
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in host.base.glob("PWNED-startup*")) == []

@@ -11,6 +11,8 @@ writes from inside real bwrap, then looks at what the host holds afterwards.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from typing import TYPE_CHECKING
 
 import pytest
@@ -59,9 +61,8 @@ def test_a_module_named_like_a_package_of_another_python_of_the_user_is_held(hos
     names = ("zz_only_in_pyenv", "_zz_stdlib_399", "zz_editable", "zz_mapped", "zz_in_asdf",
              "_zz_private", "annotationlib", "zz_in_mamba", "zz_nowhere")  # fmt: skip
     run(host, "".join(f"mkdir {n}; echo x > {n}/__init__.py; " for n in names) + "\n")
-    for name in names[:-1]:
+    for name in names:  # (one installed nowhere too: an optional import finds it, r46a)
         assert not (host.ws / name / "__init__.py").exists(), name
-    assert (host.ws / "zz_nowhere" / "__init__.py").exists()
 
 
 def test_a_directory_link_named_like_a_standard_module_is_held(host: Host) -> None:
@@ -118,9 +119,10 @@ def test_a_directory_a_pth_file_names_is_one_python_looks_in(host: Host) -> None
     """r8a B8: an editable install's .pth names the project's src/ (here in an activated
     venv): a src/sitecustomize.py ran at every start of that Python."""
     _activated_venv_naming_src(host, "__editable__.proj.pth")
+    (host.ws / "src" / "app.py").write_text("x = 1\n")
     run(host, "echo x > src/sitecustomize.py; echo x > src/app.py\n")
     assert not (host.ws / "src" / "sitecustomize.py").exists()
-    assert (host.ws / "src" / "app.py").exists()
+    assert (host.ws / "src" / "app.py").read_text() == "x\n"  # (the project's own)
 
 
 def test_directories_named_like_pth_files_do_not_hide_one(host: Host) -> None:
@@ -212,3 +214,31 @@ def test_where_a_hook_starts_python_without_a_shebang_no_module_is_taken(host: H
     assert not (host.ws / "tools" / "json.py").exists()
     assert not (host.ws / "zzhelper.py").exists()
     assert (host.ws / "tools" / "notes.md").exists()
+
+
+def test_a_new_name_where_python_looks_first_is_held_as_an_optional_import(host: Host) -> None:
+    """r46a OPTIMPORT: a new top-level `re2.py` (pathspec's optional backend, which black
+    and mypy load), `brotlicffi.py` (urllib3's), `storemagic.py` (IPython's default
+    extension) or a bare directory `org/python/core.py` (Python 3.11's copy.py tries `from
+    org.python.core import PyStringMap`) passed: none is installed anywhere, so no name was
+    held, and `python -m black`, `python -c 'import requests'` and `ipython` in the
+    workspace ran them. Where Python looks first every new name is held but the project's
+    own: what the host has there, the name pyproject.toml gives, tests' and usual scripts'
+    names, the usual directories of a project, names Python cannot import."""
+    (host.ws / "pyproject.toml").write_text('[project]\nname = "my-app"\n')
+    (host.ws / "lib").mkdir()
+    canary = host.base / "CANARY-org"
+    run(host, "mkdir -p org/python; printf 'open(%r, \"w\")\\n' > org/python/core.py\n"
+              "echo x > re2.py; echo x > storemagic.py\n" % str(canary))  # fmt: skip
+    for name in ("org/python/core.py", "re2.py", "storemagic.py"):
+        assert not (host.ws / name).exists(), name
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", "import sys; sys.path.insert(0, ''); import copy"],
+        cwd=host.ws, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert not canary.exists(), done.stderr
+    mine = ("my_app/__init__.py", "lib/x.py", "tests/test_a.py", "test_b.py", "main.py",
+            "src/pkg/__init__.py", "my-notes.py", "docs/conf.py")  # fmt: skip
+    run(host, "".join(f"mkdir -p $(dirname {m}); echo x > {m}\n" for m in mine))
+    for name in mine:
+        assert (host.ws / name).exists(), name

@@ -1399,18 +1399,19 @@ def test_what_a_protected_config_runs_or_puts_on_path_is_kept(host: Host) -> Non
     (ws / ".hg" / "hgrc").write_text("[hooks]\nprecommit.lint = sh scripts/lint.sh\n")
     (ws / ".cargo" / "config.toml").write_text('[build]\nrustc-wrapper = "tools/wrap.sh"\n')
     (ws / "tools" / "wrap.sh").write_text("# the project's\n")
+    (ws / "src" / "app.py").write_text("x = 1\n")
     planted = (
         ".venv/bin/ls", "venv2/bin/ls", ".direnv/go/bin/ls", "src/sitecustomize.py",
         "tools/bin/git", ".nvim/plugin/x.lua", ".python-version", "mbin/git",
     )  # fmt: skip
     run(host, "".join(f"mkdir -p $(dirname {p}); echo x > {p}\n" for p in planted)
         + "echo x >> scripts/env.sh; echo x >> scripts/lint.sh; echo x >> tools/wrap.sh\n"
-        + "echo x > src/app.py\n")  # fmt: skip
+        + "echo x >> src/app.py\n")  # fmt: skip
     for path in planted:
         assert not (ws / path).exists(), path
     for path in ("scripts/env.sh", "scripts/lint.sh", "tools/wrap.sh"):
         assert (ws / path).read_text() == "# the project's\n", path
-    assert (ws / "src" / "app.py").exists()  # the project's own modules are written
+    assert (ws / "src" / "app.py").read_text() == "x = 1\nx\n"  # (the project's own)
 
 
 @pytest.mark.sandbox

@@ -377,11 +377,11 @@ def _check_object(
     raise GitUnreadable(f"objects/{'/'.join(rel)} is no object or pack corral checks")
 
 
-def _own_tips(host_git: str) -> set[str]:
+def _own_tips(host_git: str, kinds: tuple[str, ...] = ("refs/heads/", "refs/tags/")) -> set[str]:
     """The commits the host's own branches and tags name: not remote-tracking refs, the
     stash or FETCH_HEAD (someone else's work the user fetched, unreviewed, r34a)."""
-    found = {sha for name, sha in _packed(host_git).items() if name.startswith(OWN_REFS)}
-    for top in OWN_REFS:
+    found = {sha for name, sha in _packed(host_git).items() if name.startswith(kinds)}
+    for top in kinds:
         for directory, dirs, files in os.walk(os.path.join(host_git, top)):
             dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(directory, d))]
             for name in files[:HOST_TIPS]:
@@ -389,7 +389,6 @@ def _own_tips(host_git: str) -> set[str]:
     return found
 
 
-OWN_REFS = ("refs/heads/", "refs/tags/")
 FILE, TREE, SYMLINK, GITLINK = 0o100000, 0o040000, 0o120000, 0o160000
 MAX_SUBMODULE_STORES = 64
 
@@ -398,7 +397,9 @@ class Trees:
     """Where the paths one check looks at come from: the repository (its host and staging
     git directories, their objects), the tree they were diffed against, the budget."""
 
-    __slots__ = ("base", "budget", "head", "host_git", "parent", "store", "upper_git")
+    __slots__ = (
+        "base", "budget", "head", "host_git", "on_head_line", "parent", "store", "upper_git",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -409,8 +410,12 @@ class Trees:
         budget: Budget,
         parent: str | None = None,
         head: str | None = None,
+        on_head_line: bool = True,
     ) -> None:
         self.host_git, self.upper_git, self.store = host_git, upper_git, store
+        # (whether the commit is on the first-parent line of HEAD once applied: the index
+        # is the next commit there)
+        self.on_head_line = on_head_line
         self.base, self.budget = base, budget
         # the tree of the commit's own first parent (base is what its paths were diffed
         # against: HEAD's tree when the parent was not checked first)
@@ -440,6 +445,59 @@ def _reshapes(
                 f" its parent {parent[:12]} has" if len(above) > 1 else ""
             )
     return None
+
+
+class Moves:
+    """Directories git's rename detection may move a new commit's files out of at a merge:
+    one a known commit the new history rests on has, and that HEAD, one of the host's
+    branch or tag tips, a tip this change set names, or the work tree once applied has not
+    (r46d OLDBASE: a branch from an old commit of yours adding `app/json.py`, merged after
+    your own history had moved app/'s files to the top, wrote json.py there; the directory
+    need not be gone in a commit of the agent's)."""
+
+    def __init__(
+        self, store: ObjectStore, rests_on: list[str], lacks: list[tuple[str, str]],
+        work_tree: tuple[str, str],
+    ) -> None:  # fmt: skip
+        self.store, self.rests_on, self.lacks, self.work_tree = store, rests_on, lacks, work_tree
+        self.memo: dict[str, str | None] = {}
+        self.dirs: dict[tuple[str, str], bool] = {}
+
+    def _has(self, tree: str, directory: str) -> bool:
+        key = (tree, directory)
+        if key not in self.dirs:
+            self.dirs[key] = subtree(self.store, tree, directory) is not None
+        return self.dirs[key]
+
+    def lacking(self, directory: str) -> str | None:
+        """What lacks `directory` though history rests on a commit that has it, or None."""
+        if directory not in self.memo:
+            found = None
+            if any(self._has(t, directory) for t in self.rests_on):
+                found = next((w for w, t in self.lacks if not self._has(t, directory)), None)
+                if found is None:
+                    upper, host = (os.path.join(r, directory) for r in self.work_tree)
+                    there = os.path.isdir(upper) if os.path.lexists(upper) else (
+                        not _gone(upper) and os.path.isdir(host)
+                    )  # fmt: skip
+                    found = None if there else "the work tree once applied"
+            self.memo[directory] = found
+        return self.memo[directory]
+
+    def out_of(self, paths: list[tuple[str, int, str]]) -> tuple[str, str] | None:
+        """(path, why) of the first path added inside a directory a merge may move."""
+        for path, _mode, _sha in paths:
+            parts = path.split("/")
+            for i in range(1, len(parts)):
+                lacking = self.lacking("/".join(parts[:i]))
+                if lacking is not None:
+                    return path, (
+                        f"inside {'/'.join(parts[:i])}, which {lacking} does not have: at a "
+                        "merge, rebase, cherry-pick or stash pop with it, git's rename "
+                        "detection moves it to where that directory's files went, a place "
+                        "corral cannot judge it at"
+                    )
+        return None
 
 
 def _index_paths(
@@ -628,6 +686,8 @@ class GitHistoryRules(RuleSet):
                 auto_merge = name == "AUTO_MERGE"
                 commits = list(self._new_commits(store, new, host_git, head, auto_merge))
                 fresh = {commit for commit, _ in commits}
+                moves = self._moves(store, commits, fresh, new, host_git, upper_git, base)
+                head_line = self._head_line(store, host_git, upper_git, fresh)
                 for commit, above in reversed(commits):  # (oldest first: against its parent)
                     if commit in clean:
                         continue  # (reached again by another ref or reflog of this change set)
@@ -638,7 +698,16 @@ class GitHistoryRules(RuleSet):
                     parent = _tree_of(store, above[0]) if above else None
                     since = parent if above and above[0] in fresh and above[0] in clean else base
                     what = f"commit {commit[:12]}, which {name} makes reachable,"
-                    reshaped = _reshapes(store, commit, above, budget, head)
+                    stash_root = (
+                        inside[-1] == "stash"
+                        and not above
+                        and store.read(commit)[1]
+                        .partition(b"\n\n")[2]
+                        .startswith(b"untracked files on ")
+                    )
+                    # (`git stash -u` keeps the untracked files in a root commit that only
+                    # the stash reaches: no merge base of anything but by name)
+                    reshaped = None if stash_root else _reshapes(store, commit, above, budget, head)
                     if reshaped is not None:
                         return self.refusal(
                             "protected", entry.path, PROTECTED,
@@ -648,9 +717,16 @@ class GitHistoryRules(RuleSet):
                             "another branch's files to places corral did not judge them "
                             f"at); review it: git show --stat {commit[:12]}",
                         )  # fmt: skip
-                    paths = changed_paths(store, since, _tree_of(store, commit), budget)
-                    trees = Trees(host_git, upper_git, store, since, budget, parent or "", base)
-                    found = self._hit(paths, trees) or self._lacks_config(store, commit, host_git)
+                    paths = list(changed_paths(store, since, _tree_of(store, commit), budget))
+                    trees = Trees(
+                        host_git, upper_git, store, since, budget, parent or "", base,
+                        on_head_line=commit in head_line,
+                    )  # fmt: skip
+                    found = (
+                        moves.out_of(paths)
+                        or self._hit(paths, trees)
+                        or (None if stash_root else self._lacks_config(store, commit, host_git))
+                    )
                     if found is not None:
                         # (which commit, and how to look at it: r41a)
                         review = f"; review it: git show {commit[:12]} -- {found[0]}"
@@ -671,6 +747,43 @@ class GitHistoryRules(RuleSet):
             f"{what} holds {path} ({hit}): host git would write it into the work tree "
             f"unchecked at your next checkout, reset, restore, revert or stash pop{review}",
         )  # fmt: skip
+
+    def _moves(
+        self, store: ObjectStore, commits: list[tuple[str, list[str]]], fresh: set[str],
+        tips: set[str], host_git: str, upper_git: str, base: str | None,
+    ) -> Moves:  # fmt: skip
+        """The directories new history's files may be moved out of (Moves)."""
+        rests_on = {_tree_of(store, p) for _, above in commits for p in above if p not in fresh}
+        if host_git not in self._git_branches:  # (once per check)
+            # (branches your HEAD has not merged: one it has is a merge base itself, and a
+            # tag of an old release lacks what came after it without having moved it)
+            line, current = set(), _resolve([host_git], _text(os.path.join(host_git, "HEAD")))
+            for _ in range(ANCESTORS):
+                if not current or current in line:
+                    break
+                line.add(current)
+                above = parents(store, current)
+                current = above[0] if above else None
+            heads = _own_tips(host_git, ("refs/heads/",)) - line
+            self._git_branches[host_git] = sorted(heads)[:HOST_TIPS]
+        lacks = [("your HEAD", base)] if base else []
+        lacks += [(f"your branch at {t[:12]}", _tree_of(store, t))
+                  for t in self._git_branches[host_git]]  # fmt: skip
+        lacks += [(f"the new tip {t[:12]}", _tree_of(store, t)) for t in sorted(tips & fresh)]
+        work = (os.path.dirname(upper_git), os.path.dirname(host_git))
+        return Moves(store, sorted(rests_on), [(w, t) for w, t in lacks if t], work)
+
+    def _head_line(
+        self, store: ObjectStore, host_git: str, upper_git: str, fresh: set[str]
+    ) -> set[str]:
+        """The new commits on HEAD's first-parent line once the change set is applied."""
+        line: set[str] = set()
+        current = _resolve([upper_git, host_git], _merged_text([upper_git, host_git], "HEAD"))
+        while current in fresh and current not in line:
+            line.add(current)
+            above = parents(store, current)
+            current = above[0] if above else None
+        return line
 
     def _staying(self, host_git: str, upper_git: str) -> list[Buffer | None]:
         """staying_packs, mapped, once per check (git gc deletes many loose objects)."""
@@ -875,6 +988,10 @@ class GitHistoryRules(RuleSet):
         if was is None:
             return False  # (only a change of a config the commit's parent has there: a new
             # one may be a rename's target, merged with the source's change elsewhere, r44a)
+        if not trees.on_head_line:
+            # (a version on another branch, or in a stash, is a side of a merge with the
+            # next one made on HEAD's: two clean ones merged into a third, r46d TOMLMERGE)
+            return False
         if trees.head is None or was != entry_at(trees.store, trees.head, path):
             # (and only of the version the host's HEAD has: every version that lands then
             # follows the one before it, so no two of them are sides of a merge whose

@@ -135,6 +135,39 @@ def _shadowable() -> frozenset[str]:
 MODULE_SUFFIXES = (".py", ".pyc", ".so", ".pyd")
 
 
+# usual directories of a project that Python could import as namespace packages, and usual
+# top-level scripts: names no library imports (held where a real module has the name)
+LAYOUT_DIRS = frozenset({
+    "tests", "scripts", "docs", "doc", "examples", "benchmarks", "bench", "tools",
+    "notebooks", "src", "bin", "data", "assets", "demo", "demos", "node_modules", "target",
+    "build", "dist", "vendor", "third_party", "lib",
+})  # fmt: skip
+SCRIPT_NAMES = frozenset({
+    "setup", "conftest", "noxfile", "manage", "fabfile", "tasks", "dodo", "main", "wsgi",
+    "asgi", "tests",
+})  # fmt: skip
+
+
+def _names_at(directory: str) -> frozenset[str]:
+    """The names the host has at the top of a directory (each entry up to its first dot)
+    and the project name its pyproject.toml gives, as an import name."""
+    import tomllib
+
+    try:
+        names = {n.partition(".")[0] for n in os.listdir(directory)}
+    except OSError:
+        names = set()
+    try:
+        with open(os.path.join(directory, "pyproject.toml"), "rb") as f:
+            data = tomllib.loads(f.read(1 << 20).decode("utf-8", "replace"))
+    except (OSError, ValueError):
+        data = {}
+    for table in (data.get("project"), (data.get("tool") or {}).get("poetry")):
+        if isinstance(table, dict) and isinstance(table.get("name"), str):
+            names.add(table["name"].lower().replace("-", "_").replace(".", "_"))
+    return frozenset(names)
+
+
 def _is_site_dir(directory: str) -> bool:
     return os.path.basename(directory) in ("site-packages", "dist-packages")
 
@@ -156,14 +189,19 @@ class ModuleRules(RuleSet):
             is_within(directory, t) for t in self.module_trees
         )
 
-    def _shadowing_module(self, entry: Entry) -> str | None:
-        """The module name a new entry would shadow: `json.py` or `json/` put directly in a
-        directory Python searches before the standard library. Existing module files are the
-        project's own and are not judged; a new one named like a standard or an installed
-        module is held, also one put where something else was (a directory `json.py` made by
-        an earlier run, a link); a start-up module (sitecustomize) new or changed. A package
-        is its `__init__` with any suffix Python loads (`__init__.pyc` with no source, an
-        extension module)."""
+    def _shadowing_module(self, entry: Entry) -> tuple[str, bool] | None:
+        """(the module name, whether it is named like a real one) of a new entry put
+        directly in a directory Python searches before the standard library: `json.py` or
+        `json/`. Existing module files are the project's own and are not judged; a new one
+        named like a standard or an installed module is held, also one put where something
+        else was (a directory `json.py` made by an earlier run, a link); a start-up module
+        (sitecustomize) new or changed. A package is its `__init__` with any suffix Python
+        loads (`__init__.pyc` with no source, an extension module). Where Python looks
+        first (not a relative PYTHONPATH's every directory), any other new name is held too
+        (_claimed), and a new directory Python would import as a namespace package: a
+        library's optional import (`try: import re2`, the standard library's own `from
+        org.python.core import ...` in copy.py) finds what is installed nowhere, so no list
+        of names can say which is safe (review r46a OPTIMPORT)."""
         if not (self.module_dirs or self.module_trees) or entry.kind not in ("file", "link"):
             return None
         directory, name = os.path.split(entry.path)
@@ -172,7 +210,7 @@ class ModuleRules(RuleSet):
             # are in its header): a start-up module's, new or changed, is held
             name = name.partition(".")[0]
             if self._in_module_dir(os.path.dirname(directory)) and name in STARTUP_MODULES:
-                return name
+                return name, True
             return None
         if entry.kind == "link" and "." not in name:
             pass  # `json -> elsewhere`: a directory link imports as the package it leads to
@@ -182,9 +220,9 @@ class ModuleRules(RuleSet):
         if name == "__init__":  # a regular package (a bare directory never shadows one)
             directory, name = os.path.split(directory)
         if not self._in_module_dir(directory) or _is_site_dir(directory):
-            return None  # (a venv's site-packages comes after the standard library)
+            return self._namespace_package(entry)  # (a site-packages comes after the stdlib)
         if name in STARTUP_MODULES:
-            return name
+            return name, True
         if _regular_file(entry.path):
             return None  # the project's own module, changed
         if (
@@ -192,8 +230,76 @@ class ModuleRules(RuleSet):
             or (name.startswith("_") and name != "__main__")  # (a standard library's own)
             or directory in self.strict_module_dirs
         ):
-            return name
+            return name, True
+        package_link = entry.kind == "link" and not entry.path.endswith(MODULE_SUFFIXES)
+        if (
+            directory in self.module_dirs
+            and not self._claimed(directory, name)
+            and (not package_link or self._leads_to_modules(entry))
+        ):
+            return name, False
         return None
+
+    def _leads_to_modules(self, entry: Entry) -> bool:
+        """Whether a link Python may import as a package leads to a directory holding any
+        module or directory (as applied: the staging area's or the host's), or where is not
+        known; `docs -> ../notes` of text files is no package."""
+        resolved = self._resolved(entry)
+        if resolved is None:
+            return True
+        places = [resolved]
+        placed = next((r for r in self.roots if resolved.startswith(r + "/")), None)
+        if placed is not None:
+            places.insert(0, os.path.join(entry.upper_root(), resolved[len(placed) + 1 :]))
+        for place in places:
+            try:
+                with os.scandir(place) as listing:
+                    return any(
+                        e.name.endswith(MODULE_SUFFIXES) or e.is_dir(follow_symlinks=False)
+                        for e in listing
+                    )
+            except NotADirectoryError:
+                return False
+            except OSError:
+                continue
+        return False
+
+    def _namespace_package(self, entry: Entry) -> tuple[str, bool] | None:
+        """`org/python/core.py` below a directory where Python looks first: with no `org`
+        there on the host, Python imports the directory as the namespace package `org`
+        (r46a OPTIMPORT). Not the usual project directories (`tests/`, `src/`, `docs/`)."""
+        for top in self.module_dirs:
+            if not entry.path.startswith(top + "/") or _is_site_dir(top):
+                continue
+            parts = entry.path[len(top) + 1 :].split("/")
+            names = [*parts[:-1], parts[-1].partition(".")[0]]
+            if len(parts) < 2 or not all(n.isidentifier() for n in names):
+                continue
+            if not parts[-1].endswith(MODULE_SUFFIXES) or any(
+                os.path.lexists(os.path.join(t, parts[0], "pyvenv.cfg"))
+                for t in (top, os.path.join(entry.upper_root(), top[len(entry.root) + 1 :]))
+            ):
+                continue  # (a venv's `bin/activate_this.py`)
+            if not self._claimed(top, parts[0]):
+                return parts[0], False
+        return None
+
+    def _claimed(self, directory: str, name: str) -> bool:
+        """Whether a name at the top of a directory is the project's own, or no name a library
+        would import: the host has it there (as a module, package or anything else), the
+        project's pyproject.toml names it, it is a test's or a usual script's, or Python could
+        not import it at all."""
+        import keyword
+
+        if not name.isidentifier() or keyword.iskeyword(name):
+            return True
+        if name in SCRIPT_NAMES or name in LAYOUT_DIRS:
+            return True
+        if name.startswith("test_") or name.endswith(("_test", "_tests")):
+            return True
+        if directory not in self._top_names:
+            self._top_names[directory] = _names_at(directory)
+        return name in self._top_names[directory]
 
     def _stand_in(self, entry: Entry) -> str | None:
         """The protected Python source a new or changed file would be loaded in place of

@@ -213,12 +213,21 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
                 f"bytecode or a compiled module Python would load in place of protected "
                 f"{source}: {self.protected_why.get(source) or 'the host runs it'}",
             )  # fmt: skip
-        module = self._shadowing_module(entry)
-        if module is not None:
+        shadowing = self._shadowing_module(entry)
+        if shadowing is not None and shadowing[1]:
             return self.refusal(
                 "protected", path, MODULES,
-                f"a new module {module} where Python looks first (PYTHONPATH, the workspace): "
-                "it would be imported in place of the real one, by corral's own process too",
+                f"a new module {shadowing[0]} where Python looks first (PYTHONPATH, the "
+                "workspace): it would be imported in place of the real one, by corral's own "
+                "process too",
+            )  # fmt: skip
+        if shadowing is not None:
+            return self.refusal(
+                "protected", path, MODULES,
+                f"a new module {shadowing[0]} where Python looks first (PYTHONPATH, the "
+                "workspace): `python -m`, `-c`, the REPL and IPython there import it before "
+                f"anything installed, so a library's optional import (`try: import "
+                f"{shadowing[0]}`) would run it; apply it if it is the project's",
             )  # fmt: skip
         lua = self._lua_at_top(entry)
         if lua is not None and lua.endswith("/"):

@@ -77,6 +77,8 @@ class RuleSet:
         self._git_known: dict[str, tuple[set[str], bool]] = {}
         self._git_clean: dict[str, set[str]] = {}
         self._git_state: dict[str, str] = {}  # a ref's or index's path -> its git directory
+        self._top_names: dict[str, frozenset[str]] = {}  # module_rules._claimed
+        self._git_branches: dict[str, list[str]] = {}  # git_history: not merged into HEAD
         self._git_tips: dict[str, list[str]] = {}  # the host's own branch and tag commits
         self._git_packs: dict[str, list[Any]] = {}  # the pack indexes a change set leaves
         self._git_configs: dict[str, list[str]] = {}  # the host index's shared configs

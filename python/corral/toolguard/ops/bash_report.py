@@ -44,8 +44,9 @@ SIGNS = (
             "Name or service not known",
             "Connection refused",
         ),
-        'no network in this sandbox: use mode "workspace-write-network" '
-        "(or sandbox.policy.network = true) if the command needs it",
+        "no network in this sandbox: allow the hosts the command needs with "
+        "sandbox.policy.network_allow (the CLI: --allow-host HOST), or all of it with mode "
+        '"workspace-write-network"',
         "sandbox.policy.network",
         "network access",
     ),
