@@ -104,7 +104,12 @@ def shape(
     status = _status(tool, raw)
     result["status"] = status
     result["tool"] = tool
-    result["sandboxed"] = bool(sandboxed) and status != "refused"
+    # (a call that never ran was confined by nothing: refused, declined in its window, or
+    # cancelled there, r46c F8)
+    ran = status not in ("refused", "denied_by_user") and not (
+        status == "cancelled" and "output" not in raw and "exit" not in raw
+    )
+    result["sandboxed"] = bool(sandboxed) and ran
     result["decision"] = {k: decision.get(k, "") for k in ("decision", "source", "reason")}
     if status == "ran" and tool == "bash":
         result["ok"] = raw.get("exit") == 0

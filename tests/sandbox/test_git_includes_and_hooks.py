@@ -1082,7 +1082,8 @@ def test_history_resting_on_a_directory_your_side_no_longer_has_waits(host: Host
     host.git("mv", "a.txt", "app/a.txt")  # (app/ back on main; the work tree loses it)
     host.git(*ident, "commit", "-qm", "back")
     run(host, "git checkout -q -b feat; echo x > app/json.py; git add app/json.py; "
-              f"{GIT_ID} commit -qm j; git checkout -q main; mv app/a.txt a2.txt; rmdir app\n")  # fmt: skip
+              f"{GIT_ID} commit -qm j; git checkout -q main; mv app/a.txt a2.txt\n"
+              "rmdir app\n")  # fmt: skip
     assert "which the work tree once applied does not have" in host.corral("changes").stdout
     assert host.git("rev-parse", "-q", "--verify", "feat", check=False).strip() == ""
     for change_id in held_ids(host):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from .sandbox_support import run
+from .sandbox_support import q, run
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -228,8 +228,9 @@ def test_a_new_name_where_python_looks_first_is_held_as_an_optional_import(host:
     (host.ws / "pyproject.toml").write_text('[project]\nname = "my-app"\n')
     (host.ws / "lib").mkdir()
     canary = host.base / "CANARY-org"
-    run(host, "mkdir -p org/python; printf 'open(%r, \"w\")\\n' > org/python/core.py\n"
-              "echo x > re2.py; echo x > storemagic.py\n" % str(canary))  # fmt: skip
+    payload = f"open({str(canary)!r}, 'w')"
+    run(host, f"mkdir -p org/python; echo {q(payload)} > org/python/core.py\n"
+              "echo x > re2.py; echo x > storemagic.py\n")  # fmt: skip
     for name in ("org/python/core.py", "re2.py", "storemagic.py"):
         assert not (host.ws / name).exists(), name
     done = subprocess.run(

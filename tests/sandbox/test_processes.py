@@ -103,6 +103,7 @@ def test_timeout_kills_every_descendant(host, mode):
     elapsed = time.monotonic() - start
     left = _leftovers(argv)
     assert r.returncode == 124, r.stderr
+    assert "corral: killed after 1 s" in r.stderr  # (r46c F9: it said nothing)
     assert elapsed < 6, elapsed
     assert left == [], f"still running on the host after the timeout: {left}"
 

@@ -71,6 +71,10 @@ def test_status_ok_and_summary(
 def test_a_refused_call_is_never_called_sandboxed() -> None:
     got = shape("read", ok=False, refusal={"code": "hidden"})
     assert got["sandboxed"] is False and "refused" not in got
+    # r46c F8: nor one declined or cancelled in its window (it never ran)
+    assert shape("write", status="denied_by_user")["sandboxed"] is False
+    assert shape("write", status="cancelled")["sandboxed"] is False
+    assert shape("bash", status="cancelled", output="ab")["sandboxed"] is True
 
 
 def test_a_commands_own_line_is_quoted_in_the_summary() -> None:

@@ -256,6 +256,17 @@ def apply(change_id: str, paths: list[str], now: Now) -> Outcome:
                                   f"{words.command('changes', change_id)}")  # fmt: skip
         report = finish.settle(stage, plan, checked, problems, force=wanted, overwrite=overwrite)
     counts = report["counts"]
+    if not report.get("applied") and report.get("held"):
+        # (every path refused and none named: "applied 0 added" with status 0 read as
+        # done, r46c F4)
+        held = [h["path"] for h in report["held"]][:3]
+        why = (
+            f"nothing applied: every path of {change_id} is refused; name the ones you want: "
+            f"{words.command('apply', change_id, *held)}"
+        )
+        done = Outcome([], [why, *finish.describe(report, words.frontend())])
+        done.code = 1
+        return done
     return Outcome(
         [
             f"applied {counts.get('added', 0)} added, {counts.get('modified', 0)} modified, "

@@ -2,7 +2,7 @@
 
 Exit status of `run`: the command's own; 124 when --timeout killed it; 125 when corral itself
 failed (invalid configuration or usage, or the sandbox could not be set up), with a one-line
-`corral: ...` reason on stderr.
+`corral: ...` reason on stderr; 127 when the command is not found in the sandbox.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ options:
   --json               (status, explain) print one JSON object
 
 environment: CORRAL_MODE sets the mode (below flags, above the config file).
-exit status (run): COMMAND's own; 124 timeout; 125 corral or sandbox set-up failed.
+exit status (run): COMMAND's own; 124 timeout; 125 corral or sandbox set-up failed;
+127 COMMAND not found in the sandbox.
 """
 
 USAGE_FAILED = 125

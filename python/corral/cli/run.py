@@ -80,7 +80,9 @@ def run(args: list[str]) -> int:
     refused: list[str] = []  # what corral's proxy refused
     if wrapped.stage is None:
         try:
-            return launch(wrapped, timeout, tail, refused)[0]
+            code, stopped = launch(wrapped, timeout, tail, refused)
+            _timed_out(code, stopped, timeout)
+            return code
         finally:
             _plain_terminal(tail, wrapped)
             _refused(refused)
@@ -94,6 +96,7 @@ def run(args: list[str]) -> int:
     unchecked = False
     try:
         code, stopped = launch(wrapped, timeout, tail, refused)
+        _timed_out(code, stopped, timeout)
     finally:
         # Also when launching failed: the change set is held or removed, never left unchecked.
         _plain_terminal(tail, wrapped)
@@ -111,6 +114,16 @@ def run(args: list[str]) -> int:
             for line in finish.describe(report):
                 sys.stderr.write(f"corral: {line}\n")
     return finish.FAILED if unchecked else code
+
+
+def _timed_out(code: int, stopped: bool, timeout: float | None) -> None:
+    """Say that corral killed the command (a silent exit 124 read as the command's, r46c)."""
+    from corral.sandbox.runner import TIMED_OUT
+
+    if stopped and code == TIMED_OUT and timeout:
+        sys.stderr.write(
+            f"corral: killed after {timeout:g} s (--timeout or sandbox.limits.timeout)\n"
+        )
 
 
 def _plain_terminal(tail: bytearray, wrapped: Wrapped) -> None:

@@ -171,4 +171,7 @@ class Chain:
                 why = f"the resolver answered {answer!r}, not one of {', '.join(ANSWERS)}"
                 return Decision(REQUIRE, resolver.name, why[:300])
             return Decision(answer, resolver.name, str(reason))
-        return Decision(REQUIRE, URN + "default", "no resolver approved it")
+        return Decision(
+            REQUIRE, URN + "default", "corral asks before this kind of call unless "
+            "tools.auto_approve (or tools.shell.allow for commands) lists it",
+        )  # fmt: skip

@@ -82,6 +82,7 @@ def _read_only(line: str, policy: Policy, rule: str, hint: str, what: str) -> tu
     """A "Read-only file system" line in its own words: a path kept read-only inside a
     writable root is protected on purpose (a git hook, a start-up file), not outside the
     writable area; and "workspace-write" helps only where the mode is read-only."""
+    from corral.changes import words
     from corral.paths import is_within
 
     for path in _paths_in(line, policy.cwd):
@@ -90,7 +91,7 @@ def _read_only(line: str, policy: Policy, rule: str, hint: str, what: str) -> tu
                 "sandbox.policy.protected",
                 f"{path} is kept read-only on purpose: the host runs or obeys it (a git hook or "
                 "config, a start-up file); change it yourself outside the sandbox if you mean "
-                "to, or see :Sandbox status",
+                f"to, or see {words.command('status')}",
                 "a write to a protected path",
             )
     if policy.mode != "read-only":
