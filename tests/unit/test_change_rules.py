@@ -202,14 +202,17 @@ def test_packages_of_any_suffix_shadow_as_their_source_would(lay: Layout) -> Non
     """Seventh review r7a A1: `argparse/__init__.pyc` (no source) or an extension module was
     a package Python imports first, and only `__init__.py` was judged."""
     lay.plan["module_dirs"] = [str(lay.root)]
+    (lay.root / "mypkg").mkdir()
     lay.write("argparse/__init__.pyc")
     lay.write("_distutils_hack/__init__.cpython-311-x86_64-linux-gnu.so")
     lay.write("json.abi3.so")
     lay.write("mypkg/__init__.pyc")
+    lay.write("newpkg/__init__.pyc")
     found = lay.verdicts()
     assert found["argparse/__init__.pyc"] == "protected"
     assert found["json.abi3.so"] == "protected"
-    assert found["mypkg/__init__.pyc"] is None  # no module of that name to shadow
+    assert found["mypkg/__init__.pyc"] is None  # (the project's own package)
+    assert found["newpkg/__init__.pyc"] == "protected"  # (a new name: r46a OPTIMPORT)
 
 
 def test_a_relative_pythonpath_makes_every_directory_one_python_looks_in(lay: Layout) -> None:
