@@ -180,7 +180,7 @@ _DENY_READ = (
     "~/.ngrok2",
     "~/.config/ngrok",
     "~/.1password",
-    "~/.local/state/nvim/shada",
+    "~/.local/state/nvim",  # (shada, swap files of open buffers, undo, logs: r46b)
     "~/.local/share/nvim/shada",
     "~/.viminfo",
     "~/.lesshst",
@@ -208,7 +208,7 @@ _DENY_READ = (
     "${XDG_CONFIG_HOME:-~/.config}/pypoetry/auth.toml",
     "${XDG_CONFIG_HOME:-~/.config}/glab-cli",
     "${XDG_CONFIG_HOME:-~/.config}/doctl",
-    "${XDG_STATE_HOME:-~/.local/state}/nvim/shada",
+    "${XDG_STATE_HOME:-~/.local/state}/nvim",
     "${XDG_DATA_HOME:-~/.local/share}/nvim/shada",
     "${XDG_DATA_HOME:-~/.local/share}/fish/fish_history",
     "$GRADLE_USER_HOME/gradle.properties",

@@ -34,6 +34,7 @@ STORES = (
     ".m2/settings.xml",
     ".m2/settings-security.xml",
     ".local/state/nvim/shada/main.shada",
+    ".local/state/nvim/swap/%w%.env.swp",  # (r46b SWAPLEAK: an open .env's swap file)
     ".yarnrc.yml",
     ".config/composer/auth.json",
     ".terraformrc",
@@ -51,6 +52,7 @@ MOVED = {
     "CODEX_HOME": ("codex-home", "auth.json"),
     "PGPASSFILE": ("pg", "pgpass"),
     "SOPS_AGE_KEY_FILE": ("age", "keys.txt"),
+    "XDG_STATE_HOME": ("state", "nvim/swap/%w%.env.swp"),
 }
 
 
