@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from .sandbox_support import DONE, SANDBOXED, WRITABLE, q, run
+from .sandbox_support import DIRECT, DONE, SANDBOXED, WRITABLE, q, run
 
 if TYPE_CHECKING:
     from .conftest import Host
@@ -205,3 +205,22 @@ def test_a_denied_name_that_is_a_link_hides_its_target_and_runs_go_on(host: Host
     out = host.sh("cat config/prod.env .env; echo after")
     assert "after" in out.stdout, out.stdout + out.stderr
     assert "CANARY-prodenv" not in out.stdout + out.stderr
+
+
+def test_a_directory_above_a_hidden_file_cannot_be_moved_where_no_search_looks(
+    host: Host,
+) -> None:
+    """r46b MOVEMASK: with direct writes `mv backend node_modules/` moved `backend/.env`
+    (hidden in the run by a mount at its path) where the next run's search for denied names
+    does not look (node_modules, deeper than four levels), and that run read it. The
+    directories above a hidden path in a writable root are pinned like those above a
+    protected one: the move fails and the secret stays where the search finds it."""
+    (host.ws / "backend").mkdir()
+    (host.ws / "backend" / ".env").write_text("DB_PASSWORD=CANARY-movemask\n")
+    run(host, "mkdir -p node_modules/a/b/c/d; mv backend node_modules/ 2>&1 || true\n"
+              "mv backend node_modules/a/b/c/d/ 2>&1 || true\n", *DIRECT)  # fmt: skip
+    assert (host.ws / "backend" / ".env").exists()
+    out = host.sh("cat backend/.env node_modules/backend/.env node_modules/a/b/c/d/backend/.env;"
+                  " echo after", None, *DIRECT)  # fmt: skip
+    assert "after" in out.stdout, out.stdout + out.stderr
+    assert "CANARY-movemask" not in out.stdout + out.stderr

@@ -1074,15 +1074,18 @@ class Resolution:
                 kept.append(real)
         found.read_only = kept
 
-    def _pin(self, found: Protection, state_dir: str) -> None:
+    def _pin(self, found: Protection, state_dir: str, hidden: list[str]) -> None:
         """Only a protected path itself is mounted read-only: a directory above it could still
         be renamed away and rebuilt. Every directory between a writable root and it is pinned,
         also those that do not exist yet above a directory made before the run (corral's config
-        dir with no ~/.config yet): left unpinned, ~/.config could become a link."""
+        dir with no ~/.config yet): left unpinned, ~/.config could become a link. So is every
+        directory above a hidden path inside a writable root: with direct writes `mv backend
+        node_modules/` took `backend/.env` where the next run's search did not look, and
+        that run read it (review r46b MOVEMASK)."""
         made = set(found.create_dirs)
         links = [link for link, _ in found.links]
         for p in (*found.read_only, *found.create_dirs, *found.watch, *links, *found.pinned,
-                  state_dir):  # fmt: skip
+                  state_dir, *hidden):  # fmt: skip
             owner = next((r for r in self.rw_roots if is_within(p, r)), None)
             parent = os.path.dirname(p)
             while owner is not None and parent != owner and is_within(parent, owner):
@@ -1108,7 +1111,7 @@ class Resolution:
             if lexical != real:
                 self._links_on_the_way(os.path.dirname(lexical), found)
         found.watch = list(dict.fromkeys(canonical))
-        self._pin(found, state_dir)
+        self._pin(found, state_dir, [p for p, _ in deny_read])
         return found
 
     # -- phase 5: a private home -----------------------------------------------------------
