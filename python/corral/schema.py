@@ -508,7 +508,9 @@ _HOME_ALLOW = (
     "~/go/bin",
     "~/go/pkg",
     "~/.cache/go-build",
-    "~/.npm/_cacache",  # (not _logs: npm logs every command, tokens it was given too)
+    # (not _logs: npm logs every command, tokens it was given too; not the cache's index,
+    # whose keys are git dependencies' URLs with the tokens in them, r46a NPMCACHEKEY)
+    "~/.npm/_cacache/content-v2",
     "~/.nvm",
     "~/.volta",
     "~/.bun",

@@ -100,6 +100,30 @@ def test_toolchain_dirs_shown_by_the_private_home_keep_their_credentials_hidden(
     assert host.SECRET_WORD not in r.stdout
 
 
+def test_clones_and_cache_keys_in_shown_tool_homes_keep_their_tokens_hidden(host) -> None:
+    """r46a SRCSKIP: pip's editable VCS install clones into a venv's `src/` (a pyenv
+    virtualenv's, shown by the private home), keeping `https://ci:TOKEN@...` in the clone's
+    .git/config; the secrets walk skipped directories named `src`. NPMCACHEKEY: npm keeps a
+    git dependency's URL, token and all, as a key in its cache's index."""
+    clone = host.home / ".pyenv" / "versions" / "corp" / "src" / "corplib" / ".git"
+    clone.mkdir(parents=True)
+    (clone / "config").write_text(
+        f'[remote "origin"]\n\turl = https://ci:{host.SECRET_WORD}@git.example/c.git\n'
+    )
+    index = host.home / ".npm" / "_cacache" / "index-v5" / "cb" / "b9"
+    index.mkdir(parents=True)
+    (index / "x").write_text(f'{{"key":"pacote:git+https://ci:{host.SECRET_WORD}@g.example"}}\n')
+    content = host.home / ".npm" / "_cacache" / "content-v2" / "sha512"
+    content.mkdir(parents=True)
+    (content / "kept").write_text("cache content stays\n")
+    r = host.sh(
+        f"cat {q(clone / 'config')} {q(index / 'x')} 2>/dev/null; cat {q(content / 'kept')}\n"
+    )
+    assert DONE in r.stdout, r.stdout + r.stderr
+    assert host.SECRET_WORD not in r.stdout
+    assert "cache content stays" in r.stdout
+
+
 def test_a_store_created_during_a_run_is_not_readable(host) -> None:
     """Item 12: masks are fixed when the sandbox starts. With the private home (the default),
     what appears in $HOME later is not shown either: the command waits for the host to write

@@ -311,6 +311,39 @@ def _holds_credentials(path: str) -> bool:
     return False
 
 
+CLONE_LOOK = 2_000  # entries looked at for clones below a directory the walk skips
+
+
+def _clones_in(directory: str) -> list[tuple[str, bool]]:
+    """The git configs naming a URL with a token in them two levels below a directory the
+    secrets walk does not go into: a venv's `src/NAME/.git` (pip's editable VCS installs
+    clone there, the user's `git+https://user:token@...` kept as the remote, r46a SRCSKIP),
+    cargo's `git/db/NAME` bare repositories. Past CLONE_LOOK entries, the directory is
+    hidden whole (what was not looked at may hold one)."""
+    found: list[tuple[str, bool]] = []
+    looked = 0
+    level = [directory]
+    for _ in range(2):
+        below = []
+        for path in level:
+            try:
+                entries = [e for e in os.scandir(path) if e.is_dir(follow_symlinks=False)]
+            except OSError:
+                continue
+            looked += len(entries)
+            if looked > CLONE_LOOK:
+                return [(directory, True)]
+            for entry in entries:
+                config = os.path.join(entry.path, "config")
+                if entry.name == ".git" or os.path.lexists(os.path.join(entry.path, "HEAD")):
+                    if _holds_credentials(config):
+                        found.append((config, False))
+                else:
+                    below.append(entry.path)
+        level = below
+    return found
+
+
 def _secrets_directly_in(
     directory: str, secret: Callable[[str, int, int], bool]
 ) -> list[tuple[str, bool]]:
@@ -1258,8 +1291,12 @@ class Resolution:
                     elif entry.name in SECRET_SKIP:
                         seen.append((entry.path, _dir_state(entry.path)))
                         found += _secrets_directly_in(entry.path, secret)
+                        found += _clones_in(entry.path)
                     elif depth == 0 or entry.name not in SECRET_SKIP_DEEP:
                         stack.append((entry.path, depth + 1, gits or entry.name == "git"))
+                    else:  # (a venv's src/ holds pip's editable clones, r46a SRCSKIP)
+                        seen.append((entry.path, _dir_state(entry.path)))
+                        found += _clones_in(entry.path)
                 elif secret(entry.path, st.st_mode, open_dir) or (
                     (gits or any(d in SCRIPT_DIRS for d in directory.split("/")[-2:]))
                     and stat.S_ISREG(st.st_mode)
