@@ -654,7 +654,9 @@ FIELDS: tuple[Field, ...] = (
         LIST,
         (),
         "Extra environment variables to pass in: NAME (the host's value) or NAME=value. "
-        "Secret-looking names pass only when named here exactly.",
+        "Secret-looking names pass only when named here exactly. The values are in the "
+        "command line that starts the sandbox (`env -i NAME=value bwrap ...`) until env starts "
+        "bwrap: other users of this machine can read that in /proc for that instant.",
         narrows=ADDING_LOOSENS,
     ),
     Field(
