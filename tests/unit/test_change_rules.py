@@ -430,3 +430,14 @@ def test_a_file_the_host_made_where_the_command_made_a_directory_is_a_conflict(
     found = lay.verdicts()
     assert found["notes"] == "conflict"
     assert found["notes/todo.txt"] == "conflict"
+
+
+def test_a_held_protected_name_says_what_runs_it() -> None:
+    """r46c: `.envrc` and `.nvim.lua` were held as "the host runs or obeys it by itself, or it
+    is hidden or corral's own", naming no reason."""
+    from corral.changes import rules
+
+    assert "direnv" in (rules._why_kept("/w/.envrc") or "")
+    assert "Neovim" in (rules._why_kept("/w/sub/.nvim.lua") or "")
+    assert "git" in (rules._why_kept("/w/.git/hooks/pre-commit") or "")
+    assert rules._why_kept("/w/notes.txt") is None

@@ -122,6 +122,30 @@ def changed_below(top: str, since_ns: int) -> str | None:
     return None
 
 
+# what runs or obeys the usual protected names, said when one is held (r46c: "runs or obeys it
+# by itself, or it is hidden or corral's own" named no reason)
+WHY_KEPT = {
+    ".envrc": "direnv runs it when your shell enters the directory",
+    ".env": "direnv and tools load it when your shell or they start here",
+    ".nvim.lua": "Neovim runs it at start in this directory ('exrc')",
+    ".nvimrc": "Neovim runs it at start in this directory ('exrc')",
+    ".exrc": "Vim and Neovim run it at start in this directory ('exrc')",
+    ".git": "git runs or obeys it (hooks, config) at your next git command",
+    ".pdbrc": "pdb runs it when a debugger starts here",
+    ".pre-commit-config.yaml": "pre-commit runs what it names at git commit",
+    ".tool-versions": "mise and asdf obey it when your shell enters the directory",
+    "mise.toml": "mise runs what it names when your shell enters the directory",
+    ".mise.toml": "mise runs what it names when your shell enters the directory",
+    ".bashrc": "your shell runs it at start",
+    ".zshrc": "your shell runs it at start",
+    ".profile": "your shell runs it at start",
+}
+
+
+def _why_kept(path: str) -> str | None:
+    return next((WHY_KEPT[p] for p in reversed(path.split("/")) if p in WHY_KEPT), None)
+
+
 class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRules):
     """Verdicts for the entries of one change set, against its plan (see stage.create)."""
 
@@ -147,8 +171,10 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
         hit = self_or_parent_in(path, self.protected_set)
         if hit is not None:
             what = "inside protected " + hit if hit != path else "protected"
-            why = self.protected_why.get(hit) or (
-                "the host runs or obeys it by itself, or it is hidden or corral's own"
+            why = (
+                self.protected_why.get(hit)
+                or _why_kept(hit)
+                or ("the host runs or obeys it by itself, or it is hidden or corral's own")
             )
             return self.refusal("protected", path, PROTECTED, f"{what}: {why}")
         if entry.kind in ("whiteout", "file", "link", "special") or entry.opaque:
