@@ -262,7 +262,11 @@ function M.execute(tool_call, opts, on_done)
     handle.done = true
     local brief = decision and { decision = decision.decision, source = decision.source, reason = decision.reason }
       or { decision = "deny", source = "corral", reason = "the guard could not decide" }
-    local result = engine.call("result", engine.request(bufnr, { tool = tool_call.name, raw = raw, decision = brief }))
+    local command = tool_call.name == "bash" and type(tool_call.input) == "table" and tool_call.input.command or nil
+    local result = engine.call(
+      "result",
+      engine.request(bufnr, { tool = tool_call.name, raw = raw, decision = brief, command = command })
+    )
     if type(result) ~= "table" or result.error then
       -- the engine is gone: still one shape, said plainly
       result = vim.tbl_extend("keep", raw, {

@@ -109,6 +109,30 @@ def _summary(report: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _quiet_network(
+    request: Mapping[str, Any], raw: Mapping[str, Any], pol: policy.Policy
+) -> list[dict[str, str]]:
+    """A failed command that needs the network, in a sandbox without any, though its output
+    says nothing a network failure says (`pip install -q`: "No matching distribution
+    found", r46c F6): one Refusal naming the likely cause."""
+    from corral.toolguard.ops.bash_report import SIGNS
+
+    if pol.network or pol.network_allow or raw.get("exit") in (0, None):
+        return []
+    if any(r.get("code") == "network" for r in raw.get("sandbox_refusals") or []):
+        return []
+    from corral.toolguard.classify import classify
+
+    if classify(str(request.get("command", ""))).kind != "network":
+        return []
+    _code, _phrases, hint, rule, what = next(s for s in SIGNS if s[0] == "network")
+    return [{
+        "code": "network", "rule": rule, "layer": "",
+        "message": "the command needs the network (its output did not say so)",
+        "hint": hint, "what": what,
+    }]  # fmt: skip
+
+
 class Service:
     def __init__(self, registry: Registry | None = None, *, persistent: bool = False) -> None:
         """`persistent`: this process outlives the commands it wraps (Neovim's Python host),
@@ -608,6 +632,7 @@ class Service:
         if tool == "bash" and "output" in raw and raw.get("sandboxed"):
             tail = str(raw["output"])[-65536:]
             raw["sandbox_refusals"] = report(tail, pol, _named(resolved.origins, request))
+            raw["sandbox_refusals"] += _quiet_network(request, raw, pol)
         elif tool == "bash":
             raw.setdefault("sandbox_refusals", [])
         sandboxed = bool(raw.pop("sandboxed", False))

@@ -38,3 +38,24 @@ def test_change_set_lines_reach_a_frontend_escaped() -> None:
     done = Outcome(["restored a\nundid everything\x1b[2J", "x\ty"], ["bad\rname"]).as_dict()
     assert done["out"] == ["restored a\\x0aundid everything\\x1b[2J", "x\ty"]
     assert done["err"] == ["bad\\x0dname"]
+
+
+def test_a_quiet_command_that_needed_the_network_is_told_so(tmp_path: Path) -> None:
+    """r46c F6: `pip install -q` without network says only "No matching distribution found";
+    the result named no cause. A failed command the classifier finds needs the network, in a
+    sandbox without any, gets the network refusal; one that exits 0, or does not, none."""
+
+    def result(command: str, exit_code: int) -> dict[str, Any]:
+        request = {
+            "layers": {}, "cwd": str(tmp_path), "tool": "bash", "command": command,
+            "raw": {"exit": exit_code, "output": "ERROR: No matching distribution found",
+                    "sandboxed": True},
+            "decision": {"decision": "approve", "source": "s", "reason": ""},
+        }  # fmt: skip
+        return Service().call("result", request)  # type: ignore[no-any-return]
+
+    done = result("pip install -q pytest", 1)
+    assert [r["code"] for r in done["sandbox_refusals"]] == ["network"], done
+    assert "network" in done["summary"]
+    assert result("pip install -q pytest", 0)["sandbox_refusals"] == []
+    assert result("ls nope", 2)["sandbox_refusals"] == []
