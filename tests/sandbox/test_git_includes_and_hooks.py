@@ -1104,3 +1104,61 @@ def test_history_resting_on_a_directory_your_side_no_longer_has_waits(host: Host
     run(host, "echo n > new.txt; git stash -q -u\n")
     assert held_ids(host) == [], host.corral("changes").stdout
     assert host.git("stash", "list").strip()
+
+
+def test_merge_bases_with_your_branches_local_or_fetched_decide_what_may_move(host: Host) -> None:
+    """r47a: the directory check missed what git's merge base sees. REMOTEMOVE: upstream
+    moved app/'s files to the top in a branch you fetched, and the agent's `app/json.py` on
+    main landed (`git pull` wrote json.py at the top); MERGEBASE: main had deleted
+    tools/legacy, branch flat had moved it, and their merge base still had it; MANYBRANCHES:
+    only 64 branches were looked at. STALEBRANCH: a branch made before src/ existed held
+    every new file in src/. TOMLRESET: a config version kept by a branch, HEAD then reset,
+    merged with the next one into a third. FAKESTASH: a root commit as refs/heads/stash."""
+    ident = ("-c", "user.name=u", "-c", "user.email=u@x")
+    _committed(host, "pyproject.toml", '[project]\nname = "x"\n')
+    host.git("branch", "old")  # (before src/, app/ and tools/ existed)
+    for d in ("app", "tools/legacy", "src"):
+        (host.ws / d).mkdir(parents=True)
+        (host.ws / d / "a.txt").write_text(d + "\n")
+    host.git("add", ".")
+    host.git(*ident, "commit", "-qm", "dirs")
+    for i in range(100):
+        host.git("branch", f"topic-{i:03d}")
+    host.git("checkout", "-q", "-b", "flat")  # (moves tools/legacy's files to the top)
+    host.git("mv", "tools/legacy/a.txt", "legacy-a.txt")
+    host.git(*ident, "commit", "-qm", "flat")
+    host.git("checkout", "-q", "-b", "up", "main")  # (upstream moves app/'s, fetched)
+    host.git("mv", "app/a.txt", "app-a.txt")
+    host.git(*ident, "commit", "-qm", "up")
+    host.git("update-ref", "refs/remotes/origin/main", "up")
+    host.git("checkout", "-q", "main")
+    host.git("branch", "-D", "up")
+    host.git("rm", "-qr", "tools/legacy")
+    host.git(*ident, "commit", "-qm", "drop legacy")
+    host.git("pack-refs", "--all")
+    head = host.git("rev-parse", "HEAD").strip()
+    for path, why in (("app/json.py", "refs/remotes/origin/main"),
+                      ("tools/legacy/json.py", "refs/heads/flat")):  # fmt: skip
+        run(host, f"mkdir -p {os.path.dirname(path)}; echo x > {path}; git add {path}; "
+                  f"{GIT_ID} commit -qm j\n")  # fmt: skip
+        held = host.corral("changes").stdout
+        assert why in held and f"inside {path.split('/')[0]}" in held, held
+        assert host.git("rev-parse", "HEAD").strip() == head
+        for change_id in held_ids(host):
+            host.corral("discard", change_id)
+        host.git("reset", "-q", "--hard")
+        host.git("clean", "-qfdx")
+    run(host, f"echo y > src/new.txt; git add src/new.txt; {GIT_ID} commit -qm new\n")
+    assert held_ids(host) == [], host.corral("changes").stdout  # (branch old: no false hold)
+    bump = 'sed -i \'s/name = "[a-z]*"/name = "{v}"/\' pyproject.toml; {id} commit -qam {v}\n'
+    run(host, bump.format(v="a", id=GIT_ID))
+    run(host, "git branch docs; git reset -q --hard HEAD~1\n")
+    assert held_ids(host) == [], host.corral("changes").stdout
+    run(host, bump.format(v="b", id=GIT_ID))
+    assert "a pyproject.toml in history" in host.corral("changes").stdout
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+    host.git("reset", "-q", "--hard")
+    run(host, f"git checkout -q --orphan x; {GIT_ID} commit -qm 'untracked files on main: x'; "
+              "git branch -f stash; git checkout -q main\n")  # fmt: skip
+    assert "is a root commit" in host.corral("changes").stdout

@@ -31,6 +31,7 @@ from corral.changes.git_objects import (
     ObjectStore,
     changed_paths,
     entry_at,
+    gone_directories,
     gone_directory,
     in_packs,
     mapped_indexes,
@@ -449,55 +450,76 @@ def _reshapes(
 
 class Moves:
     """Directories git's rename detection may move a new commit's files out of at a merge:
-    one a known commit the new history rests on has, and that HEAD, one of the host's
-    branch or tag tips, a tip this change set names, or the work tree once applied has not
-    (r46d OLDBASE: a branch from an old commit of yours adding `app/json.py`, merged after
-    your own history had moved app/'s files to the top, wrote json.py there; the directory
-    need not be gone in a commit of the agent's)."""
+    one the merge base of a new tip and a branch of yours (local or fetched, HEAD too) has
+    and that branch has not, or one that base has and the work tree once applied has not.
+    The merge base is found where each meets HEAD's first-parent line (r46d OLDBASE: a
+    branch from an old commit of yours adding `app/json.py`, merged after your own history
+    had moved app/'s files to the top, wrote json.py there; r47a REMOTEMOVE: upstream had
+    moved them in a branch you fetched; MERGEBASE: the agent's parent lacked app/ already;
+    STALEBRANCH: a branch made before app/ existed lacks it without having moved it)."""
 
     def __init__(
-        self, store: ObjectStore, rests_on: list[str], lacks: list[tuple[str, str]],
+        self, store: ObjectStore, hazards: dict[str, str], bases: list[str],
         work_tree: tuple[str, str],
     ) -> None:  # fmt: skip
-        self.store, self.rests_on, self.lacks, self.work_tree = store, rests_on, lacks, work_tree
+        self.store, self.hazards, self.bases, self.work_tree = store, hazards, bases, work_tree
         self.memo: dict[str, str | None] = {}
-        self.dirs: dict[tuple[str, str], bool] = {}
-
-    def _has(self, tree: str, directory: str) -> bool:
-        key = (tree, directory)
-        if key not in self.dirs:
-            self.dirs[key] = subtree(self.store, tree, directory) is not None
-        return self.dirs[key]
 
     def lacking(self, directory: str) -> str | None:
-        """What lacks `directory` though history rests on a commit that has it, or None."""
+        """What moved `directory` away since a merge base had it, or None."""
         if directory not in self.memo:
-            found = None
-            if any(self._has(t, directory) for t in self.rests_on):
-                found = next((w for w, t in self.lacks if not self._has(t, directory)), None)
-                if found is None:
-                    upper, host = (os.path.join(r, directory) for r in self.work_tree)
-                    there = os.path.isdir(upper) if os.path.lexists(upper) else (
-                        not _gone(upper) and os.path.isdir(host)
-                    )  # fmt: skip
-                    found = None if there else "the work tree once applied"
+            found = self.hazards.get(directory)
+            if found is None and any(subtree(self.store, b, directory) for b in self.bases):
+                upper, host = (os.path.join(r, directory) for r in self.work_tree)
+                there = os.path.isdir(upper) if os.path.lexists(upper) else (
+                    not _gone(upper) and os.path.isdir(host)
+                )  # fmt: skip
+                found = None if there else "the work tree once applied"
             self.memo[directory] = found
         return self.memo[directory]
 
     def out_of(self, paths: list[tuple[str, int, str]]) -> tuple[str, str] | None:
-        """(path, why) of the first path added inside a directory a merge may move."""
+        """(path, why) of the first path added or changed inside a directory a merge may
+        move."""
         for path, _mode, _sha in paths:
             parts = path.split("/")
             for i in range(1, len(parts)):
                 lacking = self.lacking("/".join(parts[:i]))
                 if lacking is not None:
                     return path, (
-                        f"inside {'/'.join(parts[:i])}, which {lacking} does not have: at a "
-                        "merge, rebase, cherry-pick or stash pop with it, git's rename "
-                        "detection moves it to where that directory's files went, a place "
-                        "corral cannot judge it at"
+                        f"inside {'/'.join(parts[:i])}, which {lacking} does not have since "
+                        "the merge base: at a merge, rebase, cherry-pick or stash pop with "
+                        "it, git's rename detection moves it to where that directory's files "
+                        "went, a place corral cannot judge it at"
                     )
         return None
+
+
+MAX_TIPS = 1_000  # branches of the host's (local and fetched) looked at for what they moved
+TIP_WALK = 200  # first parents walked from a tip to HEAD's first-parent line
+WALK_BUDGET = 20_000  # commits read walking every tip of one check
+
+
+def _branch_tips(host_git: str) -> dict[str, str]:
+    """name -> commit of the host's branches, local and fetched (not tags: nobody merges an
+    old release's tag), HEAD's as "HEAD". More than MAX_TIPS: GitUnreadable (r47a
+    MANYBRANCHES: 64 were looked at, the rest dropped)."""
+    kinds = ("refs/heads/", "refs/remotes/")
+    found = {n: sha for n, sha in _packed(host_git).items() if n.startswith(kinds)}
+    for top in kinds:
+        for directory, dirs, files in os.walk(os.path.join(host_git, top)):
+            dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(directory, d))]
+            for name in files:
+                path = os.path.join(directory, name)
+                sha = next(iter(_named(_text(path))), None)
+                if sha:
+                    found[os.path.relpath(path, host_git)] = sha
+            if len(found) > MAX_TIPS:
+                raise GitUnreadable(f"more than {MAX_TIPS} branches to look at")
+    head = _resolve([host_git], _text(os.path.join(host_git, "HEAD")))
+    if head:
+        found["HEAD"] = head
+    return found
 
 
 def _index_paths(
@@ -686,7 +708,7 @@ class GitHistoryRules(RuleSet):
                 auto_merge = name == "AUTO_MERGE"
                 commits = list(self._new_commits(store, new, host_git, head, auto_merge))
                 fresh = {commit for commit, _ in commits}
-                moves = self._moves(store, commits, fresh, new, host_git, upper_git, base)
+                moves = self._moves(store, fresh, new, host_git, upper_git, budget)
                 head_line = self._head_line(store, host_git, upper_git, fresh)
                 for commit, above in reversed(commits):  # (oldest first: against its parent)
                     if commit in clean:
@@ -699,7 +721,7 @@ class GitHistoryRules(RuleSet):
                     since = parent if above and above[0] in fresh and above[0] in clean else base
                     what = f"commit {commit[:12]}, which {name} makes reachable,"
                     stash_root = (
-                        inside[-1] == "stash"
+                        name in ("refs/stash", "logs/refs/stash")
                         and not above
                         and store.read(commit)[1]
                         .partition(b"\n\n")[2]
@@ -749,29 +771,79 @@ class GitHistoryRules(RuleSet):
         )  # fmt: skip
 
     def _moves(
-        self, store: ObjectStore, commits: list[tuple[str, list[str]]], fresh: set[str],
-        tips: set[str], host_git: str, upper_git: str, base: str | None,
+        self, store: ObjectStore, fresh: set[str], tips: set[str], host_git: str,
+        upper_git: str, budget: Budget,
     ) -> Moves:  # fmt: skip
-        """The directories new history's files may be moved out of (Moves)."""
-        rests_on = {_tree_of(store, p) for _, above in commits for p in above if p not in fresh}
-        if host_git not in self._git_branches:  # (once per check)
-            # (branches your HEAD has not merged: one it has is a merge base itself, and a
-            # tag of an old release lacks what came after it without having moved it)
-            line, current = set(), _resolve([host_git], _text(os.path.join(host_git, "HEAD")))
-            for _ in range(ANCESTORS):
-                if not current or current in line:
+        """The directories new history's files may be moved out of (Moves): for each new tip
+        and each branch of the host's, the merge base taken where each first meets HEAD's
+        first-parent line (the older of the two places), and the directories that base has
+        and the branch has not."""
+        line, branches = self._line_and_branches(store, host_git)
+        work = (os.path.dirname(upper_git), os.path.dirname(host_git))
+        if not line:
+            return Moves(store, {}, [], work)
+        index = {c: i for i, c in enumerate(line)}
+        walked = [0]
+
+        def fork(sha: str) -> int:
+            current: str | None = sha
+            for _ in range(TIP_WALK):
+                if current is None:
                     break
-                line.add(current)
+                if current in index:
+                    return index[current]
+                walked[0] += 1
+                if walked[0] > WALK_BUDGET:
+                    raise GitUnreadable(f"more than {WALK_BUDGET} commits to walk")
                 above = parents(store, current)
                 current = above[0] if above else None
-            heads = _own_tips(host_git, ("refs/heads/",)) - line
-            self._git_branches[host_git] = sorted(heads)[:HOST_TIPS]
-        lacks = [("your HEAD", base)] if base else []
-        lacks += [(f"your branch at {t[:12]}", _tree_of(store, t))
-                  for t in self._git_branches[host_git]]  # fmt: skip
-        lacks += [(f"the new tip {t[:12]}", _tree_of(store, t)) for t in sorted(tips & fresh)]
-        work = (os.path.dirname(upper_git), os.path.dirname(host_git))
-        return Moves(store, sorted(rests_on), [(w, t) for w, t in lacks if t], work)
+            return len(line) - 1  # (past what is looked at: the oldest place known)
+
+        news = sorted(tips & fresh) or sorted(fresh)
+        starts = sorted({fork(n) for n in news if store.read(n)[0] == "commit"})
+        hazards: dict[str, str] = {}
+        seen: set[tuple[int, str]] = set()
+        for name, tip in sorted(branches.items()):
+            at = fork(tip)
+            tree = _tree_of(store, tip)
+            for start in starts:
+                base = max(start, at)
+                if (base, tree) in seen:
+                    continue
+                seen.add((base, tree))
+                what = "your HEAD" if name == "HEAD" else f"{name} ({tip[:12]})"
+                for gone in gone_directories(store, _tree_of(store, line[base]), tree, budget):
+                    hazards.setdefault(gone, what)
+        bases = [_tree_of(store, line[start]) for start in starts]
+        return Moves(store, hazards, bases, work)
+
+    def _line_and_branches(
+        self, store: ObjectStore, host_git: str
+    ) -> tuple[list[str], dict[str, str]]:
+        """HEAD's first-parent line (ANCESTORS of it) and the host's branches, once a check."""
+        if host_git not in self._git_line:
+            line: list[str] = []
+            current = _resolve([host_git], _text(os.path.join(host_git, "HEAD")))
+            while current and current not in line and len(line) < ANCESTORS:
+                line.append(current)
+                above = parents(store, current)
+                current = above[0] if above else None
+            self._git_line[host_git] = (line, _branch_tips(host_git))
+        return self._git_line[host_git]
+
+    def _rival_version(self, trees: Trees, path: str) -> str | None:
+        """A local branch of the host's, off HEAD's line, with another version of a config
+        than HEAD's: a version made now on HEAD's would merge with it into a third (r47a
+        TOMLRESET: a branch kept an earlier run's version, then HEAD was reset)."""
+        line, branches = self._line_and_branches(trees.store, trees.host_git)
+        ours = entry_at(trees.store, trees.head, path) if trees.head else None
+        on_line = set(line)
+        for name, tip in sorted(branches.items()):
+            if name.startswith("refs/heads/") and tip not in on_line:
+                theirs = entry_at(trees.store, _tree_of(trees.store, tip), path)
+                if theirs is not None and theirs != ours:
+                    return name
+        return None
 
     def _head_line(
         self, store: ObjectStore, host_git: str, upper_git: str, fresh: set[str]
@@ -991,6 +1063,8 @@ class GitHistoryRules(RuleSet):
         if not trees.on_head_line:
             # (a version on another branch, or in a stash, is a side of a merge with the
             # next one made on HEAD's: two clean ones merged into a third, r46d TOMLMERGE)
+            return False
+        if self._rival_version(trees, path) is not None:
             return False
         if trees.head is None or was != entry_at(trees.store, trees.head, path):
             # (and only of the version the host's HEAD has: every version that lands then

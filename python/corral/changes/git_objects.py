@@ -365,6 +365,12 @@ def changed_paths(
 def gone_directory(store: ObjectStore, old: str, new: str, budget: Budget) -> str | None:
     """The first directory of tree `old` that tree `new` has not (or has as something
     else), looking only into subtrees that differ; None when every one is still there."""
+    return next(gone_directories(store, old, new, budget), None)
+
+
+def gone_directories(store: ObjectStore, old: str, new: str, budget: Budget) -> Iterator[str]:
+    """Each directory of tree `old` that tree `new` has not (or has as something else), not
+    the ones below it, looking only into subtrees that differ."""
     stack = [("", old, new)]
     while stack:
         prefix, before, after = stack.pop()
@@ -377,10 +383,9 @@ def gone_directory(store: ObjectStore, old: str, new: str, budget: Budget) -> st
             path = prefix + name.decode("utf-8", "surrogateescape")
             there = now.get(name)
             if there is None or there[0] & 0o170000 != 0o040000:
-                return path
-            if there[1] != sha:
+                yield path
+            elif there[1] != sha:
                 stack.append((path + "/", sha, there[1]))
-    return None
 
 
 def entry_at(store: ObjectStore, tree: str | None, path: str) -> tuple[int, str] | None:
