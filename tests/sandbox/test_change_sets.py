@@ -379,7 +379,8 @@ def test_a_held_change_set_is_checked_against_what_is_protected_now(host: Host) 
     shown = host.corral("changes", change_id).stdout
     assert ".envrc.local: refused" in shown, shown
     applied = host.corral("apply", change_id)
-    assert applied.returncode == 0, applied.stderr
+    # (nothing applied says so and fails: "applied 0 added" with status 0 read as done, r46c)
+    assert applied.returncode == 1 and "nothing applied" in applied.stderr, applied.stderr
     assert not (host.ws / ".envrc.local").exists()
 
 
