@@ -238,8 +238,30 @@ def test_a_new_name_where_python_looks_first_is_held_as_an_optional_import(host:
         cwd=host.ws, capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert not canary.exists(), done.stderr
-    mine = ("my_app/__init__.py", "lib/x.py", "tests/test_a.py", "test_b.py", "main.py",
+    mine = ("lib/x.py", "tests/test_a.py", "test_b.py", "main.py",
             "src/pkg/__init__.py", "my-notes.py", "docs/conf.py")  # fmt: skip
     run(host, "".join(f"mkdir -p $(dirname {m}); echo x > {m}\n" for m in mine))
     for name in mine:
         assert (host.ws / name).exists(), name
+
+
+def test_what_makes_a_name_the_projects_own_cannot_be_planted(host: Host) -> None:
+    """r47b TWOSTEP: any host file counted its stem as the project's module (`re2.txt`
+    applied in one run made `re2.py` pass in the next); VENVCFG: a `pyvenv.cfg` written in
+    the same run excused a namespace package; LINKCHAIN, INNERLINK: a directory link
+    (`org/python -> ../tools/pyx`, `org -> docs`) led to modules unjudged; PYCSWAP: a held
+    `re2.py`'s bytecode was applied, and ran in place of the reviewed source later."""
+    run(host, "echo x > re2.txt; mkdir org; echo x > org/README.md\n")
+    assert (host.ws / "re2.txt").exists() and (host.ws / "org" / "README.md").exists()
+    body = (
+        "echo x > re2.py; mkdir -p org/python; echo x > org/python/core.py\n"
+        "mkdir -p zz/python; touch zz/pyvenv.cfg; echo x > zz/python/core.py\n"
+        "mkdir -p tools/pyx yy; echo x > tools/pyx/core.py; ln -s ../tools/pyx yy/python\n"
+        "mkdir -p docs/inner; echo x > docs/inner/core.py; ln -s docs xx\n"
+        "mkdir -p __pycache__; echo x > __pycache__/re3.cpython-311.pyc; echo x > re3.py\n"
+    )
+    run(host, body)
+    for path in ("re2.py", "org/python/core.py", "zz/python/core.py", "yy/python", "xx",
+                 "re3.py", "__pycache__/re3.cpython-311.pyc"):  # fmt: skip
+        assert not os.path.lexists(host.ws / path), path
+    assert (host.ws / "tools" / "pyx" / "core.py").exists()  # (tools/: a project directory)

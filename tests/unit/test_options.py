@@ -138,3 +138,15 @@ def test_arguments_are_not_modified() -> None:
     args = ["--allow-write", "rel", "ls"]
     parse("run", args)
     assert args == ["--allow-write", "rel", "ls"]
+
+
+@pytest.mark.parametrize("command", ["changes", "apply", "discard", "undo"])
+def test_help_of_the_change_set_commands(command: str) -> None:
+    """r47b: `corral apply --help` said "no held change set '--help'"."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "corral", command, "--help"], capture_output=True, text=True
+    )
+    assert done.returncode == 0 and "corral apply ID" in done.stdout, done.stderr

@@ -142,29 +142,38 @@ LAYOUT_DIRS = frozenset({
     "notebooks", "src", "bin", "data", "assets", "demo", "demos", "node_modules", "target",
     "build", "dist", "vendor", "third_party", "lib",
 })  # fmt: skip
-SCRIPT_NAMES = frozenset({
-    "setup", "conftest", "noxfile", "manage", "fabfile", "tasks", "dodo", "main", "wsgi",
-    "asgi", "tests",
-})  # fmt: skip
+SCRIPT_NAMES = frozenset({"setup", "conftest", "manage", "main", "wsgi", "asgi", "tests"})
+# (not noxfile, tasks, fabfile, dodo: `nox --list`, `invoke --list` import them, r47b)
 
 
 def _names_at(directory: str) -> frozenset[str]:
-    """The names the host has at the top of a directory (each entry up to its first dot)
-    and the project name its pyproject.toml gives, as an import name."""
-    import tomllib
+    """The modules the host has at the top of a directory: module files (up to the first
+    dot) and directories holding one within two levels (a package, a namespace package).
+    Not any name (r47b TWOSTEP: `re2.txt` applied in one run made `re2.py` the project's in
+    the next; so did a pyproject.toml's project name, which a run may change)."""
 
+    def holds_modules(path: str, depth: int) -> bool:
+        try:
+            with os.scandir(path) as listing:
+                entries = list(listing)[:1000]
+        except OSError:
+            return False
+        return any(
+            e.name.endswith(MODULE_SUFFIXES)
+            or (depth and e.is_dir(follow_symlinks=False) and holds_modules(e.path, depth - 1))
+            for e in entries
+        )
+
+    names = set()
     try:
-        names = {n.partition(".")[0] for n in os.listdir(directory)}
+        with os.scandir(directory) as listing:
+            for entry in listing:
+                if entry.name.endswith(MODULE_SUFFIXES):
+                    names.add(entry.name.partition(".")[0])
+                elif entry.is_dir(follow_symlinks=False) and holds_modules(entry.path, 1):
+                    names.add(entry.name)
     except OSError:
-        names = set()
-    try:
-        with open(os.path.join(directory, "pyproject.toml"), "rb") as f:
-            data = tomllib.loads(f.read(1 << 20).decode("utf-8", "replace"))
-    except (OSError, ValueError):
-        data = {}
-    for table in (data.get("project"), (data.get("tool") or {}).get("poetry")):
-        if isinstance(table, dict) and isinstance(table.get("name"), str):
-            names.add(table["name"].lower().replace("-", "_").replace(".", "_"))
+        pass
     return frozenset(names)
 
 
@@ -251,15 +260,14 @@ class ModuleRules(RuleSet):
         placed = next((r for r in self.roots if resolved.startswith(r + "/")), None)
         if placed is not None:
             places.insert(0, os.path.join(entry.upper_root(), resolved[len(placed) + 1 :]))
-        for place in places:
+        for place in places:  # (the merged view: the staging area's entries and the host's)
             try:
                 with os.scandir(place) as listing:
-                    return any(
-                        e.name.endswith(MODULE_SUFFIXES) or e.is_dir(follow_symlinks=False)
+                    if any(
+                        e.name.endswith(MODULE_SUFFIXES) or e.is_dir() or e.is_symlink()
                         for e in listing
-                    )
-            except NotADirectoryError:
-                return False
+                    ):
+                        return True
             except OSError:
                 continue
         return False
@@ -275,20 +283,21 @@ class ModuleRules(RuleSet):
             names = [*parts[:-1], parts[-1].partition(".")[0]]
             if len(parts) < 2 or not all(n.isidentifier() for n in names):
                 continue
-            if not parts[-1].endswith(MODULE_SUFFIXES) or any(
-                os.path.lexists(os.path.join(t, parts[0], "pyvenv.cfg"))
-                for t in (top, os.path.join(entry.upper_root(), top[len(entry.root) + 1 :]))
-            ):
-                continue  # (a venv's `bin/activate_this.py`)
+            if os.path.lexists(os.path.join(top, parts[0], "pyvenv.cfg")):
+                continue  # (your venv's `bin/activate_this.py`; not one this run made, r47b)
+            module = parts[-1].endswith(MODULE_SUFFIXES)
+            link = entry.kind == "link" and "." not in parts[-1]
+            if not (module or (link and self._leads_to_modules(entry))):
+                continue  # (`org/python -> ../x` leading to modules is one too, r47b)
             if not self._claimed(top, parts[0]):
                 return parts[0], False
         return None
 
     def _claimed(self, directory: str, name: str) -> bool:
         """Whether a name at the top of a directory is the project's own, or no name a library
-        would import: the host has it there (as a module, package or anything else), the
-        project's pyproject.toml names it, it is a test's or a usual script's, or Python could
-        not import it at all."""
+        would import: the host has a module or package of that name there (_names_at), it is
+        a test's, a usual script's or a usual project directory's, or Python could not import
+        it at all."""
         import keyword
 
         if not name.isidentifier() or keyword.iskeyword(name):

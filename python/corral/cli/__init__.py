@@ -85,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
         if command in ("changes", "apply", "discard", "undo"):
             from corral.cli import changes
 
+            if "-h" in rest or "--help" in rest:  # (was "no held change set '--help'", r47b)
+                sys.stdout.write(_usage())
+                return 0
             return int(getattr(changes, command)(rest))
         if command == "explain":
             from corral.cli.explain import explain
