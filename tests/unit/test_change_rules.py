@@ -203,6 +203,7 @@ def test_packages_of_any_suffix_shadow_as_their_source_would(lay: Layout) -> Non
     a package Python imports first, and only `__init__.py` was judged."""
     lay.plan["module_dirs"] = [str(lay.root)]
     (lay.root / "mypkg").mkdir()
+    (lay.root / "mypkg" / "core.py").write_text("x = 1\n")  # (the project's own package)
     lay.write("argparse/__init__.pyc")
     lay.write("_distutils_hack/__init__.cpython-311-x86_64-linux-gnu.so")
     lay.write("json.abi3.so")
