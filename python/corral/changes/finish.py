@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from corral.toolguard.ops.refusal import Refusal
 
 LISTED = 50  # paths listed on stderr; the report keeps them all
+WITH_THE_REST = "held with the rest of"  # (a path held with a group: git state, a venv)
 NAMED = 3  # refused paths spelled out in the apply hint (more: [PATH...])
 FAILED = 125
 
@@ -300,10 +301,19 @@ def _describe(report: dict[str, Any], frontend: str | None) -> list[str]:
 
     if report.get("why"):
         lines.append(f"{report['why']}; see: {command('changes', change_id)}")
-    for item in report["held"][:LISTED]:
+    # (what was held for its own reason first, then what is held with it: a venv's 1,600
+    # paths "held with the rest" hid the one that held it, r47b)
+    causes = [i for i in report["held"] if not i.get("message", "").startswith(WITH_THE_REST)]
+    followers = [i for i in report["held"] if i.get("message", "").startswith(WITH_THE_REST)]
+    for item in causes[:LISTED]:
         lines.append(f"held {item['path']}: {item.get('message') or item['code']}")
-    if len(report["held"]) > LISTED:
-        lines.append(f"... and {len(report['held']) - LISTED} more held")
+    if len(causes) > LISTED:
+        lines.append(f"... and {len(causes) - LISTED} more held")
+    for item in followers[: max(0, min(3, LISTED - len(causes)))]:
+        lines.append(f"held {item['path']}: {item.get('message') or item['code']}")
+    shown_followers = max(0, min(3, LISTED - len(causes)))
+    if len(followers) > shown_followers:
+        lines.append(f"... and {len(followers) - shown_followers} more held with them")
     for problem in report.get("problems", []):
         lines.append(f"held, unread: {problem}")
     if report["held"] and report["status"] == "held":

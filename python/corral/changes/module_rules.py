@@ -146,6 +146,9 @@ SCRIPT_NAMES = frozenset({"setup", "conftest", "manage", "main", "wsgi", "asgi",
 # (not noxfile, tasks, fabfile, dodo: `nox --list`, `invoke --list` import them, r47b)
 
 
+VENV_DIRS = frozenset({"bin", "lib", "lib64", "include", "share", "Scripts", "Lib"})
+
+
 def _names_at(directory: str) -> frozenset[str]:
     """The modules the host has at the top of a directory: module files (up to the first
     dot) and directories holding one within two levels (a package, a namespace package).
@@ -264,9 +267,10 @@ class ModuleRules(RuleSet):
             try:
                 with os.scandir(place) as listing:
                     if any(
-                        e.name.endswith(MODULE_SUFFIXES) or e.is_dir() or e.is_symlink()
+                        e.name.endswith(MODULE_SUFFIXES)
+                        or (e.name.isidentifier() and (e.is_dir() or e.is_symlink()))
                         for e in listing
-                    ):
+                    ):  # (a directory or link Python could import from: `.venv` is none)
                         return True
             except OSError:
                 continue
@@ -283,8 +287,12 @@ class ModuleRules(RuleSet):
             names = [*parts[:-1], parts[-1].partition(".")[0]]
             if len(parts) < 2 or not all(n.isidentifier() for n in names):
                 continue
-            if os.path.lexists(os.path.join(top, parts[0], "pyvenv.cfg")):
-                continue  # (your venv's `bin/activate_this.py`; not one this run made, r47b)
+            if parts[1] in VENV_DIRS and any(
+                os.path.lexists(os.path.join(t, parts[0], "pyvenv.cfg"))
+                for t in (top, os.path.join(entry.upper_root(), top[len(entry.root) + 1 :]))
+            ):
+                continue  # (a venv's `bin/activate_this.py`, `lib64 -> lib`: only what a venv
+                # holds, not `zz/python/core.py` beside a pyvenv.cfg of the same run, r47b)
             module = parts[-1].endswith(MODULE_SUFFIXES)
             link = entry.kind == "link" and "." not in parts[-1]
             if not (module or (link and self._leads_to_modules(entry))):
