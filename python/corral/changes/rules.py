@@ -535,20 +535,35 @@ def _hold_bytecode_with_source(
     """`__pycache__/x.cpython-311.pyc` is held with a held `x.py`: applied alone, Python runs
     it in place of the source once you apply that, without comparing the two when it is an
     unchecked-hash .pyc (review r47b PYCSWAP: the diff you read was not what ran)."""
+
+    def source_of(entry: Entry) -> str | None:
+        directory, name = os.path.split(entry.path)
+        if os.path.basename(directory) != "__pycache__":
+            return None
+        return os.path.join(os.path.dirname(directory), name.partition(".")[0] + ".py")
+
     held = {e.path for e, v in verdicts if v is not None}
+    return _hold_along(verdicts, source_of, held, lambda entry, source: checker.refusal(
+        "protected", entry.path, MODULES,
+        f"bytecode of held {source}: applied alone, Python would run it in place of the "
+        "source you review",
+    ))  # fmt: skip
+
+
+def _hold_along(
+    verdicts: list[tuple[Entry, Refusal | None]],
+    group_of: Callable[[Entry], str | None],
+    held: set[str],
+    refusal: Callable[[Entry, str], Refusal],
+) -> list[tuple[Entry, Refusal | None]]:
+    """Each entry not refused whose group (`group_of`) is `held`, refused with it."""
     if not held:
         return verdicts
     out: list[tuple[Entry, Refusal | None]] = []
     for entry, verdict in verdicts:
-        directory, name = os.path.split(entry.path)
-        if verdict is None and os.path.basename(directory) == "__pycache__":
-            source = os.path.join(os.path.dirname(directory), name.partition(".")[0] + ".py")
-            if source in held:
-                verdict = checker.refusal(
-                    "protected", entry.path, MODULES,
-                    f"bytecode of held {source}: applied alone, Python would run it in place "
-                    "of the source you review",
-                )  # fmt: skip
+        group = group_of(entry) if verdict is None else None
+        if group is not None and group in held:
+            verdict = refusal(entry, group)
         out.append((entry, verdict))
     return out
 
@@ -578,16 +593,8 @@ def _hold_venvs_whole(
         return None
 
     held = {venv for e, v in verdicts if v is not None and (venv := venv_of(e)) is not None}
-    if not held:
-        return verdicts
-    out: list[tuple[Entry, Refusal | None]] = []
-    for entry, verdict in verdicts:
-        venv = venv_of(entry) if verdict is None else None
-        if venv in held:
-            verdict = checker.refusal(
-                "protected", entry.path, BUILTIN,
-                f"held with the rest of the venv {venv} (a path in it is held: see there; "
-                "a venv applied in part does not run)",
-            )  # fmt: skip
-        out.append((entry, verdict))
-    return out
+    return _hold_along(verdicts, venv_of, held, lambda entry, venv: checker.refusal(
+        "protected", entry.path, BUILTIN,
+        f"held with the rest of the venv {venv} (a path in it is held: see there; a venv "
+        "applied in part does not run)",
+    ))  # fmt: skip
