@@ -445,6 +445,14 @@ def test_every_config_mercurial_and_prek_read_is_kept(host: Host) -> None:
 GIT_ID = "git -c user.name=agent -c user.email=agent@example.com"
 
 
+def _drop_held(host: Host) -> None:
+    """Discard every held change set, and put the work tree back as HEAD has it."""
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+    host.git("checkout", "-q", "--", ".")
+    host.git("clean", "-qfdx")
+
+
 def _committed(host: Host, name: str = "a.py", text: str = "x = 1\n") -> None:
     """A repository on main with one commit holding `name`."""
     host.git("init", "-q", "-b", "main")
@@ -1016,10 +1024,7 @@ def test_history_that_removes_a_directory_or_starts_anew_waits_for_review(host: 
     assert "removes the directory D" in host.corral("changes").stdout, held
     assert host.git("rev-parse", "-q", "--verify", "tidy", check=False).strip() == ""
     assert host.git("rev-parse", "HEAD").strip() == head
-    for change_id in held_ids(host):
-        host.corral("discard", change_id)
-    host.git("checkout", "-q", "--", ".")
-    host.git("clean", "-qfdx")
+    _drop_held(host)
     for body, why in (
         (f"git checkout -q --orphan o; {GIT_ID} commit -qm anew\n", "is a root commit"),
         # (staged, not committed; `git mv D E` of a whole directory fails in the overlay)
@@ -1029,10 +1034,7 @@ def test_history_that_removes_a_directory_or_starts_anew_waits_for_review(host: 
         assert why in host.corral("changes").stdout, body
         assert host.git("rev-parse", "HEAD").strip() == head
         assert "D/a.txt" in host.git("ls-files")
-        for change_id in held_ids(host):
-            host.corral("discard", change_id)
-        host.git("checkout", "-q", "--", ".")
-        host.git("clean", "-qfdx")
+        _drop_held(host)
     # everyday history lands: a package with a `types.py`, a deleted file, a merge
     everyday = (
         "mkdir -p src/mypkg; echo x=1 > src/mypkg/types.py; echo v=1 > src/mypkg/_version.py\n"
@@ -1086,10 +1088,7 @@ def test_history_resting_on_a_directory_your_side_no_longer_has_waits(host: Host
               "rmdir app\n")  # fmt: skip
     assert "which the work tree once applied does not have" in host.corral("changes").stdout
     assert host.git("rev-parse", "-q", "--verify", "feat", check=False).strip() == ""
-    for change_id in held_ids(host):
-        host.corral("discard", change_id)
-    host.git("checkout", "-q", "--", ".")
-    host.git("clean", "-qfdx")
+    _drop_held(host)
     side = (
         'git checkout -q -b docs; sed -i \'s/name = "x"/name = "y"/\' pyproject.toml; '
         f"{GIT_ID} commit -qam A; git checkout -q main; git checkout -q docs -- pyproject.toml; "
