@@ -88,6 +88,7 @@
 ---@field policy corral.Options.sandbox.policy|nil
 ---@field writes "review"|"apply"|"direct"|nil What happens to a sandboxed command's writes to the writable roots
 ---@field unreadable_configs "hold"|"apply"|nil What becomes of change sets in a workspace whose host-run configs do what ...
+---@field new_modules "hold"|"apply"|nil What becomes of a new top-level Python module or package where Python looks ...
 ---@field limits corral.Options.sandbox.limits|nil
 ---@field backends corral.Options.sandbox.backends|nil
 

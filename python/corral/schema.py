@@ -615,6 +615,18 @@ FIELDS: tuple[Field, ...] = (
         narrows=ORDERED,
     ),
     Field(
+        "sandbox.new_modules",
+        CHOICE,
+        "hold",
+        "What becomes of a new top-level Python module or package where Python looks first "
+        "(the workspace for `python -m`, PYTHONPATH) that is named like no standard or "
+        "installed module. hold: held for review, since a library's optional import (`try: "
+        "import re2`) would run it at `python -m black`, the REPL or IPython there; apply: "
+        "applied, and only names of standard, installed and start-up modules are held.",
+        ("hold", "apply"),
+        narrows=ORDERED,
+    ),
+    Field(
         "sandbox.policy.network",
         BOOL,
         False,

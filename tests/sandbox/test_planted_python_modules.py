@@ -265,3 +265,13 @@ def test_what_makes_a_name_the_projects_own_cannot_be_planted(host: Host) -> Non
                  "re3.py", "__pycache__/re3.cpython-311.pyc"):  # fmt: skip
         assert not os.path.lexists(host.ws / path), path
     assert (host.ws / "tools" / "pyx" / "core.py").exists()  # (tools/: a project directory)
+
+
+def test_new_modules_apply_lets_new_names_land(host: Host) -> None:
+    """sandbox.new_modules = "apply" (the user's choice): a new name that no standard or
+    installed module has lands; one that shadows a standard module is still held."""
+    config = host.base / "mods.toml"
+    config.write_text('[sandbox]\nnew_modules = "apply"\n')
+    run(host, "echo x > utils.py; echo x > json.py\n", "--config", str(config))
+    assert (host.ws / "utils.py").exists()
+    assert not (host.ws / "json.py").exists()

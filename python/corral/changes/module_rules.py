@@ -232,6 +232,8 @@ class ModuleRules(RuleSet):
         if name == "__init__":  # a regular package (a bare directory never shadows one)
             directory, name = os.path.split(directory)
         if not self._in_module_dir(directory) or _is_site_dir(directory):
+            if self.new_modules != "hold":
+                return None
             return self._namespace_package(entry)  # (a site-packages comes after the stdlib)
         if name in STARTUP_MODULES:
             return name, True
@@ -245,7 +247,8 @@ class ModuleRules(RuleSet):
             return name, True
         package_link = entry.kind == "link" and not entry.path.endswith(MODULE_SUFFIXES)
         if (
-            directory in self.module_dirs
+            self.new_modules == "hold"
+            and directory in self.module_dirs
             and not self._claimed(directory, name)
             and (not package_link or self._leads_to_modules(entry))
         ):

@@ -112,6 +112,7 @@ def create(policy: Policy) -> str:
         "undo_bytes": policy.undo_bytes,
         "unreadable": list(policy.unreadable),
         "unreadable_configs": policy.unreadable_configs,
+        "new_modules": policy.new_modules,
         "frontend": words.frontend(),  # how the check after the run names commands
     }
     tmp = os.path.join(stage, PLAN + ".tmp")

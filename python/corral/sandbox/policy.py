@@ -44,6 +44,7 @@ class Policy(Frozen):
         "network_allow",
         "network_private",
         "never_writable",
+        "new_modules",
         "notes",
         "pinned",
         "protected_names",
@@ -101,6 +102,7 @@ class Policy(Frozen):
     # (sandbox.unreadable_configs = "hold"; see Resolution._unreadable)
     unreadable: tuple[str, ...]
     unreadable_configs: str  # "hold" or "apply": also for the configs below a root's top
+    new_modules: str  # "hold" or "apply": new top-level Python names (changes.module_rules)
 
     def __init__(self, **values: object) -> None:
         self._set(**values)
@@ -229,4 +231,5 @@ def resolve(
         undo_bytes=int(config["sandbox.limits.undo_mb"]) * limits.MIB,
         unreadable=tuple(build.unreadable),
         unreadable_configs=config["sandbox.unreadable_configs"],
+        new_modules=config["sandbox.new_modules"],
     )
