@@ -125,6 +125,16 @@ def test_a_directory_a_pth_file_names_is_one_python_looks_in(host: Host) -> None
     assert (host.ws / "src" / "app.py").read_text() == "x\n"  # (the project's own)
 
 
+def test_the_workspaces_own_venv_names_where_python_looks_first_unactivated(host: Host) -> None:
+    """r47b: with the project's .venv not activated (uv, Poetry, `.venv/bin/pip` run it as it
+    is), its editable install's .pth put src/ first on that Python's path: a new
+    `src/brotlicffi.py` ran at `.venv/bin/pip --version`, urllib3's optional import."""
+    _activated_venv_naming_src(host, "__editable__.proj.pth")
+    host.env["PATH"] = host.env["PATH"].split(":", 1)[1]  # (not activated)
+    run(host, "echo x > src/brotlicffi.py\n")
+    assert not (host.ws / "src" / "brotlicffi.py").exists()
+
+
 def test_directories_named_like_pth_files_do_not_hide_one(host: Host) -> None:
     """r9a C5: 4000 directories named x.pth in an activated venv's site-packages pushed an
     editable install's .pth past the 256 names read: src/ stopped counting, and a

@@ -952,13 +952,20 @@ class Resolution:
                     found.keep(path)
 
     def _pth_named(self, found: Protection) -> list[str]:
-        """Directories the `.pth` files of corral's own Python and of an activated venv put on
-        sys.path (an editable install's `src/`): inside a writable root, Python looks there as
-        surely as in PYTHONPATH."""
+        """Directories the `.pth` files of corral's own Python, of an activated venv and of
+        the workspace's own venv (`.venv`, `venv`: uv, Poetry and `.venv/bin/pip` run it
+        without activating it) put on sys.path (an editable install's `src/`): inside a
+        writable root, Python looks there as surely as in PYTHONPATH (review r47b: a new
+        `src/brotlicffi.py` ran at `.venv/bin/pip --version`)."""
+        import glob
         import sys
 
         sites = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
         sites += [d for d in found.module_dirs if d.endswith("site-packages")]
+        for venv in (os.path.join(self.ctx.cwd, n) for n in (".venv", "venv")):
+            if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
+                pattern = os.path.join(glob.escape(venv), "lib*", "python*", "site-packages")
+                sites += sorted(glob.glob(pattern))
         named = []
         for site in dict.fromkeys(sites):
             try:
