@@ -346,3 +346,33 @@ def test_real_paths_answer_as_realpath_does(tmp_path: Path) -> None:
     for _ in range(2):  # remembered the second time round
         for path in spellings:
             assert real(path) == os.path.realpath(path), path
+
+
+def test_the_secrets_walk_sees_a_file_changed_in_place(tmp_path: Path) -> None:
+    """The walk's answers were trusted while no directory changed: a token appended to a
+    shown git config, or a file made private, in place (the directory's time stays) stayed
+    shown to every later run of the editor's long-lived engine. Its answers now rest on each
+    file's state too, and are kept in corral's cache between runs."""
+    from corral import config
+    from corral.sandbox import resolution
+    from corral.sandbox.resolution import Resolution
+
+    tool = tmp_path / ".tool"
+    (tool / "git").mkdir(parents=True)
+    config_file = tool / "git" / "config"
+    config_file.write_text("[core]\n")
+    notes = tool / "notes.txt"
+    notes.write_text("x\n")
+    tool.chmod(0o755)
+    build = Resolution(config.resolve([]), Context(str(tmp_path), {"HOME": str(tmp_path)}, None))
+    assert build._secrets_inside([str(tool)], []) == []
+    stamp = os.stat(tool / "git").st_mtime_ns
+    with open(config_file, "a") as f:
+        f.write('[remote "o"]\n\turl = https://u:tok@example.invalid/x\n')
+    notes.chmod(0o600)
+    assert os.stat(tool / "git").st_mtime_ns == stamp  # (in place)
+    found = build._secrets_inside([str(tool)], [])
+    assert sorted(found) == [(str(config_file), False), (str(notes), False)]
+    resolution._SECRETS.clear()  # (a new process: the answers come from the cache file)
+    resolution._SECRETS_STATE["loaded"] = False
+    assert sorted(build._secrets_inside([str(tool)], [])) == sorted(found)

@@ -179,6 +179,7 @@ SECRET_ENTRIES = 10_000  # of one shown directory: past that, it is hidden whole
 # anyone keeps a secret, but where a tool keeps its list of sources: opam's repo/repos-config)
 SECRET_SKIP = frozenset({
     ".git", "node_modules", "site-packages", "dist-packages", "__pycache__", "_cacache",
+    "content-v2",
     "cache", "caches", "registry", "repository", "repo", "packages", "pkgs", "pkg",
     "downloads", "download-cache", "toolchains", "sources", "checkouts",
 })  # fmt: skip
@@ -209,7 +210,15 @@ CREDENTIAL_FILES = frozenset({
 # The last look through each shown directory, for a long-lived process (the editor's): reused
 # while no directory looked at has changed (a file added, removed or renamed changes its
 # directory). A file whose mode alone changed since is seen at the next change there.
-_SECRETS: dict[str, tuple[list[tuple[str, tuple[int, int]]], list[tuple[str, bool]], bool]] = {}
+# the secrets walk's answers by shown directory: (what each answer rests on: a path, whether
+# it is followed, its state; the secrets; whether all was looked at). Kept in corral's cache
+# directory between runs (the sandbox cannot write there) and trusted only while every
+# directory and file it rests on is as it was: a file rewritten or made private in place
+# leaves its directory's time as it was (the first version looked at directories only)
+Seen = list[tuple[str, bool, tuple[int, int, int, int]]]
+_SECRETS: dict[str, tuple[Seen, list[tuple[str, bool]], bool]] = {}
+_SECRETS_STATE = {"loaded": False, "dirty": False}
+SECRETS_CACHE = "secrets-walk.v1"
 
 
 def _resolved_words(value: str, roots: list[str], real: Callable[[str], str]) -> str:
@@ -314,7 +323,12 @@ def _holds_credentials(path: str) -> bool:
 CLONE_LOOK = 2_000  # entries looked at for clones below a directory the walk skips
 
 
-def _clones_in(directory: str) -> list[tuple[str, bool]]:
+# directories the walk does not go into where clones live: a venv's src/ (pip's editable VCS
+# installs), cargo's git/ (its bare db/ repositories), opam's repo/, sources/, checkouts/
+CLONE_DIRS = frozenset({"src", "git", "repo", "sources", "checkouts"})
+
+
+def _clones_in(directory: str, seen: Seen) -> list[tuple[str, bool]]:
     """The git configs naming a URL with a token in them two levels below a directory the
     secrets walk does not go into: a venv's `src/NAME/.git` (pip's editable VCS installs
     clone there, the user's `git+https://user:token@...` kept as the remote, r46a SRCSKIP),
@@ -326,6 +340,7 @@ def _clones_in(directory: str) -> list[tuple[str, bool]]:
     for _ in range(2):
         below = []
         for path in level:
+            seen.append((path, True, _state(path, True)))
             try:
                 entries = [e for e in os.scandir(path) if e.is_dir(follow_symlinks=False)]
             except OSError:
@@ -336,6 +351,8 @@ def _clones_in(directory: str) -> list[tuple[str, bool]]:
             for entry in entries:
                 config = os.path.join(entry.path, "config")
                 if entry.name == ".git" or os.path.lexists(os.path.join(entry.path, "HEAD")):
+                    seen.append((entry.path, True, _state(entry.path, True)))
+                    seen.append((config, False, _state(config, False)))
                     if _holds_credentials(config):
                         found.append((config, False))
                 else:
@@ -345,7 +362,7 @@ def _clones_in(directory: str) -> list[tuple[str, bool]]:
 
 
 def _secrets_directly_in(
-    directory: str, secret: Callable[[str, int, int], bool]
+    directory: str, secret: Callable[[str, int, int], bool], seen: Seen
 ) -> list[tuple[str, bool]]:
     """The secrets among the files directly in a directory the walk does not go into (what
     tools download): private or named as credentials, or small and naming a URL with a
@@ -353,16 +370,20 @@ def _secrets_directly_in(
     import stat
 
     try:
-        open_dir = os.stat(directory).st_mode & 0o055
+        info = os.stat(directory)
+        open_dir = info.st_mode & 0o055
         entries = list(os.scandir(directory))
     except OSError:
         return []
+    seen.append((directory, True, _of(info)))
     found = []
     for entry in entries[:SECRET_ENTRIES]:
         try:
             st = entry.stat(follow_symlinks=False)
         except OSError:
             continue
+        if not stat.S_ISDIR(st.st_mode):
+            seen.append((entry.path, False, _of(st)))
         if secret(entry.path, st.st_mode, open_dir) or (
             stat.S_ISREG(st.st_mode) and st.st_size <= SMALL_TEXT and _holds_credentials(entry.path)
         ):
@@ -389,12 +410,63 @@ def _glob_literal(pattern: str) -> str | None:
     return "".join(out)
 
 
-def _dir_state(path: str) -> tuple[int, int]:
+def _state(path: str, follow: bool) -> tuple[int, int, int, int]:
+    """What the secrets walk trusts a path by: (mtime, size, mode, inode)."""
     try:
-        info = os.stat(path)
+        info = os.stat(path) if follow else os.lstat(path)
     except OSError:
-        return (-1, -1)
-    return (info.st_mtime_ns, info.st_mode)
+        return (-1, -1, -1, -1)
+    return _of(info)
+
+
+def _of(info: os.stat_result) -> tuple[int, int, int, int]:
+    return (info.st_mtime_ns, info.st_size, info.st_mode, info.st_ino)
+
+
+def _rules_digest() -> str:
+    """Which rules the cached answers come from: this module's text (another version of
+    corral judges anew)."""
+    import hashlib
+
+    with open(__file__, "rb") as f:
+        return hashlib.sha1(f.read()).hexdigest()
+
+
+def _secrets_cache(save: bool = False) -> None:
+    """Load the secrets walk's answers from corral's cache directory once a process, or
+    save them when a walk changed them (atomically; a cache that does not read is none)."""
+    import marshal
+
+    from corral import dirs
+
+    path = os.path.join(dirs.user_cache_dir(), SECRETS_CACHE)
+    if not save:
+        if _SECRETS_STATE["loaded"]:
+            return
+        _SECRETS_STATE["loaded"] = True
+        try:
+            with open(path, "rb") as f:
+                data = marshal.load(f)
+            if isinstance(data, dict) and data.pop("", None) == _rules_digest():
+                for top, (seen, found, whole) in data.items():
+                    _SECRETS.setdefault(top, (seen, found, whole))
+        except (OSError, EOFError, ValueError, TypeError):
+            pass
+        return
+    if not _SECRETS_STATE["dirty"]:
+        return
+    _SECRETS_STATE["dirty"] = False
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            # (only directories that are still there: a temporary home's answers go)
+            kept = {t: v for t, v in _SECRETS.items() if os.path.isdir(t)}
+            marshal.dump({"": _rules_digest(), **kept}, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 # environment variables with rules of their own (see Resolution._own_environment), and the
@@ -1239,7 +1311,7 @@ class Resolution:
                 continue
             if os.path.basename(top) in SECRET_SKIP:
                 # (~/.m2/repository: downloaded artifacts; the files directly in it are seen)
-                found += _secrets_directly_in(top, secret)
+                found += _secrets_directly_in(top, secret, [])
                 continue
             in_top, complete = self._secrets_below(top, secret)
             if complete:
@@ -1251,6 +1323,7 @@ class Resolution:
                     "credentials: hidden whole (remove it from sandbox.policy.home_allow, or "
                     "show what builds need of it by name)"
                 )
+        _secrets_cache(save=True)
         # (listed with the other hidden paths by status)
         return [(p, d) for p, d in found if not any(is_within(p, x) for x in denied)]
 
@@ -1261,11 +1334,16 @@ class Resolution:
         """(the secrets below `top`, whether all of it was looked at): see _secrets_inside."""
         import stat
 
+        _secrets_cache()
         cached = _SECRETS.get(top)
-        if cached is not None and all(_dir_state(d) == state for d, state in cached[0]):
-            return cached[1], cached[2]  # (no directory of it changed since)
+        try:
+            if cached is not None and all(_state(p, f) == st for p, f, st in cached[0]):
+                return list(cached[1]), bool(cached[2])  # (nothing it rests on changed)
+        except (TypeError, ValueError):
+            pass  # (a cache that does not read is none)
+        _SECRETS_STATE["dirty"] = True
         found: list[tuple[str, bool]] = []
-        seen: list[tuple[str, tuple[int, int]]] = []
+        seen: Seen = []
         # (directory, depth, whether it is git's: every file of ~/.config/git and below it is
         # read, git's include files among them, r31a)
         stack = [(top, 0, os.path.basename(top) == "git")]
@@ -1278,7 +1356,7 @@ class Resolution:
                 entries = list(os.scandir(directory))
             except OSError:
                 continue
-            seen.append((directory, (info.st_mtime_ns, info.st_mode)))
+            seen.append((directory, True, _of(info)))
             looked += len(entries)
             if looked > SECRET_ENTRIES:
                 _SECRETS[top] = (seen, found, False)
@@ -1291,20 +1369,25 @@ class Resolution:
                 if stat.S_ISDIR(st.st_mode):
                     if entry.name == ".git":  # a clone's remote URL may carry a token (r30a)
                         config = os.path.join(entry.path, "config")
+                        seen.append((entry.path, True, _of(st)))
+                        seen.append((config, False, _state(config, False)))
                         if _holds_credentials(config):
                             found.append((config, False))
                     elif entry.name in SECRET_DIRS:
                         found.append((entry.path, True))  # (hidden whole, unread)
                     elif entry.name in SECRET_SKIP:
-                        seen.append((entry.path, _dir_state(entry.path)))
-                        found += _secrets_directly_in(entry.path, secret)
-                        found += _clones_in(entry.path)
+                        found += _secrets_directly_in(entry.path, secret, seen)
+                        if entry.name in CLONE_DIRS:
+                            found += _clones_in(entry.path, seen)
                     elif depth == 0 or entry.name not in SECRET_SKIP_DEEP:
                         stack.append((entry.path, depth + 1, gits or entry.name == "git"))
-                    else:  # (a venv's src/ holds pip's editable clones, r46a SRCSKIP)
-                        seen.append((entry.path, _dir_state(entry.path)))
-                        found += _clones_in(entry.path)
-                elif secret(entry.path, st.st_mode, open_dir) or (
+                    elif entry.name in CLONE_DIRS:  # (a venv's src/: pip's clones, r46a)
+                        found += _clones_in(entry.path, seen)
+                    else:
+                        seen.append((entry.path, True, _of(st)))
+                    continue
+                seen.append((entry.path, False, _of(st)))
+                if secret(entry.path, st.st_mode, open_dir) or (
                     (gits or any(d in SCRIPT_DIRS for d in directory.split("/")[-2:]))
                     and stat.S_ISREG(st.st_mode)
                     and st.st_size <= SMALL_TEXT
