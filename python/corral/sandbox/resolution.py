@@ -423,13 +423,27 @@ def _of(info: os.stat_result) -> tuple[int, int, int, int]:
     return (info.st_mtime_ns, info.st_size, info.st_mode, info.st_ino)
 
 
-def _rules_digest() -> str:
-    """Which rules the cached answers come from: this module's text (another version of
-    corral judges anew)."""
-    import hashlib
+def _venv_sites(venv: str) -> list[str]:
+    """A venv's `lib*/python*/site-packages` (listed by hand: glob imports re, which every
+    run would pay)."""
+    found = []
+    try:
+        libs = sorted(n for n in os.listdir(venv) if n.startswith("lib"))
+        for lib in libs:
+            for name in sorted(os.listdir(os.path.join(venv, lib))):
+                site = os.path.join(venv, lib, name, "site-packages")
+                if name.startswith("python") and os.path.isdir(site):
+                    found.append(site)
+    except OSError:
+        pass
+    return found
 
-    with open(__file__, "rb") as f:
-        return hashlib.sha1(f.read()).hexdigest()
+
+def _rules_digest() -> str:
+    """Which rules the cached answers come from: this module as installed (another version
+    of corral judges anew; no hash: hashlib would cost every run ~2 ms of imports)."""
+    info = os.stat(__file__)
+    return f"{__file__}:{info.st_mtime_ns}:{info.st_size}:{info.st_ino}"
 
 
 def _secrets_cache(save: bool = False) -> None:
@@ -1029,15 +1043,13 @@ class Resolution:
         without activating it) put on sys.path (an editable install's `src/`): inside a
         writable root, Python looks there as surely as in PYTHONPATH (review r47b: a new
         `src/brotlicffi.py` ran at `.venv/bin/pip --version`)."""
-        import glob
         import sys
 
         sites = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
         sites += [d for d in found.module_dirs if d.endswith("site-packages")]
         for venv in (os.path.join(self.ctx.cwd, n) for n in (".venv", "venv")):
             if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
-                pattern = os.path.join(glob.escape(venv), "lib*", "python*", "site-packages")
-                sites += sorted(glob.glob(pattern))
+                sites += _venv_sites(venv)
         named = []
         for site in dict.fromkeys(sites):
             try:
