@@ -184,10 +184,11 @@ def test_a_new_link_may_not_lead_where_links_out_of_the_roots_are(host: Host) ->
     mine.chmod(0o755)
     (host.ws / ".venv" / "bin").mkdir(parents=True)
     os.symlink(mine, host.ws / ".venv" / "bin" / "python3")
-    run(host, "mkdir d; echo x > d/python3; ln -s d q; ln -s q/python3 notes.txt\n")
-    assert (host.ws / "q").is_symlink()
-    run(host, "rm q; ln -s .venv/bin q\n")
-    assert os.readlink(host.ws / "q") == "d"
+    # (`q.d`: a top-level link named like a module is held as one, r48b LINKFILL)
+    run(host, "mkdir d; echo x > d/python3; ln -s d q.d; ln -s q.d/python3 notes.txt\n")
+    assert (host.ws / "q.d").is_symlink()
+    run(host, "rm q.d; ln -s .venv/bin q.d\n")
+    assert os.readlink(host.ws / "q.d") == "d"
     (host.ws / "build").mkdir()
     (host.ws / "build" / "python3").write_text("x\n")
     run(host, "ln -s build/python3 out.txt\n")

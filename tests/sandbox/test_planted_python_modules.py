@@ -285,3 +285,23 @@ def test_new_modules_apply_lets_new_names_land(host: Host) -> None:
     run(host, "echo x > utils.py; echo x > json.py\n", "--config", str(config))
     assert (host.ws / "utils.py").exists()
     assert not (host.ws / "json.py").exists()
+
+
+def test_only_importable_modules_claim_a_name_and_bytecode_is_never_taken(host: Host) -> None:
+    """r48b NONIDENT-CLAIM, DIRPY-CLAIM: `org/x-notes.py` (no name Python imports) or a
+    directory `brotlicffi.py/` applied in one run made the name the project's in the next.
+    LINKFILL: a link `storemagic -> docs/api` to a directory of text passed, then an
+    `__init__.py` there did (docs/ is a project directory). PYCOWN: a forged unchecked-hash
+    `__pycache__/app.cpython-311.pyc` for the project's unchanged app.py was applied and
+    ran in its place with `git diff` empty."""
+    (host.ws / "app.py").write_text("x = 1\n")
+    (host.ws / "docs" / "api").mkdir(parents=True)
+    (host.ws / "docs" / "api" / "README.md").write_text("api\n")
+    run(host, "mkdir -p org brotlicffi.py; echo x > org/x-notes.py; ln -s docs/api storemagic\n"
+              "mkdir -p __pycache__; echo forged > __pycache__/app.cpython-311.pyc\n")  # fmt: skip
+    assert not (host.ws / "storemagic").is_symlink()
+    assert not (host.ws / "__pycache__" / "app.cpython-311.pyc").exists()
+    run(host, "mkdir -p org/python brotlicffi; echo x > org/python/core.py\n"
+              "echo x > brotlicffi/__init__.py\n")  # fmt: skip
+    assert not (host.ws / "org" / "python" / "core.py").exists()
+    assert not (host.ws / "brotlicffi" / "__init__.py").exists()

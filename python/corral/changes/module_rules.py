@@ -155,6 +155,17 @@ def _names_at(directory: str) -> frozenset[str]:
     Not any name (r47b TWOSTEP: `re2.txt` applied in one run made `re2.py` the project's in
     the next; so did a pyproject.toml's project name, which a run may change)."""
 
+    def module(entry: os.DirEntry[str]) -> bool:
+        # (what Python imports: a regular file named `identifier.suffix`, r48b NONIDENT: a
+        # `x-notes.py` or a directory `brotlicffi.py/` claimed the name)
+        stem, dot, _ = entry.name.partition(".")
+        return (
+            bool(dot)
+            and stem.isidentifier()
+            and entry.name.endswith(MODULE_SUFFIXES)
+            and entry.is_file(follow_symlinks=False)
+        )
+
     def holds_modules(path: str, depth: int) -> bool:
         try:
             with os.scandir(path) as listing:
@@ -162,8 +173,13 @@ def _names_at(directory: str) -> frozenset[str]:
         except OSError:
             return False
         return any(
-            e.name.endswith(MODULE_SUFFIXES)
-            or (depth and e.is_dir(follow_symlinks=False) and holds_modules(e.path, depth - 1))
+            module(e)
+            or (
+                depth
+                and e.name.isidentifier()
+                and e.is_dir(follow_symlinks=False)
+                and holds_modules(e.path, depth - 1)
+            )
             for e in entries
         )
 
@@ -171,9 +187,13 @@ def _names_at(directory: str) -> frozenset[str]:
     try:
         with os.scandir(directory) as listing:
             for entry in listing:
-                if entry.name.endswith(MODULE_SUFFIXES):
+                if module(entry):
                     names.add(entry.name.partition(".")[0])
-                elif entry.is_dir(follow_symlinks=False) and holds_modules(entry.path, 1):
+                elif (
+                    entry.name.isidentifier()
+                    and entry.is_dir(follow_symlinks=False)
+                    and holds_modules(entry.path, 2)
+                ):
                     names.add(entry.name)
     except OSError:
         pass
@@ -250,15 +270,16 @@ class ModuleRules(RuleSet):
             self.new_modules == "hold"
             and directory in self.module_dirs
             and not self._claimed(directory, name)
-            and (not package_link or self._leads_to_modules(entry))
+            and (not package_link or self._leads_to_a_directory(entry))
         ):
             return name, False
         return None
 
-    def _leads_to_modules(self, entry: Entry) -> bool:
-        """Whether a link Python may import as a package leads to a directory holding any
-        module or directory (as applied: the staging area's or the host's), or where is not
-        known; `docs -> ../notes` of text files is no package."""
+    def _leads_to_a_directory(self, entry: Entry) -> bool:
+        """Whether a link Python may import as a package leads to a directory (as applied:
+        the staging area's or the host's), or where is not known; `readme -> README.md` is
+        no package. Any directory: what it holds may come later (r48b LINKFILL: a link to
+        a directory of text files passed, then an `__init__.py` there did, under `docs/`)."""
         resolved = self._resolved(entry)
         if resolved is None:
             return True
@@ -266,18 +287,7 @@ class ModuleRules(RuleSet):
         placed = next((r for r in self.roots if resolved.startswith(r + "/")), None)
         if placed is not None:
             places.insert(0, os.path.join(entry.upper_root(), resolved[len(placed) + 1 :]))
-        for place in places:  # (the merged view: the staging area's entries and the host's)
-            try:
-                with os.scandir(place) as listing:
-                    if any(
-                        e.name.endswith(MODULE_SUFFIXES)
-                        or (e.name.isidentifier() and (e.is_dir() or e.is_symlink()))
-                        for e in listing
-                    ):  # (a directory or link Python could import from: `.venv` is none)
-                        return True
-            except OSError:
-                continue
-        return False
+        return any(os.path.isdir(p) for p in places)
 
     def _namespace_package(self, entry: Entry) -> tuple[str, bool] | None:
         """`org/python/core.py` below a directory where Python looks first: with no `org`
@@ -298,7 +308,7 @@ class ModuleRules(RuleSet):
                 # holds, not `zz/python/core.py` beside a pyvenv.cfg of the same run, r47b)
             module = parts[-1].endswith(MODULE_SUFFIXES)
             link = entry.kind == "link" and "." not in parts[-1]
-            if not (module or (link and self._leads_to_modules(entry))):
+            if not (module or (link and self._leads_to_a_directory(entry))):
                 continue  # (`org/python -> ../x` leading to modules is one too, r47b)
             if not self._claimed(top, parts[0]):
                 return parts[0], False

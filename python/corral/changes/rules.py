@@ -525,29 +525,7 @@ def verdicts(checker: Checker, entries: list[Entry]) -> list[tuple[Entry, Refusa
         if verdict is not None and entry.kind == "dir" and parent is None:
             refused_dirs[entry.path] = verdict
         out.append((entry, verdict))
-    out = _hold_venvs_whole(checker, checker.hold_git_state_together(out))
-    return _hold_bytecode_with_source(checker, out)
-
-
-def _hold_bytecode_with_source(
-    checker: Checker, verdicts: list[tuple[Entry, Refusal | None]]
-) -> list[tuple[Entry, Refusal | None]]:
-    """`__pycache__/x.cpython-311.pyc` is held with a held `x.py`: applied alone, Python runs
-    it in place of the source once you apply that, without comparing the two when it is an
-    unchecked-hash .pyc (review r47b PYCSWAP: the diff you read was not what ran)."""
-
-    def source_of(entry: Entry) -> str | None:
-        directory, name = os.path.split(entry.path)
-        if os.path.basename(directory) != "__pycache__":
-            return None
-        return os.path.join(os.path.dirname(directory), name.partition(".")[0] + ".py")
-
-    held = {e.path for e, v in verdicts if v is not None}
-    return _hold_along(verdicts, source_of, held, lambda entry, source: checker.refusal(
-        "protected", entry.path, MODULES,
-        f"bytecode of held {source}: applied alone, Python would run it in place of the "
-        "source you review",
-    ))  # fmt: skip
+    return _hold_venvs_whole(checker, checker.hold_git_state_together(out))
 
 
 def _hold_along(
