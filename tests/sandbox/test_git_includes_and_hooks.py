@@ -1161,3 +1161,76 @@ def test_merge_bases_with_your_branches_local_or_fetched_decide_what_may_move(ho
     run(host, f"git checkout -q --orphan x; {GIT_ID} commit -qm 'untracked files on main: x'; "
               "git branch -f stash; git checkout -q main\n")  # fmt: skip
     assert "is a root commit" in host.corral("changes").stdout
+
+
+def test_merge_bases_are_found_from_each_new_tips_own_ancestry(host: Host) -> None:
+    """r48a PULLMERGE: after a `git pull` that made a merge commit, upstream's commits were
+    second parents, the base guessed on HEAD's first-parent line was too old, and upstream's
+    later move of app/ (fetched) carried the agent's new `app/json.py` to the top at the next
+    pull; BRANCHOFF: the agent committed on another branch; WORKTREEHEAD: a linked worktree's
+    HEAD had moved app/; TOMLTAG: a config version kept by a tag merged into a third. The
+    merge base is now where each ref's first parents meet the new tip's own ancestry. Not
+    held: a changed file in such a directory (git moves it whole, r48a EDITHOLD), a new one
+    beside an unrelated branch (gh-pages)."""
+    ident = ("-c", "user.name=u", "-c", "user.email=u@x")
+    _committed(host, "pyproject.toml", '[project]\nname = "x"\n')
+
+    def commit(message: str) -> str:
+        host.git(*ident, "commit", "-qm", message)
+        return host.git("rev-parse", "HEAD").strip()
+
+    host.git("checkout", "-q", "-b", "up")  # (upstream adds app/, pulled with a merge)
+    (host.ws / "app").mkdir()
+    (host.ws / "app" / "a.txt").write_text("a\n")
+    host.git("add", "app")
+    commit("app")
+    host.git("checkout", "-q", "main")
+    (host.ws / "local.txt").write_text("l\n")
+    host.git("add", "local.txt")
+    commit("local")
+    host.git(*ident, "merge", "-q", "--no-edit", "up")
+    host.git("checkout", "-q", "up")
+    host.git("mv", "app/a.txt", "app-a.txt")
+    host.git("update-ref", "refs/remotes/origin/main", commit("move"))
+    host.git("checkout", "-q", "main")
+    host.git("branch", "-D", "up")
+    host.git("checkout", "-q", "--orphan", "gh-pages")  # (unrelated history)
+    host.git("rm", "-qrf", ".")
+    (host.ws / "index.html").write_text("<p>\n")
+    host.git("add", "index.html")
+    commit("pages")
+    host.git("checkout", "-q", "-f", "main")
+    host.git("clean", "-qfdx")
+    add = f"mkdir -p app; echo x > app/x.txt; git add app; {GIT_ID} commit -qm j\n"
+    run(host, add)
+    assert "refs/remotes/origin/main" in host.corral("changes").stdout
+    _drop_held(host)
+    run(host, f"echo b >> app/a.txt; {GIT_ID} commit -qam edit\n")
+    run(host, f"mkdir -p src; echo x > src/n.txt; git add src; {GIT_ID} commit -qm n\n")
+    assert held_ids(host) == [], host.corral("changes").stdout
+    host.git("update-ref", "-d", "refs/remotes/origin/main")
+    host.git("worktree", "add", "-q", "--detach", str(host.ws.parent / "wt"), "HEAD")
+    host.git("mv", "app/a.txt", "moved.txt", cwd=host.ws.parent / "wt")
+    host.git(*ident, "commit", "-qm", "wt", cwd=host.ws.parent / "wt")
+    run(host, add)
+    assert "worktrees/wt/HEAD" in host.corral("changes").stdout
+    _drop_held(host)
+    host.git("worktree", "remove", "--force", str(host.ws.parent / "wt"))
+    host.git("checkout", "-q", "-b", "feat")  # (BRANCHOFF: app2/ only on feat, flat moves it)
+    (host.ws / "app2").mkdir()
+    (host.ws / "app2" / "b.txt").write_text("b\n")
+    host.git("add", "app2")
+    commit("feat")
+    host.git("checkout", "-q", "-b", "flat")
+    host.git("mv", "app2/b.txt", "b.txt")
+    commit("flat")
+    host.git("checkout", "-q", "main")
+    run(host, "git checkout -q feat; echo x > app2/x.txt; git add app2; "
+              f"{GIT_ID} commit -qm j; git checkout -q main\n")  # fmt: skip
+    assert "refs/heads/flat" in host.corral("changes").stdout
+    _drop_held(host)
+    bump = 'sed -i \'s/name = "[a-z]*"/name = "{v}"/\' pyproject.toml; {id} commit -qam {v}\n'
+    run(host, bump.format(v="a", id=GIT_ID))
+    run(host, "git tag keep; git reset -q --hard HEAD~1\n")
+    run(host, bump.format(v="b", id=GIT_ID))
+    assert "a pyproject.toml in history" in host.corral("changes").stdout

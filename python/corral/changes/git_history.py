@@ -52,6 +52,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from mmap import mmap as Buffer
+    from typing import Any
 
     from corral.changes.scan import Entry
 
@@ -478,10 +479,15 @@ class Moves:
             self.memo[directory] = found
         return self.memo[directory]
 
-    def out_of(self, paths: list[tuple[str, int, str]]) -> tuple[str, str] | None:
-        """(path, why) of the first path added or changed inside a directory a merge may
-        move."""
+    def out_of(
+        self, paths: list[tuple[str, int, str]], since: str | None
+    ) -> tuple[str, str] | None:
+        """(path, why) of the first path added inside a directory a merge may move (a
+        changed one is where the other side moved it already: git moves the file, r48a
+        EDITHOLD)."""
         for path, _mode, _sha in paths:
+            if since and entry_at(self.store, since, path) is not None:
+                continue
             parts = path.split("/")
             for i in range(1, len(parts)):
                 lacking = self.lacking("/".join(parts[:i]))
@@ -495,30 +501,38 @@ class Moves:
         return None
 
 
-MAX_TIPS = 1_000  # branches of the host's (local and fetched) looked at for what they moved
-TIP_WALK = 200  # first parents walked from a tip to HEAD's first-parent line
-WALK_BUDGET = 20_000  # commits read walking every tip of one check
+MAX_TIPS = 1_000  # refs of the host's looked at for what they moved
+ANCESTRY = 20_000  # ancestors of a new tip looked at
+WALK_BUDGET = 50_000  # commits read walking every ref of one check, each once
 
 
 def _branch_tips(host_git: str) -> dict[str, str]:
-    """name -> commit of the host's branches, local and fetched (not tags: nobody merges an
-    old release's tag), HEAD's as "HEAD". More than MAX_TIPS: GitUnreadable (r47a
+    """name -> commit of everything of the host's a merge, pull, cherry-pick, rebase or
+    stash pop may take: branches local and fetched, tags, the stash, HEAD and the HEADs of
+    linked worktrees (r48a WORKTREEHEAD, TOMLTAG). More than MAX_TIPS: GitUnreadable (r47a
     MANYBRANCHES: 64 were looked at, the rest dropped)."""
-    kinds = ("refs/heads/", "refs/remotes/")
+    kinds = ("refs/heads/", "refs/remotes/", "refs/tags/", "refs/stash")
     found = {n: sha for n, sha in _packed(host_git).items() if n.startswith(kinds)}
     for top in kinds:
-        for directory, dirs, files in os.walk(os.path.join(host_git, top)):
+        start = os.path.join(host_git, top)
+        walk = [(start, [], [""])] if os.path.isfile(start) else os.walk(start)
+        for directory, dirs, files in walk:
             dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(directory, d))]
             for name in files:
-                path = os.path.join(directory, name)
+                path = os.path.join(directory, name) if name else directory
                 sha = next(iter(_named(_text(path))), None)
                 if sha:
                     found[os.path.relpath(path, host_git)] = sha
             if len(found) > MAX_TIPS:
-                raise GitUnreadable(f"more than {MAX_TIPS} branches to look at")
-    head = _resolve([host_git], _text(os.path.join(host_git, "HEAD")))
-    if head:
-        found["HEAD"] = head
+                raise GitUnreadable(f"more than {MAX_TIPS} refs to look at")
+    try:
+        worktrees = sorted(os.listdir(os.path.join(host_git, "worktrees")))[:MAX_TIPS]
+    except OSError:
+        worktrees = []
+    for name in ["", *(os.path.join("worktrees", w) for w in worktrees)]:
+        head = _resolve([host_git], _text(os.path.join(host_git, name, "HEAD")))
+        if head:
+            found[os.path.join(name, "HEAD")] = head
     return found
 
 
@@ -745,7 +759,7 @@ class GitHistoryRules(RuleSet):
                         on_head_line=commit in head_line,
                     )  # fmt: skip
                     found = (
-                        moves.out_of(paths)
+                        moves.out_of(paths, since)
                         or self._hit(paths, trees)
                         or (None if stash_root else self._lacks_config(store, commit, host_git))
                     )
@@ -775,47 +789,78 @@ class GitHistoryRules(RuleSet):
         upper_git: str, budget: Budget,
     ) -> Moves:  # fmt: skip
         """The directories new history's files may be moved out of (Moves): for each new tip
-        and each branch of the host's, the merge base taken where each first meets HEAD's
-        first-parent line (the older of the two places), and the directories that base has
-        and the branch has not."""
-        line, branches = self._line_and_branches(store, host_git)
+        and each ref of the host's, their merge base taken where the ref's first parents
+        first meet the new tip's ancestry (r48a PULLMERGE, SIDEBASE, BRANCHOFF: HEAD's
+        first-parent line was the wrong place to meet when upstream came in as a merge's
+        second parent or the agent worked on another branch), and the directories that
+        base has and the ref has not. Walks are remembered for the whole check (r48a COST:
+        the same walks ran once per changed ref file)."""
+        _line, branches = self._line_and_branches(store, host_git)
         work = (os.path.dirname(upper_git), os.path.dirname(host_git))
-        if not line:
-            return Moves(store, {}, [], work)
-        index = {c: i for i, c in enumerate(line)}
-        walked = [0]
-
-        def fork(sha: str) -> int:
-            current: str | None = sha
-            for _ in range(TIP_WALK):
-                if current is None:
-                    break
-                if current in index:
-                    return index[current]
-                walked[0] += 1
-                if walked[0] > WALK_BUDGET:
-                    raise GitUnreadable(f"more than {WALK_BUDGET} commits to walk")
-                above = parents(store, current)
-                current = above[0] if above else None
-            return len(line) - 1  # (past what is looked at: the oldest place known)
-
-        news = sorted(tips & fresh) or sorted(fresh)
-        starts = sorted({fork(n) for n in news if store.read(n)[0] == "commit"})
+        memo = self._git_walks.setdefault(host_git, {})
+        news = [n for n in (sorted(tips & fresh) or sorted(fresh)) if store.read(n)[0] == "commit"]
         hazards: dict[str, str] = {}
-        seen: set[tuple[int, str]] = set()
-        for name, tip in sorted(branches.items()):
-            at = fork(tip)
-            tree = _tree_of(store, tip)
-            for start in starts:
-                base = max(start, at)
-                if (base, tree) in seen:
-                    continue
-                seen.add((base, tree))
+        bases: list[str] = []
+        for new in news:
+            self._ancestry(store, new, memo)
+            for name, tip in sorted(branches.items()):
+                met = self._meet(store, tip, new, memo)
+                if met is None:
+                    continue  # (unrelated history, a gh-pages branch: no merge base)
+                base = _tree_of(store, met)
+                if name == "HEAD":
+                    bases.append(base)
+                if met == tip:
+                    continue  # (merged into the new tip: the base is the ref itself)
+                tree = _tree_of(store, tip)
+                if (base, tree) not in memo:
+                    memo[(base, tree)] = list(gone_directories(store, base, tree, budget))
                 what = "your HEAD" if name == "HEAD" else f"{name} ({tip[:12]})"
-                for gone in gone_directories(store, _tree_of(store, line[base]), tree, budget):
+                for gone in memo[(base, tree)]:
                     hazards.setdefault(gone, what)
-        bases = [_tree_of(store, line[start]) for start in starts]
         return Moves(store, hazards, bases, work)
+
+    def _ancestry(self, store: ObjectStore, new: str, memo: dict[Any, Any]) -> list[str]:
+        """The new tip's ancestors, nearest first (breadth first, every parent), at most
+        ANCESTRY of them; the last is the oldest looked at."""
+        key = ("ancestry", new)
+        if key not in memo:
+            found: dict[str, None] = {}
+            queue, at = [new], 0
+            while at < len(queue) and len(found) < ANCESTRY:
+                sha = queue[at]
+                at += 1
+                if sha in found:
+                    continue
+                found[sha] = None
+                queue += parents(store, sha)
+            memo[key] = list(found)
+            memo[("in", new)] = set(found)
+        return memo[key]  # type: ignore[no-any-return]
+
+    def _meet(self, store: ObjectStore, tip: str, new: str, memo: dict[Any, Any]) -> str | None:
+        """The first commit on `tip`'s first-parent chain that is an ancestor of `new`, or
+        None (unrelated, or past what is looked at)."""
+        inside: set[str] = memo[("in", new)]
+        chain: list[str] = []
+        current: str | None = tip
+        met = None
+        while current is not None:
+            if ("met", new, current) in memo:
+                met = memo[("met", new, current)]
+                break
+            if current in inside:
+                met = current
+                break
+            chain.append(current)
+            memo["walked"] = memo.get("walked", 0) + 1
+            if memo["walked"] > WALK_BUDGET:
+                raise GitUnreadable(f"more than {WALK_BUDGET} commits to walk")
+            above = parents(store, current)
+            current = above[0] if above else None
+        for sha in chain:
+            memo[("met", new, sha)] = met
+        return met
 
     def _line_and_branches(
         self, store: ObjectStore, host_git: str
@@ -837,9 +882,15 @@ class GitHistoryRules(RuleSet):
         TOMLRESET: a branch kept an earlier run's version, then HEAD was reset)."""
         line, branches = self._line_and_branches(trees.store, trees.host_git)
         ours = entry_at(trees.store, trees.head, path) if trees.head else None
-        on_line = set(line)
+        memo = self._git_walks.setdefault(trees.host_git, {})
+        merged: set[str] = set()
+        if line:  # (HEAD's ancestors: a ref HEAD has merged keeps no rival version)
+            self._ancestry(trees.store, line[0], memo)
+            merged = memo[("in", line[0])]
         for name, tip in sorted(branches.items()):
-            if name.startswith("refs/heads/") and tip not in on_line:
+            # (any ref a merge may take: a fetched branch after a push, a tag, the stash,
+            # r48a TOMLPUSH, TOMLTAG)
+            if tip not in merged:
                 theirs = entry_at(trees.store, _tree_of(trees.store, tip), path)
                 if theirs is not None and theirs != ours:
                     return name

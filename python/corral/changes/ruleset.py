@@ -81,6 +81,7 @@ class RuleSet:
         self._top_names: dict[str, frozenset[str]] = {}  # module_rules._claimed
         # git_history: HEAD's first-parent line and the host's branches, by git directory
         self._git_line: dict[str, tuple[list[str], dict[str, str]]] = {}
+        self._git_walks: dict[str, dict[Any, Any]] = {}  # git_history._moves, once a check
         self._git_tips: dict[str, list[str]] = {}  # the host's own branch and tag commits
         self._git_packs: dict[str, list[Any]] = {}  # the pack indexes a change set leaves
         self._git_configs: dict[str, list[str]] = {}  # the host index's shared configs
