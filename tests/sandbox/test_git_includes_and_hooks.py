@@ -1234,3 +1234,30 @@ def test_merge_bases_are_found_from_each_new_tips_own_ancestry(host: Host) -> No
     run(host, "git tag keep; git reset -q --hard HEAD~1\n")
     run(host, bump.format(v="b", id=GIT_ID))
     assert "a pyproject.toml in history" in host.corral("changes").stdout
+
+
+def test_a_new_repositorys_first_commit_of_a_config_lands(host: Host) -> None:
+    """r48c U1: in a repository with no commit yet, the first commit of pyproject.toml (byte
+    for byte the file the work tree got) was held as "a pyproject.toml in history", and
+    every later commit of the agent's was another first commit, held too."""
+    proj = host.ws / "proj"
+    proj.mkdir()
+    host.git("init", "-q", "-b", "main", cwd=proj)
+    run(host, "cd proj; printf '[project]\\nname = \"x\"\\n' > pyproject.toml\n"
+              f"git add pyproject.toml; {GIT_ID} commit -qm init\n")  # fmt: skip
+    assert held_ids(host) == [], host.corral("changes").stdout
+    assert host.git("log", "-1", "--format=%s", cwd=proj).strip() == "init"
+
+
+def test_applying_a_held_module_takes_the_commit_held_with_it(host: Host) -> None:
+    """r48c U2: a commit of a new top-level `helpers.py` held the module and the repository's
+    state; `corral apply ID helpers.py` applied the file alone and showed the git paths held
+    with the old reason, until a second `apply` with no path. What passes once the named
+    paths are in is applied with them."""
+    _committed(host)
+    run(host, f"echo x = 1 > helpers.py; git add helpers.py; {GIT_ID} commit -qm helpers\n")
+    (change_id,) = held_ids(host)
+    applied = host.corral("apply", change_id, str(host.ws / "helpers.py"))
+    assert applied.returncode == 0, applied.stderr
+    assert held_ids(host) == [], host.corral("changes").stdout
+    assert host.git("log", "-1", "--format=%s").strip() == "helpers"

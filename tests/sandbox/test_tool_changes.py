@@ -106,6 +106,27 @@ def test_where_an_envrc_cannot_be_read_ahead_a_tools_write_is_held(
     assert not (host.ws / "tools" / "trace.js").exists()
 
 
+def test_a_tools_new_module_is_held_for_review_not_refused(svc: Service, host: Host) -> None:
+    """r48c U3: the write tool could not create a new top-level `utils.py` at all: refused
+    at once ("the change-set rules refuse it"), nothing held, no id to apply. decide() lets
+    it through to your window, and the write is held with its change set's id."""
+    request = {"layers": {}, "cwd": str(host.ws), "tool": "write",
+               "input": {"path": "utils.py", "content": "x = 1\n"}}  # fmt: skip
+    decided = svc.call("guard", request)
+    assert decided["decision"] != "deny" and decided.get("refusal") is None, decided
+    wrote = op(svc, host, "write", path="utils.py", content="x = 1\n")
+    assert wrote["ok"] and wrote["held"]["status"] == "held", wrote
+    assert "new module utils" in wrote["held"]["why"], wrote
+    assert not (host.ws / "utils.py").exists()
+    assert (
+        svc.call(
+            "apply_changes", {"id": wrote["held"]["id"], "paths": [str(host.ws / "utils.py")]}
+        )["code"]
+        == 0
+    )
+    assert (host.ws / "utils.py").read_text() == "x = 1\n"
+
+
 @pytest.mark.parametrize(
     "path",
     ["docs/.git/HEAD", "docs/.git/config", "sub/dir/.nvim.lua", "notes/talk.chat", "src/HEAD"],

@@ -213,7 +213,7 @@ def test_packages_of_any_suffix_shadow_as_their_source_would(lay: Layout) -> Non
     assert found["argparse/__init__.pyc"] == "protected"
     assert found["json.abi3.so"] == "protected"
     assert found["mypkg/__init__.pyc"] is None  # (the project's own package)
-    assert found["newpkg/__init__.pyc"] == "protected"  # (a new name: r46a OPTIMPORT)
+    assert found["newpkg/__init__.pyc"] == "new-module"  # (a new name: r46a OPTIMPORT)
 
 
 def test_a_relative_pythonpath_makes_every_directory_one_python_looks_in(lay: Layout) -> None:

@@ -255,6 +255,13 @@ def apply(change_id: str, paths: list[str], now: Now) -> Outcome:
                 raise CorralError(f"{path} is not in change set {change_id}: see "
                                   f"{words.command('changes', change_id)}")  # fmt: skip
         report = finish.settle(stage, plan, checked, problems, force=wanted, overwrite=overwrite)
+        if wanted and report.get("applied") and report.get("held") and os.path.isdir(stage):
+            # What was held with what you named may pass now (a commit of a new module you
+            # applied: r48c U2, its git state stayed held, with the old reason, until a
+            # second `apply` with no path)
+            plan, checked, problems = finish.read(stage, now(stage))
+            again = finish.settle(stage, plan, checked, problems, overwrite=overwrite)
+            report = _merged(report, again)
     counts = report["counts"]
     if not report.get("applied") and report.get("held"):
         # (every path refused and none named: "applied 0 added" with status 0 read as
@@ -274,6 +281,16 @@ def apply(change_id: str, paths: list[str], now: Now) -> Outcome:
         ],
         finish.describe(report, words.frontend()),
     )
+
+
+def _merged(first: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
+    """One report of two settles of the same change set, the second's held list."""
+    applied = [*first.get("applied", []), *then.get("applied", [])]
+    counts: dict[str, int] = {}
+    for report in (first, then):
+        for key, value in (report.get("counts") or {}).items():
+            counts[key] = counts.get(key, 0) + int(value)
+    return {**then, "applied": applied, "counts": counts}
 
 
 def discard(change_id: str, paths: list[str]) -> Outcome:

@@ -1105,23 +1105,27 @@ class GitHistoryRules(RuleSet):
 
         from corral.changes.scan import Entry
 
-        if not trees.parent:
-            return False
-        was = entry_at(trees.store, trees.parent, path)
-        if was is None:
-            return False  # (only a change of a config the commit's parent has there: a new
-            # one may be a rename's target, merged with the source's change elsewhere, r44a)
         if not trees.on_head_line:
             # (a version on another branch, or in a stash, is a side of a merge with the
             # next one made on HEAD's: two clean ones merged into a third, r46d TOMLMERGE)
             return False
-        if self._rival_version(trees, path) is not None:
-            return False
-        if trees.head is None or was != entry_at(trees.store, trees.head, path):
-            # (and only of the version the host's HEAD has: every version that lands then
-            # follows the one before it, so no two of them are sides of a merge whose
-            # result neither is, r40a MERGECOMBO across runs)
-            return False
+        if not trees.parent:
+            # The first commit of a repository with nothing else in it: no version to merge
+            # it with (r48c U1: every new project's first commit was held)
+            if trees.head is not None or self._line_and_branches(trees.store, trees.host_git)[1]:
+                return False
+        else:
+            was = entry_at(trees.store, trees.parent, path)
+            if was is None:
+                return False  # (only a change of a config the commit's parent has there: a
+                # new one may be a rename's target, merged with the source's change, r44a)
+            if self._rival_version(trees, path) is not None:
+                return False
+            if trees.head is None or was != entry_at(trees.store, trees.head, path):
+                # (and only of the version the host's HEAD has: every version that lands
+                # then follows the one before it, so no two of them are sides of a merge
+                # whose result neither is, r40a MERGECOMBO across runs)
+                return False
         staged = os.path.join(os.path.dirname(trees.upper_git), path)
         source = staged if os.path.lexists(staged) else os.path.join(work_tree, path)
         try:

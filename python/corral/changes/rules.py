@@ -249,7 +249,7 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
             )  # fmt: skip
         if shadowing is not None:
             return self.refusal(
-                "protected", path, MODULES,
+                "new-module", path, MODULES,
                 f"a new module {shadowing[0]} where Python looks first (PYTHONPATH, the "
                 "workspace): `python -m`, `-c`, the REPL and IPython there import it before "
                 f"anything installed, so a library's optional import (`try: import "

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from corral.sandbox.policy import Policy
 
 WHITEOUT = os.makedev(0, 0)  # what overlayfs writes for a deletion; unprivileged since 5.8
+# what the check holds for your review rather than refuses: a tool's write of it is held,
+# with its change set's id, as a command's would be
+FOR_REVIEW = frozenset({"new-module"})
 
 
 class ToolChanges:
@@ -62,6 +65,9 @@ class ToolChanges:
         finally:
             stages.remove(stage)
         found = next((r.as_dict() for _, r in checked if r is not None), None)
+        if found is not None and found.get("code") in FOR_REVIEW:
+            return None  # (held for your review, not refused: r48c, the tool could not
+            # write a new utils.py at all)
         if found is not None:  # (no change set is left to apply it from)
             found["hint"] = "the change-set rules refuse it (:help corral-changes)"
         return found
@@ -114,7 +120,8 @@ class ToolChanges:
         if report["status"] != "held":
             return {}
         held = report["held"][0] if report["held"] else {}
-        if held.get("code") == "review":  # review mode, or a config read ahead in part
+        if held.get("code") in ("review", *FOR_REVIEW):  # (review mode, a config read ahead
+            # in part, a new module: held with its id for you to apply, not refused)
             return {"held": {**summary, "held": [real], "why": held.get("message", "")}}
         raise OpError(
             Refusal(
