@@ -156,3 +156,21 @@ def test_a_new_directory_lands_on_another_file_system_too(
         assert (root / "newdir" / "sub" / "x").read_text() == "x\n"
     finally:
         shutil.rmtree(upper)
+
+
+def test_an_owner_file_being_written_is_not_taken_for_a_dead_run(tmp_path: Path) -> None:
+    """r48c U5: three first runs at once failed now and then with exit 125: one's clean-up
+    read another's owner file just created and still empty, took that run for dead and
+    removed its staging area under it. The owner is written whole (renamed into place), and
+    an empty owner file in a young staging area counts as alive."""
+    import os
+
+    from corral.changes import stage as stages
+
+    stage = tmp_path / "s"
+    stage.mkdir()
+    (stage / stages.OWNER).write_text("")
+    assert stages.alive(str(stage))
+    stages.mark_owner(str(stage))
+    assert (stage / stages.OWNER).read_text().split()[0] == str(os.getpid())
+    assert sorted(p.name for p in stage.iterdir()) == [stages.OWNER]

@@ -156,8 +156,12 @@ def write_report(stage: str, report: dict[str, Any]) -> None:
 
 def mark_owner(stage: str) -> None:
     """Record this process as the one running the command (see `alive`)."""
-    with open(os.path.join(stage, OWNER), "w", encoding="ascii") as f:
+    # (whole or not at all: another run's clean-up read an owner file just created, empty,
+    # took the run for dead and removed its staging area, r48c U5)
+    tmp = os.path.join(stage, f".{OWNER}.{os.getpid()}")
+    with open(tmp, "w", encoding="ascii") as f:
         f.write(f"{os.getpid()} {_start_time(os.getpid())}")
+    os.replace(tmp, os.path.join(stage, OWNER))
 
 
 def _start_time(pid: int) -> str:
@@ -182,7 +186,10 @@ def alive(stage: str) -> bool:
         except OSError:
             return False
     if not words or not words[0].isdigit():
-        return False
+        try:  # (being written by a launcher that writes it in place: young means alive)
+            return time.time() - os.stat(stage).st_mtime < GONE_WAIT
+        except OSError:
+            return False
     pid = int(words[0])
     if len(words) > 1:
         return _start_time(pid) == words[1]
