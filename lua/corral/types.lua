@@ -32,7 +32,7 @@
 ---@class corral.Changes
 ---@field id string
 ---@field status "empty"|"applied"|"held" held: something is held; counts: what was applied
----@field counts {added: integer, modified: integer, deleted: integer}
+---@field counts {added: integer, modified: integer, deleted: integer, held: integer}
 ---@field changed string[] "added src/x.py", ... (up to 100)
 ---@field held {path: string, code: string, why: string}[]
 ---@field why string|nil

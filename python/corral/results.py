@@ -139,15 +139,16 @@ def _changes(changes: Mapping[str, Any] | None) -> str:
     counts = changes.get("counts") or {}
     total = sum(int(counts.get(k, 0)) for k in ("added", "modified", "deleted"))
     held = changes.get("held") or []
+    held_count = int(counts.get("held", len(held)))  # (the list is cut, the count whole)
     state = changes.get("status")
     if state == "held" and not total:
-        paths = f" ({_count(len(held), 'path')})" if held else ""
+        paths = f" ({_count(held_count, 'path')})" if held_count else ""
         return (
             f"; its changes{paths} are held for the user's review and are not in the workspace yet"
         )
     if state in ("applied", "held") and held:  # (held: what passed was applied, r46c)
         return (
-            f"; {_count(total, 'change')} applied, {_count(len(held), 'path')} held back for "
+            f"; {_count(total, 'change')} applied, {_count(held_count, 'path')} held back for "
             "the user's review (not in the workspace)"
         )
     return ""

@@ -98,7 +98,11 @@ def _summary(report: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "id": report.get("id", ""),
         "status": report.get("status", "empty"),
-        "counts": {**{"added": 0, "modified": 0, "deleted": 0}, **(report.get("counts") or {})},
+        "counts": {
+            **{"added": 0, "modified": 0, "deleted": 0},
+            **(report.get("counts") or {}),
+            "held": len(held),  # (whole: the list is cut at SUMMARY_PATHS, r48c U7)
+        },
         "changed": [f"{c['change']} {c['path']}" for c in applied[:SUMMARY_PATHS]],
         "held": [
             {"path": h["path"], "code": h.get("code", ""), "why": h.get("message", "")}

@@ -196,6 +196,8 @@ def apply_a_venv_made_as_root(host: Host, stderr: str, venv_bin: Path) -> None:
         assert "held" not in stderr, stderr
         return
     assert "a venv's link to" in stderr and "if you made this venv, apply it" in stderr, stderr
+    # (the hint names the venv, not its 1,600 paths: r48c U8)
+    assert "apply: corral apply" in stderr and f" {venv_bin.parent};" in stderr, stderr
     assert not (venv_bin / "activate").exists()  # (nothing of it until it is whole)
     out = host.corral("changes").stdout
     assert "held with the rest of the venv" in out, out

@@ -43,6 +43,11 @@ def shape(tool: str, **raw: object) -> dict[str, object]:
                                          "held": [{}]}},
          "ran", True, "exit 0; 1 change applied, 1 path held back for the user's review (not "
          "in the workspace)"),
+        # r48c U7: a venv of 1,672 held paths was told as 100 (the list's length)
+        ("bash", {"exit": 0, "changes": {"status": "held", "counts": {"held": 1672},
+                                         "held": [{}] * 100}},
+         "ran", True, "exit 0; its changes (1672 paths) are held for the user's review and are "
+         "not in the workspace yet"),
         ("bash", {"exit": 0, "changes": {"status": "held", "counts": {}, "held": []}},
          "ran", True, "exit 0; its changes are held for the user's review and are not in the "
          "workspace yet"),

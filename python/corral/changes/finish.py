@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 LISTED = 50  # paths listed on stderr; the report keeps them all
 WITH_THE_REST = "held with the rest of"  # (a path held with a group: git state, a venv)
+VENV_GROUP = "held with the rest of the venv "  # (rules._hold_venvs_whole's words)
 NAMED = 3  # refused paths spelled out in the apply hint (more: [PATH...])
 FAILED = 125
 
@@ -293,6 +294,8 @@ def describe(report: dict[str, Any], frontend: str | None = None) -> list[str]:
 
 
 def _describe(report: dict[str, Any], frontend: str | None) -> list[str]:
+    from corral.paths import is_within
+
     lines = []
     change_id = report["id"]
 
@@ -319,6 +322,14 @@ def _describe(report: dict[str, Any], frontend: str | None) -> list[str]:
     if report["held"] and report["status"] == "held":
         # (a refused path is applied only when named: the command says which, r39c)
         named = [item["path"] for item in report["held"] if item.get("code") != "review"]
+        # (a venv held whole is named as one: `apply ID .venv`, not 1,600 paths, r48c U8)
+        venvs = sorted({
+            m.split(VENV_GROUP, 1)[1].split(" (", 1)[0]
+            for m in (item.get("message", "") for item in report["held"])
+            if VENV_GROUP in m
+        })  # fmt: skip
+        if venvs:
+            named = [*venvs, *(p for p in named if not any(is_within(p, v) for v in venvs))]
         paths = named if 0 < len(named) <= NAMED else ["PATH..."]
         if any(item.get("code") == "conflict" for item in report["held"]):
             paths = ["--overwrite", *paths]  # (what the host changed meanwhile: r40c)
