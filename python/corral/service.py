@@ -118,23 +118,13 @@ def _quiet_network(
 ) -> list[dict[str, str]]:
     """A failed command that needs the network, in a sandbox without any, though its output
     says nothing a network failure says (`pip install -q`: "No matching distribution
-    found", r46c F6): one Refusal naming the likely cause."""
-    from corral.toolguard.ops.bash_report import SIGNS
+    found", r46c F6; `.venv/bin/pip`, `python3 -m pip`, r48c): one Refusal naming the
+    likely cause."""
+    from corral.toolguard.ops.bash_report import quiet_network
 
-    if pol.network or pol.network_allow or raw.get("exit") in (0, None):
-        return []
     if any(r.get("code") == "network" for r in raw.get("sandbox_refusals") or []):
         return []
-    from corral.toolguard.classify import classify
-
-    if classify(str(request.get("command", ""))).kind != "network":
-        return []
-    _code, _phrases, hint, rule, what = next(s for s in SIGNS if s[0] == "network")
-    return [{
-        "code": "network", "rule": rule, "layer": "",
-        "message": "the command needs the network (its output did not say so)",
-        "hint": hint, "what": what,
-    }]  # fmt: skip
+    return quiet_network(str(request.get("command", "")).split(), raw.get("exit"), pol)
 
 
 class Service:

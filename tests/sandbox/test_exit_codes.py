@@ -114,3 +114,13 @@ def test_mode_off_from_the_environment_is_announced(host):
     assert warning, r.stderr
     assert warning[0].startswith("corral: warning: running UNSANDBOXED: "), r.stderr
     assert 'sandbox.mode is "off"' in warning[0], r.stderr
+
+
+def test_a_quiet_failure_of_a_fetching_program_names_the_missing_network(host) -> None:  # type: ignore[no-untyped-def]
+    """r46c F6, r48c U6: `npm install --silent` and `pip install -q` with the network off said
+    nothing at all; corral adds what a sandbox without network likely did to them."""
+    done = host.corral("run", "--", "sh", "-c", "npm --version >/dev/null 2>&1; exit 1")
+    assert done.returncode == 1
+    assert "no network in this sandbox" in done.stderr, done.stderr
+    done = host.corral("run", "--", "sh", "-c", "exit 1")
+    assert "network" not in done.stderr, done.stderr

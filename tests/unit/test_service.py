@@ -59,3 +59,9 @@ def test_a_quiet_command_that_needed_the_network_is_told_so(tmp_path: Path) -> N
     assert "network" in done["summary"]
     assert result("pip install -q pytest", 0)["sandbox_refusals"] == []
     assert result("ls nope", 2)["sandbox_refusals"] == []
+    for command in (
+        ".venv/bin/pip install -q x",
+        "python3 -m pip install -q x",
+        "cd web && npm install --silent left-pad",
+    ):  # fmt: skip  (r48c)
+        assert [r["code"] for r in result(command, 1)["sandbox_refusals"]] == ["network"]

@@ -78,6 +78,7 @@ def run(args: list[str]) -> int:
     timeout = opts.get("timeout") or policy.timeout or None
     tail = bytearray()  # the end of the command's stderr: what the sandbox refused, told after
     refused: list[str] = []  # what corral's proxy refused
+    code: int | None = None
     if wrapped.stage is None:
         try:
             code, stopped = launch(wrapped, timeout, tail, refused)
@@ -88,7 +89,7 @@ def run(args: list[str]) -> int:
             _refused(refused)
             for repair in sweep(policy.watch, policy.links):
                 warn(repair)
-            _explain(tail, policy, origins)
+            _explain(tail, policy, origins, words, code)
     from corral.changes import finish, stage
 
     stage.mark_owner(wrapped.stage)
@@ -101,7 +102,7 @@ def run(args: list[str]) -> int:
         # Also when launching failed: the change set is held or removed, never left unchecked.
         _plain_terminal(tail, wrapped)
         _refused(refused)
-        _explain(tail, policy, origins)
+        _explain(tail, policy, origins, words, code)
         try:
             report = finish.finish(wrapped.stage, interrupted=stopped)
         except Exception as e:  # as the launcher's finish.main: said, held, never a traceback
@@ -142,14 +143,22 @@ def _refused(lines: list[str]) -> None:
         sys.stderr.write(f"corral: {line}\n")
 
 
-def _explain(tail: bytearray, policy: Policy, origins: Mapping[str, str]) -> None:
+def _explain(
+    tail: bytearray,
+    policy: Policy,
+    origins: Mapping[str, str],
+    words: list[str],
+    code: int | None,
+) -> None:
     """What the sandbox visibly refused, in corral's words, after the command's own output:
-    never leave a user to guess from `Read-only file system` or `Could not resolve host`."""
-    if not tail:
-        return
-    from corral.toolguard.ops.bash_report import explain, report
+    never leave a user to guess from `Read-only file system` or `Could not resolve host`;
+    nor from nothing, when a quiet `pip install -q` failed without network."""
+    from corral.toolguard.ops.bash_report import explain, quiet_network, report
 
-    for line in explain(report(tail.decode("utf-8", errors="replace"), policy, origins)):
+    found = report(tail.decode("utf-8", errors="replace"), policy, origins) if tail else []
+    if not any(r["code"] == "network" for r in found):
+        found += quiet_network(words, code, policy)
+    for line in explain(found):
         sys.stderr.write(line + "\n")
 
 

@@ -52,6 +52,41 @@ SIGNS = (
     ),
 )
 MAX_REPORTED = 20
+# programs that fetch from a registry or a host, named in a command: a failure of one in a
+# sandbox without network is likely that (r46c, r48c: `pip install -q`, `npm install
+# --silent` said nothing of it)
+NETWORK_TOOLS = frozenset({
+    "pip", "pip3", "npm", "npx", "yarn", "pnpm", "bun", "cargo", "go", "gem", "bundle",
+    "poetry", "uv", "uvx", "pipx", "conda", "mamba", "micromamba", "curl", "wget", "composer",
+})  # fmt: skip
+
+
+def names_a_network_tool(words: list[str]) -> bool:
+    """Whether a command's words run one of NETWORK_TOOLS (by its basename, or `python -m
+    pip`): cheap, no parse, for a note after a failure, never for a decision."""
+    for i, word in enumerate(words):
+        for part in word.replace(";", " ").replace("&", " ").replace("|", " ").split():
+            name = part.rsplit("/", 1)[-1]
+            if name in NETWORK_TOOLS:
+                return True
+            if name == "-m" and i + 1 < len(words) and words[i + 1] in NETWORK_TOOLS:
+                return True
+    return False
+
+
+def quiet_network(words: list[str], code: int | None, policy: Policy) -> list[dict[str, str]]:
+    """The network refusal for a failed command that runs a NETWORK_TOOLS program in a sandbox
+    without any network, when its output said nothing of it."""
+    if policy.network or policy.network_allow or code in (0, None):
+        return []
+    if not names_a_network_tool(words):
+        return []
+    _code, _phrases, hint, rule, what = next(s for s in SIGNS if s[0] == "network")
+    return [{
+        "code": "network", "rule": rule, "layer": "",
+        "message": "the command runs a program that fetches (its output did not say so)",
+        "hint": hint, "what": what,
+    }]  # fmt: skip
 
 
 def _paths_in(line: str, cwd: str) -> list[str]:
