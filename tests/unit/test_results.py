@@ -40,9 +40,9 @@ def shape(tool: str, **raw: object) -> dict[str, object]:
          "not in the workspace yet"),
         # r46c F1: a change set partly applied is "held" (something is), counts what landed
         ("bash", {"exit": 0, "changes": {"status": "held", "counts": {"added": 1},
-                                         "held": [{}]}},
+                                         "held": [{"path": "/w/.envrc"}]}},
          "ran", True, "exit 0; 1 change applied, 1 path held back for the user's review (not "
-         "in the workspace)"),
+         "in the workspace): /w/.envrc"),
         # r48c U7: a venv of 1,672 held paths was told as 100 (the list's length)
         ("bash", {"exit": 0, "changes": {"status": "held", "counts": {"held": 1672},
                                          "held": [{}] * 100}},
