@@ -147,7 +147,7 @@ def _changes(changes: Mapping[str, Any] | None) -> str:
             f"; its changes{paths} are held for the user's review and are not in the workspace yet"
         )
     if state in ("applied", "held") and held:  # (held: what passed was applied, r46c)
-        names = [str(h.get("path", "")) for h in held if isinstance(h, Mapping)][:3]
+        names = [str(h.get("path", "")) for h in held if isinstance(h, dict)][:3]
         which = f": {', '.join(names)}" if names and all(names) and held_count <= 3 else ""
         return (
             f"; {_count(total, 'change')} applied, {_count(held_count, 'path')} held back for "
