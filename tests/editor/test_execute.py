@@ -305,7 +305,7 @@ def test_a_bash_result_says_what_changed_and_what_was_held(fresh: Editor, worksp
     execute(fresh, "bash", command="echo n > new.txt; echo m > old.txt; echo x > .nvim.lua")
     changes = result(fresh)["changes"]
     assert changes["status"] == "held"
-    assert changes["counts"] == {"added": 1, "modified": 1, "deleted": 0}
+    assert changes["counts"] == {"added": 1, "modified": 1, "deleted": 0, "held": 1}
     assert sorted(changes["changed"]) == [
         f"added {workspace / 'new.txt'}",
         f"modified {workspace / 'old.txt'}",
