@@ -305,3 +305,21 @@ def test_only_importable_modules_claim_a_name_and_bytecode_is_never_taken(host: 
               "echo x > brotlicffi/__init__.py\n")  # fmt: skip
     assert not (host.ws / "org" / "python" / "core.py").exists()
     assert not (host.ws / "brotlicffi" / "__init__.py").exists()
+
+
+def test_what_python_loads_in_place_of_a_reviewed_source_is_held(host: Host) -> None:
+    """r49b LINKFILE: `brotlicffi -> docs/api` (a text file) passed, then docs/api became a
+    directory with an `__init__.py`; PYCSYMLINK: `__pycache__/app.cpython-311.pyc` as a link
+    to a forged .pyc beside it was applied; SOBESIDE: an extension module
+    `app.cpython-311-x86_64-linux-gnu.so` beside the unchanged app.py (Python loads it
+    first); PKGOVER: a new `app/__init__.py` beside app.py (a package comes first)."""
+    (host.ws / "app.py").write_text("x = 1\n")
+    (host.ws / "docs").mkdir()
+    run(host, "echo text > docs/api; ln -s docs/api brotlicffi\n"
+              "mkdir -p __pycache__; echo f > __pycache__/app.bin\n"
+              "ln -s app.bin __pycache__/app.cpython-311.pyc\n"
+              "echo so > app.cpython-311-x86_64-linux-gnu.so\n"
+              "mkdir -p app; echo x > app/__init__.py\n")  # fmt: skip
+    for path in ("brotlicffi", "__pycache__/app.cpython-311.pyc", "__pycache__/app.bin",
+                 "app.cpython-311-x86_64-linux-gnu.so", "app/__init__.py"):  # fmt: skip
+        assert not os.path.lexists(host.ws / path), path

@@ -1155,8 +1155,8 @@ def test_lua_links_spelled_absolute_or_filled_later_are_held(host: Host) -> None
     assert not (host.ws / "lua" / ".y" / "main.lua").exists()
     assert (host.ws / "lua" / "mine" / "new.lua").exists()
     (host.ws / "doc").mkdir()
-    run(host, "ln -s doc/index.txt readme; echo x > doc/index.txt\n")  # a link to a file
-    assert (host.ws / "readme").is_symlink()
+    run(host, "ln -s doc/index.txt readme.txt; echo x > doc/index.txt\n")  # a link to a file
+    assert (host.ws / "readme.txt").is_symlink()
 
 
 def test_bytecode_in_place_of_a_source_a_hook_runs_is_held(host: Host) -> None:

@@ -265,29 +265,32 @@ class ModuleRules(RuleSet):
             or directory in self.strict_module_dirs
         ):
             return name, True
-        package_link = entry.kind == "link" and not entry.path.endswith(MODULE_SUFFIXES)
         if (
             self.new_modules == "hold"
             and directory in self.module_dirs
             and not self._claimed(directory, name)
-            and (not package_link or self._leads_to_a_directory(entry))
+            # (a link wherever it leads now: a file it leads to may become a directory with
+            # an `__init__.py` in a later run, r49b LINKFILE)
         ):
             return name, False
         return None
 
-    def _leads_to_a_directory(self, entry: Entry) -> bool:
-        """Whether a link Python may import as a package leads to a directory (as applied:
-        the staging area's or the host's), or where is not known; `readme -> README.md` is
-        no package. Any directory: what it holds may come later (r48b LINKFILL: a link to
-        a directory of text files passed, then an `__init__.py` there did, under `docs/`)."""
-        resolved = self._resolved(entry)
-        if resolved is None:
-            return True
-        places = [resolved]
-        placed = next((r for r in self.roots if resolved.startswith(r + "/")), None)
-        if placed is not None:
-            places.insert(0, os.path.join(entry.upper_root(), resolved[len(placed) + 1 :]))
-        return any(os.path.isdir(p) for p in places)
+    def _over_a_module(self, entry: Entry) -> str | None:
+        """The module file (`app.py`) a new or changed entry would be loaded in place of, in
+        any directory: an extension module or a sourceless `.pyc` beside it (Python loads
+        an extension before a source: r49b SOBESIDE, a binary ran instead of the unchanged,
+        reviewed app.py, `git status` clean), or a package of its name (r49b PKGOVER)."""
+        if entry.kind not in ("file", "link"):
+            return None
+        directory, name = os.path.split(entry.path)
+        if name.startswith("__init__.") and name.endswith(MODULE_SUFFIXES):
+            directory, stem = os.path.split(directory)  # (a package over a module)
+        elif name.endswith(MODULE_SUFFIXES[1:]) and os.path.basename(directory) != "__pycache__":
+            stem = name.partition(".")[0]
+        else:
+            return None
+        source = os.path.join(directory, stem + ".py")
+        return source if os.path.isfile(source) and not os.path.islink(source) else None
 
     def _namespace_package(self, entry: Entry) -> tuple[str, bool] | None:
         """`org/python/core.py` below a directory where Python looks first: with no `org`
@@ -308,8 +311,8 @@ class ModuleRules(RuleSet):
                 # holds, not `zz/python/core.py` beside a pyvenv.cfg of the same run, r47b)
             module = parts[-1].endswith(MODULE_SUFFIXES)
             link = entry.kind == "link" and "." not in parts[-1]
-            if not (module or (link and self._leads_to_a_directory(entry))):
-                continue  # (`org/python -> ../x` leading to modules is one too, r47b)
+            if not (module or link):
+                continue  # (`org/python -> ../x` is one too, wherever it leads, r47b, r49b)
             if not self._claimed(top, parts[0]):
                 return parts[0], False
         return None

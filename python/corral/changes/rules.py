@@ -232,6 +232,13 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
                 "PDM run a project venv's python by themselves (`uv pip list`); make the venv "
                 "with `python -m venv`",
             )  # fmt: skip
+        over = self._over_a_module(entry)
+        if over is not None and self._stand_in(entry) is None:
+            return self.refusal(
+                "protected", path, MODULES,
+                f"a compiled module or package Python would load in place of {over}, a source "
+                "that stays as you see it (`git diff` shows nothing)",
+            )  # fmt: skip
         source = self._stand_in(entry)
         if source is not None:
             return self.refusal(

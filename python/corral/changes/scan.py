@@ -99,7 +99,7 @@ def scan(root: str, upper: str, limit: int = MAX_ENTRIES) -> tuple[list[Entry], 
             try:
                 st = item.stat(follow_symlinks=False)
                 kind = _kind(st)
-                if kind == "file" and _bytecode(rel_dir, item.name):
+                if kind in ("file", "link") and _bytecode(rel_dir, item.name):
                     os.unlink(item.path)  # (dropped, never applied: see _bytecode)
                     continue
                 target = os.readlink(item.path) if kind == "link" else ""
@@ -127,13 +127,15 @@ def scan(root: str, upper: str, limit: int = MAX_ENTRIES) -> tuple[list[Entry], 
 
 
 def _bytecode(rel_dir: str, name: str) -> bool:
-    """Python's bytecode cache (`__pycache__/x.cpython-311.pyc`) is never taken from a change
+    """Python's bytecode cache (`__pycache__/`: its files and links) is never taken from a change
     set: an unchecked-hash .pyc runs in place of its source without being compared with it,
     so one forged for your unchanged app.py ran at pytest with `git diff` empty, and one
     beside a reviewed stub ran once you applied the stub (review r48b PYCOWN, PYCLINK).
     Python writes them again; a sourceless `x.pyc` outside `__pycache__` is a module, judged
     as one."""
-    return name.endswith(".pyc") and os.path.basename(rel_dir) == "__pycache__"
+    # (anything in a __pycache__: a link named like a .pyc to a forged one beside it ran,
+    # r49b PYCSYMLINK)
+    return os.path.basename(rel_dir) == "__pycache__"
 
 
 def _parents_first(entries: list[Entry]) -> list[Entry]:

@@ -215,10 +215,10 @@ CREDENTIAL_FILES = frozenset({
 # directory between runs (the sandbox cannot write there) and trusted only while every
 # directory and file it rests on is as it was: a file rewritten or made private in place
 # leaves its directory's time as it was (the first version looked at directories only)
-Seen = list[tuple[str, bool, tuple[int, int, int, int]]]
+Seen = list[tuple[str, bool, tuple[int, int, int, int, int]]]
 _SECRETS: dict[str, tuple[Seen, list[tuple[str, bool]], bool]] = {}
 _SECRETS_STATE = {"loaded": False, "dirty": False}
-SECRETS_CACHE = "secrets-walk.v1"
+SECRETS_CACHE = "secrets-walk.v2"
 
 
 def _resolved_words(value: str, roots: list[str], real: Callable[[str], str]) -> str:
@@ -410,17 +410,18 @@ def _glob_literal(pattern: str) -> str | None:
     return "".join(out)
 
 
-def _state(path: str, follow: bool) -> tuple[int, int, int, int]:
+def _state(path: str, follow: bool) -> tuple[int, int, int, int, int]:
     """What the secrets walk trusts a path by: (mtime, size, mode, inode)."""
     try:
         info = os.stat(path) if follow else os.lstat(path)
     except OSError:
-        return (-1, -1, -1, -1)
+        return (-1, -1, -1, -1, -1)
     return _of(info)
 
 
-def _of(info: os.stat_result) -> tuple[int, int, int, int]:
-    return (info.st_mtime_ns, info.st_size, info.st_mode, info.st_ino)
+def _of(info: os.stat_result) -> tuple[int, int, int, int, int]:
+    # (ctime too: `touch -d` puts an mtime back, never a ctime, r49b)
+    return (info.st_mtime_ns, info.st_size, info.st_mode, info.st_ino, info.st_ctime_ns)
 
 
 def _venv_sites(venv: str) -> list[str]:
