@@ -1261,3 +1261,52 @@ def test_applying_a_held_module_takes_the_commit_held_with_it(host: Host) -> Non
     assert applied.returncode == 0, applied.stderr
     assert held_ids(host) == [], host.corral("changes").stdout
     assert host.git("log", "-1", "--format=%s").strip() == "helpers"
+
+
+def test_merge_bases_through_second_parents_fetch_head_and_shallow_clones(host: Host) -> None:
+    """r49a MERGEIN: a branch that merged main in, then moved app/, had its merge base
+    through the merge's second parent, which a first-parent walk never reached: the agent's
+    `app/x.txt` on main landed and `git merge flat` moved it. FETCHHEAD: what FETCH_HEAD
+    names (`git fetch URL branch; git merge FETCH_HEAD`) was no ref looked at. STASHROOT: a
+    root commit passed as the stash's was clean for a branch naming it too. SHALLOW: in a
+    `--depth 1` clone every commit was held as unreadable history."""
+    ident = ("-c", "user.name=u", "-c", "user.email=u@x")
+    _committed(host, "a.txt", "a\n")
+    host.git("checkout", "-q", "-b", "flat")
+    (host.ws / "f.txt").write_text("f\n")
+    host.git("add", "f.txt")
+    host.git(*ident, "commit", "-qm", "f")
+    host.git("checkout", "-q", "main")
+    (host.ws / "app").mkdir()
+    (host.ws / "app" / "a.txt").write_text("app\n")
+    host.git("add", "app")
+    host.git(*ident, "commit", "-qm", "app")
+    host.git("checkout", "-q", "flat")
+    host.git(*ident, "merge", "-q", "--no-edit", "main")
+    host.git("mv", "app/a.txt", "app-a.txt")
+    host.git(*ident, "commit", "-qm", "flatten")
+    host.git("checkout", "-q", "main")
+    add = "echo x > app/{n}.txt; git add app; {id} commit -qm {n}\n"
+    run(host, add.format(n="x", id=GIT_ID))
+    assert "refs/heads/flat" in host.corral("changes").stdout
+    _drop_held(host)
+    moved = host.git("rev-parse", "flat").strip()
+    host.git("branch", "-D", "flat")
+    (host.ws / ".git" / "FETCH_HEAD").write_text(f"{moved}\t\tbranch 'flat' of ../up\n")
+    run(host, add.format(n="y", id=GIT_ID))
+    assert "FETCH_HEAD" in host.corral("changes").stdout
+    _drop_held(host)
+    (host.ws / ".git" / "FETCH_HEAD").unlink()
+    root = (
+        "t=$(git mktree </dev/null); "
+        f"r=$({GIT_ID} commit-tree -m 'untracked files on main: x' $t); "
+        "git update-ref refs/stash $r; git branch docs $r\n"
+    )
+    run(host, root)
+    assert "is a root commit" in host.corral("changes").stdout
+    _drop_held(host)
+    clone = host.ws / "shallow"
+    host.git("clone", "-q", "--depth", "1", f"file://{host.ws}", str(clone))
+    run(host, f"cd shallow; echo more >> a.txt; {GIT_ID} commit -qam more\n")
+    assert held_ids(host) == [], host.corral("changes").stdout
+    assert host.git("log", "-1", "--format=%s", cwd=clone).strip() == "more"

@@ -282,7 +282,7 @@ def _ref_file(inside: list[str]) -> bool:
 # what git writes that names no commit and changes no file it checks out
 PLAIN = frozenset({
     "COMMIT_EDITMSG", "MERGE_MSG", "SQUASH_MSG", "TAG_EDITMSG", "NOTES_EDITMSG", "MERGE_MODE",
-    "description", "gc.log", "gc.pid", "info/exclude", "info/refs", "shallow",
+    "description", "gc.log", "gc.pid", "info/exclude", "info/refs",
 })  # fmt: skip
 PACK_FILES = (".pack", ".idx")
 # configs judged by what they say besides the shared ones (_as_applied)
@@ -501,30 +501,31 @@ class Moves:
         return None
 
 
-MAX_TIPS = 1_000  # refs of the host's looked at for what they moved
+MAX_TIPS = 20_000  # refs of the host's looked at for what they moved (r49a BUDGETHOLD)
 ANCESTRY = 20_000  # ancestors of a new tip looked at
 WALK_BUDGET = 50_000  # commits read walking every ref of one check, each once
 
 
 def _branch_tips(host_git: str) -> dict[str, str]:
     """name -> commit of everything of the host's a merge, pull, cherry-pick, rebase or
-    stash pop may take: branches local and fetched, tags, the stash, HEAD and the HEADs of
-    linked worktrees (r48a WORKTREEHEAD, TOMLTAG). More than MAX_TIPS: GitUnreadable (r47a
+    stash pop may take: every ref (branches local and fetched, tags, the stash, a fetched
+    `refs/pull/7`: r48a TOMLTAG, r49a PULLREF), what FETCH_HEAD, ORIG_HEAD and the other
+    `*_HEAD` files name (r49a FETCHHEAD: `git merge FETCH_HEAD`), HEAD and the HEADs of
+    linked worktrees (r48a WORKTREEHEAD). More than MAX_TIPS: GitUnreadable (r47a
     MANYBRANCHES: 64 were looked at, the rest dropped)."""
-    kinds = ("refs/heads/", "refs/remotes/", "refs/tags/", "refs/stash")
-    found = {n: sha for n, sha in _packed(host_git).items() if n.startswith(kinds)}
-    for top in kinds:
-        start = os.path.join(host_git, top)
-        walk = [(start, [], [""])] if os.path.isfile(start) else os.walk(start)
-        for directory, dirs, files in walk:
-            dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(directory, d))]
-            for name in files:
-                path = os.path.join(directory, name) if name else directory
-                sha = next(iter(_named(_text(path))), None)
-                if sha:
-                    found[os.path.relpath(path, host_git)] = sha
-            if len(found) > MAX_TIPS:
-                raise GitUnreadable(f"more than {MAX_TIPS} refs to look at")
+    found = {n: sha for n, sha in _packed(host_git).items() if n.startswith("refs/")}
+    for directory, dirs, files in os.walk(os.path.join(host_git, "refs")):
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(directory, d))]
+        for name in files:
+            path = os.path.join(directory, name)
+            sha = next(iter(_named(_text(path))), None)
+            if sha:
+                found[os.path.relpath(path, host_git)] = sha
+        if len(found) > MAX_TIPS:
+            raise GitUnreadable(f"more than {MAX_TIPS} refs to look at")
+    for name in ("FETCH_HEAD", "ORIG_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"):
+        for i, sha in enumerate(sorted(_named(_text(os.path.join(host_git, name))))):
+            found[f"{name}:{i}"] = sha
     try:
         worktrees = sorted(os.listdir(os.path.join(host_git, "worktrees")))[:MAX_TIPS]
     except OSError:
@@ -534,6 +535,12 @@ def _branch_tips(host_git: str) -> dict[str, str]:
         if head:
             found[os.path.join(name, "HEAD")] = head
     return found
+
+
+def _shallow(host_git: str) -> frozenset[str]:
+    """The commits the host's `shallow` file names: their parents are not in the repository
+    (a `--depth 1` clone held every commit as unreadable history, r49a SHALLOW)."""
+    return frozenset(_named(_text(os.path.join(host_git, "shallow"))))
 
 
 def _index_paths(
@@ -767,7 +774,8 @@ class GitHistoryRules(RuleSet):
                         # (which commit, and how to look at it: r41a)
                         review = f"; review it: git show {commit[:12]} -- {found[0]}"
                         break
-                    clean.add(commit)
+                    if not stash_root:  # (another ref naming it judges it anew, r49a)
+                        clean.add(commit)
         except (GitUnreadable, OSError, ValueError, IndexError, MemoryError, struct.error) as e:
             # (anything the reader did not foresee is unreadable too: held, never applied)
             return self.refusal(
@@ -802,27 +810,34 @@ class GitHistoryRules(RuleSet):
         hazards: dict[str, str] = {}
         bases: list[str] = []
         for new in news:
-            self._ancestry(store, new, memo)
+            self._ancestry(store, new, memo, host_git)
             for name, tip in sorted(branches.items()):
-                met = self._meet(store, tip, new, memo)
-                if met is None:
-                    continue  # (unrelated history, a gh-pages branch: no merge base)
-                base = _tree_of(store, met)
+                met = self._meet(store, tip, new, memo, host_git)
                 if name == "HEAD":
-                    bases.append(base)
-                if met == tip:
+                    bases += [_tree_of(store, m) for m in met]
+                if met == [tip]:
                     continue  # (merged into the new tip: the base is the ref itself)
                 tree = _tree_of(store, tip)
-                if (base, tree) not in memo:
-                    memo[(base, tree)] = list(gone_directories(store, base, tree, budget))
                 what = "your HEAD" if name == "HEAD" else f"{name} ({tip[:12]})"
-                for gone in memo[(base, tree)]:
-                    hazards.setdefault(gone, what)
+                for base in (_tree_of(store, m) for m in met):
+                    if (base, tree) not in memo:
+                        memo[(base, tree)] = list(gone_directories(store, base, tree, budget))
+                    for gone in memo[(base, tree)]:
+                        hazards.setdefault(gone, what)
         return Moves(store, hazards, bases, work)
 
-    def _ancestry(self, store: ObjectStore, new: str, memo: dict[Any, Any]) -> list[str]:
+    def _parents(
+        self, store: ObjectStore, sha: str, memo: dict[Any, Any], host_git: str
+    ) -> list[str]:
+        if "shallow" not in memo:
+            memo["shallow"] = _shallow(host_git)
+        return [] if sha in memo["shallow"] else parents(store, sha)
+
+    def _ancestry(
+        self, store: ObjectStore, new: str, memo: dict[Any, Any], host_git: str
+    ) -> list[str]:
         """The new tip's ancestors, nearest first (breadth first, every parent), at most
-        ANCESTRY of them; the last is the oldest looked at."""
+        ANCESTRY of them."""
         key = ("ancestry", new)
         if key not in memo:
             found: dict[str, None] = {}
@@ -833,33 +848,44 @@ class GitHistoryRules(RuleSet):
                 if sha in found:
                     continue
                 found[sha] = None
-                queue += parents(store, sha)
+                queue += self._parents(store, sha, memo, host_git)
             memo[key] = list(found)
             memo[("in", new)] = set(found)
+            memo[("whole", new)] = at >= len(queue)  # (all of it looked at)
         return memo[key]  # type: ignore[no-any-return]
 
-    def _meet(self, store: ObjectStore, tip: str, new: str, memo: dict[Any, Any]) -> str | None:
-        """The first commit on `tip`'s first-parent chain that is an ancestor of `new`, or
-        None (unrelated, or past what is looked at)."""
+    def _meet(
+        self, store: ObjectStore, tip: str, new: str, memo: dict[Any, Any], host_git: str
+    ) -> list[str]:
+        """The merge bases of `tip` and `new`, as far as they are found: the ancestors of
+        `tip` that are ancestors of `new`, found breadth first over every parent and not
+        looked past (r49a MERGEIN: a branch that merged master in and then moved app/ had
+        its base through the merge's second parent, which first parents never reach). None
+        found: unrelated history (a gh-pages branch), unless the new tip's ancestry was cut
+        (r49a DEEP: a fork 20,010 commits down was taken for unrelated): GitUnreadable."""
+        key = ("met", new, tip)
+        if key in memo:
+            return memo[key]  # type: ignore[no-any-return]
         inside: set[str] = memo[("in", new)]
-        chain: list[str] = []
-        current: str | None = tip
-        met = None
-        while current is not None:
-            if ("met", new, current) in memo:
-                met = memo[("met", new, current)]
-                break
-            if current in inside:
-                met = current
-                break
-            chain.append(current)
+        met: list[str] = []
+        seen: set[str] = set()
+        queue, at = [tip], 0
+        while at < len(queue):
+            sha = queue[at]
+            at += 1
+            if sha in seen:
+                continue
+            seen.add(sha)
+            if sha in inside:
+                met.append(sha)
+                continue
             memo["walked"] = memo.get("walked", 0) + 1
             if memo["walked"] > WALK_BUDGET:
                 raise GitUnreadable(f"more than {WALK_BUDGET} commits to walk")
-            above = parents(store, current)
-            current = above[0] if above else None
-        for sha in chain:
-            memo[("met", new, sha)] = met
+            queue += self._parents(store, sha, memo, host_git)
+        if not met and not memo[("whole", new)]:
+            raise GitUnreadable(f"{tip[:12]} meets the new history past what is looked at")
+        memo[key] = met
         return met
 
     def _line_and_branches(
@@ -869,9 +895,10 @@ class GitHistoryRules(RuleSet):
         if host_git not in self._git_line:
             line: list[str] = []
             current = _resolve([host_git], _text(os.path.join(host_git, "HEAD")))
+            shallow = _shallow(host_git)
             while current and current not in line and len(line) < ANCESTORS:
                 line.append(current)
-                above = parents(store, current)
+                above = [] if current in shallow else parents(store, current)
                 current = above[0] if above else None
             self._git_line[host_git] = (line, _branch_tips(host_git))
         return self._git_line[host_git]
@@ -885,7 +912,7 @@ class GitHistoryRules(RuleSet):
         memo = self._git_walks.setdefault(trees.host_git, {})
         merged: set[str] = set()
         if line:  # (HEAD's ancestors: a ref HEAD has merged keeps no rival version)
-            self._ancestry(trees.store, line[0], memo)
+            self._ancestry(trees.store, line[0], memo, trees.host_git)
             merged = memo[("in", line[0])]
         for name, tip in sorted(branches.items()):
             # (any ref a merge may take: a fetched branch after a push, a tag, the stash,
@@ -940,11 +967,12 @@ class GitHistoryRules(RuleSet):
                 continue
             if not walked:  # (only when something new is there to walk)
                 current = head
+                shallow = _shallow(host_git)
                 for _ in range(ANCESTORS):
                     if not current:
                         break
                     known.add(current)
-                    above = parents(store, current)
+                    above = [] if current in shallow else parents(store, current)
                     current = above[0] if above else None
                 walked = True
                 self._git_known[host_git] = (known, True)
