@@ -323,3 +323,19 @@ def test_what_python_loads_in_place_of_a_reviewed_source_is_held(host: Host) -> 
     for path in ("brotlicffi", "__pycache__/app.cpython-311.pyc", "__pycache__/app.bin",
                  "app.cpython-311-x86_64-linux-gnu.so", "app/__init__.py"):  # fmt: skip
         assert not os.path.lexists(host.ws / path), path
+
+
+def test_a_compiled_module_beside_a_new_source_or_a_package_link_is_held(host: Host) -> None:
+    """r50a NEWSO: a new `pkg/util.py` and `pkg/util.cpython-311-x86_64-linux-gnu.so` in one
+    run were both applied (the source was looked for on the host only), and `import
+    pkg.util` ran the binary; LINKOVER: a link `app -> docs/impl` (a package) beside app.py
+    was applied, and Python took the package."""
+    (host.ws / "app.py").write_text("x = 1\n")
+    (host.ws / "pkg").mkdir()
+    (host.ws / "pkg" / "__init__.py").write_text("")
+    run(host, "echo y = 1 > pkg/util.py; echo so > pkg/util.cpython-311-x86_64-linux-gnu.so\n"
+              "mkdir -p docs/impl; echo z = 1 > docs/impl/__init__.py\n"
+              "ln -s docs/impl app\n")  # fmt: skip
+    assert (host.ws / "pkg" / "util.py").exists()
+    assert not (host.ws / "pkg" / "util.cpython-311-x86_64-linux-gnu.so").exists()
+    assert not os.path.lexists(host.ws / "app")

@@ -287,10 +287,18 @@ class ModuleRules(RuleSet):
             directory, stem = os.path.split(directory)  # (a package over a module)
         elif name.endswith(MODULE_SUFFIXES[1:]) and os.path.basename(directory) != "__pycache__":
             stem = name.partition(".")[0]
+        elif entry.kind == "link" and "." not in name:
+            stem = name  # (`app -> docs/impl`, a package by a link, r50a LINKOVER)
         else:
             return None
         source = os.path.join(directory, stem + ".py")
-        return source if os.path.isfile(source) and not os.path.islink(source) else None
+        # (the host's source, or one this change set adds with it: r50a NEWSO, a new
+        # util.py and its util.cpython-311-x86_64-linux-gnu.so in one run)
+        staged = os.path.join(entry.upper_root(), os.path.relpath(source, entry.root))
+        for there in (source, staged):
+            if os.path.isfile(there) and not os.path.islink(there):
+                return source
+        return None
 
     def _namespace_package(self, entry: Entry) -> tuple[str, bool] | None:
         """`org/python/core.py` below a directory where Python looks first: with no `org`
