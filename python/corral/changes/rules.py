@@ -247,20 +247,19 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
                 f"{source}: {self.protected_why.get(source) or 'the host runs it'}",
             )  # fmt: skip
         shadowing = self._shadowing_module(entry)
-        if shadowing is not None and shadowing[1]:
-            return self.refusal(
-                "protected", path, MODULES,
-                f"a new module {shadowing[0]} where Python looks first (PYTHONPATH, the "
-                "workspace): it would be imported in place of the real one, by corral's own "
-                "process too",
-            )  # fmt: skip
         if shadowing is not None:
+            name, real = shadowing
+            why = (
+                "it would be imported in place of the real one, by corral's own process too"
+                if real
+                else "`python -m`, `-c`, the REPL and IPython there import it before anything "
+                f"installed, so a library's optional import (`try: import {name}`) would run "
+                "it; apply it if it is the project's"
+            )
             return self.refusal(
-                "new-module", path, MODULES,
-                f"a new module {shadowing[0]} where Python looks first (PYTHONPATH, the "
-                "workspace): `python -m`, `-c`, the REPL and IPython there import it before "
-                f"anything installed, so a library's optional import (`try: import "
-                f"{shadowing[0]}`) would run it; apply it if it is the project's",
+                "protected" if real else "new-module", path, MODULES,
+                f"a new module {name} where Python looks first (PYTHONPATH, the workspace): "
+                f"{why}",
             )  # fmt: skip
         lua = self._lua_at_top(entry)
         if lua is not None and lua.endswith("/"):
