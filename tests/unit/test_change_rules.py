@@ -442,3 +442,17 @@ def test_a_held_protected_name_says_what_runs_it() -> None:
     assert "Neovim" in (rules._why_kept("/w/sub/.nvim.lua") or "")
     assert "git" in (rules._why_kept("/w/.git/hooks/pre-commit") or "")
     assert rules._why_kept("/w/notes.txt") is None
+
+
+def test_a_standard_librarys_directory_counts_as_a_module_only_as_a_package(
+    tmp_path: Path,
+) -> None:
+    """r48c U4: Python 2.7's build directory `config` in its standard library made a new
+    `config.py` "a module in place of the real one"; a package there is one."""
+    from corral.changes import module_rules
+
+    (tmp_path / "config").mkdir()
+    (tmp_path / "json").mkdir()
+    (tmp_path / "json" / "__init__.py").write_text("")
+    assert not module_rules._a_package(str(tmp_path / "config"))
+    assert module_rules._a_package(str(tmp_path / "json"))

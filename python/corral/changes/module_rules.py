@@ -108,6 +108,14 @@ def _editable_names(site: str, listed: list[str]) -> set[str]:
     return names
 
 
+def _a_package(path: str) -> bool:
+    """Whether a name without a dot in a standard library's directory is a module there: a
+    package, not `config` (Python 2.7's build files: `config.py` was held as "in place of
+    the real one", r48c U4), `lib-dynload` or `__pycache__`. In a site directory every name
+    counts: a namespace package merges with one in the workspace."""
+    return any(os.path.exists(os.path.join(path, f"__init__.{s}")) for s in ("py", "pyc"))
+
+
 def _shadowable() -> frozenset[str]:
     """The standard library's module names and those installed in the Pythons a user runs
     (_python_dirs, editable installs too; once)."""
@@ -121,8 +129,12 @@ def _shadowable() -> frozenset[str]:
             listed = os.listdir(directory)
         except OSError:
             continue
-        names.update(n.partition(".")[0] for n in listed if "-" not in n)
-        if directory.endswith(("site-packages", "dist-packages")):
+        site = directory.endswith(("site-packages", "dist-packages"))
+        names.update(
+            n.partition(".")[0] for n in listed
+            if "-" not in n and (site or "." in n or _a_package(os.path.join(directory, n)))
+        )  # fmt: skip
+        if site:
             names.update(n.partition(".")[0] for n in _editable_names(directory, listed))
     names.discard("")
     _SHADOWABLE.append(frozenset(names))
