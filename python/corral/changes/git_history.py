@@ -379,9 +379,10 @@ def _check_object(
     raise GitUnreadable(f"objects/{'/'.join(rel)} is no object or pack corral checks")
 
 
-def _own_tips(host_git: str, kinds: tuple[str, ...] = ("refs/heads/", "refs/tags/")) -> set[str]:
+def _own_tips(host_git: str) -> set[str]:
     """The commits the host's own branches and tags name: not remote-tracking refs, the
     stash or FETCH_HEAD (someone else's work the user fetched, unreviewed, r34a)."""
+    kinds = ("refs/heads/", "refs/tags/")
     found = {sha for name, sha in _packed(host_git).items() if name.startswith(kinds)}
     for top in kinds:
         for directory, dirs, files in os.walk(os.path.join(host_git, top)):
@@ -904,9 +905,9 @@ class GitHistoryRules(RuleSet):
         return self._git_line[host_git]
 
     def _rival_version(self, trees: Trees, path: str) -> str | None:
-        """A local branch of the host's, off HEAD's line, with another version of a config
-        than HEAD's: a version made now on HEAD's would merge with it into a third (r47a
-        TOMLRESET: a branch kept an earlier run's version, then HEAD was reset)."""
+        """A ref of the host's that HEAD has not merged (a branch, a fetched one, a tag, the
+        stash) with another version of a config than HEAD's: a version made now on HEAD's
+        would merge with it into a third (r47a TOMLRESET, r48a TOMLPUSH, TOMLTAG)."""
         line, branches = self._line_and_branches(trees.store, trees.host_git)
         ours = entry_at(trees.store, trees.head, path) if trees.head else None
         memo = self._git_walks.setdefault(trees.host_git, {})
