@@ -452,9 +452,9 @@ def _reshapes(
 
 class Moves:
     """Directories git's rename detection may move a new commit's files out of at a merge:
-    one the merge base of a new tip and a branch of yours (local or fetched, HEAD too) has
-    and that branch has not, or one that base has and the work tree once applied has not.
-    The merge base is found where each meets HEAD's first-parent line (r46d OLDBASE: a
+    one the merge base of a new tip and a ref of yours (any ref, FETCH_HEAD, HEAD) has and
+    that ref has not, or one that base has and the work tree once applied has not. The
+    merge base is found where the ref's history meets the new tip's (_meet; r46d OLDBASE: a
     branch from an old commit of yours adding `app/json.py`, merged after your own history
     had moved app/'s files to the top, wrote json.py there; r47a REMOTEMOVE: upstream had
     moved them in a branch you fetched; MERGEBASE: the agent's parent lacked app/ already;
@@ -798,13 +798,13 @@ class GitHistoryRules(RuleSet):
         upper_git: str, budget: Budget,
     ) -> Moves:  # fmt: skip
         """The directories new history's files may be moved out of (Moves): for each new tip
-        and each ref of the host's, their merge base taken where the ref's first parents
-        first meet the new tip's ancestry (r48a PULLMERGE, SIDEBASE, BRANCHOFF: HEAD's
+        and each ref of the host's, their merge bases, where the ref's history first meets
+        the new tip's ancestry through every parent (r48a PULLMERGE, SIDEBASE, BRANCHOFF: HEAD's
         first-parent line was the wrong place to meet when upstream came in as a merge's
         second parent or the agent worked on another branch), and the directories that
         base has and the ref has not. Walks are remembered for the whole check (r48a COST:
         the same walks ran once per changed ref file)."""
-        _line, branches = self._line_and_branches(store, host_git)
+        branches = self._refs(host_git)
         work = (os.path.dirname(upper_git), os.path.dirname(host_git))
         memo = self._git_walks.setdefault(host_git, {})
         news = [n for n in (sorted(tips & fresh) or sorted(fresh)) if store.read(n)[0] == "commit"]
@@ -836,22 +836,20 @@ class GitHistoryRules(RuleSet):
 
     def _ancestry(
         self, store: ObjectStore, new: str, memo: dict[Any, Any], host_git: str
-    ) -> list[str]:
-        """The new tip's ancestors, nearest first (breadth first, every parent), at most
-        ANCESTRY of them."""
-        key = ("ancestry", new)
+    ) -> set[str]:
+        """A commit's ancestors (breadth first, every parent), at most ANCESTRY of them;
+        memo[("whole", new)]: whether that was all of them."""
+        key = ("in", new)
         if key not in memo:
-            found: dict[str, None] = {}
+            found: set[str] = set()
             queue, at = [new], 0
             while at < len(queue) and len(found) < ANCESTRY:
                 sha = queue[at]
                 at += 1
-                if sha in found:
-                    continue
-                found[sha] = None
-                queue += self._parents(store, sha, memo, host_git)
-            memo[key] = list(found)
-            memo[("in", new)] = set(found)
+                if sha not in found:
+                    found.add(sha)
+                    queue += self._parents(store, sha, memo, host_git)
+            memo[key] = found
             memo[("whole", new)] = at >= len(queue)  # (all of it looked at)
         return memo[key]  # type: ignore[no-any-return]
 
@@ -889,33 +887,23 @@ class GitHistoryRules(RuleSet):
         memo[key] = met
         return met
 
-    def _line_and_branches(
-        self, store: ObjectStore, host_git: str
-    ) -> tuple[list[str], dict[str, str]]:
-        """HEAD's first-parent line (ANCESTORS of it) and the host's branches, once a check."""
-        if host_git not in self._git_line:
-            line: list[str] = []
-            current = _resolve([host_git], _text(os.path.join(host_git, "HEAD")))
-            shallow = _shallow(host_git)
-            while current and current not in line and len(line) < ANCESTORS:
-                line.append(current)
-                above = [] if current in shallow else parents(store, current)
-                current = above[0] if above else None
-            self._git_line[host_git] = (line, _branch_tips(host_git))
-        return self._git_line[host_git]
+    def _refs(self, host_git: str) -> dict[str, str]:
+        """The host's refs a merge may take (_branch_tips), once a check."""
+        if host_git not in self._git_refs:
+            self._git_refs[host_git] = _branch_tips(host_git)
+        return self._git_refs[host_git]
 
     def _rival_version(self, trees: Trees, path: str) -> str | None:
         """A ref of the host's that HEAD has not merged (a branch, a fetched one, a tag, the
         stash) with another version of a config than HEAD's: a version made now on HEAD's
         would merge with it into a third (r47a TOMLRESET, r48a TOMLPUSH, TOMLTAG)."""
-        line, branches = self._line_and_branches(trees.store, trees.host_git)
+        refs = self._refs(trees.host_git)
         ours = entry_at(trees.store, trees.head, path) if trees.head else None
         memo = self._git_walks.setdefault(trees.host_git, {})
         merged: set[str] = set()
-        if line:  # (HEAD's ancestors: a ref HEAD has merged keeps no rival version)
-            self._ancestry(trees.store, line[0], memo, trees.host_git)
-            merged = memo[("in", line[0])]
-        for name, tip in sorted(branches.items()):
+        if "HEAD" in refs:  # (HEAD's ancestors: a ref HEAD has merged keeps no rival version)
+            merged = self._ancestry(trees.store, refs["HEAD"], memo, trees.host_git)
+        for name, tip in sorted(refs.items()):
             # (any ref a merge may take: a fetched branch after a push, a tag, the stash,
             # r48a TOMLPUSH, TOMLTAG)
             if tip not in merged:
@@ -968,12 +956,12 @@ class GitHistoryRules(RuleSet):
                 continue
             if not walked:  # (only when something new is there to walk)
                 current = head
-                shallow = _shallow(host_git)
+                memo = self._git_walks.setdefault(host_git, {})
                 for _ in range(ANCESTORS):
                     if not current:
                         break
                     known.add(current)
-                    above = [] if current in shallow else parents(store, current)
+                    above = self._parents(store, current, memo, host_git)
                     current = above[0] if above else None
                 walked = True
                 self._git_known[host_git] = (known, True)
@@ -1141,7 +1129,7 @@ class GitHistoryRules(RuleSet):
         if not trees.parent:
             # The first commit of a repository with nothing else in it: no version to merge
             # it with (r48c U1: every new project's first commit was held)
-            if trees.head is not None or self._line_and_branches(trees.store, trees.host_git)[1]:
+            if trees.head is not None or self._refs(trees.host_git):
                 return False
         else:
             was = entry_at(trees.store, trees.parent, path)

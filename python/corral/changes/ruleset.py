@@ -79,8 +79,7 @@ class RuleSet:
         self._git_clean: dict[str, set[str]] = {}
         self._git_state: dict[str, str] = {}  # a ref's or index's path -> its git directory
         self._top_names: dict[str, frozenset[str]] = {}  # module_rules._claimed
-        # git_history: HEAD's first-parent line and the host's branches, by git directory
-        self._git_line: dict[str, tuple[list[str], dict[str, str]]] = {}
+        self._git_refs: dict[str, dict[str, str]] = {}  # git_history._refs, by git directory
         self._git_walks: dict[str, dict[Any, Any]] = {}  # git_history._moves, once a check
         self._git_tips: dict[str, list[str]] = {}  # the host's own branch and tag commits
         self._git_packs: dict[str, list[Any]] = {}  # the pack indexes a change set leaves
