@@ -113,20 +113,6 @@ def _summary(report: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _quiet_network(
-    request: Mapping[str, Any], raw: Mapping[str, Any], pol: policy.Policy
-) -> list[dict[str, str]]:
-    """A failed command that needs the network, in a sandbox without any, though its output
-    says nothing a network failure says (`pip install -q`: "No matching distribution
-    found", r46c F6; `.venv/bin/pip`, `python3 -m pip`, r48c): one Refusal naming the
-    likely cause."""
-    from corral.toolguard.ops.bash_report import quiet_network
-
-    if any(r.get("code") == "network" for r in raw.get("sandbox_refusals") or []):
-        return []
-    return quiet_network(str(request.get("command", "")).split(), raw.get("exit"), pol)
-
-
 class Service:
     def __init__(self, registry: Registry | None = None, *, persistent: bool = False) -> None:
         """`persistent`: this process outlives the commands it wraps (Neovim's Python host),
@@ -618,7 +604,7 @@ class Service:
         """A call's result in the one shape chat plugins get (corral.results): `raw` is what
         ran (or why not); bash output is read for what the sandbox refused."""
         from corral import results
-        from corral.toolguard.ops.bash_report import report
+        from corral.toolguard.ops.bash_report import quiet_network, report
 
         resolved, pol = self._policy(request)
         tool = str(request.get("tool", ""))
@@ -626,7 +612,11 @@ class Service:
         if tool == "bash" and "output" in raw and raw.get("sandboxed"):
             tail = str(raw["output"])[-65536:]
             raw["sandbox_refusals"] = report(tail, pol, _named(resolved.origins, request))
-            raw["sandbox_refusals"] += _quiet_network(request, raw, pol)
+            # (a quiet `pip install -q` without network: r46c F6, r48c)
+            words = str(request.get("command", "")).split()
+            raw["sandbox_refusals"] += quiet_network(
+                words, raw.get("exit"), pol, raw["sandbox_refusals"]
+            )
         elif tool == "bash":
             raw.setdefault("sandbox_refusals", [])
         sandboxed = bool(raw.pop("sandboxed", False))

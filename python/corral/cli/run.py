@@ -156,8 +156,7 @@ def _explain(
     from corral.toolguard.ops.bash_report import explain, quiet_network, report
 
     found = report(tail.decode("utf-8", errors="replace"), policy, origins) if tail else []
-    if not any(r["code"] == "network" for r in found):
-        found += quiet_network(words, code, policy)
+    found += quiet_network(words, code, policy, found)
     for line in explain(found):
         sys.stderr.write(line + "\n")
 

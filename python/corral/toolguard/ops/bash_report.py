@@ -74,10 +74,15 @@ def names_a_network_tool(words: list[str]) -> bool:
     return False
 
 
-def quiet_network(words: list[str], code: int | None, policy: Policy) -> list[dict[str, str]]:
+def quiet_network(
+    words: list[str], code: int | None, policy: Policy, seen: list[dict[str, str]]
+) -> list[dict[str, str]]:
     """The network refusal for a failed command that runs a NETWORK_TOOLS program in a sandbox
-    without any network, when its output said nothing of it."""
+    without any network, when its output (`seen`: what report found in it) said nothing of
+    it."""
     if policy.network or policy.network_allow or code in (0, None):
+        return []
+    if any(r.get("code") == "network" for r in seen):
         return []
     if not names_a_network_tool(words):
         return []
