@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     from corral.toolguard.ops.refusal import Refusal
 
 LISTED = 50  # paths listed on stderr; the report keeps them all
-WITH_THE_REST = "held with the rest of"  # (a path held with a group: git state, a venv)
-VENV_GROUP = "held with the rest of the venv "  # (rules._hold_venvs_whole's words)
 NAMED = 3  # refused paths spelled out in the apply hint (more: [PATH...])
 FAILED = 125
 
@@ -306,8 +304,8 @@ def _describe(report: dict[str, Any], frontend: str | None) -> list[str]:
         lines.append(f"{report['why']}; see: {command('changes', change_id)}")
     # (what was held for its own reason first, then what is held with it: a venv's 1,600
     # paths "held with the rest" hid the one that held it, r47b)
-    causes = [i for i in report["held"] if not i.get("message", "").startswith(WITH_THE_REST)]
-    followers = [i for i in report["held"] if i.get("message", "").startswith(WITH_THE_REST)]
+    causes = [i for i in report["held"] if not i.get("message", "").startswith(words.HELD_WITH)]
+    followers = [i for i in report["held"] if i.get("message", "").startswith(words.HELD_WITH)]
     for item in causes[:LISTED]:
         lines.append(f"held {item['path']}: {item.get('message') or item['code']}")
     if len(causes) > LISTED:
@@ -324,9 +322,9 @@ def _describe(report: dict[str, Any], frontend: str | None) -> list[str]:
         named = [item["path"] for item in report["held"] if item.get("code") != "review"]
         # (a venv held whole is named as one: `apply ID .venv`, not 1,600 paths, r48c U8)
         venvs = sorted({
-            m.split(VENV_GROUP, 1)[1].split(" (", 1)[0]
+            m.split(words.HELD_WITH_VENV, 1)[1].split(" (", 1)[0]
             for m in (item.get("message", "") for item in report["held"])
-            if VENV_GROUP in m
+            if m.startswith(words.HELD_WITH_VENV)
         })  # fmt: skip
         if venvs:
             named = [*venvs, *(p for p in named if not any(is_within(p, v) for v in venvs))]

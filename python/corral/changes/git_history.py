@@ -45,6 +45,7 @@ from corral.changes.git_objects import (
 from corral.changes.git_objects import tree_of as _tree_of
 from corral.changes.link_rules import climbs_back
 from corral.changes.ruleset import RuleSet
+from corral.changes.words import HELD_WITH
 from corral.paths import self_or_parent_in
 from corral.toolguard.ops.refusal import PROTECTED, Refusal
 
@@ -627,7 +628,7 @@ class GitHistoryRules(RuleSet):
             if verdict is None and self._git_state.get(entry.path) in held:
                 verdict = self.refusal(
                     "protected", entry.path, PROTECTED,
-                    "held with the rest of its repository's HEAD, refs and index (one of "
+                    f"{HELD_WITH} its repository's HEAD, refs and index (one of "
                     "them is held: see there)",
                 )  # fmt: skip
             out.append((entry, verdict))

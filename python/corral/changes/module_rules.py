@@ -163,7 +163,7 @@ VENV_DIRS = frozenset({"bin", "lib", "lib64", "include", "share", "Scripts", "Li
 
 def _names_at(directory: str) -> frozenset[str]:
     """The modules the host has at the top of a directory: module files (up to the first
-    dot) and directories holding one within two levels (a package, a namespace package).
+    dot) and directories holding one within three levels (a package, a namespace package).
     Not any name (r47b TWOSTEP: `re2.txt` applied in one run made `re2.py` the project's in
     the next; so did a pyproject.toml's project name, which a run may change)."""
 

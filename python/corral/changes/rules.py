@@ -37,6 +37,7 @@ import fnmatch
 import os
 import stat
 
+from corral.changes import words
 from corral.changes.git_history import GitHistoryRules
 from corral.changes.link_rules import LinkRules
 from corral.changes.module_rules import LuaRules, ModuleRules
@@ -579,6 +580,6 @@ def _hold_venvs_whole(
     held = {venv for e, v in verdicts if v is not None and (venv := venv_of(e)) is not None}
     return _hold_along(verdicts, venv_of, held, lambda entry, venv: checker.refusal(
         "protected", entry.path, BUILTIN,
-        f"held with the rest of the venv {venv} (a path in it is held: see there; a venv "
+        f"{words.HELD_WITH_VENV}{venv} (a path in it is held: see there; a venv "
         "applied in part does not run)",
     ))  # fmt: skip

@@ -11,6 +11,10 @@ from __future__ import annotations
 import os
 
 NVIM = "nvim"
+# how a path held only because another is held is said (finish lists those after the
+# others, and names a venv held whole as one in the apply hint)
+HELD_WITH = "held with the rest of"
+HELD_WITH_VENV = f"{HELD_WITH} the venv "
 
 
 def frontend() -> str:
