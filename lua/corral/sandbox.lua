@@ -14,6 +14,7 @@ local M = {}
 ---@field watch string[]  paths that must not appear: pass to `M.after_run`
 ---@field links string[][] protected symlinks to put back: pass to `M.after_run`
 ---@field network_id string corral's proxy for this command ("" without one): `M.after_run` reports what it refused
+---@field cwd string where it runs: `M.after_run` names what earlier runs there left held
 
 ---Effective configuration for a buffer: `{values = {...}, origins = {...}}`.
 ---@param bufnr integer|nil
@@ -56,7 +57,8 @@ end
 ---appeared and put back protected symlinks. Returns one line per held path or repair (empty
 ---when there is nothing to say), and with a change set its summary for a chat's tool result:
 ---`{id, status, counts = {added, modified, deleted}, changed = {"added path", ...},
----held = {{path, code, why}, ...}, why, more}`.
+---held = {{path, code, why}, ...}, why, more, earlier = {{id, paths, count}, ...}}` (earlier:
+---change sets earlier runs in that workspace left held, which no command there sees).
 ---@param info corral.Wrapped
 ---@return string[] lines, table|nil summary
 function M.after_run(info)
@@ -65,7 +67,7 @@ function M.after_run(info)
     -- the launcher is gone: whatever of its sandbox still runs is an orphan (bwrap can outlive
     -- a launcher killed alone)
     engine.call("stop_sandbox", { stage = info.stage })
-    local result = engine.call("change_report", { stage = info.stage })
+    local result = engine.call("change_report", { stage = info.stage, cwd = info.cwd })
     lines, summary = result and result.lines or {}, result and result.summary or nil
   elseif info and ((#(info.watch or {}) > 0) or (#(info.links or {}) > 0)) then
     lines = engine.call("sweep", { watch = info.watch, links = info.links }) or {}

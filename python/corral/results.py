@@ -156,6 +156,19 @@ def _changes(changes: Mapping[str, Any] | None) -> str:
     return ""
 
 
+def _earlier(changes: Mapping[str, Any] | None) -> str:
+    """What earlier runs here left held: a command missing it fails in its own words."""
+    found = [e for e in (changes or {}).get("earlier") or [] if isinstance(e, dict)]
+    names = [str(p) for e in found for p in e.get("paths") or []]
+    if not found:
+        return ""
+    count = sum(int(e.get("count", 0)) for e in found)
+    more = " and more" if count > len(names[:3]) else ""
+    listed = f": {', '.join(names[:3])}{more}" if names else ""
+    held = "earlier commands' changes held for the user's review"
+    return f"; {held} are not in the workspace{listed}"
+
+
 def summary(result: Mapping[str, Any]) -> str:
     """One plain line for the model: what happened, and what the sandbox refused."""
     status = result["status"]
@@ -194,7 +207,7 @@ def summary(result: Mapping[str, Any]) -> str:
                 f"{quoted} ({first.get('what', first.get('code', ''))}"
                 + (f"; to allow: {first['hint']})" if first.get("hint") else ")")
             )
-        return text + _changes(result.get("changes"))
+        return text + _changes(result.get("changes")) + _earlier(result.get("changes"))
     if not result.get("ok"):
         return f"failed: {result.get('error', 'unknown error')}"
     path = result.get("path", "")

@@ -217,6 +217,7 @@ class Service:
             # With a change set the argv checks what the command wrote itself; without one
             # (direct writes), after_run sweeps what must not have appeared.
             "stage": wrapped.stage or "",
+            "cwd": resolved.cwd,  # (for change_report: what earlier runs here left held)
             "watch": [] if wrapped.stage else list(resolved.watch),
             "links": [] if wrapped.stage else [list(link) for link in resolved.links],
         }
@@ -245,11 +246,18 @@ class Service:
         return bool(stage) and stages.stop_sandbox(stage)
 
     def do_change_report(self, request: Mapping[str, Any]) -> dict[str, Any]:
-        """What became of a wrapped command's change set: {"report": ..., "lines": [...]}."""
-        from corral.changes import finish
+        """What became of a wrapped command's change set: {"report": ..., "lines": [...]};
+        with its `cwd`, also the change sets earlier runs there left held (changes.earlier)."""
+        from corral.changes import earlier, finish
 
         report = finish.report(str(request.get("stage") or ""))
-        return {"report": report, "lines": finish.describe(report), "summary": _summary(report)}
+        cwd = str(request.get("cwd") or "")
+        held = earlier.held_in(cwd, but=report["id"]) if cwd else []
+        return {
+            "report": report,
+            "lines": [*finish.describe(report), *earlier.lines(held)],
+            "summary": {**_summary(report), "earlier": held},
+        }
 
     # -- held change sets and undo (see corral.changes.commands) --------------------------
     def _now(self, request: Mapping[str, Any]) -> Callable[[str], dict[str, list[str]]]:

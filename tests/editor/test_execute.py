@@ -315,6 +315,23 @@ def test_a_bash_result_says_what_changed_and_what_was_held(fresh: Editor, worksp
     assert not (workspace / ".nvim.lua").exists()
 
 
+def test_a_later_bash_result_says_what_earlier_calls_left_held(
+    fresh: Editor, workspace: Path
+) -> None:
+    """A held file is in no later call's workspace: the model ran a script importing it and
+    read only `ModuleNotFoundError` (r48c). The next result names it, for the model too."""
+    execute(fresh, "bash", command="echo x > .nvim.lua")
+    first = result(fresh)["changes"]
+    execute(fresh, "bash", command="test -e .nvim.lua")
+    r = result(fresh)
+    assert r["exit"] == 1
+    assert r["changes"]["earlier"] == [{"id": first["id"], "paths": [".nvim.lua"], "count": 1}]
+    assert r["summary"] == (
+        "exit 1; earlier commands' changes held for the user's review are not in the "
+        "workspace: .nvim.lua"
+    )
+
+
 def test_a_long_output_keeps_its_end_and_says_what_was_cut(fresh: Editor) -> None:
     # Issue 9: the cap kept the start; errors come last. Cut on a whole UTF-8 character.
     fresh.lua("require('corral').setup({ tools = { bash = { output_cap = 100 } } })")

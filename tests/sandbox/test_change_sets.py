@@ -246,6 +246,27 @@ def test_a_named_refused_path_is_applied_when_the_user_says_so(host: Host) -> No
     assert (host.ws / ".nvim.lua").read_text() == "-- mine\n"
 
 
+def test_a_later_run_names_what_earlier_runs_there_left_held(host: Host) -> None:
+    """A held file is in no later run's workspace: a script importing a held module failed
+    with `ModuleNotFoundError` and nothing said why (r48c). Each run names the held change
+    sets of its workspace, newest last; an applied one is no longer named."""
+    host.sh(host.vars() + '\ncd "$WS"\necho "-- mine" > .nvim.lua\necho "# later" > .envrc\n')
+    (change_id,) = held_ids(host)
+    done = host.corral("run", "--", "sh", "-c", "test -e .nvim.lua || echo missing")
+    assert done.stdout == "missing\n"
+    said = (
+        "corral: not in the workspace, held from an earlier run: .envrc, .nvim.lua "
+        f"(corral changes {change_id})"
+    )
+    assert said in done.stderr.splitlines(), done.stderr
+    elsewhere = host.base / "elsewhere"
+    elsewhere.mkdir()
+    other = host.corral("run", "--", "true", cwd=elsewhere)
+    assert "earlier run" not in other.stderr, other.stderr  # (another workspace's)
+    assert host.corral("apply", change_id, ".nvim.lua", ".envrc").returncode == 0
+    assert "earlier run" not in host.corral("run", "--", "true").stderr
+
+
 @pytest.mark.as_root  # as nobody, this machine's test Python (under /root) cannot be run
 def test_an_argv_started_by_another_program_runs_the_check_itself(host: Host) -> None:
     # jobstart, a script: the wrapped argv ends with the check, no callback needed.

@@ -51,6 +51,16 @@ def shape(tool: str, **raw: object) -> dict[str, object]:
         ("bash", {"exit": 0, "changes": {"status": "held", "counts": {}, "held": []}},
          "ran", True, "exit 0; its changes are held for the user's review and are not in the "
          "workspace yet"),
+        # r48c: what earlier commands left held is missing too, named for the model
+        ("bash", {"exit": 1, "changes": {"status": "empty", "earlier": [
+            {"id": "a", "paths": ["re2.py", "b", "c"], "count": 4},
+            {"id": "b", "paths": [], "count": 0}]}},
+         "ran", False, "exit 1; earlier commands' changes held for the user's review are not "
+         "in the workspace: re2.py, b, c and more"),
+        ("bash", {"exit": 0, "changes": {"status": "empty", "earlier": [
+            {"id": "b", "paths": [], "count": 0}]}},
+         "ran", True, "exit 0; earlier commands' changes held for the user's review are not "
+         "in the workspace"),
         ("write", {"ok": True, "path": "/w/a", "bytes": 1}, "ran", True, "wrote 1 byte to /w/a"),
         ("write", {"ok": True, "path": "/w/a", "bytes": 3, "held": {"id": "x"}}, "ran", True,
          "wrote 3 bytes to /w/a; held for the user's review: not in the workspace yet"),
@@ -90,3 +100,14 @@ def test_a_commands_own_line_is_quoted_in_the_summary() -> None:
     got = shape("bash", exit=1, sandbox_refusals=refused)["summary"]
     assert got.startswith('exit 1; the sandbox refused 1 operation, first: "x: Read-only')
     assert '\\"; corral:' in got and "\x1b" not in got and "\\u001b" in got
+
+
+def test_the_held_change_sets_of_earlier_runs_are_named_newest_last() -> None:
+    from corral.changes import earlier
+
+    found = [{"id": f"id{i}", "paths": ["x\ny"] if i else [], "count": i} for i in range(5)]
+    lines = earlier.lines(found)
+    assert lines[0].startswith("not in the workspace, held from an earlier run: x\\x0ay ")
+    assert lines[0].endswith("(corral changes id2)")
+    assert "x\\x0ay and 3 more (corral changes id4)" in lines[2]
+    assert lines[3] == "... and 2 older held change sets: corral changes"

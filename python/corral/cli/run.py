@@ -90,6 +90,7 @@ def run(args: list[str]) -> int:
             for repair in sweep(policy.watch, policy.links):
                 warn(repair)
             _explain(tail, policy, origins, words, code)
+            _held_earlier(policy.cwd, "")
     from corral.changes import finish, stage
 
     stage.mark_owner(wrapped.stage)
@@ -114,7 +115,16 @@ def run(args: list[str]) -> int:
         else:
             for line in finish.describe(report):
                 sys.stderr.write(f"corral: {line}\n")
+        _held_earlier(policy.cwd, os.path.basename(wrapped.stage))
     return finish.FAILED if unchecked else code
+
+
+def _held_earlier(cwd: str, this: str) -> None:
+    """Name what earlier runs here left held: no command sees it (see changes.earlier)."""
+    from corral.changes import earlier
+
+    for line in earlier.lines(earlier.held_in(cwd, but=this)):
+        sys.stderr.write(f"corral: {line}\n")
 
 
 def _timed_out(code: int, stopped: bool, timeout: float | None) -> None:
