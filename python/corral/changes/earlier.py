@@ -35,13 +35,14 @@ def held_in(cwd: str, but: str = "") -> list[dict[str, Any]]:
             continue
         try:
             roots = stages.read_plan(stage)["roots"]
+            if not any(is_within(cwd, str(root)) for root in roots):
+                continue  # (another workspace's: its report is not read)
             held = stages.read_json(os.path.join(stage, stages.REPORT)).get("held") or []
         except (OSError, ValueError, KeyError, AttributeError, EOFError, TypeError):
             continue  # (another corral version's, or one being written: `corral changes`)
-        if any(is_within(cwd, str(root)) for root in roots):
-            paths = [str(item.get("path", "")) for item in held if isinstance(item, dict)]
-            paths = [os.path.relpath(p, cwd) if is_within(p, cwd) else p for p in paths]
-            found.append({"id": change_id, "paths": paths[:PATHS], "count": len(paths)})
+        paths = [str(item.get("path", "")) for item in held if isinstance(item, dict)]
+        paths = [os.path.relpath(p, cwd) if is_within(p, cwd) else p for p in paths]
+        found.append({"id": change_id, "paths": paths[:PATHS], "count": len(paths)})
     return found
 
 
