@@ -277,6 +277,17 @@ def test_what_makes_a_name_the_projects_own_cannot_be_planted(host: Host) -> Non
     assert (host.ws / "tools" / "pyx" / "core.py").exists()  # (tools/: a project directory)
 
 
+def test_new_modules_held_for_one_reason_share_a_line(host: Host) -> None:
+    """Seven new modules printed the same 300-character reason seven times (r48c): paths
+    held for the same words are named together, five and a count."""
+    said = run(host, "for m in m1 m2 m3 m4 m5 m6 m7; do echo x > $m.py; done\n")
+    held = [line for line in said.splitlines() if line.startswith("corral: held ")]
+    assert len(held) == 1, said
+    names = ", ".join(str(host.ws / f"m{i}.py") for i in range(1, 6))
+    assert held[0].startswith(f"corral: held {names} and 2 more: a new module name "), said
+    assert "corral apply" in said and "PATH..." in said  # (seven held: named by the user)
+
+
 def test_new_modules_apply_lets_new_names_land(host: Host) -> None:
     """sandbox.new_modules = "apply" (the user's choice): a new name that no standard or
     installed module has lands; one that shadows a standard module is still held."""

@@ -116,7 +116,7 @@ def test_a_tools_new_module_is_held_for_review_not_refused(svc: Service, host: H
     assert decided["decision"] != "deny" and decided.get("refusal") is None, decided
     wrote = op(svc, host, "write", path="utils.py", content="x = 1\n")
     assert wrote["ok"] and wrote["held"]["status"] == "held", wrote
-    assert "new module utils" in wrote["held"]["why"], wrote
+    assert "new module name" in wrote["held"]["why"], wrote
     assert not (host.ws / "utils.py").exists()
     assert (
         svc.call(

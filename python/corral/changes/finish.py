@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from corral.changes.scan import Entry
     from corral.toolguard.ops.refusal import Refusal
 
-LISTED = 50  # paths listed on stderr; the report keeps them all
+LISTED = 50  # reasons listed on stderr; the report keeps them all
+GROUPED = 5  # paths named for one reason
 NAMED = 3  # refused paths spelled out in the apply hint (more: [PATH...])
 FAILED = 125
 
@@ -306,13 +307,19 @@ def _describe(report: dict[str, Any], frontend: str | None) -> list[str]:
     # paths "held with the rest" hid the one that held it, r47b)
     causes = [i for i in report["held"] if not i.get("message", "").startswith(words.HELD_WITH)]
     followers = [i for i in report["held"] if i.get("message", "").startswith(words.HELD_WITH)]
-    for item in causes[:LISTED]:
+    # (paths held for the same words share a line: ten new modules' long reason once, r48c)
+    reasons: dict[str, list[str]] = {}
+    for item in causes:
+        reasons.setdefault(item.get("message") or item["code"], []).append(item["path"])
+    for why, paths in list(reasons.items())[:LISTED]:
+        more = f" and {len(paths) - GROUPED} more" if len(paths) > GROUPED else ""
+        lines.append(f"held {', '.join(paths[:GROUPED])}{more}: {why}")
+    if len(reasons) > LISTED:
+        rest = sum(len(paths) for paths in list(reasons.values())[LISTED:])
+        lines.append(f"... and {rest} more held")
+    shown_followers = max(0, min(3, LISTED - len(reasons)))
+    for item in followers[:shown_followers]:
         lines.append(f"held {item['path']}: {item.get('message') or item['code']}")
-    if len(causes) > LISTED:
-        lines.append(f"... and {len(causes) - LISTED} more held")
-    for item in followers[: max(0, min(3, LISTED - len(causes)))]:
-        lines.append(f"held {item['path']}: {item.get('message') or item['code']}")
-    shown_followers = max(0, min(3, LISTED - len(causes)))
     if len(followers) > shown_followers:
         lines.append(f"... and {len(followers) - shown_followers} more held with them")
     for problem in report.get("problems", []):

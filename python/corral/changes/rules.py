@@ -250,18 +250,18 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
         shadowing = self._shadowing_module(entry)
         if shadowing is not None:
             name, real = shadowing
-            why = (
-                "it would be imported in place of the real one, by corral's own process too"
+            # (a new name's words name no module: held side by side, several read as one
+            # line, `held a.py, b.py: ...`, not the same long reason again for each)
+            what = (
+                f"a new module {name} where Python looks first (PYTHONPATH, the workspace): it "
+                "would be imported in place of the real one, by corral's own process too"
                 if real
-                else "`python -m`, `-c`, the REPL and IPython there import it before anything "
-                f"installed, so a library's optional import (`try: import {name}`) would run "
-                "it; apply it if it is the project's"
+                else "a new module name where Python looks first (PYTHONPATH, the workspace): "
+                "`python -m`, `-c`, the REPL and IPython there import it before anything "
+                "installed, so a library's optional import of that name would run it; apply "
+                "it if it is the project's"
             )
-            return self.refusal(
-                "protected" if real else "new-module", path, MODULES,
-                f"a new module {name} where Python looks first (PYTHONPATH, the workspace): "
-                f"{why}",
-            )  # fmt: skip
+            return self.refusal("protected" if real else "new-module", path, MODULES, what)
         lua = self._lua_at_top(entry)
         if lua is not None and lua.endswith("/"):
             return self.refusal(
