@@ -1105,6 +1105,48 @@ def test_history_resting_on_a_directory_your_side_no_longer_has_waits(host: Host
     assert host.git("stash", "list").strip()
 
 
+def test_a_commit_a_cherry_pick_would_move_onto_another_layout_waits(host: Host) -> None:
+    """BACKPORT (r50a, in the threat model until now): a cherry-pick or rebase takes the
+    commit's own parent as the merge base, not the merge base of the branches. Your main
+    moved the top-level modules into src/pkg/ after the branch `release` was made; a
+    command's commit adding `src/pkg/json.py` was applied, and `git cherry-pick` of it on
+    release wrote json.py at the top, where `python -c 'import json'` ran it. A path a new
+    commit adds inside a directory its parent has, which a branch of yours has not and whose
+    files that branch has elsewhere, waits; a branch that never had those files does not
+    hold it."""
+    _committed(host, "alpha.py", "def alpha():\n    return 'a long enough line'\n")
+    (host.ws / "beta.py").write_text("def beta():\n    return 'another long line'\n")
+    host.git("add", "beta.py")
+    ident = ("-c", "user.name=u", "-c", "user.email=u@x")
+    host.git(*ident, "commit", "-qm", "two")
+    host.git("branch", "release")
+    (host.ws / "src" / "pkg").mkdir(parents=True)
+    host.git("mv", "alpha.py", "beta.py", "src/pkg/")
+    host.git(*ident, "commit", "-qm", "src layout")
+    host.git("checkout", "-q", "--orphan", "pages")
+    host.git("rm", "-rqf", ".")
+    (host.ws / "index.html").write_text("<p>docs</p>\n")
+    host.git("add", "index.html")
+    host.git(*ident, "commit", "-qm", "pages")
+    host.git("checkout", "-q", "main")
+    before = host.git("rev-parse", "main").strip()
+    canary = host.base / "CANARY-json"
+    payload = f"open({str(canary)!r}, 'w')"
+    run(host, f"echo {q(payload)} > src/pkg/json.py; git add src/pkg/json.py\n"
+              f"{GIT_ID} commit -qm helper\n")  # fmt: skip
+    listing = host.corral("changes").stdout
+    assert "onto release moves it: json.py" in listing, listing
+    assert host.git("rev-parse", "main").strip() == before
+    assert not canary.exists()
+    _drop_held(host)
+    # a file beside the moved ones in a directory release never had, an unrelated branch
+    run(host, f"mkdir -p src/pkg/new; echo x > src/pkg/new/x.txt; git add src\n"
+              f"{GIT_ID} commit -qm new\n")  # fmt: skip
+    assert held_ids(host) == [], host.corral("changes").stdout
+    run(host, f"echo y > src/pkg/new/y.txt; git add src; {GIT_ID} commit -qm y\n")
+    assert held_ids(host) == [], host.corral("changes").stdout
+
+
 def test_merge_bases_with_your_branches_local_or_fetched_decide_what_may_move(host: Host) -> None:
     """r47a: the directory check missed what git's merge base sees. REMOTEMOVE: upstream
     moved app/'s files to the top in a branch you fetched, and the agent's `app/json.py` on

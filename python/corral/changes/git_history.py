@@ -503,6 +503,72 @@ class Moves:
         return None
 
 
+EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # (never a rename at a merge)
+
+
+def _size(store: ObjectStore, sha: str, memo: dict[Any, Any]) -> int:
+    if ("size", sha) not in memo:
+        memo[("size", sha)] = len(store.read(sha)[1])
+    return memo[("size", sha)]  # type: ignore[no-any-return]
+
+
+def _renamed_portion(old: str, new: str) -> tuple[str, str]:
+    """(old directory, new directory) a rename of file `old` to `new` says was renamed:
+    their directories less the components they end in alike (as git reads a rename for
+    its directory-rename detection: src/pkg/a.py -> a.py renames src/pkg to the top)."""
+    a, b = old.split("/")[:-1], new.split("/")[:-1]
+    while a and b and a[-1] == b[-1]:
+        a.pop()
+        b.pop()
+    return "/".join(a), "/".join(b)
+
+
+def _renamed_dirs(
+    store: ObjectStore, base: str, theirs: str, memo: dict[Any, Any], budget: Budget
+) -> dict[str, set[str]]:
+    """directory -> where tree `theirs` has its files: the directories of tree `base` that
+    `theirs` has not, and the places git's rename detection at a merge with base `base` may
+    pair their files with (a file `theirs` has where `base` has none: the same object, or
+    the same name at a size within a factor of two, as a merge renames at 50% similarity;
+    never an empty file, which a merge never takes for a rename)."""
+    key = ("renamed", base, theirs)
+    if key not in memo:
+
+        def files(old: str, new: str) -> list[tuple[str, str]]:
+            return [
+                (path, sha)
+                for path, mode, sha in changed_paths(store, old, new, budget, new_files=True)
+                if sha != EMPTY_BLOB and mode & 0o170000 != GITLINK
+            ]
+
+        landed = files(base, theirs)
+        gone = files(theirs, base) if landed else []  # (what base has alone)
+        by_object: dict[str, list[str]] = {}
+        for path, sha in gone:
+            by_object.setdefault(sha, []).append(path)
+        # (as git: exact renames first; only what they leave is paired by name and size)
+        pairs = [(source, path) for path, sha in landed for source in by_object.get(sha, [])]
+        taken = {source for source, _path in pairs}
+        by_name: dict[str, list[tuple[str, str]]] = {}
+        for path, sha in gone:
+            if path not in taken:
+                by_name.setdefault(path.rpartition("/")[2], []).append((path, sha))
+        for path, sha in landed:
+            if sha in by_object:
+                continue
+            for source, other in by_name.get(path.rpartition("/")[2], []):
+                one, two = _size(store, sha, memo), _size(store, other, memo)
+                if min(one, two) * 2 >= max(one, two):
+                    pairs.append((source, path))
+        found: dict[str, set[str]] = {}
+        for source, path in pairs:
+            old, new = _renamed_portion(source, path)
+            if old and old != new and subtree(store, theirs, old) is None:
+                found.setdefault(old, set()).add(new)
+        memo[key] = found
+    return memo[key]  # type: ignore[no-any-return]
+
+
 MAX_TIPS = 20_000  # refs of the host's looked at for what they moved (r49a BUDGETHOLD)
 ANCESTRY = 20_000  # ancestors of a new tip looked at
 WALK_BUDGET = 50_000  # commits read walking every ref of one check, each once
@@ -770,6 +836,7 @@ class GitHistoryRules(RuleSet):
                     found = (
                         moves.out_of(paths, since)
                         or self._hit(paths, trees)
+                        or self._picked(store, commit, above, trees, budget)
                         or (None if stash_root else self._lacks_config(store, commit, host_git))
                     )
                     if found is not None:
@@ -827,6 +894,49 @@ class GitHistoryRules(RuleSet):
                     for gone in memo[(base, tree)]:
                         hazards.setdefault(gone, what)
         return Moves(store, hazards, bases, work)
+
+    def _picked(
+        self, store: ObjectStore, commit: str, above: list[str], trees: Trees, budget: Budget
+    ) -> tuple[str, str] | None:
+        """(path, why) of the first path `commit` adds that a cherry-pick or rebase of it
+        onto a branch of yours would write elsewhere, where the work tree's rules hold it:
+        a pick takes the commit's parent for the merge base, and git's rename detection
+        sends a new file in a directory the branch has moved to where its files went (r50a
+        BACKPORT: your main moved the top-level modules into src/pkg/ after `release` was
+        made; a commit adding src/pkg/json.py, picked onto release, wrote json.py at the
+        top). Branches local and fetched, HEAD and worktrees' HEADs: where a pick lands."""
+        memo = self._git_walks.setdefault(trees.host_git, {})
+        if "pickable" not in memo:
+            memo["pickable"] = sorted({
+                (name.removeprefix("refs/heads/"), _tree_of(store, tip))
+                for name, tip in self._refs(trees.host_git).items()
+                if name.startswith(("refs/heads/", "refs/remotes/")) or name.endswith("HEAD")
+            })  # fmt: skip
+        tree = _tree_of(store, commit)
+        for parent in above:
+            base = _tree_of(store, parent)
+            added = list(changed_paths(store, base, tree, budget, new_files=True))
+            # (a directory is renamed only on a side that has it no more)
+            above_added = {
+                p.rsplit("/", i)[0] for p, _m, _s in added for i in range(1, p.count("/") + 1)
+            }
+            for name, theirs in memo["pickable"]:
+                if all(subtree(store, theirs, d) is not None for d in above_added):
+                    continue
+                renamed = _renamed_dirs(store, base, theirs, memo, budget)
+                for path, mode, sha in added if renamed else []:
+                    parts = path.split("/")
+                    for i in range(len(parts) - 1, 0, -1):
+                        for to in sorted(renamed.get("/".join(parts[:i]), ())):
+                            moved = "/".join([*([to] if to else []), *parts[i:]])
+                            found = self._hit([(moved, mode, sha)], trees)
+                            if found is not None:
+                                return path, (
+                                    f"{found[1]}, where a cherry-pick or rebase of the commit "
+                                    f"onto {name} moves it: {moved} (that branch has this "
+                                    "directory's files there)"
+                                )  # fmt: skip
+        return None
 
     def _parents(
         self, store: ObjectStore, sha: str, memo: dict[Any, Any], host_git: str

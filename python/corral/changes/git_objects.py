@@ -33,6 +33,9 @@ class ObjectStore:
     def __init__(self, directories: list[str]) -> None:
         self.directories = directories
         self._packs: list[tuple[str, Buffer]] | None = None  # (pack path, its .idx mapped)
+        # trees read, by name (what a name holds never changes: each walk of a check reads
+        # the same top trees again)
+        self.trees: dict[str, dict[bytes, tuple[int, str]]] = {}
 
     def read(self, sha: str, depth: int = 0) -> tuple[str, bytes]:
         """(type, data) of an object: commit, tree, blob or tag (`depth`: of the delta chain
@@ -300,6 +303,9 @@ def tree_entries(store: ObjectStore, sha: str) -> dict[bytes, tuple[int, str]]:
     them, names in git's order (a directory's as if it ended in `/`), each once. Anything
     else (a name twice, of which git checks out both and a dict keeps one, r38a DUPTREE) is
     GitUnreadable, as `git fsck` would flag it."""
+    known = store.trees.get(sha)
+    if known is not None:
+        return known
     kind, data = store.read(sha)
     if kind != "tree":
         raise GitUnreadable(f"{sha} is a {kind}, not a tree")
@@ -320,6 +326,7 @@ def tree_entries(store: ObjectStore, sha: str) -> dict[bytes, tuple[int, str]]:
         previous = key
         entries[name] = (mode, data[nul + 1 : nul + 21].hex())
         i = nul + 21
+    store.trees[sha] = entries
     return entries
 
 
@@ -338,11 +345,13 @@ class Budget:
 
 
 def changed_paths(
-    store: ObjectStore, old: str | None, new: str, budget: Budget, prefix: str = ""
-) -> Iterator[tuple[str, int, str]]:
+    store: ObjectStore, old: str | None, new: str, budget: Budget, prefix: str = "",
+    new_files: bool = False,
+) -> Iterator[tuple[str, int, str]]:  # fmt: skip
     """(path, mode, object) of what the tree `new` adds or changes against `old` (None:
     every path of `new`), looking only into subtrees that differ, as they are found;
-    `prefix`: where `new` stands."""
+    `prefix`: where `new` stands. `new_files`: only files and links `old` has no file or
+    link at (no directories, nothing changed in place)."""
     stack = [(prefix, old, new)]
     while stack:
         prefix, before, after = stack.pop()
@@ -354,12 +363,12 @@ def changed_paths(
             if prior is not None and prior == (mode, sha):
                 continue
             path = prefix + name.decode("utf-8", "surrogateescape")
-            yield path, mode, sha
-            if mode & 0o170000 == 0o040000:  # (as git reads it: 40755 too, r33a MODETREE)
-                old_sub = None
-                if prior is not None and prior[0] & 0o170000 == 0o040000:
-                    old_sub = prior[1]
-                stack.append((path + "/", old_sub, sha))
+            tree = mode & 0o170000 == 0o040000  # (as git reads it: 40755 too, r33a MODETREE)
+            was_tree = prior is not None and prior[0] & 0o170000 == 0o040000
+            if not new_files or not (tree or (prior is not None and not was_tree)):
+                yield path, mode, sha
+            if tree:
+                stack.append((path + "/", prior[1] if was_tree and prior else None, sha))
 
 
 def gone_directory(store: ObjectStore, old: str, new: str, budget: Budget) -> str | None:
