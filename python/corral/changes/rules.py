@@ -73,13 +73,15 @@ PROJECT_DOT = "dot entries of host tools' configs"
 # .sdkmanrc, docs/.markdownlint.cjs, ...). Not .config (cosmiconfig's `.config/<name>rc`),
 # .terraform (its backend's address gets its password) or .idea (watcher tasks), r42b; nor
 # .secrets.baseline (detect-secrets imports the plugins it names), .releaserc (plugins) or
-# .dart_tool (its package_config points the analyzer's plugins), r44b.
+# .dart_tool (its package_config points the analyzer's plugins), r44b; nor .editorconfig:
+# Neovim obeys it, and a chat saved with `end_of_line = cr` read back as one line, its
+# frontmatter gone (r51c ECCHATCR).
 # Protected names (below the inert ones too: .github/hooks, .vscode/mcp.json) and git's and
 # Mercurial's directories have rules of their own. What tools own below node_modules,
 # target, a venv or a cache is not looked at.
 INERT_DOT = frozenset({
     ".git", ".hg", ".gitignore", ".gitkeep", ".keep", ".dockerignore", ".npmignore",
-    ".prettierignore", ".eslintignore", ".stylelintignore", ".editorconfig", ".env.example",
+    ".prettierignore", ".eslintignore", ".stylelintignore", ".env.example",
     ".env.sample", ".env.template", ".github", ".gitlab", ".gitlab-ci.yml", ".circleci",
     ".travis.yml", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".cache",
     ".venv", ".tox", ".nox", ".coverage", ".eggs", ".ipynb_checkpoints", ".next", ".nuxt",
