@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from corral.sandbox.backends.registry import Registry
+    from corral.toolguard.ops.globs import Permissions
 
 # "kept": what a chat's frontmatter said before its file changed on disk outside the editor,
 # in force under what it says now until the user reads it again (review r32b KEPTEDIT)
@@ -478,27 +479,34 @@ class Service:
                 allowed = resolved["tools.delete.allow_sandboxed"]
                 files.precheck(pol, perms, tool, str(args.get("path", ".")), allowed)
                 if tool != "read" and tool != "ls" and not args.get("preview"):
-                    return self._change_refusal(pol, tool, args)
+                    return self._change_refusal(pol, perms, tool, args)
         except OpError as e:
             return dict(e.refusal.as_dict())
         return None
 
     def _change_refusal(
-        self, pol: policy.Policy, tool: str, args: Mapping[str, Any]
+        self, pol: policy.Policy, perms: Permissions, tool: str, args: Mapping[str, Any]
     ) -> dict[str, str] | None:
         """What the change-set check will refuse of a file tool's change (a chat file, a
-        protected name, a git control file), asked through the same rules before asking you."""
+        protected name, a git control file), asked through the same rules before asking you:
+        of the file as the change leaves it (r51c EDITPYPROJECT: an edit was judged as the
+        file emptied, so every edit of pyproject.toml was "a change to host tools' settings")."""
         if not self._staged(pol):
             return None
         from corral.changes.tools import ToolChanges
-        from corral.toolguard.ops.files import OSErrors, locate
+        from corral.toolguard.ops.files import OSErrors, edited, locate
 
         changes = ToolChanges(pol)
-        lexical, real = locate(pol, str(args.get("path", ".")), entry=tool == "delete")
+        path = str(args.get("path", "."))
+        lexical, real = locate(pol, path, entry=tool == "delete")
         if not changes.handles(real):
             return None
-        content = args.get("content") if tool == "write" else ""
-        data = None if tool == "delete" else str(content or "").encode()
+        if tool == "edit":  # (its own refusals first: old text not there, not text)
+            old, new = str(args.get("old", "")), str(args.get("new", ""))
+            content = edited(pol, perms, path, old, new, int(args.get("expected") or 1))[3]
+        else:
+            content = str(args.get("content") or "") if tool == "write" else ""
+        data = None if tool == "delete" else content.encode()
         # (a change that cannot even be staged, a name too long or a directory you cannot
         # write, is refused as running the tool would refuse it)
         with OSErrors(lexical):

@@ -216,3 +216,24 @@ def test_decide_refuses_a_write_that_cannot_even_be_staged(host: Host) -> None:
     decided = json.loads(done.stdout)
     # root may write there; a user may not, and is told so before being asked
     assert (decided["decision"] == "deny") == bool(user_prefix()), decided
+
+
+def test_an_edit_is_judged_as_it_leaves_the_file(svc: Service, host: Host) -> None:
+    """r51c EDITPYPROJECT: before asking, an edit was judged as if it emptied the file, so
+    every edit of pyproject.toml (a version bump) was refused as "a change to host tools'
+    settings", and so was one whose old text is not there (not "found 0 occurrences")."""
+    pyproject = host.ws / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "x"\nversion = "0.1"\n\n[tool.mypy]\nstrict = true\n')
+    request: dict[str, Any] = {"layers": {}, "cwd": str(host.ws), "tool": "edit"}
+    bump = {"path": "pyproject.toml", "old": 'version = "0.1"', "new": 'version = "0.2"'}
+    decided = svc.call("guard", {**request, "input": bump})
+    assert decided["decision"] != "deny" and decided.get("refusal") is None, decided
+    assert op(svc, host, "edit", **bump)["change"]["status"] == "applied"
+    assert 'version = "0.2"' in pyproject.read_text()
+    missing = {**bump, "old": "no such text"}
+    decided = svc.call("guard", {**request, "input": missing})
+    assert decided["refusal"]["code"] == "match-count", decided
+    plugin = {"path": "pyproject.toml", "old": "strict = true", "new": 'plugins = ["p"]'}
+    decided = svc.call("guard", {**request, "input": plugin})
+    assert decided["decision"] == "deny" and "host tools' settings" in decided["reason"]
+    assert "plugins" not in pyproject.read_text()

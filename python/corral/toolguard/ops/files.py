@@ -410,6 +410,35 @@ def edit(
     """Replace the `expected` occurrences of `old` with `new` (refused unless exactly that many
     are found); `diff` shows the change. With `preview`, checks and diffs but writes nothing;
     `changes` as for write."""
+    lexical, real, text, changed, count = edited(policy, perms, path, old, new, expected)
+    import difflib
+
+    name = _rel(policy, real)
+    diff = "".join(
+        difflib.unified_diff(
+            text.splitlines(keepends=True),
+            changed.splitlines(keepends=True),
+            f"a/{name.lstrip('/')}",
+            f"b/{name.lstrip('/')}",
+        )
+    )
+    result: Result = {"ok": True, "path": real, "count": count, "diff": diff}
+    if preview:
+        return {**result, "written": False}
+    if changes is not None and changes.handles(real):
+        with OSErrors(lexical):
+            outcome = _through_change_set(changes, real, lexical, changed.encode("utf-8"), False)
+        return {**result, **outcome, "written": "change" in outcome}
+    with OSErrors(lexical):
+        _atomic_write(real, lexical, changed.encode("utf-8"), None, False)
+    return {**result, "written": True}
+
+
+def edited(
+    policy: Policy, perms: Permissions, path: str, old: str, new: str, expected: int = 1
+) -> tuple[str, str, str, str, int]:
+    """(lexical path, real path, the text, the text edited, occurrences) of an edit, with
+    its checks (what the change-set check judges before asking is the edited file)."""
     if not old or expected < 1:
         raise _refuse(
             "invalid-argument", path, "pass the exact text to replace and expected >= 1",
@@ -443,28 +472,7 @@ def edit(
             else f"add context to old so it is unique, or pass expected={count} to replace all",
             f"found {count} occurrence{'s' * (count != 1)} of the old text, expected {expected}",
         )
-    changed = text.replace(old, new)
-    import difflib
-
-    name = _rel(policy, real)
-    diff = "".join(
-        difflib.unified_diff(
-            text.splitlines(keepends=True),
-            changed.splitlines(keepends=True),
-            f"a/{name.lstrip('/')}",
-            f"b/{name.lstrip('/')}",
-        )
-    )
-    result: Result = {"ok": True, "path": real, "count": count, "diff": diff}
-    if preview:
-        return {**result, "written": False}
-    if changes is not None and changes.handles(real):
-        with OSErrors(lexical):
-            outcome = _through_change_set(changes, real, lexical, changed.encode("utf-8"), False)
-        return {**result, **outcome, "written": "change" in outcome}
-    with OSErrors(lexical):
-        _atomic_write(real, lexical, changed.encode("utf-8"), None, False)
-    return {**result, "written": True}
+    return lexical, real, text, text.replace(old, new), count
 
 
 def delete(
