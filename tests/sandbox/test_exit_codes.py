@@ -124,3 +124,12 @@ def test_a_quiet_failure_of_a_fetching_program_names_the_missing_network(host) -
     assert "no network in this sandbox" in done.stderr, done.stderr
     done = host.corral("run", "--", "sh", "-c", "exit 1")
     assert "network" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("command", ["no-such-program-r51c", "./no-such-program", "bin/x"])
+def test_a_command_not_there_is_127_in_corrals_words(host, command) -> None:  # type: ignore[no-untyped-def]
+    """r51c PRLIMITMSG: a path to nothing was told by prlimit ("prlimit: failed to execute
+    ./x"), a program the user never ran; a name not on PATH already had corral's line."""
+    r = host.corral("run", "--", command)
+    assert r.returncode == 127, r.stderr
+    assert r.stderr == f"corral: {command}: command not found\n"

@@ -53,13 +53,15 @@ def _prepare(
     return wrapped, words, opts, policy, config.origins
 
 
-def _findable(name: str, path: str) -> bool:
-    """Whether `name` resolves on the sandbox's PATH (checked on the host: the same files).
+def _findable(name: str, path: str, cwd: str) -> bool:
+    """Whether `name` resolves on the sandbox's PATH, or as a path from `cwd` (checked on
+    the host: what the sandbox sees at its start is the host's, less what it hides).
 
     bwrap reports a missing command as exit status 1, indistinguishable from the command's own
-    failure; a shell says 127, and so does corral."""
+    failure; a shell says 127, and so does corral (for a path, not prlimit's "failed to
+    execute", naming a program the user never ran, r51c PRLIMITMSG)."""
     if "/" in name:
-        return True  # a path: the sandbox decides (it may be inside a writable root)
+        return os.path.lexists(os.path.join(cwd, name))
     return which(name, path) is not None
 
 
@@ -68,11 +70,12 @@ def run(args: list[str]) -> int:
     if prepared is None:
         return 0
     wrapped, words, opts, policy, origins = prepared
-    if wrapped.sandboxed and not _findable(words[0], dict(wrapped.env).get("PATH", "")):
+    if wrapped.sandboxed and not _findable(words[0], dict(wrapped.env).get("PATH", ""), policy.cwd):
         for fd in (*wrapped.fds, wrapped.status_fd, *(wrapped.bridge or ())):
             if fd is not None:
                 os.close(fd)
         sys.stderr.write(f"corral: {words[0]}: command not found\n")
+        _held_earlier(policy.cwd, "")  # (a held .venv's bin/python, r51c HELDNOTSHOWN)
         return NOT_FOUND
     sys.stdout.flush()
     timeout = opts.get("timeout") or policy.timeout or None
