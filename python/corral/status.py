@@ -116,7 +116,15 @@ def report(
         },
         "notes": list(policy.notes),
         "warnings": warnings,
+        "held": _held(policy),
     }
+
+
+def _held(policy: Policy) -> list[dict[str, Any]]:
+    """The held change sets of this workspace (no command sees what they hold)."""
+    from corral.changes import earlier
+
+    return earlier.held_in(policy.cwd)
 
 
 def _value(value: object) -> str:
@@ -175,6 +183,10 @@ def render(data: dict[str, Any]) -> str:
         lines.append(f"    {key.ljust(width)}  {_value(item['value'])}  ({item['layer']})")
     for note in data["notes"]:
         lines.append(f"  note: {note}")
+    if data.get("held"):
+        from corral.changes import earlier
+
+        lines += [f"  held: {line}" for line in earlier.lines(data["held"])]
     return "\n".join(lines) + "\n"
 
 

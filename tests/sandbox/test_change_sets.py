@@ -259,6 +259,7 @@ def test_a_later_run_names_what_earlier_runs_there_left_held(host: Host) -> None
         f"(corral changes {change_id})"
     )
     assert said in done.stderr.splitlines(), done.stderr
+    assert f"  held: {said.removeprefix('corral: ')}" in host.corral("status").stdout
     elsewhere = host.base / "elsewhere"
     elsewhere.mkdir()
     other = host.corral("run", "--", "true", cwd=elsewhere)
