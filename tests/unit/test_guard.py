@@ -95,6 +95,18 @@ def test_preset_and_mode_table(
     assert d.decision == expected, d
 
 
+def test_read_only_mode_names_the_network_for_what_needs_it(tmp_path: Path) -> None:
+    """r51c FETCHRO: fetch in read-only mode was refused as "fetch changes files", with a
+    hint to workspace-write, which has no network either; curl was "not read-only"."""
+    d = decide(tmp_path, "fetch", {"url": "https://example.com/"}, **{"sandbox.mode": "read-only"})
+    assert (d.decision, d.source) == (D, "sandbox.policy.network"), d
+    d = decide(tmp_path, "bash", {"command": "curl https://example.com/"},
+               **{"sandbox.mode": "read-only"})  # fmt: skip
+    assert d.reason == "the sandbox is read-only and this command uses the network", d
+    d = decide(tmp_path, "write", {"path": "x", "content": ""}, **{"sandbox.mode": "read-only"})
+    assert d.reason == "the sandbox is read-only and write changes files", d
+
+
 def test_privileged_is_refused_even_with_full(tmp_path: Path) -> None:
     d = decide(tmp_path, "bash", {"command": "sudo ls"}, **{"tools.approval": "full"})
     assert (d.decision, d.source) == (D, "urn:corral:guard:privileged")

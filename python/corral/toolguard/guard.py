@@ -169,18 +169,25 @@ def decide(
     else:
         verdict = None
 
-    read_only = _is_read_only(tool, classification)
-    if policy.enabled and policy.mode == "read-only" and not read_only:
-        what = "this command is not read-only" if tool == "bash" else f"{tool} changes files"
-        return (
-            Decision(DENY, "sandbox.mode", f"the sandbox is read-only and {what}"),
-            classification,
-        )
+    # (fetch writes no file: what stops it is the network, in read-only mode too, r51c
+    # FETCHRO: "fetch changes files", with a hint to a mode that has no network either)
     if tool == "fetch" and policy.enabled and not policy.network and not policy.network_allow:
         return (
             Decision(DENY, "sandbox.policy.network", "the sandbox allows no network here"),
             classification,
         )
+    read_only = _is_read_only(tool, classification)
+    if policy.enabled and policy.mode == "read-only" and not read_only:
+        what = {"bash": "this command is not read-only", "fetch": "fetch reaches the network"}
+        if classification is not None and classification.kind == "network":  # (NETWORK)
+            what["bash"] = "this command uses the network"
+        return (
+            Decision(
+                DENY, "sandbox.mode",
+                f"the sandbox is read-only and {what.get(tool, f'{tool} changes files')}",
+            ),
+            classification,
+        )  # fmt: skip
 
     preset = config["tools.approval"]
     # The classifier only advises: it may approve a command as read-only only where a working
