@@ -202,6 +202,23 @@ def test_a_chat_opened_under_any_name_is_kept_like_one(
     assert r["exit"] != 0 and "Read-only file system" in r["output"], r
 
 
+def test_a_write_to_an_open_chat_is_told_as_one(ed: Editor, workspace: Path) -> None:
+    """r51c CHATROHINT: a write to an open chat was told as one to "a git hook or config, a
+    start-up file", with the hint to remove an entry of sandbox.policy.protected that does
+    not exist."""
+    chat = workspace / "talk.chat"
+    chat.write_text("@You: hi\n")
+    ed.edit(chat)
+    execute(ed, "bash", command="echo hijacked >> talk.chat")
+    (seen,) = result(ed)["sandbox_refusals"]
+    assert (seen["rule"], seen["what"]) == ("chat.patterns", "a write to an open chat's file")
+    assert "sandbox keeps it read-only" not in seen["hint"] and "open in the editor" in seen["hint"]
+    execute(ed, "write", path=str(chat), content="hijacked\n")
+    refusal = result(ed)["refusal"]
+    assert refusal["rule"] == "chat.patterns" and "protected" not in refusal["hint"], refusal
+    assert chat.read_text() == "@You: hi\n"
+
+
 def test_a_chat_swapped_for_a_link_is_neither_written_through_nor_trusted(
     spawn: Callable[..., Editor], workspace: Path
 ) -> None:

@@ -40,6 +40,10 @@ PRIVATE_TMP = "/tmp"
 SYSTEM_DIRS = ("/proc", "/dev", "/sys", "/run", PRIVATE_TMP)
 
 
+# why an open chat's file is kept read-only (its refusals say so, not "a git hook or config")
+OPEN_CHAT = "a chat open in the editor: its frontmatter sets that chat's sandbox"
+
+
 def own_paths() -> list[str]:
     """What runs on the host later and must never be writable from inside: corral's own code,
     the environment it runs in (with the bundled bwrap), its plugin files when run from a
@@ -790,7 +794,7 @@ class Resolution:
                 if is_within(chat, root):
                     # (with direct writes nothing else stops a command from rewriting its own
                     # chat without the frontmatter that narrowed it, review r31c)
-                    found.keep(chat, "a chat open in the editor: its frontmatter is settings")
+                    found.keep(chat, OPEN_CHAT)
                     self._one_name(chat)
             self._direnv(root, found)
             from corral.sandbox.protect import toolconfigs  # only here: tomllib

@@ -124,8 +124,15 @@ def _read_only(line: str, policy: Policy, rule: str, hint: str, what: str) -> tu
     writable area; and "workspace-write" helps only where the mode is read-only."""
     from corral.changes import words
     from corral.paths import is_within
+    from corral.sandbox.resolution import OPEN_CHAT
 
     for path in _paths_in(line, policy.cwd):
+        if dict(policy.protected_why).get(path) == OPEN_CHAT:
+            return (
+                "chat.patterns",
+                f"{path} is {OPEN_CHAT}: the user changes it in the editor",
+                "a write to an open chat's file",
+            )  # (r51c CHATROHINT: told as "a git hook or config, a start-up file")
         if any(is_within(path, r) for r in policy.rw_roots):
             return (
                 "sandbox.policy.protected",

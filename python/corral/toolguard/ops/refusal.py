@@ -216,7 +216,7 @@ def _denied(policy: Policy, path: str, real: str, layers: Mapping[str, str]) -> 
 def _protected(
     policy: Policy, path: str, real: str, held: str, layers: Mapping[str, str]
 ) -> Refusal:
-    from corral.sandbox.resolution import own_paths
+    from corral.sandbox.resolution import OPEN_CHAT, own_paths
 
     what = f"{_via(path, real)} is protected ({held} must not be changed from the sandbox)"
     if any(is_within(held, os.path.realpath(p)) for p in own_paths()):
@@ -239,6 +239,15 @@ def _protected(
             f'edit it yourself, or remove "{show(policy, never)}" from {DENY_WRITE}',
             what,
         )
+    if dict(policy.protected_why).get(held) == OPEN_CHAT:
+        return Refusal(
+            "protected",
+            path,
+            "chat.patterns",
+            BUILTIN,
+            "a chat's settings are changed by the user, in the editor",
+            f"{_via(path, real)} is {OPEN_CHAT}, so the sandbox keeps it read-only",
+        )  # fmt: skip (r51c CHATROHINT: "remove the entry from sandbox.policy.protected")
     root = next((r for r in policy.rw_roots if is_within(held, r)), None)
     name = os.path.relpath(held, root) if root else held
     return Refusal(
