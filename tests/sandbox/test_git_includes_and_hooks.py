@@ -577,6 +577,41 @@ def test_objects_are_what_their_names_say_and_other_git_files_are_held(host: Hos
     assert host.git("log", "-1", "--format=%s", "main").strip() == "two"
 
 
+@pytest.mark.parametrize(
+    "records",
+    [
+        # r51a PACKTAB: git takes a TAB after the object name for the separator
+        r'printf "%s\trefs/heads/agent\n" $c',
+        # r51a PACKDUP: with `sorted`, git bisects and finds the middle of three lines
+        r'printf "# pack-refs with: peeled fully-peeled sorted \n%s refs/heads/agent\n'
+        r'%s refs/heads/agent\n%s refs/heads/agent\n" $h $c $h',
+    ],
+)
+def test_a_packed_refs_file_is_read_only_as_git_writes_one(host: Host, records: str) -> None:
+    """r51a PACKTAB, PACKDUP: a packed-refs line that corral's reader split otherwise than
+    git's (a TAB), or a ref named three times that git found by bisection where corral kept
+    the last line, made a branch holding `json.py` that corral never judged; `git merge
+    agent` wrote it and `python3 -c 'import json'` ran it. packed-refs passes only as git
+    writes it: the header, `<id> SP <name>`, peeled lines, names in order, each once."""
+    _committed(host)
+    canary = host.base / "CANARY-packed"
+    payload = f"open({str(canary)!r}, 'w')"
+    plant = (
+        f"b=$(echo {q(payload)} | git hash-object -w --stdin)\n"
+        "export GIT_INDEX_FILE=$PWD/.git/plant-index\n"
+        "git read-tree main; git update-index --add --cacheinfo 100644,$b,json.py\n"
+        f"c=$({GIT_ID} commit-tree -p main -m x $(git write-tree)); h=$(git rev-parse main)\n"
+        "rm -f $GIT_INDEX_FILE; unset GIT_INDEX_FILE\n"
+        f"{records} >> .git/packed-refs\n"
+    )
+    run(host, plant)
+    assert "not as git writes one" in host.corral("changes").stdout
+    assert not (host.ws / ".git" / "packed-refs").exists()
+    assert host.git("rev-parse", "-q", "--verify", "agent", check=False).strip() == ""
+    host.git("merge", "-q", "agent", check=False)
+    assert not (host.ws / "json.py").exists() and not canary.exists()
+
+
 CACHE_TREE = """
 import hashlib, sys
 path, tree = sys.argv[1], bytes.fromhex(sys.argv[2])

@@ -202,19 +202,46 @@ def _as_ref(text: str | None) -> str | None:
     return word.lower() if _is_sha(word) else None
 
 
+def _packed_records(git_dir: str) -> list[tuple[str, str, str]]:
+    """(ref name, object, peeled object or "") of a packed-refs file, read only as git writes
+    it: the header, then `<id> SP <name> LF` with `^<id> LF` after a tag's, names in git's
+    order, each once. git reads other shapes otherwise than a line reader: a TAB after the
+    id is a separator to it (r51a PACKTAB: the branch behind one was never seen), and with
+    `sorted` in the header it looks a name up by bisection, finding the middle one of three
+    lines naming one ref (r51a PACKDUP: a dict kept the last). Anything else: GitUnreadable."""
+    data = _bytes(os.path.join(git_dir, "packed-refs")) or b""
+    if data and not data.endswith(b"\n"):
+        raise GitUnreadable("a packed-refs line without its end")
+    records: list[tuple[str, str, str]] = []
+    last = b""
+    for i, line in enumerate(data.split(b"\n")[:-1]):
+        if i == 0 and line.startswith(b"# pack-refs with:"):
+            continue
+        if line[:1] == b"^" and records and not records[-1][2] and _packed_id(line[1:]):
+            records[-1] = (*records[-1][:2], line[1:].decode())
+            continue
+        name = line[41:]
+        if not (
+            _packed_id(line[:40]) and line[40:41] == b" " and name.startswith(b"refs/")
+            and all(c > 0x20 and c != 0x7F for c in name)
+            and name > last  # (byte order, as git's strcmp)
+        ):  # fmt: skip
+            raise GitUnreadable(f"packed-refs line {i + 1} is not as git writes one")
+        last = name
+        records.append((name.decode("utf-8", "surrogateescape"), line[:40].decode(), ""))
+    return records
+
+
+def _packed_id(word: bytes) -> bool:
+    return len(word) == 40 and all(c in b"0123456789abcdef" for c in word)
+
+
 def _packed(git_dir: str) -> dict[str, str]:
-    """ref name -> object of a packed-refs file."""
-    found = {}
-    for line in (_text(os.path.join(git_dir, "packed-refs")) or "").splitlines():
-        sha, _, name = line.partition(" ")
-        if _is_sha(sha) and name:
-            found[name.strip()] = sha.lower()
-    return found
+    """ref name -> object of a packed-refs file (_packed_records)."""
+    return {name: sha for name, sha, _peeled in _packed_records(git_dir)}
 
 
-def _packed_changes(
-    host_git: str, upper_git: str, text: str | None, host_text: str | None
-) -> set[str]:
+def _packed_changes(host_git: str, upper_git: str) -> set[str]:
     """The objects a new packed-refs names that the host's refs do not already name by the
     same ref, loose or packed (`git pack-refs` moves loose refs into it: a fetched branch
     packed as it was is no new commit, r38a PACKREFS), and peeled lines it did not have."""
@@ -226,11 +253,8 @@ def _packed_changes(
             # place of tools/, judged here as a tree of its own, r41a REPLSUB)
             raise GitUnreadable(f"a replace ref in packed-refs ({ref})")
     new = _listed_changes(host_git, listed, host_packed)
-    old = set((host_text or "").splitlines())
-    for line in (text or "").splitlines():
-        if line.startswith("^") and line not in old:
-            new |= _named(line)
-    return new
+    host_peeled = {peeled for _n, _s, peeled in _packed_records(host_git)}
+    return new | {peeled for _n, _s, peeled in _packed_records(upper_git)} - host_peeled - {""}
 
 
 def _listed_changes(
@@ -786,7 +810,7 @@ class GitHistoryRules(RuleSet):
                             )
                         new |= {found_sha} if found_sha else set()
                 if name == "packed-refs":
-                    new = _packed_changes(host_git, upper_git, text, host_text)
+                    new = _packed_changes(host_git, upper_git)
                 elif name == "info/refs":  # (`sha TAB ref` lines, for dumb transports)
                     pairs = [line.split("\t", 1) for line in (text or "").splitlines()]
                     listed = {p[1].strip(): p[0].strip().lower() for p in pairs if len(p) == 2}
