@@ -47,26 +47,38 @@
 ---@field tool string
 ---@field sandboxed boolean corral's sandbox confined it (fetch: false; its host list does)
 ---@field summary string one plain line to hand the model as it is
----@field decision {decision: string, source: string, reason: string}
+---@field decision {decision: string, source: string, reason: string, class: string|nil}
 ---@field refusal corral.Refusal|nil with status "refused" or "denied_by_user"
 ---@field error string|nil with status "failed"
 ---@field exit integer|nil bash: the exit status
 ---@field output string|nil bash: stdout and stderr, the end kept when long
 ---@field truncated boolean|nil output (bash) or content (read) was cut
 ---@field timed_out boolean|nil bash
+---@field timeout integer|nil bash: the seconds it was given
 ---@field sandbox_refusals corral.Refusal[]|nil bash: what the sandbox visibly refused
 ---@field changes corral.Changes|nil bash: the command's writes
----@field repairs string[]|nil bash: what corral put back after the run (direct writes)
+---@field repairs string[]|nil bash: corral's lines after the run, for the user (held paths and
+---how to go on; with direct writes, what it put back)
 ---@field content string|nil read
----@field notice string|nil read: where to read on after a cut
+---@field notice string|nil read: where to read on after a cut, or that the offset is past the end
 ---@field diff string|nil edit
 ---@field count integer|nil edit: occurrences replaced
 ---@field bytes integer|nil write
----@field entries {name: string, type: string, size: integer}[]|nil ls
+---@field created boolean|nil write: the file is new
+---@field change {id: string, status: string, counts: table<string, integer>}|nil write, edit,
+---delete: the change set that applied it
+---@field held {id: string, status: "held", held: {path: string, code: string, why: string}[], why: string}|nil
+---write, edit, delete: held for the user's review, not in the workspace
+---@field entries {name: string, type: string, size: integer|nil}[]|nil ls (size: nil for a directory)
+---@field hidden integer|nil ls: entries left out (hidden by the sandbox or a deny glob)
 ---@field path string|nil file tools: the path acted on, resolved
+---@field url string|nil fetch: the URL fetched (redirects are not followed)
 ---@field http_status integer|nil fetch
+---@field reason string|nil fetch: the HTTP reason phrase
 ---@field body string|nil fetch
 ---@field headers table<string, string>|nil fetch
+---@field address string|nil fetch: the address connected to
+---@field location string|nil fetch: a redirect's target (3xx)
 
 ---Returned by execute(): stop the call.
 ---@class corral.Handle

@@ -213,6 +213,7 @@ def summary(result: Mapping[str, Any]) -> str:
     path = result.get("path", "")
     if tool == "read":
         cut = f"; cut short: {result.get('notice', '')}" if result.get("truncated") else ""
+        cut = cut or (f"; {result['notice']}" if result.get("notice") else "")
         return f"read {path}{cut}"
     held = "; held for the user's review: not in the workspace yet" if result.get("held") else ""
     if tool == "write":

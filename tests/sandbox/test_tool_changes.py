@@ -117,6 +117,10 @@ def test_a_tools_new_module_is_held_for_review_not_refused(svc: Service, host: H
     wrote = op(svc, host, "write", path="utils.py", content="x = 1\n")
     assert wrote["ok"] and wrote["held"]["status"] == "held", wrote
     assert "new module name" in wrote["held"]["why"], wrote
+    # (held paths as a command's are told, r51c CONTRACT: here a list of strings)
+    assert wrote["held"]["held"] == [
+        {"path": str(host.ws / "utils.py"), "code": "new-module", "why": wrote["held"]["why"]}
+    ]
     assert not (host.ws / "utils.py").exists()
     assert (
         svc.call(

@@ -70,6 +70,10 @@ def test_read_is_cut_at_the_limit_with_a_notice(guard: Callable[..., Guard], ws:
     assert "offset=40" in str(done["notice"])
     rest = files.read(*guard(ws), "big.txt", max_bytes=100, offset=40)
     assert rest["content"] == "x" * 60 and rest["truncated"] is False
+    assert rest["notice"] == ""
+    # r51c CONTRACT: past the end, an empty answer said nothing (read as an empty file)
+    past = files.read(*guard(ws), "big.txt", offset=150)
+    assert past["content"] == "" and "past the end of the file (100 bytes)" in past["notice"]
 
 
 def test_a_cut_never_splits_a_character(guard: Callable[..., Guard], ws: Path) -> None:

@@ -65,6 +65,8 @@ def shape(tool: str, **raw: object) -> dict[str, object]:
         ("write", {"ok": True, "path": "/w/a", "bytes": 3, "held": {"id": "x"}}, "ran", True,
          "wrote 3 bytes to /w/a; held for the user's review: not in the workspace yet"),
         ("ls", {"ok": True, "path": "/w", "entries": [{}]}, "ran", True, "listed /w: 1 entry"),
+        ("read", {"ok": True, "path": "/w/a", "content": "", "notice": "[corral: past]"}, "ran",
+         True, "read /w/a; [corral: past]"),
         ("fetch", {"ok": True, "url": "https://e/", "http_status": 404}, "ran", True,
          "HTTP 404 from https://e/"),
         ("fetch", {"ok": False, "error": "timed out"}, "failed", False,

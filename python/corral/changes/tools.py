@@ -122,7 +122,10 @@ class ToolChanges:
         held = report["held"][0] if report["held"] else {}
         if held.get("code") in ("review", *FOR_REVIEW):  # (review mode, a config read ahead
             # in part, a new module: held with its id for you to apply, not refused)
-            return {"held": {**summary, "held": [real], "why": held.get("message", "")}}
+            # (the same {path, code, why} as a command's held paths, r51c CONTRACT)
+            why = held.get("message", "")
+            item = {"path": real, "code": held.get("code", ""), "why": why}
+            return {"held": {**summary, "held": [item], "why": why}}
         raise OpError(
             Refusal(
                 held.get("code", "held"), real, held.get("rule", "change sets"),

@@ -361,6 +361,9 @@ def read(
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     content = decoder.decode(data, final=not truncated)
     notice = ""
+    if not data and offset > 0 and offset >= info.st_size:
+        # (an empty answer read as an empty file, r51c CONTRACT)
+        notice = f"[corral: offset {offset} is past the end of the file ({info.st_size} bytes)]"
     if truncated:
         total = max(info.st_size, offset + max_bytes + 1)
         shown = len(data) - len(decoder.getstate()[0])
