@@ -24,6 +24,17 @@ function M.check()
     health.error("Neovim 0.10 or newer is needed", { "upgrade Neovim" })
   end
 
+  -- `:help corral` needs the tags of corral's doc/ (plugin managers make them; a plain clone
+  -- on the runtimepath has none, r51c DOCHELPTAGS)
+  local doc = vim.api.nvim_get_runtime_file("doc/corral.txt", false)[1]
+  if doc and vim.fn.filereadable(vim.fs.joinpath(vim.fs.dirname(doc), "tags")) == 0 then
+    health.warn("no help tags for " .. doc .. ": :help corral does not find it", {
+      "run :helptags " .. vim.fs.dirname(doc) .. " (plugin managers such as lazy.nvim do it)",
+    })
+  elseif doc then
+    health.ok("help tags: :help corral finds " .. doc)
+  end
+
   health.start("corral: Python")
   local python = vim.g.python3_host_prog
   if type(python) == "string" and python ~= "" then

@@ -96,6 +96,27 @@ def test_help(ed: Editor, editor_env: EditorEnv) -> None:
     ed.lua("vim.opt.runtimepath:remove(...)", str(copy))
 
 
+def test_checkhealth_says_when_help_tags_are_missing(ed: Editor, editor_env: EditorEnv) -> None:
+    """r51c DOCHELPTAGS: `:help corral` failed (E149) in a plain clone on the runtimepath,
+    and :checkhealth said nothing of it."""
+    copy = editor_env.workspace("doc") / "corral"
+    shutil.copytree(REPO / "doc", copy / "doc")
+    (copy / "doc" / "tags").unlink(missing_ok=True)
+    ed.lua("vim.opt.runtimepath:prepend(...)", str(copy))
+    try:
+        ed.cmd("checkhealth", "corral")
+        text = "\n".join(ed.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
+        assert f"no help tags for {copy / 'doc' / 'corral.txt'}" in text, text
+        assert f":helptags {copy / 'doc'}" in text, text
+        ed.cmd("helptags", str(copy / "doc"))
+        ed.cmd("checkhealth", "corral")
+        lines = ed.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
+        found = [line for line in lines if "help tags" in line]
+        assert len(found) == 1 and "OK" in found[0] and "finds" in found[0], lines
+    finally:
+        ed.lua("vim.opt.runtimepath:remove(...)", str(copy))
+
+
 def test_checkhealth_imports_nothing_from_the_workspace(
     spawn: Callable[..., Editor], workspace: Path
 ) -> None:
