@@ -217,6 +217,25 @@ def test_undo_refuses_when_the_file_changed_since(host: Host) -> None:
     assert (host.ws / "README.md").read_text() == "the user's later edit\n"
 
 
+def test_a_commit_is_undone_after_git_status_refreshed_the_index(host: Host) -> None:
+    """r51c UNDOGITINDEX: `git status` on the host rewrites .git/index with the stat data it
+    caches, and undo refused ("changed since the command wrote it"). The same entries are
+    no change; a file you staged since is one."""
+    head = host.git("rev-parse", "HEAD").strip()
+    ident = "git -c user.name=a -c user.email=a@x"
+    host.sh(host.vars() + f'\ncd "$WS"\necho n > n.txt; git add n.txt; {ident} commit -qm n\n')
+    assert host.git("rev-parse", "HEAD").strip() != head
+    host.git("status", "--porcelain")
+    undo = host.corral("undo")
+    assert undo.returncode == 0, undo.stderr
+    assert host.git("rev-parse", "HEAD").strip() == head and not (host.ws / "n.txt").exists()
+    host.sh(host.vars() + f'\ncd "$WS"\necho m > m.txt; git add m.txt; {ident} commit -qm m\n')
+    (host.ws / "mine.txt").write_text("mine\n")
+    host.git("add", "mine.txt")
+    undo = host.corral("undo")
+    assert undo.returncode == 1 and ".git/index: changed since" in undo.stderr, undo.stderr
+
+
 def test_review_mode_holds_everything_until_applied(host: Host) -> None:
     config = host.home / ".config" / "corral" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)

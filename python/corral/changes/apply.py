@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import stat
 
-from corral.changes.journal import Journal, move
+from corral.changes.journal import Journal, index_entries, move
 from corral.changes.scan import replaced
 from corral.changes.tree import chmod_dir
 
@@ -317,7 +317,9 @@ def _apply(
                 journal.record(op="mkdir", path=target, saved=None)
             else:
                 stamp = [entry.ino, entry.size, entry.mtime_ns]
-                journal.record(op="put", path=target, saved=None, stat=stamp)
+                journal.record(
+                    op="put", path=target, saved=None, stat=stamp, index=index_entries(target)
+                )
             changed.append({"path": target, "change": "added"})
             continue
         try:
@@ -384,7 +386,9 @@ def _apply(
         steps.add(target, _unput(entry, target, copied))
         if copied:
             left.append(entry)
-        journal.record(op="put", path=target, saved=saved, stat=_stat(target))
+        journal.record(
+            op="put", path=target, saved=saved, stat=_stat(target), index=index_entries(target)
+        )
         was_there = st is not None or target in put_back
         changed.append({"path": target, "change": "modified" if was_there else "added"})
     # Modes without the owner's write or search, now that nothing more goes below them:

@@ -115,7 +115,27 @@ def _matches(record: dict[str, Any]) -> bool:
         st = os.lstat(record["path"])
     except OSError:
         return False
-    return bool([st.st_ino, st.st_size, st.st_mtime_ns] == record["stat"])
+    if [st.st_ino, st.st_size, st.st_mtime_ns] == record["stat"]:
+        return True
+    # (git rewrites its index at a mere `git status`, with the stat data it caches: the same
+    # entries are no change, r51c UNDOGITINDEX: a commit could not be undone after one)
+    return record.get("index") is not None and index_entries(record["path"]) == record["index"]
+
+
+def index_entries(path: str) -> str | None:
+    """A digest of what a git index holds (path, mode, object of each entry, not the stat
+    data git caches), for a file named `index` in a `.git`; else None."""
+    if not path.endswith("/.git/index"):
+        return None
+    import hashlib
+
+    from corral.changes.git_objects import GitUnreadable, read_index
+
+    try:
+        entries = read_index(path).entries
+    except (GitUnreadable, OSError, ValueError):
+        return None
+    return hashlib.sha256(repr(sorted(entries.items())).encode()).hexdigest()
 
 
 def conflicts(entry: str, base: str | None = None) -> list[str]:
