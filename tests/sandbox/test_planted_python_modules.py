@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from .conftest import user_prefix
 from .sandbox_support import q, run
 
 if TYPE_CHECKING:
@@ -334,6 +335,37 @@ def test_what_python_loads_in_place_of_a_reviewed_source_is_held(host: Host) -> 
     for path in ("brotlicffi", "__pycache__/app.cpython-311.pyc", "__pycache__/app.bin",
                  "app.cpython-311-x86_64-linux-gnu.so", "app/__init__.py"):  # fmt: skip
         assert not os.path.lexists(host.ws / path), path
+
+
+FORGE_PYC = """
+import importlib.util, marshal, os, sys
+canary = sys.argv[1]
+code = compile(f"open({canary!r}, 'w')\\nx = 1\\n", "core.py", "exec")
+flags = (1).to_bytes(4, "little")  # hash-based, unchecked: never compared with core.py
+data = importlib.util.MAGIC_NUMBER + flags + bytes(8) + marshal.dumps(code)
+os.makedirs("tests/fx", exist_ok=True)
+open(f"tests/fx/core.{sys.implementation.cache_tag}.pyc", "wb").write(data)
+os.symlink("../tests/fx", "pkg/__pycache__")
+"""
+
+
+def test_a_pycache_that_is_a_link_is_never_taken(host: Host) -> None:
+    """r51b PYCDIRLINK: `pkg/__pycache__` made a link to `tests/fx/`, holding a forged
+    unchecked-hash `core.<tag>.pyc`: no bytecode sat in a directory named `__pycache__`,
+    both were applied, and `python3 -c 'import pkg.core'` ran the forgery in place of the
+    unchanged core.py, with `git diff` empty."""
+    (host.ws / "pkg").mkdir()
+    (host.ws / "pkg" / "__init__.py").write_text("")
+    (host.ws / "pkg" / "core.py").write_text("x = 1\n")
+    (host.ws.parent / "forge_pyc.py").write_text(FORGE_PYC)
+    canary = host.base / "CANARY-pycache"
+    run(host, f"/usr/bin/python3 ../forge_pyc.py {q(canary)} || exit 1\n")
+    subprocess.run(
+        [*user_prefix(), "/usr/bin/python3", "-c", "import pkg.core"], cwd=host.ws, check=True,
+        env={**host.env, "PYTHONDONTWRITEBYTECODE": "1"},
+    )  # fmt: skip
+    assert not canary.exists()
+    assert not os.path.lexists(host.ws / "pkg" / "__pycache__")
 
 
 def test_a_compiled_module_beside_a_new_source_or_a_package_link_is_held(host: Host) -> None:

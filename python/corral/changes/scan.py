@@ -127,15 +127,16 @@ def scan(root: str, upper: str, limit: int = MAX_ENTRIES) -> tuple[list[Entry], 
 
 
 def _bytecode(rel_dir: str, name: str) -> bool:
-    """Python's bytecode cache (`__pycache__/`: its files and links) is never taken from a change
-    set: an unchecked-hash .pyc runs in place of its source without being compared with it,
-    so one forged for your unchanged app.py ran at pytest with `git diff` empty, and one
-    beside a reviewed stub ran once you applied the stub (review r48b PYCOWN, PYCLINK).
-    Python writes them again; a sourceless `x.pyc` outside `__pycache__` is a module, judged
-    as one."""
+    """Python's bytecode cache (`__pycache__/`: its files and links, and a link or file by
+    that name) is never taken from a change set: an unchecked-hash .pyc runs in place of its
+    source without being compared with it, so one forged for your unchanged app.py ran at
+    pytest with `git diff` empty, and one beside a reviewed stub ran once you applied the
+    stub (review r48b PYCOWN, PYCLINK). Python writes them again; a sourceless `x.pyc`
+    outside `__pycache__` is a module, judged as one."""
     # (anything in a __pycache__: a link named like a .pyc to a forged one beside it ran,
-    # r49b PYCSYMLINK)
-    return os.path.basename(rel_dir) == "__pycache__"
+    # r49b PYCSYMLINK; a `__pycache__` that is a link itself, to a directory of forged ones
+    # elsewhere in the workspace, r51b PYCDIRLINK)
+    return os.path.basename(rel_dir) == "__pycache__" or name == "__pycache__"
 
 
 def _parents_first(entries: list[Entry]) -> list[Entry]:
