@@ -278,6 +278,24 @@ def test_what_makes_a_name_the_projects_own_cannot_be_planted(host: Host) -> Non
     assert (host.ws / "tools" / "pyx" / "core.py").exists()  # (tools/: a project directory)
 
 
+def test_a_venv_claims_no_name_for_a_later_run(host: Host) -> None:
+    """r51b VENVCLAIM: a new top-level `psutil/` holding a `pyvenv.cfg` and `lib/x.py`
+    passed (a venv's own files), and the host then had "a package psutil" there, so a
+    `psutil/__init__.py` in the next run passed as the project's; mypy's `try: import
+    psutil` in the workspace ran it."""
+    canary = host.base / "CANARY-venvclaim"
+    run(host, "mkdir -p psutil/lib; echo home = /usr/bin > psutil/pyvenv.cfg\n"
+              "echo x = 1 > psutil/lib/x.py\n")  # fmt: skip
+    payload = f"open({str(canary)!r}, 'w')"
+    run(host, f"echo {q(payload)} > psutil/__init__.py\n")
+    assert not (host.ws / "psutil" / "__init__.py").exists()
+    subprocess.run(
+        [*user_prefix(), "/usr/bin/python3", "-c", "import psutil"], cwd=host.ws,
+        env=host.env, capture_output=True, check=False,
+    )  # fmt: skip
+    assert not canary.exists()
+
+
 def test_new_modules_held_for_one_reason_share_a_line(host: Host) -> None:
     """Seven new modules printed the same 300-character reason seven times (r48c): paths
     held for the same words are named together, five and a count."""

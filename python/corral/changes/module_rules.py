@@ -163,7 +163,8 @@ VENV_DIRS = frozenset({"bin", "lib", "lib64", "include", "share", "Scripts", "Li
 
 def _names_at(directory: str) -> frozenset[str]:
     """The modules the host has at the top of a directory: module files (up to the first
-    dot) and directories holding one within three levels (a package, a namespace package).
+    dot) and directories holding one within three levels (a package, a namespace package),
+    but a venv.
     Not any name (r47b TWOSTEP: `re2.txt` applied in one run made `re2.py` the project's in
     the next; so did a pyproject.toml's project name, which a run may change)."""
 
@@ -204,6 +205,10 @@ def _names_at(directory: str) -> frozenset[str]:
                 elif (
                     entry.name.isidentifier()
                     and entry.is_dir(follow_symlinks=False)
+                    # (a venv's modules are its own, not a package of that name: a new
+                    # `psutil/` venv claimed `psutil` for a `psutil/__init__.py` in the next
+                    # run, r51b VENVCLAIM)
+                    and not os.path.lexists(os.path.join(entry.path, "pyvenv.cfg"))
                     and holds_modules(entry.path, 2)
                 ):
                     names.add(entry.name)
