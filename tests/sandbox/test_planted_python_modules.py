@@ -278,6 +278,27 @@ def test_what_makes_a_name_the_projects_own_cannot_be_planted(host: Host) -> Non
     assert (host.ws / "tools" / "pyx" / "core.py").exists()  # (tools/: a project directory)
 
 
+def test_a_module_beside_a_namespace_package_of_its_name_is_held(host: Host) -> None:
+    """r51b NSOVER: a new `helpers.py` beside the unchanged `helpers/` (modules, no
+    `__init__`) is imported in place of it (a module comes before a namespace portion), and
+    ran where a git hook imported helpers, `git diff` empty. Beside a regular package it is
+    not imported, and passes."""
+    for name in ("helpers", "regular"):
+        (host.ws / name).mkdir()
+        (host.ws / name / "util.py").write_text("ok = 1\n")
+    (host.ws / "regular" / "__init__.py").write_text("")
+    canary = host.base / "CANARY-nsover"
+    payload = f"open({str(canary)!r}, 'w')"
+    run(host, f"echo {q(payload)} > helpers.py; echo x = 1 > regular.py\n")
+    assert not (host.ws / "helpers.py").exists()
+    subprocess.run(
+        [*user_prefix(), "/usr/bin/python3", "-c", "import helpers.util"], cwd=host.ws,
+        env=host.env, capture_output=True, check=False,
+    )  # fmt: skip
+    assert not canary.exists()
+    assert (host.ws / "regular.py").exists()
+
+
 def test_a_venv_claims_no_name_for_a_later_run(host: Host) -> None:
     """r51b VENVCLAIM: a new top-level `psutil/` holding a `pyvenv.cfg` and `lib/x.py`
     passed (a venv's own files), and the host then had "a package psutil" there, so a

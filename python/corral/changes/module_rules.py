@@ -317,6 +317,33 @@ class ModuleRules(RuleSet):
                 return source
         return None
 
+    def _over_a_namespace(self, entry: Entry) -> str | None:
+        """The directory of modules without an `__init__` (a namespace package, the host's
+        or this change set's) a new module file beside it would be imported in place of:
+        Python takes a module before a namespace portion (r51b NSOVER: a new helpers.py
+        beside helpers/ ran where a hook imported helpers, `git diff` empty)."""
+        directory, name = os.path.split(entry.path)
+        stem = name.partition(".")[0]
+        if (
+            entry.kind not in ("file", "link")
+            or not name.endswith(MODULE_SUFFIXES)
+            or not stem.isidentifier()
+            or os.path.basename(directory) == "__pycache__"
+        ):
+            return None
+        package = os.path.join(directory, stem)
+        staged = os.path.join(entry.upper_root(), os.path.relpath(package, entry.root))
+        names: list[str] = []
+        for there in (package, staged):  # (the two layers of it as it will be)
+            if os.path.isdir(there) and not os.path.islink(there):
+                try:
+                    names += os.listdir(there)[:1000]
+                except OSError:
+                    pass
+        if any(n.startswith("__init__.") for n in names):
+            return None  # (a regular package comes before a module)
+        return package if any(n.endswith(MODULE_SUFFIXES) for n in names) else None
+
     def _namespace_package(self, entry: Entry) -> tuple[str, bool] | None:
         """`org/python/core.py` below a directory where Python looks first: with no `org`
         there on the host, Python imports the directory as the namespace package `org`

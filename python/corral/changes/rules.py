@@ -235,6 +235,14 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
                 "PDM run a project venv's python by themselves (`uv pip list`); make the venv "
                 "with `python -m venv`",
             )  # fmt: skip
+        namespace = self._over_a_namespace(entry)
+        if namespace is not None:
+            return self.refusal(
+                "protected", path, MODULES,
+                f"a module Python would import in place of {namespace}/, a directory of "
+                "modules without an __init__ that stays as you see it (`git diff` shows "
+                "nothing)",
+            )  # fmt: skip
         over = self._over_a_module(entry)
         if over is not None and self._stand_in(entry) is None:
             return self.refusal(
