@@ -383,3 +383,17 @@ def test_an_index_path_git_would_not_add_is_unreadable(repo: Path, name: bytes) 
     index.write_bytes(data + hashlib.sha1(data).digest())
     with pytest.raises(GitUnreadable, match="path git would not write"):
         read_index(str(index))
+
+
+@pytest.mark.parametrize("node", [b"\x000_1 0\n", b"\x00-1 1\n", b"\x00-1 +0\n"])
+def test_a_cache_tree_is_read_only_as_git_reads_it(node: bytes) -> None:
+    """r51a CTREEINT: int() read a count `0_1` as 1 where git's strtol reads 0, and a cache
+    tree ending before the subtrees it announced passed: a subtree corral judged at
+    docs/json was json/ to git's commit."""
+    from corral.changes.git_objects import GitUnreadable, _cache_tree
+
+    with pytest.raises(GitUnreadable):
+        _cache_tree(node, {})
+    found: dict[str, str] = {}
+    _cache_tree(b"\x00-1 0\n", found)
+    assert found == {}

@@ -458,6 +458,10 @@ def _cache_tree(data: bytes, out: dict[str, str]) -> None:
         name = data[i:nul].decode("utf-8", "surrogateescape")
         eol = data.index(b"\n", nul)
         count, _, subtrees = data[nul + 1 : eol].partition(b" ")
+        # (as git's strtol reads them: an optional minus and ASCII digits; Python's int()
+        # read `0_1` as 1 where git reads 0, r51a CTREEINT)
+        if not (_decimal(count.removeprefix(b"-")) and _decimal(subtrees)):
+            raise GitUnreadable("a cache tree count git would read otherwise")
         i = eol + 1
         parent = stack[-1][0] if stack else None
         path = "" if parent is None else f"{parent}/{name}" if parent else name
@@ -476,6 +480,12 @@ def _cache_tree(data: bytes, out: dict[str, str]) -> None:
             # git reads one root and its subtrees; a second top node was corral's root and
             # not git's (r38a CTROOT)
             raise GitUnreadable("a cache tree with more than one root")
+    if stack:  # (subtrees still to come: git drops such a cache tree, r51a CTREEINT)
+        raise GitUnreadable("a cache tree that ends before its subtrees")
+
+
+def _decimal(word: bytes) -> bool:
+    return bool(word) and all(48 <= c <= 57 for c in word)
 
 
 def _check_offsets(data: bytes, starts: list[int], copied: list[int]) -> None:
