@@ -245,16 +245,17 @@ def _packed_changes(host_git: str, upper_git: str) -> set[str]:
     """The objects a new packed-refs names that the host's refs do not already name by the
     same ref, loose or packed (`git pack-refs` moves loose refs into it: a fetched branch
     packed as it was is no new commit, r38a PACKREFS), and peeled lines it did not have."""
-    listed = _packed(upper_git)
-    host_packed = _packed(host_git)
+    records, host_records = _packed_records(upper_git), _packed_records(host_git)
+    listed = {name: sha for name, sha, _peeled in records}
+    host_packed = {name: sha for name, sha, _peeled in host_records}
     for ref, sha in listed.items():
         if ref.startswith("refs/replace/") and host_packed.get(ref) != sha:
             # (git takes the object it names in place of another everywhere: a subtree in
             # place of tools/, judged here as a tree of its own, r41a REPLSUB)
             raise GitUnreadable(f"a replace ref in packed-refs ({ref})")
     new = _listed_changes(host_git, listed, host_packed)
-    host_peeled = {peeled for _n, _s, peeled in _packed_records(host_git)}
-    return new | {peeled for _n, _s, peeled in _packed_records(upper_git)} - host_peeled - {""}
+    host_peeled = {peeled for _n, _s, peeled in host_records}
+    return new | {peeled for _n, _s, peeled in records} - host_peeled - {""}
 
 
 def _listed_changes(

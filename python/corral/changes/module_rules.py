@@ -311,7 +311,7 @@ class ModuleRules(RuleSet):
         source = os.path.join(directory, stem + ".py")
         # (the host's source, or one this change set adds with it: r50a NEWSO, a new
         # util.py and its util.cpython-311-x86_64-linux-gnu.so in one run)
-        staged = os.path.join(entry.upper_root(), os.path.relpath(source, entry.root))
+        staged = entry.staged(source)
         for there in (source, staged):
             if os.path.isfile(there) and not os.path.islink(there):
                 return source
@@ -332,7 +332,7 @@ class ModuleRules(RuleSet):
         ):
             return None
         package = os.path.join(directory, stem)
-        staged = os.path.join(entry.upper_root(), os.path.relpath(package, entry.root))
+        staged = entry.staged(package)
         names: list[str] = []
         for there in (package, staged):  # (the two layers of it as it will be)
             if os.path.isdir(there) and not os.path.islink(there):

@@ -57,6 +57,10 @@ class Entry(Frozen):
         """The staging area's copy of the entry's writable root (source less rel)."""
         return self.source[: len(self.source) - len(self.rel)].rstrip("/")
 
+    def staged(self, path: str) -> str:
+        """Where the staging area would hold `path`, a host path in the entry's root."""
+        return os.path.join(self.upper_root(), os.path.relpath(path, self.root))
+
 
 def _kind(st: os.stat_result) -> str:
     if stat.S_ISDIR(st.st_mode):
