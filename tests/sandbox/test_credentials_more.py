@@ -413,3 +413,39 @@ def test_tokens_in_git_include_files_deep_clones_and_download_lists_are_hidden(h
     assert DONE in r.stdout, r.stdout + r.stderr
     assert host.SECRET_WORD not in r.stdout + r.stderr, r.stdout
     assert "KEPT-ignore" in r.stdout and "KEPT-tool" in r.stdout, r.stdout
+
+
+def test_install_records_in_shown_tool_homes_keep_their_tokens_hidden(host) -> None:
+    """r51b CRATESTOML: `cargo install --git https://user:TOKEN@...` keeps the URL in
+    ~/.cargo/.crates.toml and .crates2.json (0644); the secrets walk read files for a URL
+    with a token only in git's and direnv's directories. uv's receipts, a Node prefix's
+    global package list and bun's global package.json keep what they were given the same
+    way. A script that names a header as a word (nvm.sh) and a program stay shown."""
+    url = f"https://alice:{host.SECRET_WORD}@git.example/tool.git"
+    files = {
+        ".cargo/.crates.toml": f'[v1]\n"tool 0.1.0 (git+{url}#5de5)" = ["tool"]\n',
+        ".cargo/.crates2.json": f'{{"installs":{{"tool 0.1.0 (git+{url}#5de5)":{{}}}}}}\n',
+        ".local/share/uv/tools/tool/uv-receipt.toml": (
+            f'[tool]\nrequirements = [{{ name = "tool", git = "{url}" }}]\n'
+        ),
+        ".nvm/versions/node/v20.0.0/lib/node_modules/.package-lock.json": (
+            f'{{"packages":{{"node_modules/tool":{{"resolved":"git+{url}"}}}}}}\n'
+        ),
+        ".bun/install/global/package.json": f'{{"dependencies":{{"tool":"git+{url}"}}}}\n',
+    }
+    kept = {
+        ".nvm/nvm.sh": 'nvm_get() { curl --header "Authorization: $NVM_AUTH_HEADER" "$@"; }\n'
+        "# KEPT-nvm\n",
+        ".cargo/env": "#!/bin/sh\n# KEPT-env token=https://a:b@c/\n",
+    }
+    for rel, text in {**files, **kept}.items():
+        path = host.home / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        path.chmod(0o644)
+    give_to_test_user(host.home)
+    paths = [str(host.home / rel) for rel in (*files, *kept)]
+    r = host.sh("".join(f"cat {q(p)} 2>/dev/null\n" for p in paths))
+    assert DONE in r.stdout, r.stdout + r.stderr
+    assert host.SECRET_WORD not in r.stdout + r.stderr, r.stdout
+    assert "KEPT-nvm" in r.stdout and "KEPT-env" in r.stdout, r.stdout

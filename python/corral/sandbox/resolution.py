@@ -205,6 +205,15 @@ SECRET_SUFFIXES = (".zip", ".zip.part", ".zip.lck")  # (a download cut short, r4
 # whole but for programs and generated scripts: see _own_script). Not every `bin` of every
 # shown tool home: reading each on every run cost `corral run` 47 ms
 SCRIPT_DIRS = frozenset({"direnv"})
+# Every other small file of a shown tool home is read too, but for code (r51b CRATESTOML:
+# cargo's install records, `.crates.toml` and `.crates2.json`, keep the URL given to
+# `cargo install --git https://user:TOKEN@...`; uv's receipts, npm's and bun's global
+# package lists, opam's pins do the same): code names headers and keys as words
+# (nvm.sh's `Authorization:`), not a secret
+CODE_SUFFIXES = (
+    ".sh", ".bash", ".zsh", ".fish", ".ps1", ".bat", ".cmd", ".py", ".pyi", ".js", ".mjs",
+    ".cjs", ".ts", ".lua", ".rb", ".pl", ".pm", ".vim", ".el", ".rs", ".go", ".c", ".h",
+)  # fmt: skip
 CREDENTIAL_FILES = frozenset({
     "npmrc", ".npmrc", "pip.conf", "pip.ini", ".pypirc", ".condarc", ".netrc", ".yarnrc",
     ".yarnrc.yml", "bunfig.toml", ".bunfig.toml", "credentials", "credentials.toml",
@@ -278,17 +287,20 @@ def _own_script(path: str) -> bool:
     return False
 
 
-def _holds_credentials(path: str) -> bool:
+def _holds_credentials(path: str, code: bool = True) -> bool:
     """Whether a shown file (~/.gitconfig, ~/.config/git/config, a clone's .git/config) names
     a URL with a user or token in it (`insteadOf = https://TOKEN@github.com/`) or an extra
     HTTP header (`Authorization: Bearer ...`), r28a, r30a; or has a setting whose name says
     it holds a secret (`sendemail.smtpPass`, `github.token`) or a value that hands one over
     (`helper = "!f() { echo password=...; }; f"`), r37b GITCONFIGPASS: a secret, whatever
-    its mode."""
+    its mode. With `code` false, a program or a script (`#!`) is not read: see
+    CODE_SUFFIXES."""
     try:
         with open(path, "rb") as f:
             text = f.read(65536)
     except OSError:
+        return False
+    if not code and (text.startswith(b"#!") or b"\0" in text[:4096]):
         return False
     lowered = text.lower().replace(b"\t", b" ")
     if any(word in lowered for word in SECRET_PHRASES):
@@ -1402,13 +1414,19 @@ class Resolution:
                         found += _clones_in(entry.path, seen)
                     else:
                         seen.append((entry.path, True, _of(st)))
+                        modules = os.path.join(entry.path, "node_modules")
+                        if entry.name.startswith("lib") and os.path.isdir(modules):
+                            # (a Node prefix's global packages: npm's list of what it
+                            # installed from where, `.package-lock.json`, is read)
+                            found += _secrets_directly_in(modules, secret, seen)
                     continue
                 seen.append((entry.path, False, _of(st)))
+                scripts = gits or any(d in SCRIPT_DIRS for d in directory.split("/")[-2:])
                 if secret(entry.path, st.st_mode, open_dir) or (
-                    (gits or any(d in SCRIPT_DIRS for d in directory.split("/")[-2:]))
-                    and stat.S_ISREG(st.st_mode)
+                    stat.S_ISREG(st.st_mode)
                     and st.st_size <= SMALL_TEXT
-                    and _holds_credentials(entry.path)
+                    and (scripts or not entry.name.endswith(CODE_SUFFIXES))
+                    and _holds_credentials(entry.path, code=scripts)
                 ):
                     found.append((entry.path, False))
         _SECRETS[top] = (seen, found, True)
