@@ -1271,15 +1271,22 @@ def test_compiled_modules_no_lua_require_reaches_are_not_held(host: Host) -> Non
     install into a new .venv held 244, a cargo build its proc-macro): `require("a.b")`
     reaches a/b.so (at any depth), never a file below a dotted directory, with a dot in its
     stem or in a tree marked as a cache (cargo's target/). A new top-level directory's own
-    `core.so` is still held."""
+    `core.so` is still held. r51b LUACACHE: a marker the command wrote in a directory of
+    another name freed it for `require("zz-opt.mod")` (Neovim loaded it at an init.lua's
+    optional require); one the host already has still marks its tool's cache."""
+    (host.ws / "out-cache").mkdir()
+    (host.ws / "out-cache" / "CACHEDIR.TAG").write_text("Signature: x\n")
     deep = (".venv/lib/python3.11/site-packages/x/_c.cpython-311-x86_64-linux-gnu.so",
-            "target/debug/deps/libm-0a1b.so", "build/lib.linux/x.so")  # fmt: skip
+            "target/debug/deps/libm-0a1b.so", "build/lib.linux/x.so",
+            "out-cache/x/y.so")  # fmt: skip
     run(host, "".join(f"mkdir -p $(dirname {n}); echo x > {n}; " for n in deep)
               + "echo 'Signature: 8a477f597d28d172789f06886806bc55' > target/CACHEDIR.TAG; "
+              + "mkdir -p zz-opt; echo x > zz-opt/CACHEDIR.TAG; echo x > zz-opt/mod.so; "
               + "mkdir -p newdir/_ext; echo x > newdir/core.so; "
               + "echo x > newdir/_ext/fzf.so\n")  # fmt: skip
     for name in deep:
         assert (host.ws / name).exists(), name
+    assert not (host.ws / "zz-opt" / "mod.so").exists()
     assert not (host.ws / "newdir" / "core.so").exists()
     # r45a LUASO3: `require("newdir._ext.fzf")` reaches newdir/_ext/fzf.so at any depth
     assert not (host.ws / "newdir" / "_ext" / "fzf.so").exists()

@@ -493,13 +493,14 @@ class LuaRules(RuleSet):
                 or "." in parts[-1][:-3]
                 or any(
                     os.path.lexists(os.path.join(top, parts[0], "CACHEDIR.TAG"))
-                    for top in (root, entry.upper_root())
+                    for top in ((root, entry.upper_root()) if parts[0] == "target" else (root,))
                 )
             ):
                 # (`require("a.b.c")` reaches a/b/c.so at any depth, r45a LUASO3; but no
                 # module name has a dot in a directory or a stem, a venv's, and a tree that
                 # says it is a cache (cargo's target/) is its tool's: r42c, 244 of a pip
-                # install held)
+                # install held. A marker the command wrote counts only in cargo's own
+                # `target/`: any other name it would free for `require`, r51b LUACACHE)
                 return None
             if not self._holds_lua(os.path.join(root, parts[0])):
                 return parts[0] + "/"
