@@ -597,6 +597,9 @@ def _renamed_dirs(
 MAX_TIPS = 20_000  # refs of the host's looked at for what they moved (r49a BUDGETHOLD)
 ANCESTRY = 20_000  # ancestors of a new tip looked at
 WALK_BUDGET = 50_000  # commits read walking every ref of one check, each once
+# new tips times the commits the host's refs name, met pair by pair (a change set past it is
+# held as unreadable: r51a REFSQUARE, 5,000 by 5,000 took 20 s with the user's lock held)
+PAIR_BUDGET = 2_000_000
 
 
 def _branch_tips(host_git: str) -> dict[str, str]:
@@ -822,7 +825,7 @@ class GitHistoryRules(RuleSet):
                 auto_merge = name == "AUTO_MERGE"
                 commits = list(self._new_commits(store, new, host_git, head, auto_merge))
                 fresh = {commit for commit, _ in commits}
-                moves = self._moves(store, fresh, new, host_git, upper_git, budget)
+                moves: Moves | None = None
                 head_line = self._head_line(store, host_git, upper_git, fresh)
                 for commit, above in reversed(commits):  # (oldest first: against its parent)
                     if commit in clean:
@@ -858,6 +861,8 @@ class GitHistoryRules(RuleSet):
                         host_git, upper_git, store, since, budget, parent or "", base,
                         on_head_line=commit in head_line,
                     )  # fmt: skip
+                    if moves is None:  # (only for a commit not checked clean yet)
+                        moves = self._moves(store, fresh, new, host_git, upper_git, budget)
                     found = (
                         moves.out_of(paths, since)
                         or self._hit(paths, trees)
@@ -897,28 +902,40 @@ class GitHistoryRules(RuleSet):
         second parent or the agent worked on another branch), and the directories that
         base has and the ref has not. Walks are remembered for the whole check (r48a COST:
         the same walks ran once per changed ref file)."""
-        branches = self._refs(host_git)
         work = (os.path.dirname(upper_git), os.path.dirname(host_git))
         memo = self._git_walks.setdefault(host_git, {})
         news = [n for n in (sorted(tips & fresh) or sorted(fresh)) if store.read(n)[0] == "commit"]
+        if ("moves", tuple(news)) in memo:
+            return memo[("moves", tuple(news))]  # type: ignore[no-any-return]
+        # (each commit the host's refs name once, by its first name and HEAD's: r51a
+        # REFSQUARE, 5,000 refs naming one commit were each met with every new tip)
+        names: dict[str, list[str]] = {}
+        for name, tip in sorted(self._refs(host_git).items()):
+            names.setdefault(tip, []).append(name)
+        if len(news) * len(names) > PAIR_BUDGET:
+            raise GitUnreadable(
+                f"{len(news)} new tips to meet with {len(names)} commits your refs name"
+            )
         hazards: dict[str, str] = {}
         bases: list[str] = []
         for new in news:
             self._ancestry(store, new, memo, host_git)
-            for name, tip in sorted(branches.items()):
+            for tip, named in names.items():
                 met = self._meet(store, tip, new, memo, host_git)
-                if name == "HEAD":
+                if "HEAD" in named:
                     bases += [_tree_of(store, m) for m in met]
                 if met == [tip]:
                     continue  # (merged into the new tip: the base is the ref itself)
                 tree = _tree_of(store, tip)
+                name = "HEAD" if "HEAD" in named else named[0]
                 what = "your HEAD" if name == "HEAD" else f"{name} ({tip[:12]})"
                 for base in (_tree_of(store, m) for m in met):
                     if (base, tree) not in memo:
                         memo[(base, tree)] = list(gone_directories(store, base, tree, budget))
                     for gone in memo[(base, tree)]:
                         hazards.setdefault(gone, what)
-        return Moves(store, hazards, bases, work)
+        memo[("moves", tuple(news))] = moves = Moves(store, hazards, bases, work)
+        return moves
 
     def _picked(
         self, store: ObjectStore, commit: str, above: list[str], trees: Trees, budget: Budget
