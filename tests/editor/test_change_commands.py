@@ -30,7 +30,7 @@ def test_review_apply_and_undo_from_the_editor(ed: Editor, workspace: Path) -> N
 
     ed.cmd("Sandbox", "changes", change_id)
     shown = ed.buffer_lines(f"corral://changes/{change_id}") or []
-    assert any(".nvim.lua: refused" in line for line in shown), shown
+    assert any(".nvim.lua: held" in line for line in shown), shown
     assert "+x" in shown, shown  # the diff of the held file
     assert ed.lua("return vim.bo.filetype") == "diff"
 

@@ -246,7 +246,7 @@ def test_review_mode_holds_everything_until_applied(host: Host) -> None:
     (change_id,) = held_ids(host)
     shown = host.corral("changes", change_id).stdout
     assert "reviewed.txt: passes the check" in shown
-    assert ".nvim.lua: refused" in shown
+    assert ".nvim.lua: held" in shown
     applied = host.corral("apply", change_id)
     assert applied.returncode == 0, applied.stderr
     assert (host.ws / "reviewed.txt").read_text() == "r\n"
@@ -418,7 +418,7 @@ def test_a_held_change_set_is_checked_against_what_is_protected_now(host: Host) 
     change_id = next(line.split(":")[0] for line in listed.splitlines() if ": held" in line)
     (host.ws / ".envrc").write_text("source_env_if_exists .envrc.local\n")
     shown = host.corral("changes", change_id).stdout
-    assert ".envrc.local: refused" in shown, shown
+    assert ".envrc.local: held" in shown, shown
     applied = host.corral("apply", change_id)
     # (nothing applied says so and fails: "applied 0 added" with status 0 read as done, r46c)
     assert applied.returncode == 1 and "nothing applied" in applied.stderr, applied.stderr
@@ -573,7 +573,7 @@ def test_showing_a_change_set_is_bounded_however_many_paths_and_lines_it_holds(
     (change_id,) = held_ids(host)
     shown = host.corral("changes", change_id, "--diff").stdout.splitlines()
     assert len(shown) < 3500, len(shown)
-    assert any("more paths not listed" in line and "refused" in line for line in shown)
+    assert any("more paths not listed" in line and "held" in line for line in shown)
     assert any("(diffs cut after" in line for line in shown)
     listing = host.corral("changes").stdout.splitlines()
     assert len(listing) < 100 and any("more held" in line for line in listing), len(listing)
@@ -596,6 +596,12 @@ def test_applying_a_held_path_names_it_and_never_undoes_a_later_change_unasked(
     typo = host.corral("apply", change_id, "pyprojct.toml")
     assert typo.returncode != 0 and "is not in change set" in typo.stderr, typo
     (host.ws / "pyproject.toml").write_text('[project]\nname = "mine"\n')  # the user's edit
+    # r51c STALEHINT: the bare apply suggested `apply ID pyproject.toml`, then refused it as
+    # changed since; it says so now, and suggests --overwrite
+    bare = host.corral("apply", change_id)
+    assert bare.returncode == 1 and "changed on the host since" in bare.stderr, bare.stderr
+    hint = f"corral apply {change_id} --overwrite {host.ws / 'pyproject.toml'}"
+    assert hint in bare.stderr, bare.stderr
     named = host.corral("apply", change_id, "pyproject.toml")
     assert "--overwrite" in named.stdout + named.stderr, named
     assert 'name = "mine"' in (host.ws / "pyproject.toml").read_text()

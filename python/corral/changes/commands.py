@@ -181,7 +181,7 @@ def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
     gone: dict[str, list[str]] = {}  # replaced directory -> the host paths it takes away
     for entry, refusal in checked:
         if listed >= LIST_LINES:  # (r37c DIFFFLOOD: 200,000 paths below a refused directory)
-            key = "refused" if refusal else "passing"
+            key = "held" if refusal else "passing"
             unlisted[key] = unlisted.get(key, 0) + 1
             continue
         gone[entry.path] = replaced(entry)[0]
@@ -190,7 +190,7 @@ def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
             if mode:
                 out.out.append(finish.shown(f"  mode    {entry.path}: {mode}"))
             continue
-        verdict = f"refused: {refusal.message}" if refusal else "passes the check"
+        verdict = f"held: {refusal.message}" if refusal else "passes the check"
         change = "delete" if entry.kind == "whiteout" else entry.kind
         if gone.get(entry.path):
             change = "replace"
@@ -230,7 +230,7 @@ def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
     # (what to do next, where the reader ends up: r33b)
     out.out.append(
         f"apply: {words.command('apply', plan['id'], '[PATH...]')} (a PATH that is a directory "
-        "takes what is below it; a refused path is applied only when named); "
+        "takes what is below it; a held path is applied only when named); "
         f"drop: {words.command('discard', plan['id'])}"
     )
     return out
@@ -266,11 +266,9 @@ def apply(change_id: str, paths: list[str], now: Now) -> Outcome:
     if not report.get("applied") and report.get("held"):
         # (every path refused and none named: "applied 0 added" with status 0 read as
         # done, r46c F4)
-        held = [h["path"] for h in report["held"]][:3]
-        why = (
-            f"nothing applied: every path of {change_id} is refused; name the ones you want: "
-            f"{words.command('apply', change_id, *held)}"
-        )
+        # (the way on is the last line of describe's: it names a venv as one path and
+        # adds --overwrite for what the host changed since, r51c STALEHINT)
+        why = f"nothing applied: every path of {change_id} is held; name the ones you want"
         done = Outcome([], [why, *finish.describe(report, words.frontend())])
         done.code = 1
         return done

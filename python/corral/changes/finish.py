@@ -135,6 +135,12 @@ def _whole(checked: list[tuple[Entry, Refusal | None]], accepted: list[Entry]) -
     )
 
 
+CHANGED_SINCE = (
+    "changed on the host since the command ran: applying it would undo that change; name it "
+    "with --overwrite to apply it anyway"
+)
+
+
 def settle(
     stage: str,
     plan: dict[str, Any],
@@ -167,11 +173,7 @@ def settle(
         if forced and refusal is not None and not overwrite and _changed_since(entry, plan):
             # a refused path named to apply, which the host changed since the run (you, or a
             # change set applied since): it would undo that change, silently (r39c)
-            held.append({
-                "path": entry.path, "code": "conflict",
-                "message": "changed on the host since the command ran: applying it would undo "
-                "that change; name it with --overwrite to apply it anyway",
-            })  # fmt: skip
+            held.append({"path": entry.path, "code": "conflict", "message": CHANGED_SINCE})
             continue
         if (refusal is None and not hold_all) or forced:
             accepted.append(entry)
@@ -184,7 +186,13 @@ def settle(
                 })  # fmt: skip
         elif refusal is not None:
             if refusal.path == entry.path:  # what is below a refused directory goes with it
-                held.append(refusal.as_dict())
+                item = refusal.as_dict()
+                if _changed_since(entry, plan):
+                    # (said now, not once it is named: `apply ID PATH` as suggested was then
+                    # refused for it, r51c STALEHINT)
+                    item["message"] += f"; {CHANGED_SINCE}"
+                    item["since"] = True
+                held.append(item)
         elif (gone := len(replaced(entry)[0])) > 0:
             held.append({
                 "path": entry.path, "code": "review",
@@ -336,7 +344,7 @@ def _describe(report: dict[str, Any], frontend: str | None) -> list[str]:
         if venvs:
             named = [*venvs, *(p for p in named if not any(is_within(p, v) for v in venvs))]
         paths = named if 0 < len(named) <= NAMED else ["PATH..."]
-        if any(item.get("code") == "conflict" for item in report["held"]):
+        if any(item.get("code") == "conflict" or item.get("since") for item in report["held"]):
             paths = ["--overwrite", *paths]  # (what the host changed meanwhile: r40c)
         which = (
             ", naming the held paths you want from the list above"
