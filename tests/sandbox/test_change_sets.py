@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -416,8 +417,11 @@ def test_a_held_change_set_is_checked_against_what_is_protected_now(host: Host) 
     assert "held" in held
     listed = host.corral("changes").stdout
     change_id = next(line.split(":")[0] for line in listed.splitlines() if ": held" in line)
+    # (which run made it, and when: r51c STALEHINT, six sets were six ids and reasons)
+    assert re.search(r": held in .*, from `sh -c .*` at \d\d:\d\d$", listed, re.M), listed
     (host.ws / ".envrc").write_text("source_env_if_exists .envrc.local\n")
     shown = host.corral("changes", change_id).stdout
+    assert re.match(r".*\(workspace .*, from `sh -c .*` at \d\d:\d\d\)$", shown, re.M), shown
     assert ".envrc.local: held" in shown, shown
     applied = host.corral("apply", change_id)
     # (nothing applied says so and fails: "applied 0 added" with status 0 read as done, r46c)

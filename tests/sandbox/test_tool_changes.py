@@ -84,6 +84,9 @@ def test_in_review_mode_tool_changes_are_held_until_applied(svc: Service, host: 
     assert readme.read_text() == before and (host.ws / "old.txt").exists()  # nothing yet
     listed = svc.call("changes", {})["out"]
     assert sum(": held" in line and line[0] != " " for line in listed) == 2, listed
+    made = [line.split(", from ", 1)[1] for line in listed if ": held" in line and line[0] != " "]
+    assert any(m.startswith(f"the file tool's write of {readme} at ") for m in made), listed
+    assert any(m.startswith("the file tool's delete of ") for m in made), listed
     shown = svc.call("changes", {"id": wrote["held"]["id"]})["out"]
     assert "+proposed" in shown, shown
     for change in (wrote, deleted):

@@ -63,10 +63,35 @@ def _paths(stage: str, given: list[str]) -> frozenset[str]:
     return frozenset(os.path.normpath(os.path.join(cwd, p)) for p in given)
 
 
-def _held_lines(report: dict[str, Any], workspace: str = "") -> list[str]:
+def _made(plan: dict[str, Any]) -> str:
+    """`, from `make fmt` at 14:02` (the day too when not today): which run a change set
+    is, beside its id (r51c STALEHINT: six sets from four workspaces were only ids)."""
+    import time
+
+    try:
+        when = time.localtime(int(plan["created_ns"]) // 1_000_000_000)
+    except (KeyError, TypeError, ValueError, OverflowError):
+        return ""
+    today = time.localtime()[:3] == when[:3]
+    at = time.strftime("%H:%M" if today else "%Y-%m-%d %H:%M", when)
+    words_ = [str(w) for w in plan.get("made_by") or []]
+    if len(words_) == 1 and words_[0].startswith("the file tool's "):
+        return f", from {words_[0]} at {at}"
+    if not words_:
+        return f", made at {at}"
+    import shlex
+
+    made_by = shlex.join(words_)
+    made_by = made_by if len(made_by) <= 80 else made_by[:77] + "..."
+    return f", from `{made_by}` at {at}"
+
+
+def _held_lines(
+    report: dict[str, Any], workspace: str = "", plan: dict[str, Any] | None = None
+) -> list[str]:
     where = f" in {workspace}" if workspace else ""
     lines = [
-        f"{report['id']}: {report['status']}{where}"
+        f"{report['id']}: {report['status']}{where}{_made(plan or {})}"
         + (f" ({report['why']})" if report.get("why") else "")
     ]
     held = report["held"]
@@ -95,10 +120,12 @@ def listing() -> Outcome:
     out = Outcome([] if found else ["no held change sets"])
     for stage in found:  # (every workspace's: each says which)
         try:
-            workspace = stages.read_plan(stage)["cwd"]
-        except (OSError, ValueError, KeyError):
-            workspace = ""
-        out.out += _held_lines(stages.read_json(os.path.join(stage, stages.REPORT)), workspace)
+            plan = stages.read_plan(stage)
+            workspace = plan["cwd"]
+        except (OSError, ValueError, KeyError, EOFError, TypeError):
+            plan, workspace = {}, ""
+        report = stages.read_json(os.path.join(stage, stages.REPORT))
+        out.out += _held_lines(report, workspace, plan)
     return out
 
 
@@ -168,7 +195,7 @@ def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
     with finish.Locked():
         stage = _stage(change_id)
         plan, checked, problems = finish.read(stage, now(stage))
-    out = Outcome([finish.shown(f"{plan['id']} (workspace {plan['cwd']})")])
+    out = Outcome([finish.shown(f"{plan['id']} (workspace {plan['cwd']}{_made(plan)})")])
     # why the whole of it waits for you, beyond each path's own verdict
     if plan.get("unreadable"):
         why = "; ".join(plan["unreadable"])

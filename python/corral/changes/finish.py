@@ -186,7 +186,7 @@ def settle(
                 })  # fmt: skip
         elif refusal is not None:
             if refusal.path == entry.path:  # what is below a refused directory goes with it
-                item = refusal.as_dict()
+                item: dict[str, Any] = dict(refusal.as_dict())
                 if _changed_since(entry, plan):
                     # (said now, not once it is named: `apply ID PATH` as suggested was then
                     # refused for it, r51c STALEHINT)

@@ -19,7 +19,7 @@ from corral.paths import is_within
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
     from typing import Any
 
     from corral.sandbox.policy import Policy
@@ -87,8 +87,10 @@ def protection(policy: Policy) -> dict[str, Any]:
     }
 
 
-def create(policy: Policy) -> str:
-    """A new staging area for one run of a command under `policy`; returns its path."""
+def create(policy: Policy, made_by: Sequence[str] = ()) -> str:
+    """A new staging area for one run of a command under `policy`; returns its path.
+    `made_by`: the command's argv (or the file tool's call, one word), shown with the
+    change set."""
     base = root_dir()
     os.makedirs(base, mode=0o700, exist_ok=True)
     collect_garbage(base)
@@ -102,6 +104,7 @@ def create(policy: Policy) -> str:
         "version": PLAN_VERSION,
         "id": name,
         "created_ns": time.time_ns(),
+        "made_by": [str(word)[:200] for word in made_by[:20]],
         "cwd": policy.cwd,
         "writes": policy.writes,
         "roots": list(policy.rw_roots),

@@ -76,7 +76,8 @@ class ToolChanges:
         """A staging area holding this one change, as a command's overlay would."""
         roots = self.policy.rw_roots
         index = next(i for i, r in enumerate(roots) if is_within(real, r) and os.path.isdir(r))
-        stage = stages.create(self.policy)
+        verb = "delete" if data is None else "write"
+        stage = stages.create(self.policy, made_by=[f"the file tool's {verb} of {real}"])
         try:
             rel = os.path.relpath(real, roots[index])
             upper = stages.upper(stage, index)

@@ -397,7 +397,7 @@ class BwrapBackend(Backend):
             from corral.changes import stage as stages
 
             finisher = finish_command(policy)  # checked before anything is made
-            stage = stages.create(policy)
+            stage = stages.create(policy, made_by=argv)
         else:
             writable_home = policy.home != "/" and any(
                 is_within(policy.home, r) for r in policy.rw_roots
