@@ -213,6 +213,11 @@ def test_a_write_to_an_open_chat_is_told_as_one(ed: Editor, workspace: Path) -> 
     (seen,) = result(ed)["sandbox_refusals"]
     assert (seen["rule"], seen["what"]) == ("chat.patterns", "a write to an open chat's file")
     assert "sandbox keeps it read-only" not in seen["hint"] and "open in the editor" in seen["hint"]
+    # (r51c: a move over it said EBUSY, a hard link of it EXDEV, neither told as the sandbox's)
+    execute(ed, "bash", command="echo x > other; mv -f other talk.chat; ln talk.chat hl")
+    seen = result(ed)["sandbox_refusals"]
+    assert [r["code"] for r in seen] == ["mount", "mount"], seen
+    assert all(r["rule"] == "chat.patterns" for r in seen), seen
     execute(ed, "write", path=str(chat), content="hijacked\n")
     refusal = result(ed)["refusal"]
     assert refusal["rule"] == "chat.patterns" and "protected" not in refusal["hint"], refusal

@@ -36,6 +36,17 @@ SIGNS = (
         "a hidden or protected path",
     ),
     (
+        # (r51c: `mv x A.chat` over the open chat, kept read-only by a mount of its own, says
+        # EBUSY; `ln A.chat y` EXDEV: neither was told as the sandbox's)
+        "mount",
+        ("Device or resource busy", "Invalid cross-device link"),
+        "the sandbox mounts that path on its own (a protected file, an open chat, a hidden "
+        "path, its private /tmp): it cannot be replaced, moved or hard-linked across; copy it "
+        "instead, or change it yourself outside the sandbox",
+        "sandbox.policy.protected",
+        "a move or link across a path the sandbox mounts",
+    ),
+    (
         "network",
         (
             "Network is unreachable",
@@ -126,13 +137,15 @@ def _read_only(line: str, policy: Policy, rule: str, hint: str, what: str) -> tu
     from corral.paths import is_within
     from corral.sandbox.resolution import OPEN_CHAT
 
-    for path in _paths_in(line, policy.cwd):
+    paths = _paths_in(line, policy.cwd)
+    for path in paths:  # (`ln A.chat hl` names the link first)
         if dict(policy.protected_why).get(path) == OPEN_CHAT:
             return (
                 "chat.patterns",
                 f"{path} is {OPEN_CHAT}: the user changes it in the editor",
                 "a write to an open chat's file",
             )  # (r51c CHATROHINT: told as "a git hook or config, a start-up file")
+    for path in paths:
         if any(is_within(path, r) for r in policy.rw_roots):
             return (
                 "sandbox.policy.protected",
@@ -141,7 +154,7 @@ def _read_only(line: str, policy: Policy, rule: str, hint: str, what: str) -> tu
                 f"to, or see {words.command('status')}",
                 "a write to a protected path",
             )
-    if policy.mode != "read-only":
+    if policy.mode != "read-only" and rule == "sandbox.policy.rw_paths":
         hint = "outside the writable roots: add the directory to sandbox.policy.rw_paths"
     return rule, hint, what
 
@@ -158,7 +171,7 @@ def report(
                     continue  # with network allowed, a failure is the network's, not ours
                 if code == "network" and policy is not None and policy.network_allow:
                     continue  # corral's proxy says what it refused, by host
-                if code == "read-only-file-system" and policy is not None:
+                if code in ("read-only-file-system", "mount") and policy is not None:
                     rule, hint, what = _read_only(line, policy, rule, hint, what)
                 elif code == "permission-denied" and policy is not None:
                     rule, hint, what = _denied(line, policy, rule, hint, what)
