@@ -405,10 +405,22 @@ function M.attach(bufnr)
     group = group,
     buffer = bufnr,
     callback = function()
+      local had = state.buffers[bufnr] and state.buffers[bufnr].values
       M.refresh(bufnr, true, true)
       vim.schedule(function() -- (after a FileChangedShellPost of the same reload)
         if attached[bufnr] then
           attached[bufnr].before = nil
+        end
+        -- A block gone from the file as read again (:e!) drops its narrowing: say so, it
+        -- may be a command's doing (r51c: an .editorconfig made the chat save as one line)
+        local now = state.buffers[bufnr]
+        if had and next(had) ~= nil and attached[bufnr] and (now == nil or (next(now.values) == nil and not now.kept)) then
+          local keys = vim.tbl_keys(had)
+          table.sort(keys)
+          vim.notify(("corral: %s as read now has no frontmatter: the settings it had (%s) no longer apply. If you did not remove them, something rewrote the file: check it (:Sandbox status shows what is in force)."):format(
+            M.plain(vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ":~:.")),
+            table.concat(keys, ", ")
+          ), vim.log.levels.WARN)
         end
       end)
     end,

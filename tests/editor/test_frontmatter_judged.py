@@ -125,6 +125,32 @@ def test_edit_bang_reads_the_frontmatter_again(ed: Editor, workspace: Path) -> N
     assert ed.config(buf)["values"]["sandbox.mode"] == "read-only"
 
 
+def test_a_frontmatter_gone_when_the_chat_is_read_again_is_said(
+    ed: Editor, workspace: Path
+) -> None:
+    """r51c: a chat saved so that it read back without its block (a command's .editorconfig
+    made Neovim write it with CR line ends) dropped its narrowing at :e! without a word."""
+    chat = write_chat(workspace, lua_block('corral.opt.sandbox.mode = "read-only"'))
+    buf = ed.edit(chat)
+    assert ed.config(buf)["values"]["sandbox.mode"] == "read-only"
+    ed.clear_messages()
+    chat.write_text("@You: the block is gone\n")
+    ed.lua("vim.cmd('edit!')")
+    ed.wait_for(
+        lambda: any("has no frontmatter" in m for m in ed.messages()), what="the warning"
+    )
+    (said,) = [m for m in ed.messages() if "has no frontmatter" in m]
+    assert "sandbox.mode" in said and "no longer apply" in said, said
+    # (a chat you open that never had one says nothing)
+    plain = workspace / "plain.chat"
+    plain.write_text("@You: hi\n")
+    ed.clear_messages()
+    ed.edit(plain)
+    ed.lua("vim.cmd('edit!')")
+    ed.lua("vim.wait(50)")
+    assert not [m for m in ed.messages() if "has no frontmatter" in m]
+
+
 def test_a_verdict_that_followed_a_link_is_not_kept_after_the_link_moves(
     spawn: Callable[..., Editor], workspace: Path
 ) -> None:
