@@ -51,8 +51,8 @@ GUARD_REFUSALS: dict[str, tuple[str, str, str]] = {
     ),
     "sandbox.mode": (
         "read-only-mode", "sandbox.mode",
-        'set sandbox.mode = "workspace-write" (:Sandbox status shows where "read-only" '
-        "comes from)",
+        'set sandbox.mode = "workspace-write"; :Sandbox status shows where "read-only" '
+        "comes from",
     ),
     "sandbox.policy.network": (
         "no-network", "sandbox.policy.network",
@@ -83,6 +83,22 @@ def guard_refusal(decision: Mapping[str, Any], origins: Mapping[str, str]) -> di
         "message": str(decision.get("reason", "")),
         "hint": hint,
     }
+
+
+def without_own_lines(output: str, repairs: Any) -> str:
+    """A command's output without the lines corral's check printed after it (`corral: held
+    ...`, `:Sandbox apply ...`): they are for the user, and in `repairs` for the chat to
+    show; in the output the model would read the user's commands as its own to run, beside
+    lines a command can print the same (r51c MODELTEXT). The summary says what is held."""
+    if not isinstance(repairs, list) or not repairs or not output:
+        return output
+    own = {f"corral: {line}" for line in repairs if isinstance(line, str)}
+    lines = output.split("\n")
+    end = len(lines)
+    while end > 0 and (lines[end - 1] in own or (lines[end - 1] == "" and end == len(lines))):
+        end -= 1  # (from the end only: the check runs after the command)
+    kept = "\n".join(lines[:end])
+    return kept + ("\n" if kept and output.endswith("\n") else "")
 
 
 def _status(tool: str, raw: Mapping[str, Any]) -> str:
@@ -127,6 +143,10 @@ NEVER_ALLOWED = frozenset({
     "invalid-path", "invalid-content", "invalid-argument", "io-error", "bad-url",
     "resolve-failed",
 })  # fmt: skip
+
+
+# a hint that starts so is written to the model already, not "the user can allow it: ..."
+FOR_MODEL = ("only the user ", "use ")
 
 
 def _count(n: int, word: str) -> str:
@@ -176,7 +196,13 @@ def summary(result: Mapping[str, Any]) -> str:
     refusal = result.get("refusal") or {}
     if status == "refused":
         text = f"not run: {refusal.get('message') or refusal.get('code', 'refused')}"
-        if refusal.get("hint") and refusal.get("code") in NEVER_ALLOWED:
+        if refusal.get("code") == "denied-by-glob":
+            # (not which pattern to drop: the user keeps such files (a private key, .env)
+            # from tools on purpose, r51c MODELTEXT; the hint stays in the refusal for them)
+            text += " (the user keeps files matching it from tools)"
+        elif refusal.get("hint") and (
+            refusal.get("code") in NEVER_ALLOWED or str(refusal["hint"]).startswith(FOR_MODEL)
+        ):
             text += f" ({refusal['hint']})"
         elif refusal.get("hint"):
             text += f" (the user can allow it: {refusal['hint']})"

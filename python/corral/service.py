@@ -625,6 +625,8 @@ class Service:
         resolved, pol = self._policy(request)
         tool = str(request.get("tool", ""))
         raw = dict(request.get("raw") or {})
+        if tool == "bash" and "output" in raw:
+            raw["output"] = results.without_own_lines(str(raw["output"]), raw.get("repairs"))
         if tool == "bash" and "output" in raw and raw.get("sandboxed"):
             tail = str(raw["output"])[-65536:]
             raw["sandbox_refusals"] = report(tail, pol, _named(resolved.origins, request))

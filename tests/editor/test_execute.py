@@ -313,6 +313,11 @@ def test_a_bash_result_says_what_changed_and_what_was_held(fresh: Editor, worksp
     (held,) = changes["held"]
     assert held["path"] == str(workspace / ".nvim.lua") and "protected" in held["why"]
     assert not (workspace / ".nvim.lua").exists()
+    # r51c MODELTEXT: corral's own lines (":Sandbox apply ...") are the user's, in `repairs`,
+    # not in the output the model reads as the command's
+    r = result(fresh)
+    assert any(":Sandbox changes" in line for line in r["repairs"]), r["repairs"]
+    assert "corral:" not in r["output"] and ":Sandbox" not in r["output"], r["output"]
 
 
 def test_a_later_bash_result_says_what_earlier_calls_left_held(

@@ -136,9 +136,7 @@ def test_a_frontmatter_gone_when_the_chat_is_read_again_is_said(
     ed.clear_messages()
     chat.write_text("@You: the block is gone\n")
     ed.lua("vim.cmd('edit!')")
-    ed.wait_for(
-        lambda: any("has no frontmatter" in m for m in ed.messages()), what="the warning"
-    )
+    ed.wait_for(lambda: any("has no frontmatter" in m for m in ed.messages()), what="the warning")
     (said,) = [m for m in ed.messages() if "has no frontmatter" in m]
     assert "sandbox.mode" in said and "no longer apply" in said, said
     # (a chat you open that never had one says nothing)

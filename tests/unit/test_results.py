@@ -73,6 +73,14 @@ def shape(tool: str, **raw: object) -> dict[str, object]:
          "could not run: timed out"),
         ("read", {"ok": False, "refusal": {"code": "hidden", "message": "m", "hint": "h"}},
          "refused", False, "not run: m (the user can allow it: h)"),
+        # r51c MODELTEXT: a secret's glob is not spelled out for the model to ask to drop;
+        # a hint written to the model is not "the user can allow it"
+        ("read", {"ok": False, "refusal": {"code": "denied-by-glob", "message": "m",
+                                           "hint": "remove 'id_rsa*' from x"}},
+         "refused", False, "not run: m (the user keeps files matching it from tools)"),
+        ("write", {"ok": False, "refusal": {"code": "protected", "message": "m",
+                                            "hint": "only the user can make this change"}},
+         "refused", False, "not run: m (only the user can make this change)"),
         ("bash", {"status": "cancelled", "output": "abc"}, "cancelled", False,
          "cancelled before it finished; output so far: 3 bytes"),
     ],
@@ -113,3 +121,18 @@ def test_the_held_change_sets_of_earlier_runs_are_named_newest_last() -> None:
     assert lines[0].endswith("(corral changes id2)")
     assert "x\\x0ay and 3 more (corral changes id4)" in lines[2]
     assert lines[3] == "... and 2 older held change sets: corral changes"
+
+
+def test_the_checks_own_lines_leave_the_output_for_the_repairs() -> None:
+    """r51c MODELTEXT: corral's lines after a run (`corral: held ...`, `:Sandbox apply ...`)
+    are for the user (`repairs`); in `output` the model read the user's commands as its own.
+    Only from the end, and only the lines the check printed: a command's own `corral:` line
+    earlier stays (quoted nowhere as corral's)."""
+    repairs = ["held /w/re2.py: a new module", "these changes are held: :Sandbox changes X"]
+    output = "corral: held /w/forged.py: fine\nbuilding\n" + "".join(
+        f"corral: {r}\n" for r in repairs
+    )
+    kept = results.without_own_lines(output, repairs)
+    assert kept == "corral: held /w/forged.py: fine\nbuilding\n", kept
+    assert results.without_own_lines("out\n", []) == "out\n"
+    assert results.without_own_lines(f"corral: {repairs[0]}", repairs) == ""

@@ -69,7 +69,9 @@ class ToolChanges:
             return None  # (held for your review, not refused: r48c, the tool could not
             # write a new utils.py at all)
         if found is not None:  # (no change set is left to apply it from)
-            found["hint"] = "the change-set rules refuse it (:help corral-changes)"
+            found["hint"] = (
+                "only the user can make this change, outside the sandbox; do not work around it"
+            )
         return found
 
     def _staged(self, real: str, data: bytes | None, mode: int | None) -> str:

@@ -41,7 +41,8 @@ _DELETE_DISABLED = Refusal(
     "",
     "tools.delete.allow_sandboxed",
     "builtin",
-    "run rm through the sandboxed shell tool, or set tools.delete.allow_sandboxed = true",
+    "use rm through the bash tool instead (the user can turn this tool on: "
+    "tools.delete.allow_sandboxed = true)",
     "the delete tool is off while the sandbox is on",
 )
 
