@@ -452,6 +452,11 @@ _PROTECTED = (
     # `mvn -v` too: jvm.config's `-javaagent:` runs a jar, maven.config adds options,
     # extensions.xml loads code before any pom is read (r37b MVNJVM)
     ".mvn",
+    # Vim script `nvim -S` sources: the session `:mksession` writes by default, and the
+    # `<name>x.vim` every session file sources beside itself (r52c SESSIONVIM; a session of
+    # another name is judged by its first line, see rules._session)
+    "Session.vim",
+    "Sessionx.vim",
     ".neoconf.json",  # neoconf.nvim: language server settings, a server's command among them
     ".vim/coc-settings.json",  # coc.nvim's workspace settings: the same
     ".tool-versions",  # asdf and mise: a `path:` version puts a directory on PATH

@@ -1569,3 +1569,20 @@ def test_every_variable_a_runtime_loads_code_from_is_read_wherever_it_is_set(
     assert not (ws / "perllib" / "Trace.pm").exists()
     assert (ws / "tools" / "new.txt").exists()  # tools/ itself is not kept whole
     assert not (ws / "hooks" / "pre-commit").exists()
+
+
+def test_vim_session_files_nvim_s_sources_are_held(host: Host) -> None:
+    """r52c SESSIONVIM: a new Session.vim was applied without a word, and `nvim -S` ran it
+    on the host; so did a `Sessionx.vim` (or `<name>x.vim`) beside the user's own session,
+    which every session file sources beside itself. Other Vim script passes."""
+    mark = "let SessionLoad = 1\n"
+    (host.ws / "work.vim").write_text(mark + "cd ~/app\n")  # the user's :mksession work.vim
+    run(host, "echo 'source ~/x.vim' > Session.vim; echo 'source ~/x.vim' > Sessionx.vim; "
+              "echo 'source ~/x.vim' > workx.vim; echo 'source ~/x.vim' >> work.vim; "
+              "printf 'let SessionLoad = 1\\n' > new.vim; "
+              "mkdir -p syntax; echo 'syn keyword x y' > syntax/linux.vim; "
+              "echo 'set nu' > notes.vim\n")  # fmt: skip
+    for name in ("Session.vim", "Sessionx.vim", "workx.vim", "new.vim"):
+        assert not (host.ws / name).exists(), name
+    assert (host.ws / "work.vim").read_text() == mark + "cd ~/app\n"
+    assert (host.ws / "syntax" / "linux.vim").exists() and (host.ws / "notes.vim").exists()

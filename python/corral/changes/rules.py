@@ -201,6 +201,12 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
                 "protected", path, PROTECTED,
                 f"protected name {hit_name}: the host runs or obeys it by itself",
             )  # fmt: skip
+        session = _session(entry)
+        if session is not None:
+            return self.refusal(
+                "protected", path, PROTECTED,
+                f"{session}: `nvim -S` sources it as Vim script (r52c SESSIONVIM)",
+            )  # fmt: skip
         dot = _config_dot(parts, lambda i: self._tool_tree(entry, parts, i))
         if (
             dot is not None
@@ -512,6 +518,41 @@ TOOL_TREES = {
     "node_modules": "", "target": "CACHEDIR.TAG", "venv": "pyvenv.cfg", ".venv": "pyvenv.cfg",
     "site-packages": "", "dist-packages": "",
 }  # fmt: skip
+
+
+SESSION_MARK = b"let SessionLoad = 1"  # the first line of every file :mksession writes
+
+
+def _session_file(path: str) -> bool:
+    """Whether `path` is a regular file starting as a session does (never blocking on a
+    FIFO, never through a link)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, len(SESSION_MARK)) == (
+            SESSION_MARK
+        )
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _session(entry: Entry) -> str | None:
+    """Why a file is a Vim session's, or None: a session file of any name the host has (one
+    you made with `:mksession work.vim`), or a new one, and the `<name>x.vim` a session file
+    sources beside itself at `nvim -S`. (Session.vim and Sessionx.vim are protected names.)"""
+    if not entry.path.endswith(".vim") or entry.kind in ("dir", "whiteout"):
+        return None
+    if _session_file(entry.path) or (entry.kind == "file" and _session_file(entry.source)):
+        return "a Vim session file"
+    if entry.path.endswith("x.vim"):
+        session = entry.path[: -len("x.vim")] + ".vim"
+        if _session_file(session) or _session_file(entry.staged(session)):
+            return f"the script the session {os.path.basename(session)} sources beside itself"
+    return None
 
 
 def _config_dot(parts: list[str], owned: Callable[[int], bool]) -> str | None:
