@@ -385,7 +385,13 @@ def test_an_index_path_git_would_not_add_is_unreadable(repo: Path, name: bytes) 
         read_index(str(index))
 
 
-@pytest.mark.parametrize("node", [b"\x000_1 0\n", b"\x00-1 1\n", b"\x00-1 +0\n"])
+@pytest.mark.parametrize("node", [
+    b"\x000_1 0\n", b"\x00-1 1\n", b"\x00-1 +0\n",
+    # r52a CTREEWRAP: git keeps strtol's long in an int, -4294967295 is 1 to it
+    b"\x00-1 2\njson\x00-4294967295 0\n" + b"t" * 20 + b"docs\x00-1 0\n",
+    b"\x004294967295 0\n" + b"t" * 20,
+    b"\x00-1 4294967297\n",
+])  # fmt: skip
 def test_a_cache_tree_is_read_only_as_git_reads_it(node: bytes) -> None:
     """r51a CTREEINT: int() read a count `0_1` as 1 where git's strtol reads 0, and a cache
     tree ending before the subtrees it announced passed: a subtree corral judged at

@@ -460,7 +460,10 @@ def _cache_tree(data: bytes, out: dict[str, str]) -> None:
         count, _, subtrees = data[nul + 1 : eol].partition(b" ")
         # (as git's strtol reads them: an optional minus and ASCII digits; Python's int()
         # read `0_1` as 1 where git reads 0, r51a CTREEINT)
-        if not (_decimal(count.removeprefix(b"-")) and _decimal(subtrees)):
+        if not (_decimal(count.removeprefix(b"-")) and _decimal(subtrees)) or not (
+            -(2**31) <= int(count) < 2**31 and int(subtrees) < 2**31
+        ):
+            # (git keeps strtol's long in an int: -4294967295 is 1 to it, r52a CTREEWRAP)
             raise GitUnreadable("a cache tree count git would read otherwise")
         i = eol + 1
         parent = stack[-1][0] if stack else None
