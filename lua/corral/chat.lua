@@ -339,6 +339,10 @@ function M.attach(bufnr)
   if bufnr == 0 then
     bufnr = vim.api.nvim_get_current_buf()
   end
+  -- A chat's text is what models and commands wrote: a modeline in it (`vim: set ff=mac :`
+  -- in a command's output) would make the next :write save the chat so that it reads back
+  -- as one line, its frontmatter gone (r52c CHATMODELINE). Set before modelines are read.
+  vim.bo[bufnr].modeline = false
   if attached[bufnr] then
     return
   end
@@ -362,6 +366,17 @@ function M.attach(bufnr)
       if M.is_link(name) and not attached[bufnr].link then
         error(("corral: not writing %s: it is a symbolic link now (to %s), made since it was "
           .. "read; remove the link, then write"):format(M.plain(name), M.plain(vim.uv.fs_realpath(name) or "?")), 0)
+      end
+      -- Saved in a form that reads back otherwise, the frontmatter would be gone at the next
+      -- read (CR line ends: one line; another encoding: not Lua), its narrowing with it.
+      local bo = vim.bo[bufnr]
+      local enc = bo.fileencoding
+      if state.buffers[bufnr] and (bo.fileformat == "mac" or bo.bomb or bo.binary
+          or not (enc == "" or enc == "utf-8" or enc == "utf8")) then
+        error(("corral: not writing %s: with fileformat=%s, fileencoding=%s%s it would read back "
+          .. "without its frontmatter; :setlocal fileformat=unix fileencoding=utf-8 nobomb "
+          .. "nobinary, then write"):format(M.plain(name), bo.fileformat, enc ~= "" and enc or "utf-8",
+          bo.bomb and ", bomb" or ""), 0)
       end
     end,
   })

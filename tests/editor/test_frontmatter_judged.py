@@ -149,6 +149,26 @@ def test_a_frontmatter_gone_when_the_chat_is_read_again_is_said(
     assert not [m for m in ed.messages() if "has no frontmatter" in m]
 
 
+def test_a_modeline_in_a_chat_never_changes_how_it_is_saved(ed: Editor, workspace: Path) -> None:
+    """r52c CHATMODELINE: a command printed `vim: set ff=mac :`, the chat plugin put the
+    output in the chat; opened again, the modeline set CR line ends, and the next :write
+    saved the chat so that it read back as one line, its read-only frontmatter gone."""
+    chat = write_chat(workspace, lua_block('corral.opt.sandbox.mode = "read-only"'))
+    with chat.open("a") as f:
+        f.write("tool: vim: set ff=mac :\n")
+    ed.lua("vim.o.modeline = true")  # (the default but for root)
+    buf = ed.edit(chat)
+    assert ed.lua("return vim.bo[...].fileformat", buf) == "unix"
+    ed.lua("vim.api.nvim_buf_set_lines(..., -1, -1, false, { 'more' }) vim.cmd('write')", buf)
+    assert b"\r" not in chat.read_bytes()
+    # set by hand (or a plugin), the write is refused, saying how to go on
+    ed.lua("vim.bo[...].fileformat = 'mac'", buf)
+    failed = ed.lua("return { pcall(vim.cmd, 'write') }")
+    assert failed[0] is False and "fileformat=unix" in failed[1], failed
+    assert b"\r" not in chat.read_bytes()
+    assert ed.config(buf)["values"]["sandbox.mode"] == "read-only"
+
+
 def test_a_verdict_that_followed_a_link_is_not_kept_after_the_link_moves(
     spawn: Callable[..., Editor], workspace: Path
 ) -> None:

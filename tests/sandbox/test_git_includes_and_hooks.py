@@ -1387,3 +1387,63 @@ def test_merge_bases_through_second_parents_fetch_head_and_shallow_clones(host: 
     run(host, f"cd shallow; echo more >> a.txt; {GIT_ID} commit -qam more\n")
     assert held_ids(host) == [], host.corral("changes").stdout
     assert host.git("log", "-1", "--format=%s", cwd=clone).strip() == "more"
+
+
+# a commit `agent` on top of main: app/a.py and app/b.py rewritten past what git pairs as a
+# rename of feature's moved files, then app/json.py added; $1 picks how it names `feature`
+_PAST_A_MOVE = """set -e
+export GIT_INDEX_FILE=/tmp/agent-index GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@e \\
+    GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@e
+git read-tree HEAD
+A=$(yes '# reformatted, a line of padding' | head -n 300 | git hash-object -w --stdin)
+B=$(yes '# reformatted, another padding' | head -n 300 | git hash-object -w --stdin)
+git update-index --add --cacheinfo "100644,$A,app/a.py" --cacheinfo "100644,$B,app/b.py"
+N0=$(git commit-tree -p HEAD -m reformat "$(git write-tree)")
+J=$(echo 'import os' | git hash-object -w --stdin)
+git update-index --add --cacheinfo "100644,$J,app/json.py"
+T=$(git write-tree)
+F=$(git rev-parse feature)
+case $1 in
+hidden) N=$(printf 'tree %s\\nparent %s\\nauthor a <a@e> 1 +0000\\ncommitter a <a@e> 1 +0000\\nparent %s\\n\\nj\\n' \\
+        "$T" "$N0" "$F" | git hash-object -t commit -w --literally --stdin) ;;
+merged) N=$(git commit-tree -p "$N0" -m j "$T")
+        W=$(git commit-tree -p "$N" -p "$F" -m "Merge branch feature" "$T")
+        git update-ref refs/heads/aa "$W" ;;
+fetched) N=$(git commit-tree -p "$N0" -m j "$T")
+        W=$(git commit-tree -p "$N" -p "$F" -m "Merge branch feature" "$T")
+        printf '%s\\t\\tbranch main of https://example.com/x\\n' "$W" > .git/FETCH_HEAD ;;
+esac
+git update-ref refs/heads/agent "$N"
+rm -f "$GIT_INDEX_FILE"
+"""
+
+
+@pytest.mark.parametrize("how", ["hidden", "merged", "fetched"])
+def test_a_merge_with_a_branch_that_moved_a_directory_is_never_taken_as_done(
+    host: Host, how: str
+) -> None:
+    """Branch feature moved app/'s files to the top; the agent's app/json.py would follow
+    them there at `git merge feature` (OLDBASE). r52a HIDPARENT: a `parent` line naming
+    feature after `committer`, which git never reads, made corral take feature as merged.
+    CLEANMEMO: a merge commit of the agent's tip and feature, named by a ref that sorts
+    first (or by FETCH_HEAD alone), cleared the tip, and the ref naming the tip itself was
+    not judged against feature again."""
+    ident = ("-c", "user.name=u", "-c", "user.email=u@x")
+    _committed(host, "README", "hello\n")
+    (host.ws / "app").mkdir()
+    for name in ("a", "b"):
+        body = "".join(f"def f{name}{i}():\n    return {i}\n" for i in range(20))
+        (host.ws / "app" / f"{name}.py").write_text(body)
+    host.git("add", "app")
+    host.git(*ident, "commit", "-qm", "app")
+    host.git("checkout", "-q", "-b", "feature")
+    host.git("mv", "app/a.py", "a.py")
+    host.git("mv", "app/b.py", "b.py")
+    host.git(*ident, "commit", "-qm", "flatten")
+    host.git("checkout", "-q", "main")
+    attack = host.ws.parent / "agent.sh"
+    attack.write_text(_PAST_A_MOVE)
+    run(host, f"sh ../agent.sh {how}\n")
+    held = host.corral("changes").stdout
+    assert "json.py" in held or "a parent line where git reads none" in held, held
+    assert "refs/heads/agent" not in host.git("for-each-ref", "--format=%(refname)"), held

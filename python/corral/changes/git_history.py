@@ -825,17 +825,24 @@ class GitHistoryRules(RuleSet):
                 auto_merge = name == "AUTO_MERGE"
                 commits = list(self._new_commits(store, new, host_git, head, auto_merge))
                 fresh = {commit for commit, _ in commits}
+                # A commit is clean for the tips it was judged with: where files may move
+                # depends on them (r52a CLEANMEMO: cleared under a merge of it with your
+                # branch, named first, it was not judged again where a ref named it alone)
+                tips = tuple(sorted(new & fresh) or sorted(fresh))
                 moves: Moves | None = None
                 head_line = self._head_line(store, host_git, upper_git, fresh)
                 for commit, above in reversed(commits):  # (oldest first: against its parent)
-                    if commit in clean:
+                    if (commit, tips) in clean:
                         continue  # (reached again by another ref or reflog of this change set)
                     # What a commit adds against HEAD is what its first parent adds against
                     # HEAD, or what it adds against that parent: with the parent checked
                     # clean, only the second is left to look at (r33b: a long rebase diffed
                     # every commit against HEAD)
                     parent = _tree_of(store, above[0]) if above else None
-                    since = parent if above and above[0] in fresh and above[0] in clean else base
+                    since = (
+                        parent if above and above[0] in fresh and (above[0], tips) in clean
+                        else base
+                    )  # fmt: skip
                     what = f"commit {commit[:12]}, which {name} makes reachable,"
                     stash_root = (
                         name in ("refs/stash", "logs/refs/stash")
@@ -874,7 +881,7 @@ class GitHistoryRules(RuleSet):
                         review = f"; review it: git show {commit[:12]} -- {found[0]}"
                         break
                     if not stash_root:  # (another ref naming it judges it anew, r49a)
-                        clean.add(commit)
+                        clean.add((commit, tips))
         except (GitUnreadable, OSError, ValueError, IndexError, MemoryError, struct.error) as e:
             # (anything the reader did not foresee is unreadable too: held, never applied)
             return self.refusal(

@@ -417,14 +417,23 @@ def subtree(store: ObjectStore, tree: str | None, path: str) -> str | None:
 
 
 def parents(store: ObjectStore, sha: str) -> list[str]:
-    """The parents a commit names."""
+    """The parents a commit names, read as git reads them: only the `parent <id>` lines
+    right after its `tree` line. A `parent` line anywhere else in the header is held: git
+    reads none there, and corral took one after `committer` for a parent (r52a HIDPARENT:
+    a hidden parent naming your branch made a merge with it look done)."""
     kind, data = store.read(sha)
     if kind != "commit":
         raise GitUnreadable(f"{sha} is a {kind}, not a commit")
-    found = []
-    for line in data.split(b"\n\n", 1)[0].split(b"\n")[1:]:
-        if line.startswith(b"parent "):
-            found.append(line[7:].decode("ascii", "replace").strip())
+    lines = data.split(b"\n\n", 1)[0].split(b"\n")
+    found, at = [], 1
+    while at < len(lines) and lines[at].startswith(b"parent "):
+        name = lines[at][7:]
+        if len(name) != 40 or not all(c in b"0123456789abcdefABCDEF" for c in name):
+            raise GitUnreadable(f"commit {sha[:12]} with a parent line git cannot read")
+        found.append(name.decode("ascii").lower())
+        at += 1
+    if any(line.startswith(b"parent ") for line in lines[at:]):
+        raise GitUnreadable(f"commit {sha[:12]} with a parent line where git reads none")
     return found
 
 

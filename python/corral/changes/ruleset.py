@@ -74,9 +74,10 @@ class RuleSet:
         self._lua_dirs: dict[str, bool] = {}  # (see LuaRules._holds_lua)
         self._below_verdicts: dict[str, str | None] = {}  # (see LinkRules._leads_out_below)
         # (see GitHistoryRules: per git directory, the commits the host names, whether HEAD's
-        # ancestors are among them yet, and the new commits whose trees were found clean)
+        # ancestors are among them yet, and the new commits whose trees were found clean,
+        # with the new tips they were judged with)
         self._git_known: dict[str, tuple[set[str], bool]] = {}
-        self._git_clean: dict[str, set[str]] = {}
+        self._git_clean: dict[str, set[tuple[str, tuple[str, ...]]]] = {}
         self._git_state: dict[str, str] = {}  # a ref's or index's path -> its git directory
         self._top_names: dict[str, frozenset[str]] = {}  # module_rules._claimed
         self._git_refs: dict[str, dict[str, str]] = {}  # git_history._refs, by git directory
