@@ -1404,8 +1404,9 @@ git update-index --add --cacheinfo "100644,$J,app/json.py"
 T=$(git write-tree)
 F=$(git rev-parse feature)
 case $1 in
-hidden) N=$(printf 'tree %s\\nparent %s\\nauthor a <a@e> 1 +0000\\ncommitter a <a@e> 1 +0000\\nparent %s\\n\\nj\\n' \\
-        "$T" "$N0" "$F" | git hash-object -t commit -w --literally --stdin) ;;
+hidden) H='tree %s\\nparent %s\\nauthor a <a@e> 1 +0000\\ncommitter a <a@e> 1 +0000\\n'
+        N=$(printf "$H"'parent %s\\n\\nj\\n' "$T" "$N0" "$F" |
+            git hash-object -t commit -w --literally --stdin) ;;
 merged) N=$(git commit-tree -p "$N0" -m j "$T")
         W=$(git commit-tree -p "$N" -p "$F" -m "Merge branch feature" "$T")
         git update-ref refs/heads/aa "$W" ;;
