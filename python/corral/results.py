@@ -176,12 +176,12 @@ def _changes(changes: Mapping[str, Any] | None) -> str:
     return ""
 
 
-def _earlier(changes: Mapping[str, Any] | None) -> str:
+def _earlier(changes: Mapping[str, Any] | None, failed: bool) -> str:
     """What earlier runs here left held: a command missing it fails in its own words."""
     found = [e for e in (changes or {}).get("earlier") or [] if isinstance(e, dict)]
     names = [str(p) for e in found for p in e.get("paths") or []]
-    if not found:
-        return ""
+    if not found or not failed:
+        return ""  # (only where it may be why: every later call said it, r52c; `earlier` has it)
     count = sum(int(e.get("count", 0)) for e in found)
     more = " and more" if count > len(names[:3]) else ""
     listed = f": {', '.join(names[:3])}{more}" if names else ""
@@ -223,8 +223,16 @@ def summary(result: Mapping[str, Any]) -> str:
         )
         if result.get("truncated"):
             text += "; long output: only its end is included"
+        from corral.toolguard.ops.bash_report import GUESSED
+
         seen = result.get("sandbox_refusals") or []
-        if seen:
+        if seen and seen[0].get("message") == GUESSED:
+            # (corral's guess, not a line of the command's: not quoted as one, r52c NETGUESS)
+            text += (
+                "; the sandbox has no network, and the command runs a program that fetches "
+                f"(to allow: {seen[0].get('hint', '')})"
+            )
+        elif seen:
             first = seen[0]
             # the line is the command's own output: quoted, so it cannot pass for corral's words
             quoted = json.dumps(str(first.get("message", ""))[:160], ensure_ascii=False)
@@ -233,7 +241,8 @@ def summary(result: Mapping[str, Any]) -> str:
                 f"{quoted} ({first.get('what', first.get('code', ''))}"
                 + (f"; to allow: {first['hint']})" if first.get("hint") else ")")
             )
-        return text + _changes(result.get("changes")) + _earlier(result.get("changes"))
+        failed = status == "timed_out" or result.get("exit") != 0
+        return text + _changes(result.get("changes")) + _earlier(result.get("changes"), failed)
     if not result.get("ok"):
         return f"failed: {result.get('error', 'unknown error')}"
     path = result.get("path", "")

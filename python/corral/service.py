@@ -633,7 +633,7 @@ class Service:
             # (a quiet `pip install -q` without network: r46c F6, r48c)
             words = str(request.get("command", "")).split()
             raw["sandbox_refusals"] += quiet_network(
-                words, raw.get("exit"), pol, raw["sandbox_refusals"]
+                words, raw.get("exit"), pol, raw["sandbox_refusals"], tail
             )
         elif tool == "bash":
             raw.setdefault("sandbox_refusals", [])

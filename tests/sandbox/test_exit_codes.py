@@ -124,6 +124,10 @@ def test_a_quiet_failure_of_a_fetching_program_names_the_missing_network(host) -
     assert "no network in this sandbox" in done.stderr, done.stderr
     done = host.corral("run", "--", "sh", "-c", "exit 1")
     assert "network" not in done.stderr, done.stderr
+    # r52c NETGUESS: pip stopped by PEP 668 before any download is not the network's
+    pep668 = "echo 'error: externally-managed-environment' >&2; exit 1 # pip install x"
+    done = host.corral("run", "--", "sh", "-c", pep668)
+    assert done.returncode == 1 and "network" not in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize("command", ["no-such-program-r51c", "./no-such-program", "bin/x"])

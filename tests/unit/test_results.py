@@ -57,10 +57,19 @@ def shape(tool: str, **raw: object) -> dict[str, object]:
             {"id": "b", "paths": [], "count": 0}]}},
          "ran", False, "exit 1; earlier commands' changes held for the user's review are not "
          "in the workspace: re2.py, b, c and more"),
-        ("bash", {"exit": 0, "changes": {"status": "empty", "earlier": [
+        ("bash", {"exit": 1, "changes": {"status": "empty", "earlier": [
             {"id": "b", "paths": [], "count": 0}]}},
-         "ran", True, "exit 0; earlier commands' changes held for the user's review are not "
+         "ran", False, "exit 1; earlier commands' changes held for the user's review are not "
          "in the workspace"),
+        # (r52c: said on every later call, where nothing failed too; `earlier` keeps it)
+        ("bash", {"exit": 0, "changes": {"status": "empty", "earlier": [
+            {"id": "b", "paths": [], "count": 0}]}}, "ran", True, "exit 0"),
+        # r52c NETGUESS: corral's guess is not quoted as the command's line
+        ("bash", {"exit": 1, "sandbox_refusals": [
+            {"code": "network", "message": "the command runs a program that fetches (its "
+             "output did not say so)", "hint": "h"}]},
+         "ran", False, "exit 1; the sandbox has no network, and the command runs a program "
+         "that fetches (to allow: h)"),
         ("write", {"ok": True, "path": "/w/a", "bytes": 1}, "ran", True, "wrote 1 byte to /w/a"),
         ("write", {"ok": True, "path": "/w/a", "bytes": 3, "held": {"id": "x"}}, "ran", True,
          "wrote 3 bytes to /w/a; held for the user's review: not in the workspace yet"),

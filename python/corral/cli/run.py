@@ -168,8 +168,9 @@ def _explain(
     nor from nothing, when a quiet `pip install -q` failed without network."""
     from corral.toolguard.ops.bash_report import explain, quiet_network, report
 
-    found = report(tail.decode("utf-8", errors="replace"), policy, origins) if tail else []
-    found += quiet_network(words, code, policy, found)
+    text = tail.decode("utf-8", errors="replace")
+    found = report(text, policy, origins) if tail else []
+    found += quiet_network(words, code, policy, found, text)
     for line in explain(found):
         sys.stderr.write(line + "\n")
 

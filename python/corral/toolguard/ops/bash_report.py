@@ -85,22 +85,33 @@ def names_a_network_tool(words: list[str]) -> bool:
     return False
 
 
+# failures that say they are not the network's: no guess after them (r52c NETGUESS: pip
+# stopped by PEP 668 before any download was told to the model as a network refusal)
+NOT_NETWORK = (
+    "externally-managed-environment", "command not found", "No module named",
+    "No such file or directory", "Read-only file system", "Permission denied",
+)  # fmt: skip
+# the message of a guessed network refusal: corral's words, never quoted as the command's
+GUESSED = "the command runs a program that fetches (its output did not say so)"
+
+
 def quiet_network(
-    words: list[str], code: int | None, policy: Policy, seen: list[dict[str, str]]
-) -> list[dict[str, str]]:
+    words: list[str], code: int | None, policy: Policy, seen: list[dict[str, str]],
+    output: str = "",
+) -> list[dict[str, str]]:  # fmt: skip
     """The network refusal for a failed command that runs a NETWORK_TOOLS program in a sandbox
     without any network, when its output (`seen`: what report found in it) said nothing of
-    it."""
+    it, nor of another cause (NOT_NETWORK)."""
     if policy.network or policy.network_allow or code in (0, None):
         return []
-    if any(r.get("code") == "network" for r in seen):
+    if any(r.get("code") == "network" for r in seen) or any(m in output for m in NOT_NETWORK):
         return []
     if not names_a_network_tool(words):
         return []
     _code, _phrases, hint, rule, what = next(s for s in SIGNS if s[0] == "network")
     return [{
         "code": "network", "rule": rule, "layer": "",
-        "message": "the command runs a program that fetches (its output did not say so)",
+        "message": GUESSED,
         "hint": hint, "what": what,
     }]  # fmt: skip
 
