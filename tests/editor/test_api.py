@@ -6,7 +6,7 @@ import os
 import subprocess
 from typing import TYPE_CHECKING
 
-from corral.sandbox.backends.bwrap import LAUNCH_CHANGES
+from corral.sandbox.backends.bwrap import GUARD, LAUNCH_CHANGES
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -74,8 +74,10 @@ def test_wrap_command_is_env_scrubbed_bwrap(ed: Editor, workspace: Path) -> None
     bwrap_at = next(i for i, a in enumerate(argv) if os.path.basename(a) == "bwrap")
     # env -i NAME=value ... /bin/sh -c <constant launcher> <seccomp filter file> <staging
     # area> <python> <package dir> <check code> bwrap ...
-    launcher_at = next(i for i, a in enumerate(argv) if a in ("/usr/bin/sh", "/bin/sh"))
-    assert all("=" in a for a in argv[2:launcher_at]), argv[2:launcher_at]
+    guard_at = next(i for i, a in enumerate(argv) if a in ("/usr/bin/sh", "/bin/sh"))
+    assert all("=" in a for a in argv[2:guard_at]), argv[2:guard_at]
+    assert argv[guard_at + 1 : guard_at + 3] == ["-c", GUARD]  # (r52b FDLEAK)
+    launcher_at = guard_at + 4
     assert argv[launcher_at + 1 : launcher_at + 3] == ["-c", LAUNCH_CHANGES]
     assert bwrap_at == launcher_at + 8
     assert os.path.isfile(argv[launcher_at + 3])  # the seccomp filter bwrap reads on fd 3

@@ -238,3 +238,29 @@ def test_a_held_run_says_so_once_in_the_editors_words(ed: Editor, workspace: Pat
     assert ":Sandbox apply " in held[0] and "corral apply" not in held[0], held
     assert len([line for line in lines if "held " in line and ".nvim.lua" in line]) == 1, lines
     assert not (workspace / ".nvim.lua").exists()
+
+
+def test_what_the_editor_left_open_never_reaches_the_sandbox(ed: Editor, workspace: Path) -> None:
+    """r52b FDLEAK: a descriptor Neovim or a Lua plugin keeps open without close-on-exec
+    (Neovim's LSP log, `io.open` of a directory left to the collector) passed through
+    jobstart, the launcher and bwrap: the sandbox read a hidden file through it and wrote a
+    hook into the host's `.git` by /proc/self/fd/N. Past 9 too: sh cannot name those."""
+    secret = workspace.parent / f"{workspace.name}-lsp.log"
+    secret.write_text("api_token = FDLEAK-SECRET\n")
+    (workspace / ".git" / "hooks").mkdir(parents=True, exist_ok=True)
+    ed.lua(
+        "local secret, git = ... _G.leaks = {}"
+        " for _ = 1, 12 do table.insert(_G.leaks, io.open(secret, 'a+')) end"
+        " table.insert(_G.leaks, io.open(git, 'r'))",
+        str(secret), str(workspace / ".git"),
+    )  # fmt: skip
+    probe = (
+        'for f in /proc/self/fd/*; do n=${f##*/}; [ "$n" -gt 2 ] || continue; '
+        'echo "open $n $(readlink $f)"; cat $f 2>/dev/null; '
+        "echo x > $f/hooks/post-checkout 2>/dev/null && echo WROTE; done; echo end"
+    )
+    result = ed.run_job(["sh", "-c", probe])
+    out = "\n".join(result["out"])
+    assert "end" in out and result["code"] == 0, result
+    assert "FDLEAK-SECRET" not in out and "WROTE" not in out, out
+    assert str(secret) not in out and not (workspace / ".git" / "hooks" / "post-checkout").exists()

@@ -15,6 +15,7 @@ import pytest
 from corral.sandbox import seccomp
 from corral.sandbox.backends.bwrap import (
     FINISH,
+    GUARD,
     LAUNCH_CHANGES,
     BwrapBackend,
     bundled_bwrap,
@@ -239,8 +240,10 @@ def test_wrap_uses_the_policys_environment(setup: Callable[..., Policy]) -> None
     assert "--json-status-fd" not in wrapped.argv
     # No descriptor can be handed over with a plain argv: a constant sh script opens the
     # seccomp filter file on descriptor 3 and starts bwrap, then checks the change set.
-    sh, dash_c, script, filter_file, stage, python, package, code = wrapped.argv[:8]
-    assert sh in ("/usr/bin/sh", "/bin/sh")  # never found on PATH
+    # (behind the guard that closes what the starting program left open: r52b FDLEAK)
+    assert list(wrapped.argv[:4]) == [wrapped.argv[0], "-c", GUARD, sys.executable]
+    sh, dash_c, script, filter_file, stage, python, package, code = wrapped.argv[4:12]
+    assert sh in ("/usr/bin/sh", "/bin/sh") and wrapped.argv[0] == sh  # never found on PATH
     assert (dash_c, script, code) == ("-c", LAUNCH_CHANGES, FINISH)
     assert stage == wrapped.stage and os.path.isfile(os.path.join(stage, "plan.marshal"))
     # corral's package and bashlex's (the check reads shell scripts with it), `:`-joined

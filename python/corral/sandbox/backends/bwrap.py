@@ -66,6 +66,28 @@ LAUNCH_CHANGES_NET = (
 )
 assert "shift 7" in LAUNCH_CHANGES_NET and NET_OPEN in LAUNCH_CHANGES_NET
 assert "$st/sandbox" not in LAUNCH_CHANGES_NET
+# Every launcher starts behind this guard (argv: sh -c GUARD PYTHON LAUNCHER...): whatever
+# descriptor the starting program left open without close-on-exec (Neovim's LSP log, a Lua
+# plugin's `io.open` of a directory) would pass through jobstart, the launcher and bwrap into
+# the sandbox, outside its mounts: a hidden file read, a host `.git` written through
+# /proc/self/fd/N (r52b FDLEAK). sh closes 3 to 9 itself; past 9 it cannot name one, so with
+# any left (a name in /proc past 3, which is the listing's own) the launcher is started
+# through Python, which closes them all. Nothing is open past 2 when it is the common case.
+CLOSE = (  # (no single quote: it is quoted so in GUARD)
+    "import os, sys\n"
+    'for name in os.listdir("/proc/self/fd"):\n'
+    "    if int(name) > 2:\n"
+    "        try: os.close(int(name))\n"
+    "        except OSError: pass\n"
+    "os.execv(sys.argv[1], sys.argv[1:])"
+)
+GUARD = (
+    "exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-\n"
+    "for f in /proc/$$/fd/*; do\n"
+    '  case ${f##*/} in [0-3]) ;; *) exec "$0" -I -S -c \'' + CLOSE + '\' "$@" ;; esac\n'
+    "done\n"
+    'exec "$@"'
+)
 FINISH = (
     "import sys; first, *more = sys.argv[1].split(':'); sys.path.insert(0, first); "
     "sys.path += more; from corral.changes.finish import main; sys.exit(main(sys.argv[2:]))"
@@ -236,6 +258,19 @@ def finish_command(policy: Policy) -> list[str]:
             )
     parents = dict.fromkeys([os.path.dirname(package_dir), os.path.dirname(bashlex_dir)])
     return [sys.executable, ":".join(parents), FINISH]
+
+
+def _closer(policy: Policy) -> str:
+    """The Python that closes what the starting program left open (see GUARD): none a
+    sandboxed command could have written, as for the check (finish_command)."""
+    if policy.could_have_written(sys.executable) or ":" in sys.executable:
+        from corral.errors import BackendError
+
+        raise BackendError(
+            f"{sys.executable} could have been written by a sandboxed command: it cannot "
+            "start sandboxes on the host (install corral outside the workspace)"
+        )
+    return sys.executable
 
 
 def _fifos() -> tuple[str, str, str]:
@@ -485,7 +520,7 @@ class BwrapBackend(Backend):
             else:
                 launch = wrapped
             return Wrapped(
-                launch,
+                [shell, "-c", GUARD, _closer(policy), *launch],
                 without_proxy(policy.env) if policy.network_allow and not fifos else policy.env,
                 self.name,
                 True,
