@@ -424,7 +424,6 @@ def test_install_records_in_shown_tool_homes_keep_their_tokens_hidden(host) -> N
     url = f"https://alice:{host.SECRET_WORD}@git.example/tool.git"
     files = {
         ".cargo/.crates.toml": f'[v1]\n"tool 0.1.0 (git+{url}#5de5)" = ["tool"]\n',
-        ".cargo/.crates2.json": f'{{"installs":{{"tool 0.1.0 (git+{url}#5de5)":{{}}}}}}\n',
         ".local/share/uv/tools/tool/uv-receipt.toml": (
             f'[tool]\nrequirements = [{{ name = "tool", git = "{url}" }}]\n'
         ),
@@ -432,11 +431,23 @@ def test_install_records_in_shown_tool_homes_keep_their_tokens_hidden(host) -> N
             f'{{"packages":{{"node_modules/tool":{{"resolved":"git+{url}"}}}}}}\n'
         ),
         ".bun/install/global/package.json": f'{{"dependencies":{{"tool":"git+{url}"}}}}\n',
+        # r52b CODESKIP: where tools say to put secrets, in scripts named as code
+        ".pyenv/versions/conda/envs/ml/etc/conda/activate.d/env_vars.sh": (
+            f"export OPENAI_API_KEY={host.SECRET_WORD}\n"
+        ),
+        ".pyenv/versions/webapp/bin/activate.fish": (
+            f"set -gx STRIPE_SECRET_KEY {host.SECRET_WORD}\n"
+        ),
+        ".pyenv/versions/webapp/bin/hook": f"#!/bin/sh\nexport GH_TOKEN={host.SECRET_WORD}\n",
+        # r52b SIZECAP: an install record past 64 KiB (160 tools)
+        ".cargo/.crates2.json": "{" + " " * 70_000 + f'"tool (git+{url})": 1}}\n',
     }
     kept = {
         ".nvm/nvm.sh": 'nvm_get() { curl --header "Authorization: $NVM_AUTH_HEADER" "$@"; }\n'
         "# KEPT-nvm\n",
-        ".cargo/env": "#!/bin/sh\n# KEPT-env token=https://a:b@c/\n",
+        ".cargo/env": "#!/bin/sh\n# KEPT-env\n",
+        # (a script's own assignments of what it works out are no secret)
+        ".nvm/install.sh": 'NVM_AUTH_HEADER="$1"\nexport API_KEY=$(cat x)\n# KEPT-install\n',
     }
     for rel, text in {**files, **kept}.items():
         path = host.home / rel
@@ -449,3 +460,4 @@ def test_install_records_in_shown_tool_homes_keep_their_tokens_hidden(host) -> N
     assert DONE in r.stdout, r.stdout + r.stderr
     assert host.SECRET_WORD not in r.stdout + r.stderr, r.stdout
     assert "KEPT-nvm" in r.stdout and "KEPT-env" in r.stdout, r.stdout
+    assert "KEPT-install" in r.stdout, r.stdout

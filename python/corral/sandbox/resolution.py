@@ -192,7 +192,9 @@ SECRET_SKIP_DEEP = frozenset({
     "lib", "lib64", "share", "include", "src", "man", "doc", "docs", "locale", "tmp",
     "plugins", "libexec", "test", "tests", "completions", "git", "build",
 })  # fmt: skip
-SMALL_TEXT = 65536  # a file read whole for credentials in URLs
+# a file read whole for credentials in URLs (r52b SIZECAP: cargo's install record of 160
+# tools passed 64 KiB, and its token was shown)
+SMALL_TEXT = 1 << 20
 # directories of scripts a tool runs with your credentials in them: Gradle's init.d in a
 # distribution (~/.gradle/wrapper/dists, sdkman's candidates), where companies put their
 # repositories' passwords (r38b GRADLEINITD)
@@ -211,9 +213,14 @@ SCRIPT_DIRS = frozenset({"direnv"})
 # package lists, opam's pins do the same): code names headers and keys as words
 # (nvm.sh's `Authorization:`), not a secret
 CODE_SUFFIXES = (
-    ".sh", ".bash", ".zsh", ".fish", ".ps1", ".bat", ".cmd", ".py", ".pyi", ".js", ".mjs",
+    ".bat", ".cmd", ".py", ".pyi", ".js", ".mjs",
     ".cjs", ".ts", ".lua", ".rb", ".pl", ".pm", ".vim", ".el", ".rs", ".go", ".c", ".h",
 )  # fmt: skip
+# ... but shell scripts are where tools tell you to put secrets (conda's
+# `etc/conda/activate.d/env_vars.sh`, a venv's `bin/activate.fish`, r52b CODESKIP): read for
+# an assignment of a literal to a secret's name (`export OPENAI_API_KEY=sk-...`, `set -gx
+# KEY value`) and a URL with a token, not for the words code uses (nvm.sh's `Authorization:`)
+SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".fish", ".ps1", ".csh", ".ksh")
 CREDENTIAL_FILES = frozenset({
     "npmrc", ".npmrc", "pip.conf", "pip.ini", ".pypirc", ".condarc", ".netrc", ".yarnrc",
     ".yarnrc.yml", "bunfig.toml", ".bunfig.toml", "credentials", "credentials.toml",
@@ -287,39 +294,50 @@ def _own_script(path: str) -> bool:
     return False
 
 
-def _holds_credentials(path: str, code: bool = True) -> bool:
+def _holds_credentials(path: str, code: bool = True, script: bool = False) -> bool:
     """Whether a shown file (~/.gitconfig, ~/.config/git/config, a clone's .git/config) names
     a URL with a user or token in it (`insteadOf = https://TOKEN@github.com/`) or an extra
     HTTP header (`Authorization: Bearer ...`), r28a, r30a; or has a setting whose name says
     it holds a secret (`sendemail.smtpPass`, `github.token`) or a value that hands one over
     (`helper = "!f() { echo password=...; }; f"`), r37b GITCONFIGPASS: a secret, whatever
-    its mode. With `code` false, a program or a script (`#!`) is not read: see
-    CODE_SUFFIXES."""
+    its mode. With `code` false, a program is not read, and a script (`#!`) only as with
+    `script`: for a literal assigned to a secret's name and a URL with a token (see
+    SHELL_SUFFIXES)."""
     try:
         with open(path, "rb") as f:
-            text = f.read(65536)
+            text = f.read(SMALL_TEXT)
     except OSError:
         return False
-    if not code and (text.startswith(b"#!") or b"\0" in text[:4096]):
+    if not code and b"\0" in text[:4096]:
         return False
+    script = script or (not code and text.startswith(b"#!"))
     lowered = text.lower().replace(b"\t", b" ")
-    if any(word in lowered for word in SECRET_PHRASES):
+    if not script and any(word in lowered for word in SECRET_PHRASES):
         return True  # (`http.extraHeader = Authorization: Bearer ...`)
-    for line in lowered.splitlines():
+    for line in text.replace(b"\t", b" ").splitlines():
         line = line.strip()
         if line.startswith(b"[") and b"]" in line:
             line = line.split(b"]", 1)[1]  # (`[sendemail] smtpPass = x` is one line to git)
         for word in (b"export ", b"declare -x ", b"readonly ", b"local ", b"set -gx "):
-            if line.startswith(word):  # (a shell's `export NAME=value`, fish's `set -gx`)
+            if line.lower().startswith(word):  # (`export NAME=value`, fish's `set -gx`)
                 line = (
                     line[len(word) :].replace(b" ", b"=", 1)
                     if word == b"set -gx "
                     else (line[len(word) :])
                 )
                 break
-        key, equals, _ = line.partition(b"=")
-        key = key.strip()
+        name, equals, value = line.partition(b"=")
+        key = name.strip().lower()
         parts = set(key.replace(b"-", b"_").replace(b".", b"_").split(b"_"))
+        value = value.strip().strip(b"\"'")
+        if script and not (
+            # (in a script, a secret is a literal given to a variable named as one for the
+            # environment: `OPENAI_API_KEY=sk-...`; not `bypass=1`, `_vh_pwd="\${pwd}"`)
+            name.strip().isupper()
+            and len(value) >= 8
+            and not value.startswith((b"$", b"`", b"(", b"\\"))
+        ):
+            continue
         if (
             equals
             and key.replace(b"-", b"").replace(b"_", b"").replace(b".", b"").isalnum()
@@ -1426,7 +1444,11 @@ class Resolution:
                     stat.S_ISREG(st.st_mode)
                     and st.st_size <= SMALL_TEXT
                     and (scripts or not entry.name.endswith(CODE_SUFFIXES))
-                    and _holds_credentials(entry.path, code=scripts)
+                    and _holds_credentials(
+                        entry.path,
+                        code=scripts,
+                        script=not scripts and entry.name.endswith(SHELL_SUFFIXES),
+                    )
                 ):
                     found.append((entry.path, False))
         _SECRETS[top] = (seen, found, True)
