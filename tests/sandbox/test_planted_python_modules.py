@@ -282,15 +282,20 @@ def test_a_module_beside_a_namespace_package_of_its_name_is_held(host: Host) -> 
     """r51b NSOVER: a new `helpers.py` beside the unchanged `helpers/` (modules, no
     `__init__`) is imported in place of it (a module comes before a namespace portion), and
     ran where a git hook imported helpers, `git diff` empty. Beside a regular package it is
-    not imported, and passes."""
+    not imported, and passes. r52b NSNEST: nor beside `acme/`, which holds only packages
+    (`acme/billing/__init__.py`), the usual namespace layout."""
     for name in ("helpers", "regular"):
         (host.ws / name).mkdir()
         (host.ws / name / "util.py").write_text("ok = 1\n")
     (host.ws / "regular" / "__init__.py").write_text("")
+    (host.ws / "acme" / "billing").mkdir(parents=True)
+    (host.ws / "acme" / "billing" / "__init__.py").write_text("")
     canary = host.base / "CANARY-nsover"
     payload = f"open({str(canary)!r}, 'w')"
-    run(host, f"echo {q(payload)} > helpers.py; echo x = 1 > regular.py\n")
+    run(host, f"echo {q(payload)} > helpers.py; echo {q(payload)} > acme.py; "
+              "echo x = 1 > regular.py\n")  # fmt: skip
     assert not (host.ws / "helpers.py").exists()
+    assert not (host.ws / "acme.py").exists()
     subprocess.run(
         [*user_prefix(), "/usr/bin/python3", "-c", "import helpers.util"], cwd=host.ws,
         env=host.env, capture_output=True, check=False,
@@ -303,10 +308,13 @@ def test_a_venv_claims_no_name_for_a_later_run(host: Host) -> None:
     """r51b VENVCLAIM: a new top-level `psutil/` holding a `pyvenv.cfg` and `lib/x.py`
     passed (a venv's own files), and the host then had "a package psutil" there, so a
     `psutil/__init__.py` in the next run passed as the project's; mypy's `try: import
-    psutil` in the workspace ran it."""
+    psutil` in the workspace ran it. r52b VENVCLAIM3: deleting the venv's pyvenv.cfg in a
+    second run made psutil/ a directory of modules, which claimed the name for the third."""
     canary = host.base / "CANARY-venvclaim"
     run(host, "mkdir -p psutil/lib; echo home = /usr/bin > psutil/pyvenv.cfg\n"
               "echo x = 1 > psutil/lib/x.py\n")  # fmt: skip
+    run(host, "rm psutil/pyvenv.cfg\n")
+    assert (host.ws / "psutil" / "pyvenv.cfg").exists()
     payload = f"open({str(canary)!r}, 'w')"
     run(host, f"echo {q(payload)} > psutil/__init__.py\n")
     assert not (host.ws / "psutil" / "__init__.py").exists()
@@ -363,16 +371,21 @@ def test_what_python_loads_in_place_of_a_reviewed_source_is_held(host: Host) -> 
     directory with an `__init__.py`; PYCSYMLINK: `__pycache__/app.cpython-311.pyc` as a link
     to a forged .pyc beside it was applied; SOBESIDE: an extension module
     `app.cpython-311-x86_64-linux-gnu.so` beside the unchanged app.py (Python loads it
-    first); PKGOVER: a new `app/__init__.py` beside app.py (a package comes first)."""
+    first); PKGOVER: a new `app/__init__.py` beside app.py (a package comes first). r52b
+    INITSO: a package's own `__init__` extension beside its unchanged `__init__.py`."""
     (host.ws / "app.py").write_text("x = 1\n")
     (host.ws / "docs").mkdir()
+    (host.ws / "pkg").mkdir()
+    (host.ws / "pkg" / "__init__.py").write_text("")
     run(host, "echo text > docs/api; ln -s docs/api brotlicffi\n"
               "mkdir -p __pycache__; echo f > __pycache__/app.bin\n"
               "ln -s app.bin __pycache__/app.cpython-311.pyc\n"
               "echo so > app.cpython-311-x86_64-linux-gnu.so\n"
-              "mkdir -p app; echo x > app/__init__.py\n")  # fmt: skip
+              "mkdir -p app; echo x > app/__init__.py\n"
+              "echo so > pkg/__init__.cpython-311-x86_64-linux-gnu.so\n")  # fmt: skip
     for path in ("brotlicffi", "__pycache__/app.cpython-311.pyc", "__pycache__/app.bin",
-                 "app.cpython-311-x86_64-linux-gnu.so", "app/__init__.py"):  # fmt: skip
+                 "app.cpython-311-x86_64-linux-gnu.so", "app/__init__.py",
+                 "pkg/__init__.cpython-311-x86_64-linux-gnu.so"):  # fmt: skip
         assert not os.path.lexists(host.ws / path), path
 
 

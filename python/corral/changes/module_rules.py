@@ -161,41 +161,45 @@ SCRIPT_NAMES = frozenset({"setup", "conftest", "manage", "main", "wsgi", "asgi",
 VENV_DIRS = frozenset({"bin", "lib", "lib64", "include", "share", "Scripts", "Lib"})
 
 
+def _module(entry: os.DirEntry[str]) -> bool:
+    """What Python imports: a regular file named `identifier.suffix` (r48b NONIDENT: a
+    `x-notes.py` or a directory `brotlicffi.py/` claimed the name)."""
+    stem, dot, _ = entry.name.partition(".")
+    return (
+        bool(dot)
+        and stem.isidentifier()
+        and entry.name.endswith(MODULE_SUFFIXES)
+        and entry.is_file(follow_symlinks=False)
+    )
+
+
+def _holds_modules(path: str, depth: int) -> bool:
+    """Whether a directory holds a module, or a directory named as one does, within `depth`
+    levels below it."""
+    try:
+        with os.scandir(path) as listing:
+            entries = list(listing)[:1000]
+    except OSError:
+        return False
+    return any(
+        _module(e)
+        or (
+            depth
+            and e.name.isidentifier()
+            and e.is_dir(follow_symlinks=False)
+            and _holds_modules(e.path, depth - 1)
+        )
+        for e in entries
+    )
+
+
 def _names_at(directory: str) -> frozenset[str]:
     """The modules the host has at the top of a directory: module files (up to the first
     dot) and directories holding one within three levels (a package, a namespace package),
     but a venv.
     Not any name (r47b TWOSTEP: `re2.txt` applied in one run made `re2.py` the project's in
     the next; so did a pyproject.toml's project name, which a run may change)."""
-
-    def module(entry: os.DirEntry[str]) -> bool:
-        # (what Python imports: a regular file named `identifier.suffix`, r48b NONIDENT: a
-        # `x-notes.py` or a directory `brotlicffi.py/` claimed the name)
-        stem, dot, _ = entry.name.partition(".")
-        return (
-            bool(dot)
-            and stem.isidentifier()
-            and entry.name.endswith(MODULE_SUFFIXES)
-            and entry.is_file(follow_symlinks=False)
-        )
-
-    def holds_modules(path: str, depth: int) -> bool:
-        try:
-            with os.scandir(path) as listing:
-                entries = list(listing)[:1000]
-        except OSError:
-            return False
-        return any(
-            module(e)
-            or (
-                depth
-                and e.name.isidentifier()
-                and e.is_dir(follow_symlinks=False)
-                and holds_modules(e.path, depth - 1)
-            )
-            for e in entries
-        )
-
+    module, holds_modules = _module, _holds_modules
     names = set()
     try:
         with os.scandir(directory) as listing:
@@ -300,6 +304,12 @@ class ModuleRules(RuleSet):
         if entry.kind not in ("file", "link"):
             return None
         directory, name = os.path.split(entry.path)
+        if name.startswith("__init__.") and name.endswith(MODULE_SUFFIXES[1:]):
+            # (a package's own `__init__` extension beside its `__init__.py`: Python loads
+            # it first, r52b INITSO)
+            own = os.path.join(directory, "__init__.py")
+            if any(_regular_file(t) for t in (own, entry.staged(own))):
+                return own
         if name.startswith("__init__.") and name.endswith(MODULE_SUFFIXES):
             directory, stem = os.path.split(directory)  # (a package over a module)
         elif name.endswith(MODULE_SUFFIXES[1:]) and os.path.basename(directory) != "__pycache__":
@@ -316,6 +326,19 @@ class ModuleRules(RuleSet):
             if os.path.isfile(there) and not os.path.islink(there):
                 return source
         return None
+
+    def _venv_unmarked(self, entry: Entry) -> str | None:
+        """The venv at the top of a directory where Python looks first whose `pyvenv.cfg`
+        this entry deletes or replaces: its modules were applied as a venv's, which claims
+        no name (r51b VENVCLAIM); unmarked, the directory would claim its own name for a
+        later `NAME/__init__.py` (r52b VENVCLAIM3: three runs)."""
+        directory, name = os.path.split(entry.path)
+        if name != "pyvenv.cfg" or entry.kind == "file":
+            return None
+        top = os.path.dirname(directory)
+        if top not in self.module_dirs or not os.path.basename(directory).isidentifier():
+            return None
+        return directory if _holds_modules(directory, 3) else None
 
     def _over_a_namespace(self, entry: Entry) -> str | None:
         """The directory of modules without an `__init__` (a namespace package, the host's
@@ -334,15 +357,17 @@ class ModuleRules(RuleSet):
         package = os.path.join(directory, stem)
         staged = entry.staged(package)
         names: list[str] = []
-        for there in (package, staged):  # (the two layers of it as it will be)
-            if os.path.isdir(there) and not os.path.islink(there):
-                try:
-                    names += os.listdir(there)[:1000]
-                except OSError:
-                    pass
+        layers = [t for t in (package, staged) if os.path.isdir(t) and not os.path.islink(t)]
+        for there in layers:  # (the two layers of it as it will be)
+            try:
+                names += os.listdir(there)[:1000]
+            except OSError:
+                pass
         if any(n.startswith("__init__.") for n in names):
             return None  # (a regular package comes before a module)
-        return package if any(n.endswith(MODULE_SUFFIXES) for n in names) else None
+        # (modules at any of three levels: `acme/billing/__init__.py` with nothing in acme/
+        # is the usual namespace layout, r52b NSNEST)
+        return package if any(_holds_modules(t, 2) for t in layers) else None
 
     def _namespace_package(self, entry: Entry) -> tuple[str, bool] | None:
         """`org/python/core.py` below a directory where Python looks first: with no `org`

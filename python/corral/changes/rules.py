@@ -241,6 +241,14 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
                 "PDM run a project venv's python by themselves (`uv pip list`); make the venv "
                 "with `python -m venv`",
             )  # fmt: skip
+        unmarked = self._venv_unmarked(entry)
+        if unmarked is not None:
+            return self.refusal(
+                "protected", path, MODULES,
+                f"it makes the venv {unmarked}/ a directory of modules Python imports as "
+                f"{os.path.basename(unmarked)} (a venv claims no module name; without its "
+                "pyvenv.cfg it would)",
+            )  # fmt: skip
         namespace = self._over_a_namespace(entry)
         if namespace is not None:
             return self.refusal(
