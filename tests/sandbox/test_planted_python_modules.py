@@ -296,6 +296,12 @@ def test_a_module_beside_a_namespace_package_of_its_name_is_held(host: Host) -> 
               "echo x = 1 > regular.py\n")  # fmt: skip
     assert not (host.ws / "helpers.py").exists()
     assert not (host.ws / "acme.py").exists()
+    # r53b NSINITTXT: an `__init__.txt` made it look regular; NSREG: an `__init__.py` made
+    # it one, which ran at every import below it
+    run(host, f"echo x > acme/__init__.txt; echo {q(payload)} > acme.py\n")
+    run(host, f"echo {q(payload)} > acme/__init__.py\n")
+    assert not (host.ws / "acme.py").exists()
+    assert not (host.ws / "acme" / "__init__.py").exists()
     subprocess.run(
         [*user_prefix(), "/usr/bin/python3", "-c", "import helpers.util"], cwd=host.ws,
         env=host.env, capture_output=True, check=False,
@@ -314,6 +320,9 @@ def test_a_venv_claims_no_name_for_a_later_run(host: Host) -> None:
     run(host, "mkdir -p psutil/lib; echo home = /usr/bin > psutil/pyvenv.cfg\n"
               "echo x = 1 > psutil/lib/x.py\n")  # fmt: skip
     run(host, "rm psutil/pyvenv.cfg\n")
+    assert (host.ws / "psutil" / "pyvenv.cfg").exists()
+    # r53b VENVOPAQUE: the directory replaced whole, the host's pyvenv.cfg still counted
+    run(host, "rm -rf psutil; mkdir -p psutil/lib; echo x = 1 > psutil/lib/x.py\n")
     assert (host.ws / "psutil" / "pyvenv.cfg").exists()
     payload = f"open({str(canary)!r}, 'w')"
     run(host, f"echo {q(payload)} > psutil/__init__.py\n")

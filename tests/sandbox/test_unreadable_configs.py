@@ -1577,6 +1577,11 @@ def test_vim_session_files_nvim_s_sources_are_held(host: Host) -> None:
     which every session file sources beside itself. Other Vim script passes."""
     mark = "let SessionLoad = 1\n"
     (host.ws / "work.vim").write_text(mark + "cd ~/app\n")  # the user's :mksession work.vim
+    # r53b SESSNAME: a session of any name (its x.vim: its name less the extension)
+    (host.ws / "my.work.session").write_text(mark)
+    run(host, "echo 'source ~/x.vim' >> my.work.session; echo 'source ~/x.vim' > my.workx.vim\n")
+    assert (host.ws / "my.work.session").read_text() == mark
+    assert not (host.ws / "my.workx.vim").exists()
     run(host, "echo 'source ~/x.vim' > Session.vim; echo 'source ~/x.vim' > Sessionx.vim; "
               "echo 'source ~/x.vim' > workx.vim; echo 'source ~/x.vim' >> work.vim; "
               "printf 'let SessionLoad = 1\\n' > new.vim; "

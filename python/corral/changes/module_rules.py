@@ -9,6 +9,7 @@ import os
 import stat
 
 from corral.changes.ruleset import RuleSet
+from corral.changes.scan import will_be_file
 from corral.imports import STARTUP_MODULES
 from corral.paths import is_within
 
@@ -327,6 +328,28 @@ class ModuleRules(RuleSet):
                 return source
         return None
 
+    def _namespace_made_regular(self, entry: Entry) -> str | None:
+        """The namespace package at the top of a directory where Python looks first (a
+        directory of packages without an `__init__`, the host's) that a new `__init__` makes
+        a regular package: it runs at every import of what is below, which ran nothing
+        before (r53b NSREG: `acme/__init__.py` ran at `python -m acme.billing`)."""
+        directory, name = os.path.split(entry.path)
+        if (
+            entry.kind not in ("file", "link")
+            or not name.startswith("__init__.")
+            or not name.endswith(MODULE_SUFFIXES)
+            or os.path.dirname(directory) not in self.module_dirs
+            or not os.path.basename(directory).isidentifier()
+        ):
+            return None
+        try:
+            names = os.listdir(directory)[:1000]
+        except OSError:
+            return None  # (new here: the new-name rules judge it)
+        if any(n.startswith("__init__.") and n.endswith(MODULE_SUFFIXES) for n in names):
+            return None
+        return directory if _holds_modules(directory, 2) else None
+
     def _venv_unmarked(self, entry: Entry) -> str | None:
         """The venv at the top of a directory where Python looks first whose `pyvenv.cfg`
         this entry deletes or replaces: its modules were applied as a venv's, which claims
@@ -363,8 +386,9 @@ class ModuleRules(RuleSet):
                 names += os.listdir(there)[:1000]
             except OSError:
                 pass
-        if any(n.startswith("__init__.") for n in names):
-            return None  # (a regular package comes before a module)
+        if any(n.startswith("__init__.") and n.endswith(MODULE_SUFFIXES) for n in names):
+            return None  # (a regular package comes before a module; an `__init__.txt` makes
+            # none, r53b NSINITTXT)
         # (modules at any of three levels: `acme/billing/__init__.py` with nothing in acme/
         # is the usual namespace layout, r52b NSNEST)
         return package if any(_holds_modules(t, 2) for t in layers) else None
@@ -380,9 +404,8 @@ class ModuleRules(RuleSet):
             names = [*parts[:-1], parts[-1].partition(".")[0]]
             if len(parts) < 2 or not all(n.isidentifier() for n in names):
                 continue
-            if parts[1] in VENV_DIRS and any(
-                os.path.lexists(os.path.join(t, parts[0], "pyvenv.cfg"))
-                for t in (top, os.path.join(entry.upper_root(), top[len(entry.root) + 1 :]))
+            if parts[1] in VENV_DIRS and will_be_file(
+                entry, os.path.join(top, parts[0], "pyvenv.cfg")
             ):
                 continue  # (a venv's `bin/activate_this.py`, `lib64 -> lib`: only what a venv
                 # holds, not `zz/python/core.py` beside a pyvenv.cfg of the same run, r47b)

@@ -241,6 +241,13 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
                 "PDM run a project venv's python by themselves (`uv pip list`); make the venv "
                 "with `python -m venv`",
             )  # fmt: skip
+        regular = self._namespace_made_regular(entry)
+        if regular is not None:
+            return self.refusal(
+                "protected", path, MODULES,
+                f"an __init__ that makes the namespace package {regular}/ a regular one: it "
+                "would run at every import of what is below it, which ran nothing before",
+            )  # fmt: skip
         unmarked = self._venv_unmarked(entry)
         if unmarked is not None:
             return self.refusal(
@@ -552,14 +559,23 @@ def _session(entry: Entry) -> str | None:
     """Why a file is a Vim session's, or None: a session file of any name the host has (one
     you made with `:mksession work.vim`), or a new one, and the `<name>x.vim` a session file
     sources beside itself at `nvim -S`. (Session.vim and Sessionx.vim are protected names.)"""
-    if not entry.path.endswith(".vim") or entry.kind in ("dir", "whiteout"):
+    if entry.kind in ("dir", "whiteout"):
         return None
+    # (any name: `:mksession work.session` is one too, r53b SESSNAME)
     if _session_file(entry.path) or (entry.kind == "file" and _session_file(entry.source)):
         return "a Vim session file"
     if entry.path.endswith("x.vim"):
-        session = entry.path[: -len("x.vim")] + ".vim"
-        if _session_file(session) or _session_file(entry.staged(session)):
-            return f"the script the session {os.path.basename(session)} sources beside itself"
+        # a session sources `<its name less its extension>x.vim` beside itself
+        directory, name = os.path.split(entry.path)
+        root = name[: -len("x.vim")]
+        for where in (directory, entry.staged(directory)):
+            try:
+                names = [n for n in os.listdir(where)[:5000] if os.path.splitext(n)[0] == root]
+            except OSError:
+                continue
+            for other in names:
+                if other != name and _session_file(os.path.join(where, other)):
+                    return f"the script the session {other} sources beside itself"
     return None
 
 

@@ -74,6 +74,34 @@ def _kind(st: os.stat_result) -> str:
     return "special"
 
 
+def will_be_file(entry: Entry, path: str) -> bool:
+    """Whether `path`, a host path in `entry`'s root, is a regular file once the change set
+    is applied: the staging area's copy when it has one (a whiteout is none), else the
+    host's, unless a directory above it is replaced (opaque) or made something else there
+    (r53b VENVOPAQUE: `rm -rf psutil; mkdir psutil` left the host's pyvenv.cfg counted)."""
+    staged = entry.staged(path)
+    try:
+        st = os.lstat(staged)
+        return stat.S_ISREG(st.st_mode)
+    except OSError:
+        pass
+    upper = entry.upper_root()
+    above = os.path.dirname(staged)
+    while len(above) > len(upper):
+        try:
+            st = os.lstat(above)
+        except OSError:
+            above = os.path.dirname(above)
+            continue
+        if not stat.S_ISDIR(st.st_mode) or _opaque(above):
+            return False
+        above = os.path.dirname(above)
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def _opaque(path: str) -> bool:
     try:
         return os.getxattr(path, OPAQUE, follow_symlinks=False) == b"y"
