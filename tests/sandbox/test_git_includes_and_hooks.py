@@ -1413,13 +1413,20 @@ merged) N=$(git commit-tree -p "$N0" -m j "$T")
 fetched) N=$(git commit-tree -p "$N0" -m j "$T")
         W=$(git commit-tree -p "$N" -p "$F" -m "Merge branch feature" "$T")
         printf '%s\\t\\tbranch main of https://example.com/x\\n' "$W" > .git/FETCH_HEAD ;;
+tagged) N=$(git commit-tree -p "$N0" -m j "$T")
+        G=$(printf 'object %s\\ntype commit\\ntag v2\\ntagger a <a@e> 1 +0000\\n\\nv2\\n' "$N" |
+            git hash-object -t tag -w --stdin)
+        Y=$(git commit-tree -p HEAD -p "$F" -m "Merge branch feature" "$(git rev-parse HEAD^{tree})")
+        printf '# pack-refs with: peeled fully-peeled sorted \\n%s refs/heads/y\\n%s refs/tags/v2\\n' \\
+            "$Y" "$G" > .git/packed-refs
+        rm -f "$GIT_INDEX_FILE"; exit 0 ;;
 esac
 git update-ref refs/heads/agent "$N"
 rm -f "$GIT_INDEX_FILE"
 """
 
 
-@pytest.mark.parametrize("how", ["hidden", "merged", "fetched"])
+@pytest.mark.parametrize("how", ["hidden", "merged", "fetched", "tagged"])
 def test_a_merge_with_a_branch_that_moved_a_directory_is_never_taken_as_done(
     host: Host, how: str
 ) -> None:
@@ -1428,7 +1435,8 @@ def test_a_merge_with_a_branch_that_moved_a_directory_is_never_taken_as_done(
     feature after `committer`, which git never reads, made corral take feature as merged.
     CLEANMEMO: a merge commit of the agent's tip and feature, named by a ref that sorts
     first (or by FETCH_HEAD alone), cleared the tip, and the ref naming the tip itself was
-    not judged against feature again."""
+    not judged against feature again. r53a TAGTIP: an annotated tag on the tip, beside a
+    merge in packed-refs, left the tip judged with the merge's tips only."""
     ident = ("-c", "user.name=u", "-c", "user.email=u@x")
     _committed(host, "README", "hello\n")
     (host.ws / "app").mkdir()
@@ -1447,4 +1455,15 @@ def test_a_merge_with_a_branch_that_moved_a_directory_is_never_taken_as_done(
     run(host, f"sh ../agent.sh {how}\n")
     held = host.corral("changes").stdout
     assert "json.py" in held or "a parent line where git reads none" in held, held
-    assert "refs/heads/agent" not in host.git("for-each-ref", "--format=%(refname)"), held
+    refs = host.git("for-each-ref", "--format=%(refname)")
+    assert "refs/heads/agent" not in refs and "refs/tags/v2" not in refs, held
+
+
+def test_an_annotated_tag_of_yours_holds_no_commit(host: Host) -> None:
+    """r53a ANNOTTAG: a host tag made with `git tag -a` was walked as a commit, and every
+    commit a command made was held as "git history corral cannot read"."""
+    _committed(host, "README", "hello\n")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "tag", "-a", "v1", "-m", "r1")
+    run(host, f"echo x > notes.txt; git add notes.txt; {GIT_ID} commit -qm notes\n")
+    assert held_ids(host) == [], host.corral("changes").stdout
+    assert "notes" in host.git("log", "--oneline", "-1")

@@ -602,6 +602,23 @@ WALK_BUDGET = 50_000  # commits read walking every ref of one check, each once
 PAIR_BUDGET = 2_000_000
 
 
+def _peeled(store: ObjectStore, sha: str) -> str | None:
+    """The commit a ref's object is, or an annotated tag (on a tag ...) names; None for a
+    tag of a tree or a blob, which no merge takes (r53a ANNOTTAG: a release tag's object
+    was walked as a commit, and every new commit held)."""
+    for _ in range(8):
+        kind, data = store.read(sha)
+        if kind == "commit":
+            return sha
+        if kind != "tag":
+            return None
+        first = data.split(b"\n", 1)[0].split(b" ")
+        if len(first) != 2 or first[0] != b"object":
+            raise GitUnreadable(f"a malformed tag {sha}")
+        sha = first[1].decode("ascii", "replace")
+    raise GitUnreadable("tags on tags too deep")
+
+
 def _branch_tips(host_git: str) -> dict[str, str]:
     """name -> commit of everything of the host's a merge, pull, cherry-pick, rebase or
     stash pop may take: every ref (branches local and fetched, tags, the stash, a fetched
@@ -828,7 +845,10 @@ class GitHistoryRules(RuleSet):
                 # A commit is clean for the tips it was judged with: where files may move
                 # depends on them (r52a CLEANMEMO: cleared under a merge of it with your
                 # branch, named first, it was not judged again where a ref named it alone)
-                tips = tuple(sorted(new & fresh) or sorted(fresh))
+                # (a tag names its commit as a tip: r53a TAGTIP, a packed tag on X left X
+                # judged only with a merge's tips)
+                named = {c for c in (_peeled(store, n) for n in new) if c is not None}
+                tips = tuple(sorted(named & fresh) or sorted(fresh))
                 moves: Moves | None = None
                 head_line = self._head_line(store, host_git, upper_git, fresh)
                 for commit, above in reversed(commits):  # (oldest first: against its parent)
@@ -869,7 +889,7 @@ class GitHistoryRules(RuleSet):
                         on_head_line=commit in head_line,
                     )  # fmt: skip
                     if moves is None:  # (only for a commit not checked clean yet)
-                        moves = self._moves(store, fresh, new, host_git, upper_git, budget)
+                        moves = self._moves(store, tips, host_git, upper_git, budget)
                     found = (
                         moves.out_of(paths, since)
                         or self._hit(paths, trees)
@@ -899,8 +919,8 @@ class GitHistoryRules(RuleSet):
         )  # fmt: skip
 
     def _moves(
-        self, store: ObjectStore, fresh: set[str], tips: set[str], host_git: str,
-        upper_git: str, budget: Budget,
+        self, store: ObjectStore, tips: tuple[str, ...], host_git: str, upper_git: str,
+        budget: Budget,
     ) -> Moves:  # fmt: skip
         """The directories new history's files may be moved out of (Moves): for each new tip
         and each ref of the host's, their merge bases, where the ref's history first meets
@@ -911,14 +931,16 @@ class GitHistoryRules(RuleSet):
         the same walks ran once per changed ref file)."""
         work = (os.path.dirname(upper_git), os.path.dirname(host_git))
         memo = self._git_walks.setdefault(host_git, {})
-        news = [n for n in (sorted(tips & fresh) or sorted(fresh)) if store.read(n)[0] == "commit"]
+        news = [n for n in tips if store.read(n)[0] == "commit"]  # (see _git_history)
         if ("moves", tuple(news)) in memo:
             return memo[("moves", tuple(news))]  # type: ignore[no-any-return]
         # (each commit the host's refs name once, by its first name and HEAD's: r51a
         # REFSQUARE, 5,000 refs naming one commit were each met with every new tip)
         names: dict[str, list[str]] = {}
-        for name, tip in sorted(self._refs(host_git).items()):
-            names.setdefault(tip, []).append(name)
+        for name, ref in sorted(self._refs(host_git).items()):
+            tip = _peeled(store, ref)
+            if tip is not None:
+                names.setdefault(tip, []).append(name)
         if len(news) * len(names) > PAIR_BUDGET:
             raise GitUnreadable(
                 f"{len(news)} new tips to meet with {len(names)} commits your refs name"
