@@ -1416,9 +1416,9 @@ fetched) N=$(git commit-tree -p "$N0" -m j "$T")
 tagged) N=$(git commit-tree -p "$N0" -m j "$T")
         G=$(printf 'object %s\\ntype commit\\ntag v2\\ntagger a <a@e> 1 +0000\\n\\nv2\\n' "$N" |
             git hash-object -t tag -w --stdin)
-        Y=$(git commit-tree -p HEAD -p "$F" -m "Merge branch feature" "$(git rev-parse HEAD^{tree})")
-        printf '# pack-refs with: peeled fully-peeled sorted \\n%s refs/heads/y\\n%s refs/tags/v2\\n' \\
-            "$Y" "$G" > .git/packed-refs
+        Y=$(git commit-tree -p HEAD -p "$F" -m "Merge feature" "$(git rev-parse HEAD^{tree})")
+        P='# pack-refs with: peeled fully-peeled sorted \\n'
+        printf "$P"'%s refs/heads/y\\n%s refs/tags/v2\\n' "$Y" "$G" > .git/packed-refs
         rm -f "$GIT_INDEX_FILE"; exit 0 ;;
 esac
 git update-ref refs/heads/agent "$N"
