@@ -1467,3 +1467,52 @@ def test_an_annotated_tag_of_yours_holds_no_commit(host: Host) -> None:
     run(host, f"echo x > notes.txt; git add notes.txt; {GIT_ID} commit -qm notes\n")
     assert held_ids(host) == [], host.corral("changes").stdout
     assert "notes" in host.git("log", "--oneline", "-1")
+
+
+# a config of the host's renamed away to data.txt (same bytes), then data.txt changed: at a
+# cherry-pick or stash pop git renames data.txt back and merges the change into the config
+_CONFIG_RENAMED = """set -e
+export GIT_INDEX_FILE=/tmp/agent-index GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@e \\
+    GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@e
+CONFIG=$2
+P=$(git rev-parse "HEAD:$CONFIG")
+E=$( (git cat-file blob "$P"; printf 'plugins = tools/plug.py\\n') | git hash-object -w --stdin)
+H=$(git rev-parse --short HEAD)
+git read-tree HEAD
+git rm -q --cached "$CONFIG"
+git update-index --add --cacheinfo "100644,$P,data.txt"
+TB=$(git write-tree)
+case $1 in
+branch) B=$(git commit-tree -p HEAD -m "keep a copy" "$TB") ;;
+stashroot) B=$(git commit-tree -m "untracked files on main: $H one" "$TB") ;;
+esac
+git update-index --add --cacheinfo "100644,$P,$CONFIG"
+TI=$(git write-tree)
+git update-index --add --cacheinfo "100644,$E,data.txt"
+TW=$(git write-tree)
+case $1 in
+branch) git update-ref refs/heads/agent "$(git commit-tree -p "$B" -m note "$TW")" ;;
+stashroot) I=$(git commit-tree -p "$B" -m "index on main: $H one" "$TI")
+        W=$(git commit-tree -p "$B" -p "$I" -m "WIP on main: $H one" "$TW")
+        git stash store -m "WIP on main: $H one" "$W" ;;
+esac
+rm -f "$GIT_INDEX_FILE"
+"""
+
+
+@pytest.mark.parametrize(("how", "config"), [
+    ("branch", "mypy.ini"), ("stashroot", "pyproject.toml"), ("stashroot", "mypy.ini"),
+])  # fmt: skip
+def test_history_that_renames_a_config_away_waits(host: Host, how: str, config: str) -> None:
+    """r53a CFGRENAME: only pyproject.toml, setup.cfg, tox.ini, package.json and
+    .gitattributes were looked for in each new commit; a child of HEAD renaming mypy.ini to
+    data.txt, then a change of data.txt, was cherry-picked into mypy.ini (a plugins line).
+    STASHBASE: a root commit named as a stash's untracked files was exempt from every
+    history check, also as the stash's first parent: the base of `git stash pop`."""
+    _committed(host, config, "[mypy]\nstrict = True\n")
+    (host.ws.parent / "rename.sh").write_text(_CONFIG_RENAMED)
+    run(host, f"sh ../rename.sh {how} {config}\n")
+    held = host.corral("changes").stdout
+    assert f"has no {config}" in held or "root commit" in held, held
+    refs = host.git("for-each-ref", "--format=%(refname)")
+    assert "refs/heads/agent" not in refs and "refs/stash" not in refs, held

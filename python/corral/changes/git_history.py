@@ -61,6 +61,7 @@ ENTRY_BUDGET = 200_000  # tree entries looked at for one change
 COMMIT_BUDGET = 500  # commits walked back from what a change names
 ANCESTORS = 200  # of the host's HEAD, first parents, that count as known
 HOST_TIPS = 64  # of the host's refs, looked in for a protected file it has already
+HOST_CONFIGS = 4096  # configs of the host's index a new commit must keep (_lacks_config)
 REF_BYTES = 16 << 20
 
 
@@ -851,6 +852,11 @@ class GitHistoryRules(RuleSet):
                 tips = tuple(sorted(named & fresh) or sorted(fresh))
                 moves: Moves | None = None
                 head_line = self._head_line(store, host_git, upper_git, fresh)
+                # a stash's untracked files: its third parent, and never another parent of
+                # a commit (r53a STASHBASE: such a root as the stash's first parent was the
+                # merge base of `git stash pop`, exempt from every history check)
+                third = {a[2] for _, a in commits if len(a) >= 3}
+                other = {p for _, a in commits for p in a[:2]}
                 for commit, above in reversed(commits):  # (oldest first: against its parent)
                     if (commit, tips) in clean:
                         continue  # (reached again by another ref or reflog of this change set)
@@ -867,6 +873,8 @@ class GitHistoryRules(RuleSet):
                     stash_root = (
                         name in ("refs/stash", "logs/refs/stash")
                         and not above
+                        and commit in third
+                        and commit not in other
                         and store.read(commit)[1]
                         .partition(b"\n\n")[2]
                         .startswith(b"untracked files on ")
@@ -1271,9 +1279,11 @@ class GitHistoryRules(RuleSet):
         self, store: ObjectStore, commit: str, host_git: str
     ) -> tuple[str, str] | None:
         """A new commit without a config the host's index has (pyproject.toml, setup.cfg,
-        tox.ini, .gitattributes): as the base or a side of a merge it lets git rename the
-        config and merge another branch's change of the renamed file into it, each version
-        judged clean on its own (r45a RENCOMBO3/4: an agent-made merge base)."""
+        tox.ini, .gitattributes, and every protected name: mypy.ini, .envrc, ...): as the
+        base or a side of a merge it lets git rename the config and merge another branch's
+        change of the renamed file into it, each version judged clean on its own (r45a
+        RENCOMBO3/4: an agent-made merge base; r53a CFGRENAME: mypy.ini renamed away in a
+        child of HEAD, the rename's target changed next, cherry-picked into mypy.ini)."""
         from corral.changes.tool_settings_rules import SHARED_CONFIGS
 
         if host_git not in self._git_configs:
@@ -1282,9 +1292,15 @@ class GitHistoryRules(RuleSet):
             except GitUnreadable:
                 entries = {}
             names = {*SHARED_CONFIGS, ".gitattributes"}
-            self._git_configs[host_git] = sorted(
-                p for p in entries if "\0" not in p and p.rpartition("/")[2] in names
-            )[:HOST_TIPS]
+            found = sorted(
+                p for p in entries
+                if "\0" not in p
+                and (p.rpartition("/")[2] in names or self.protected_name_in(p.split("/")))
+            )  # fmt: skip
+            if len(found) > HOST_CONFIGS:
+                # (the first 64 were looked for, the rest passed unseen)
+                raise GitUnreadable(f"more than {HOST_CONFIGS} configs a merge may rename")
+            self._git_configs[host_git] = found
         tree = _tree_of(store, commit)
         for path in self._git_configs[host_git]:
             if entry_at(store, tree, path) is None:
