@@ -1413,6 +1413,10 @@ merged) N=$(git commit-tree -p "$N0" -m j "$T")
 fetched) N=$(git commit-tree -p "$N0" -m j "$T")
         W=$(git commit-tree -p "$N" -p "$F" -m "Merge branch feature" "$T")
         printf '%s\\t\\tbranch main of https://example.com/x\\n' "$W" > .git/FETCH_HEAD ;;
+rebased) N=$(git commit-tree -p "$N0" -m j "$T")
+        W=$(git commit-tree -p "$N" -p "$F" -m "Merge branch feature" "$T")
+        git update-ref refs/heads/aa "$W"
+        rm -f "$GIT_INDEX_FILE"; exit 0 ;;
 tagged) N=$(git commit-tree -p "$N0" -m j "$T")
         G=$(printf 'object %s\\ntype commit\\ntag v2\\ntagger a <a@e> 1 +0000\\n\\nv2\\n' "$N" |
             git hash-object -t tag -w --stdin)
@@ -1426,7 +1430,7 @@ rm -f "$GIT_INDEX_FILE"
 """
 
 
-@pytest.mark.parametrize("how", ["hidden", "merged", "fetched", "tagged"])
+@pytest.mark.parametrize("how", ["hidden", "merged", "fetched", "tagged", "rebased"])
 def test_a_merge_with_a_branch_that_moved_a_directory_is_never_taken_as_done(
     host: Host, how: str
 ) -> None:
@@ -1436,7 +1440,9 @@ def test_a_merge_with_a_branch_that_moved_a_directory_is_never_taken_as_done(
     CLEANMEMO: a merge commit of the agent's tip and feature, named by a ref that sorts
     first (or by FETCH_HEAD alone), cleared the tip, and the ref naming the tip itself was
     not judged against feature again. r53a TAGTIP: an annotated tag on the tip, beside a
-    merge in packed-refs, left the tip judged with the merge's tips only."""
+    merge in packed-refs, left the tip judged with the merge's tips only. REBASEDROP: the
+    merge alone, on one branch: `git rebase main` drops it and replays feature's move after
+    the agent's commit."""
     ident = ("-c", "user.name=u", "-c", "user.email=u@x")
     _committed(host, "README", "hello\n")
     (host.ws / "app").mkdir()
@@ -1456,7 +1462,7 @@ def test_a_merge_with_a_branch_that_moved_a_directory_is_never_taken_as_done(
     held = host.corral("changes").stdout
     assert "json.py" in held or "a parent line where git reads none" in held, held
     refs = host.git("for-each-ref", "--format=%(refname)")
-    assert "refs/heads/agent" not in refs and "refs/tags/v2" not in refs, held
+    assert not {"refs/heads/agent", "refs/tags/v2", "refs/heads/aa"} & set(refs.split()), held
 
 
 def test_an_annotated_tag_of_yours_holds_no_commit(host: Host) -> None:

@@ -849,7 +849,11 @@ class GitHistoryRules(RuleSet):
                 # (a tag names its commit as a tip: r53a TAGTIP, a packed tag on X left X
                 # judged only with a merge's tips)
                 named = {c for c in (_peeled(store, n) for n in new) if c is not None}
-                tips = tuple(sorted(named & fresh) or sorted(fresh))
+                # ... and each new side of a new merge: a rebase drops the merge and replays
+                # the merged branch's commits after that side's (r53a REBASEDROP: a merge of
+                # the agent's commit with your branch made that branch look merged)
+                sides = {p for _, a in commits if len(a) > 1 for p in a if p in fresh}
+                tips = tuple(sorted(((named & fresh) or fresh) | sides))
                 moves: Moves | None = None
                 head_line = self._head_line(store, host_git, upper_git, fresh)
                 # a stash's untracked files: its third parent, and never another parent of
