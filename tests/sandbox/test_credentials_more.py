@@ -439,6 +439,19 @@ def test_install_records_in_shown_tool_homes_keep_their_tokens_hidden(host) -> N
             f"set -gx STRIPE_SECRET_KEY {host.SECRET_WORD}\n"
         ),
         ".pyenv/versions/webapp/bin/hook": f"#!/bin/sh\nexport GH_TOKEN={host.SECRET_WORD}\n",
+        # r53b CONDASTATE: `conda env config vars set` keeps them as JSON; other shells
+        ".pyenv/versions/conda/envs/ml/conda-meta/state": (
+            f'{{"env_vars": {{"OPENAI_API_KEY": "sk-{host.SECRET_WORD}"}}}}'
+        ),
+        ".pyenv/versions/conda/envs/ml/etc/conda/activate.d/a.fish": (
+            f"set -Ux HF_TOKEN {host.SECRET_WORD}\n"
+        ),
+        ".pyenv/versions/conda/envs/ml/etc/conda/activate.d/b.csh": (
+            f"setenv AWS_SECRET_ACCESS_KEY {host.SECRET_WORD}\n"
+        ),
+        ".pyenv/versions/conda/envs/ml/etc/conda/activate.d/c.ps1": (
+            f'$env:NPM_TOKEN = "{host.SECRET_WORD}"\n'
+        ),
         # r52b SIZECAP: an install record past 64 KiB (160 tools)
         ".cargo/.crates2.json": "{" + " " * 70_000 + f'"tool (git+{url})": 1}}\n',
     }

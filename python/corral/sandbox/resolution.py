@@ -294,6 +294,37 @@ def _own_script(path: str) -> bool:
     return False
 
 
+def _as_assignment(line: bytes) -> bytes:
+    """A shell's way of giving a variable a value as `NAME=value`: `export`, `declare -x`,
+    `readonly`, `local`, fish's `set -gx NAME value` (any flags), csh's `setenv NAME
+    value`, PowerShell's `$env:NAME = value` (r53b CONDASTATE: only some were read)."""
+    low = line.lower()
+    for word in (b"export ", b"declare -x ", b"readonly ", b"local "):
+        if low.startswith(word):
+            return line[len(word) :]
+    if low.startswith((b"set ", b"setenv ")):
+        words = line.split()[1:]
+        while words and words[0].startswith(b"-"):
+            words.pop(0)
+        return words[0] + b"=" + b" ".join(words[1:]) if len(words) >= 2 else line
+    if low.startswith(b"$env:"):
+        return line[5:]
+    return line
+
+
+def _env_pair_in_json(text: bytes) -> bool:
+    """Whether JSON (or YAML in quotes) gives a literal to an environment variable named as
+    a secret: conda keeps `conda env config vars set` in `conda-meta/state` as
+    `{"env_vars": {"OPENAI_API_KEY": "sk-..."}}` (r53b CONDASTATE)."""
+    import re
+
+    for match in re.finditer(rb'"([A-Z][A-Z0-9_]*)"\s*:\s*"([^"$`\\]{8,})"', text):
+        parts = set(match.group(1).lower().split(b"_"))
+        if parts & SECRET_KEYS or any(w in match.group(1).lower() for w in SECRET_KEY_WORDS):
+            return True
+    return False
+
+
 def _holds_credentials(path: str, code: bool = True, script: bool = False) -> bool:
     """Whether a shown file (~/.gitconfig, ~/.config/git/config, a clone's .git/config) names
     a URL with a user or token in it (`insteadOf = https://TOKEN@github.com/`) or an extra
@@ -318,14 +349,7 @@ def _holds_credentials(path: str, code: bool = True, script: bool = False) -> bo
         line = line.strip()
         if line.startswith(b"[") and b"]" in line:
             line = line.split(b"]", 1)[1]  # (`[sendemail] smtpPass = x` is one line to git)
-        for word in (b"export ", b"declare -x ", b"readonly ", b"local ", b"set -gx "):
-            if line.lower().startswith(word):  # (`export NAME=value`, fish's `set -gx`)
-                line = (
-                    line[len(word) :].replace(b" ", b"=", 1)
-                    if word == b"set -gx "
-                    else (line[len(word) :])
-                )
-                break
+        line = _as_assignment(line)
         name, equals, value = line.partition(b"=")
         key = name.strip().lower()
         parts = set(key.replace(b"-", b"_").replace(b".", b"_").split(b"_"))
@@ -345,6 +369,8 @@ def _holds_credentials(path: str, code: bool = True, script: bool = False) -> bo
             and not key.endswith(b"protected")  # (http.sslCertPasswordProtected: a flag)
         ):
             return True  # (a config's `name = value`, not a script's `my $token = ...`)
+    if b'":' in text and _env_pair_in_json(text):
+        return True
     at = text.find(b"://")
     while at >= 0:  # (by hand: `re` would cost every resolve its import, enum included)
         authority = text[at + 3 : at + 3 + 512].split(b"/", 1)[0].split(None, 1)
