@@ -185,6 +185,14 @@ function M.refresh(bufnr, force, accepted)
   -- not even at this editor's next :write, which writes what the command wrote, read back
   -- by autoread. Your edits of the block still narrow on top (review r32b KEPTEDIT).
   local kept = (not accepted and last and last.kept) or nil
+  local enc = vim.bo[bufnr].fileencoding
+  if text:find("[\128-\255]") and not (enc == "" or enc == "utf-8" or enc == "utf8") then
+    -- Neovim read the file in another encoding (a byte that is not UTF-8 further down, a
+    -- command's output the chat took in): the block's text is not what it says (r53c
+    -- CHATLATIN1: a deny_read path with a `ü` hid nothing)
+    once(bufnr, ("corral: frontmatter of %s cannot be read: the file is not UTF-8 (Neovim read it as %s); the last good settings stay in force. Remove the bytes that are not UTF-8, then :edit ++enc=utf-8"):format(label, enc), vim.log.levels.ERROR)
+    return
+  end
   local values, err = frontmatter.read(lines)
   if err then
     once(bufnr, ("corral: frontmatter of %s, %s (the last good settings stay in force)"):format(label, M.plain(err)), vim.log.levels.ERROR)
@@ -334,6 +342,13 @@ local function watch_trust()
   end)
 end
 
+---How the file was read: written so, it reads back the same.
+---@param bufnr integer
+local function remember_format(bufnr)
+  local bo = vim.bo[bufnr]
+  attached[bufnr].read_as = { ff = bo.fileformat, fenc = bo.fileencoding, bomb = bo.bomb }
+end
+
 ---@param bufnr integer
 function M.attach(bufnr)
   if bufnr == 0 then
@@ -355,6 +370,7 @@ function M.attach(bufnr)
     text = nil, timer = nil, shown = {}, disk = first and sha256(first) or nil, tainted = false,
     trusted_text = nil, link = path ~= "" and M.is_link(path),
   }
+  remember_format(bufnr)
   local group = vim.api.nvim_create_augroup("corral_chat_" .. bufnr, { clear = true })
   vim.api.nvim_create_autocmd("BufWritePre", {
     group = group,
@@ -368,10 +384,13 @@ function M.attach(bufnr)
           .. "read; remove the link, then write"):format(M.plain(name), M.plain(vim.uv.fs_realpath(name) or "?")), 0)
       end
       -- Saved in a form that reads back otherwise, the frontmatter would be gone at the next
-      -- read (CR line ends: one line; another encoding: not Lua), its narrowing with it.
+      -- read (CR line ends: one line; another encoding: not Lua), its narrowing with it. As
+      -- it was read, it reads back the same (a file Neovim read as latin1, r53c).
       local bo = vim.bo[bufnr]
       local enc = bo.fileencoding
-      if state.buffers[bufnr] and (bo.fileformat == "mac" or bo.bomb or bo.binary
+      local read_as = attached[bufnr].read_as or {}
+      local same = bo.fileformat == read_as.ff and enc == read_as.fenc and bo.bomb == read_as.bomb
+      if state.buffers[bufnr] and not same and (bo.fileformat == "mac" or bo.bomb or bo.binary
           or not (enc == "" or enc == "utf-8" or enc == "utf8")) then
         error(("corral: not writing %s: with fileformat=%s, fileencoding=%s%s it would read back "
           .. "without its frontmatter; :setlocal fileformat=unix fileencoding=utf-8 nobomb "
@@ -389,6 +408,7 @@ function M.attach(bufnr)
       local data = read_file(name)
       local info = attached[bufnr]
       info.disk = data and sha256(data) or nil
+      remember_format(bufnr) -- (what is on disk now)
       -- The trust database vouches for one hash a file. Keep it on what you just wrote while
       -- the trusted frontmatter is unchanged; drop it when the block changed: else it would go
       -- on vouching for older bytes (perhaps wider than what you narrowed them to), which a
@@ -421,6 +441,7 @@ function M.attach(bufnr)
     buffer = bufnr,
     callback = function()
       local had = state.buffers[bufnr] and state.buffers[bufnr].values
+      remember_format(bufnr)
       M.refresh(bufnr, true, true)
       vim.schedule(function() -- (after a FileChangedShellPost of the same reload)
         if attached[bufnr] then

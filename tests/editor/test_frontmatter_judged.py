@@ -316,3 +316,21 @@ def test_a_chat_changed_on_disk_into_a_block_corral_cannot_read_loses_its_trust(
         lambda: ed.lua("return require('corral.state').buffers[...].trusted", buf) is False,
         what="the trust to go",
     )
+
+
+def test_a_chat_not_read_as_utf8_keeps_no_garbled_frontmatter(ed: Editor, workspace: Path) -> None:
+    """r53c CHATLATIN1: a byte that is not UTF-8 in a command's output went into the chat;
+    opened again, Neovim read it as latin1, and a deny_read path with a `ü` in the block
+    became `Ã¼`: it hid nothing, and nothing was said. The output is valid UTF-8 now, and a
+    block Neovim read in another encoding is not read, with an error."""
+    execute(ed, "bash", command="printf 'a\\377b\\n'")
+    assert result(ed)["output"] == "a\ufffdb\n", result(ed)
+    chat = workspace / "enc.chat"
+    block = lua_block('corral.opt.sandbox.policy.deny_read:append("urn:corral:cwd/geheim-ü.txt")')
+    chat.write_bytes(block.encode() + b"tool: a\xffb\n")
+    ed.clear_messages()
+    buf = ed.edit(chat)
+    assert ed.lua("return vim.bo[...].fileencoding", buf) == "latin1"
+    ed.wait_for(lambda: any("is not UTF-8" in m for m in ed.messages()), what="the error")
+    denied = ed.config(buf)["values"]["sandbox.policy.deny_read"]
+    assert not any("Ã" in d for d in denied), denied
