@@ -86,10 +86,11 @@ def guard_refusal(decision: Mapping[str, Any], origins: Mapping[str, str]) -> di
 
 
 def without_own_lines(output: str, repairs: Any) -> str:
-    """A command's output as valid UTF-8, without the lines corral's check printed after it (`corral: held
-    ...`, `:Sandbox apply ...`): they are for the user, and in `repairs` for the chat to
-    show; in the output the model would read the user's commands as its own to run, beside
-    lines a command can print the same (r51c MODELTEXT). The summary says what is held."""
+    """A command's output as valid UTF-8, without the lines corral's check printed after
+    it (`corral: held ...`, `:Sandbox apply ...`): they are for the user, and in `repairs`
+    for the chat to show; in the output the model would read the user's commands as its
+    own to run, beside lines a command can print the same (r51c MODELTEXT). The summary
+    says what is held."""
     # (bytes that are not UTF-8 become U+FFFD: a chat taking the output in would be read
     # as latin1 next time, its frontmatter garbled, r53c CHATLATIN1)
     output = output.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
