@@ -160,7 +160,9 @@ def _read_only(line: str, policy: Policy, rule: str, hint: str, what: str) -> tu
         if any(is_within(path, r) for r in policy.rw_roots):
             return (
                 "sandbox.policy.protected",
-                f"{path} is kept read-only on purpose: the host runs or obeys it (a git hook or "
+                # (the path is the command's text: quoted, never corral's words, r53c
+                # SUMMARYHINT)
+                f"{path!r} is kept read-only on purpose: the host runs or obeys it (a git hook or "
                 "config, a start-up file); change it yourself outside the sandbox if you mean "
                 f"to, or see {words.command('status')}",
                 "a write to a protected path",
