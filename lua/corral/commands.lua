@@ -127,10 +127,17 @@ M.subcommands = {
   apply = on_held("apply_changes", "apply", "apply a held change set: what passes the check, and the paths named", true),
   discard = on_held("discard_changes", "discard", "drop a held change set, or the paths named from it", false),
   undo = {
-    desc = "undo the newest change set applied to this workspace",
+    desc = "undo the newest change set applied to this workspace (list: what undo can take back)",
     impl = function(args)
+      if args[1] == "list" then
+        change_call("undo", { list = true })
+        return
+      end
       change_call("undo", { id = args[1] or "" })
       vim.cmd("checktime")
+    end,
+    complete = function()
+      return { "list" }
     end,
   },
   status = {

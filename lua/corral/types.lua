@@ -63,13 +63,14 @@
 ---@field notice string|nil read: where to read on after a cut, or that the offset is past the end
 ---@field diff string|nil edit
 ---@field count integer|nil edit: occurrences replaced
+---@field written boolean|nil edit: whether it was written (false: a preview, or held)
 ---@field bytes integer|nil write
 ---@field created boolean|nil write: the file is new
 ---@field change {id: string, status: string, counts: table<string, integer>}|nil write, edit,
 ---delete: the change set that applied it
 ---@field held {id: string, status: "held", held: {path: string, code: string, why: string}[], why: string}|nil
 ---write, edit, delete: held for the user's review, not in the workspace
----@field entries {name: string, type: string, size: integer|nil}[]|nil ls (size: nil for a directory)
+---@field entries {name: string, type: string, size: integer|nil}[]|nil ls (size: a file's only)
 ---@field hidden integer|nil ls: entries left out (hidden by the sandbox or a deny glob)
 ---@field path string|nil file tools: the path acted on, resolved
 ---@field url string|nil fetch: the URL fetched (redirects are not followed)

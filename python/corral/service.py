@@ -306,6 +306,8 @@ class Service:
 
         # the buffer's workspace: its newest change set, not another workspace's
         cwd = str(request.get("cwd") or "") or None
+        if request.get("list"):
+            return commands.undo_list(cwd).as_dict()
         return commands.undo(str(request.get("id") or "") or None, cwd).as_dict()
 
     def do_sweep(self, request: Mapping[str, Any]) -> list[str]:

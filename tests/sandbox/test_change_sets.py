@@ -200,6 +200,12 @@ def test_undo_puts_the_workspace_back(host: Host) -> None:
     )
     assert DONE in done.stdout, done.stderr
     assert not (host.ws / "sub").exists()
+    # (r52c UNDOLIST: what undo can take back, with the command, the time and the paths)
+    listed = host.corral("undo", "--list").stdout.splitlines()
+    assert listed[0].startswith(f"applied change sets in {host.ws}, newest first"), listed
+    assert re.match(r"  \S+, from `sh -c .*` at \d\d:\d\d: 1 added, 1 modified, 2 deleted: ",
+                    listed[1]), listed  # fmt: skip
+    assert "README.md" in listed[1] and "new.txt" in listed[1], listed
     undo = host.corral("undo")
     assert undo.returncode == 0, undo.stderr
     assert (host.ws / "README.md").read_text() == before
@@ -207,6 +213,7 @@ def test_undo_puts_the_workspace_back(host: Host) -> None:
     assert not (host.ws / "new.txt").exists()
     assert host.git("status", "--porcelain") == ""
     assert "nothing to undo" in host.corral("undo").stdout
+    assert "nothing to undo" in host.corral("undo", "--list").stdout
 
 
 def test_undo_refuses_when_the_file_changed_since(host: Host) -> None:

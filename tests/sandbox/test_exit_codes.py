@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from .conftest import give_to_test_user
 from .sandbox_support import ALL_MODES, RUN_UNSANDBOXED, SANDBOXED
 
 pytestmark = pytest.mark.sandbox
@@ -137,3 +138,18 @@ def test_a_command_not_there_is_127_in_corrals_words(host, command) -> None:  # 
     r = host.corral("run", "--", command)
     assert r.returncode == 127, r.stderr
     assert r.stderr == f"corral: {command}: command not found\n"
+
+
+def test_a_hidden_path_is_told_as_hidden_not_missing(host) -> None:  # type: ignore[no-untyped-def]
+    """r52c HIDDENENOENT: `cat ~/.ssh/id_rsa` said "No such file or directory" and nothing
+    else; a user or model took the key for not there. A path the host has not either is
+    the command's own business: nothing is said."""
+    key = host.home / ".ssh" / "id_rsa"
+    key.parent.mkdir(parents=True, exist_ok=True)
+    key.write_text("KEY\n")
+    give_to_test_user(host.home)
+    done = host.corral("run", "--", "cat", str(key))
+    assert done.returncode == 1 and "KEY" not in done.stdout
+    assert "the sandbox refused a read of a path it hides" in done.stderr, done.stderr
+    done = host.corral("run", "--", "cat", str(host.home / "no-such-file"))
+    assert "hides" not in done.stderr, done.stderr

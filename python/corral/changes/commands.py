@@ -384,6 +384,45 @@ def _pick(names: list[str], change_id: str | None, cwd: str | None) -> str:
     return chosen
 
 
+UNDO_LISTED = 20  # applied change sets `corral undo --list` names
+
+
+def undo_list(cwd: str | None = None) -> Outcome:
+    """The applied change sets undo can take back, newest first: those that changed your
+    workspace (`cwd`), with when, what made them and what they changed; the first is what
+    `corral undo` takes (r52c UNDOLIST: nothing named them, and an older one could be
+    undone only by an id nothing printed)."""
+    from corral.paths import is_within
+
+    names = journals.entries()
+    mine = [n for n in reversed(names) if not cwd or any(is_within(p, cwd) for p in _touched(n))]
+    if not mine:
+        where = f" in {cwd}" if cwd else ""
+        return Outcome([f"nothing to undo{where}"])
+    out = Outcome([f"applied change sets{' in ' + cwd if cwd else ''}, newest first (undo "
+                   f"takes the first: {words.command('undo')}; another: "
+                   f"{words.command('undo', 'ID')}, once those after it are undone):"])  # fmt: skip
+    for name in mine[:UNDO_LISTED]:
+        try:
+            report = stages.read_json(os.path.join(stages.journal_dir(), name, stages.REPORT))
+        except (OSError, ValueError):
+            report = {}
+        change_id = name.split("-", 1)[1] if "-" in name else name
+        if not report.get("created_ns"):
+            report["created_ns"] = int(change_id.split("-")[0], 16) if "-" in change_id else 0
+        counts = report.get("counts") or {}
+        paths = [os.path.relpath(p, cwd) if cwd else p for p in _touched(name)]
+        more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
+        out.out.append(finish.shown(
+            f"  {change_id}{_made(report)}: {counts.get('added', 0)} added, "
+            f"{counts.get('modified', 0)} modified, {counts.get('deleted', 0)} deleted: "
+            f"{', '.join(paths[:3])}{more}"
+        ))  # fmt: skip
+    if len(mine) > UNDO_LISTED:
+        out.out.append(f"  (and {len(mine) - UNDO_LISTED} older)")
+    return out
+
+
 def undo(change_id: str | None = None, cwd: str | None = None) -> Outcome:
     """Undo the change set named, or the newest that changed your workspace (`cwd`)."""
     with finish.Locked():

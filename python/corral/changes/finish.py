@@ -226,6 +226,10 @@ def settle(
         "problems": problems,
         "why": why,
         "frontend": plan.get("frontend", "cli"),
+        # (for the undo list: which run it was, and where)
+        "made_by": list(plan.get("made_by") or []),
+        "created_ns": plan.get("created_ns", 0),
+        "cwd": plan.get("cwd", ""),
     }
     if leftover:
         stages.write_report(stage, report)

@@ -22,6 +22,7 @@ usage: corral run    [OPTIONS] [--timeout SECONDS] -- COMMAND [ARG...]
                                         apply a held change set (PATHs: also refused ones)
        corral discard ID [PATH...]      drop a held change set, or PATHs from it
        corral undo [ID]                 undo this workspace's newest applied change set
+       corral undo --list               what undo can take back here, newest first
        corral --version
 
 Runs COMMAND confined by the sandbox: the workspace (--cwd, default: the current

@@ -47,6 +47,16 @@ SIGNS = (
         "a move or link across a path the sandbox mounts",
     ),
     (
+        # (r52c HIDDENENOENT: ~/.ssh/id_rsa was "No such file or directory", and a user or
+        # model took it as not there; said only of a path the host has and the sandbox hides)
+        "hidden",
+        ("No such file or directory",),
+        "the sandbox hides it on purpose (a credential store, or your home outside what "
+        "sandbox.policy.home_allow shows); the user decides what commands may see",
+        "sandbox.policy.home",
+        "a read of a path it hides",
+    ),
+    (
         "network",
         (
             "Network is unreachable",
@@ -125,6 +135,25 @@ def _paths_in(line: str, cwd: str) -> list[str]:
     return [os.path.normpath(os.path.join(cwd, a or b)) for a, b in found]
 
 
+def _hidden(line: str, policy: Policy) -> str | None:
+    """The setting that hides a path a "No such file or directory" line names, when the
+    host has it and the sandbox does not show it; None otherwise."""
+    from corral.paths import is_within
+
+    for path in _paths_in(line, policy.cwd):
+        if not os.path.lexists(path):
+            continue
+        if any(is_within(path, d) for d, _ in policy.deny_read):
+            return "sandbox.policy.deny_read"
+        shown = (*policy.rw_roots, *policy.visible)
+        # (not /tmp: the sandbox's own is another directory, not a hidden one)
+        if any(is_within(path, h) for h in policy.hidden if h != "/tmp") and not any(
+            is_within(path, v) for v in shown
+        ):
+            return "sandbox.policy.home"
+    return None
+
+
 def _denied(line: str, policy: Policy, rule: str, hint: str, what: str) -> tuple[str, ...]:
     """A "Permission denied" for a path a deny list hides says so (not "protected")."""
     from corral.paths import is_within
@@ -184,6 +213,11 @@ def report(
                     continue  # with network allowed, a failure is the network's, not ours
                 if code == "network" and policy is not None and policy.network_allow:
                     continue  # corral's proxy says what it refused, by host
+                if code == "hidden":
+                    found_hidden = _hidden(line, policy) if policy is not None else None
+                    if found_hidden is None:
+                        break  # (a file that is not there: the command's own business)
+                    rule, what = found_hidden, "a read of a path it hides"
                 if code in ("read-only-file-system", "mount") and policy is not None:
                     rule, hint, what = _read_only(line, policy, rule, hint, what)
                 elif code == "permission-denied" and policy is not None:

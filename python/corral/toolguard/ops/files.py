@@ -564,5 +564,8 @@ def ls(
 
 
 def _entry(name: str, info: os.stat_result) -> dict[str, object]:
-    size = info.st_size if stat.S_ISREG(info.st_mode) else None
-    return {"name": name, "type": _kind(info.st_mode), "size": size}
+    # (no size but a file's: `size = None` reached Lua as vim.NIL, which is true, r52c)
+    entry: dict[str, object] = {"name": name, "type": _kind(info.st_mode)}
+    if stat.S_ISREG(info.st_mode):
+        entry["size"] = info.st_size
+    return entry
