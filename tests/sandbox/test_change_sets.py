@@ -203,7 +203,7 @@ def test_undo_puts_the_workspace_back(host: Host) -> None:
     # (r52c UNDOLIST: what undo can take back, with the command, the time and the paths)
     listed = host.corral("undo", "--list").stdout.splitlines()
     assert listed[0].startswith(f"applied change sets in {host.ws}, newest first"), listed
-    assert re.match(r"  \S+, from `sh -c .*` at \d\d:\d\d: 1 added, 1 modified, 2 deleted: ",
+    assert re.match(r"  \S+, from `sh -c .*` at \d\d:\d\d: 1 added, 1 modified, 1 deleted: ",
                     listed[1]), listed  # fmt: skip
     assert "README.md" in listed[1] and "new.txt" in listed[1], listed
     undo = host.corral("undo")
