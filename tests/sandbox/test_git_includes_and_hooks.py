@@ -1522,3 +1522,28 @@ def test_history_that_renames_a_config_away_waits(host: Host, how: str, config: 
     assert f"has no {config}" in held or "root commit" in held, held
     refs = host.git("for-each-ref", "--format=%(refname)")
     assert "refs/heads/agent" not in refs and "refs/stash" not in refs, held
+
+
+def test_a_loose_ref_is_read_as_git_reads_it(host: Host) -> None:
+    """r54a REFTWO: a loose ref rewritten as `<its commit> <HEAD's>` is its commit to git
+    (the first word), but corral took either word, as a set gave it: read as HEAD, feature
+    no longer moved app/, and a new app/json.py passed. Under several hash seeds."""
+    ident = ("-c", "user.name=u", "-c", "user.email=u@x")
+    _committed(host, "README", "hello\n")
+    (host.ws / "app").mkdir()
+    (host.ws / "app" / "a.py").write_text("".join(f"x{i} = {i}\n" for i in range(40)))
+    host.git("add", "app")
+    host.git(*ident, "commit", "-qm", "app")
+    host.git("checkout", "-q", "-b", "feature")
+    host.git("mv", "app/a.py", "a.py")
+    host.git(*ident, "commit", "-qm", "flatten")
+    host.git("checkout", "-q", "main")
+    feature = host.git("rev-parse", "feature").strip()
+    head = host.git("rev-parse", "HEAD").strip()
+    (host.ws / ".git" / "refs" / "heads" / "feature").write_text(f"{feature} {head}\n")
+    for seed in ("0", "1", "2", "3", "4", "5"):
+        host.env["PYTHONHASHSEED"] = seed
+        run(host, f"echo x > app/json.py; git add app/json.py; {GIT_ID} commit -qm j\n")
+        assert held_ids(host), seed
+        assert host.git("rev-parse", "HEAD").strip() == head
+        _drop_held(host)

@@ -632,7 +632,9 @@ def _branch_tips(host_git: str) -> dict[str, str]:
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(directory, d))]
         for name in files:
             path = os.path.join(directory, name)
-            sha = next(iter(_named(_text(path))), None)
+            # (as git reads a loose ref: its first word, or where `ref:` leads; an element
+            # of a set of both words was whichever came out, r54a REFTWO)
+            sha = _resolve([host_git], _text(path))
             if sha:
                 found[os.path.relpath(path, host_git)] = sha
         if len(found) > MAX_TIPS:
