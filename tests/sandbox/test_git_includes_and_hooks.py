@@ -1413,6 +1413,8 @@ merged) N=$(git commit-tree -p "$N0" -m j "$T")
 fetched) N=$(git commit-tree -p "$N0" -m j "$T")
         W=$(git commit-tree -p "$N" -p "$F" -m "Merge branch feature" "$T")
         printf '%s\\t\\tbranch main of https://example.com/x\\n' "$W" > .git/FETCH_HEAD ;;
+staged) rm -f "$GIT_INDEX_FILE"; unset GIT_INDEX_FILE
+        mkdir -p app; echo 'import os' > app/json.py; git add app/json.py; exit 0 ;;
 rebased) N=$(git commit-tree -p "$N0" -m j "$T")
         W=$(git commit-tree -p "$N" -p "$F" -m "Merge branch feature" "$T")
         git update-ref refs/heads/aa "$W"
@@ -1430,7 +1432,7 @@ rm -f "$GIT_INDEX_FILE"
 """
 
 
-@pytest.mark.parametrize("how", ["hidden", "merged", "fetched", "tagged", "rebased"])
+@pytest.mark.parametrize("how", ["hidden", "merged", "fetched", "tagged", "rebased", "staged"])
 def test_a_merge_with_a_branch_that_moved_a_directory_is_never_taken_as_done(
     host: Host, how: str
 ) -> None:
@@ -1442,7 +1444,8 @@ def test_a_merge_with_a_branch_that_moved_a_directory_is_never_taken_as_done(
     not judged against feature again. r53a TAGTIP: an annotated tag on the tip, beside a
     merge in packed-refs, left the tip judged with the merge's tips only. REBASEDROP: the
     merge alone, on one branch: `git rebase main` drops it and replays feature's move after
-    the agent's commit."""
+    the agent's commit. r54a IDXMOVE: app/json.py only staged; `git stash; git checkout
+    feature; git stash pop` wrote it as json.py."""
     ident = ("-c", "user.name=u", "-c", "user.email=u@x")
     _committed(host, "README", "hello\n")
     (host.ws / "app").mkdir()
@@ -1461,6 +1464,7 @@ def test_a_merge_with_a_branch_that_moved_a_directory_is_never_taken_as_done(
     run(host, f"sh ../agent.sh {how}\n")
     held = host.corral("changes").stdout
     assert "json.py" in held or "a parent line where git reads none" in held, held
+    assert "app/json.py" not in host.git("ls-files", "--stage"), held
     refs = host.git("for-each-ref", "--format=%(refname)")
     assert not {"refs/heads/agent", "refs/tags/v2", "refs/heads/aa"} & set(refs.split()), held
 
@@ -1481,12 +1485,13 @@ _CONFIG_RENAMED = """set -e
 export GIT_INDEX_FILE=/tmp/agent-index GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@e \\
     GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@e
 CONFIG=$2
+TO=${3:-data.txt}
 P=$(git rev-parse "HEAD:$CONFIG")
 E=$( (git cat-file blob "$P"; printf 'plugins = tools/plug.py\\n') | git hash-object -w --stdin)
 H=$(git rev-parse --short HEAD)
 git read-tree HEAD
 git rm -q --cached "$CONFIG"
-git update-index --add --cacheinfo "100644,$P,data.txt"
+git update-index --add --cacheinfo "100644,$P,$TO"
 TB=$(git write-tree)
 case $1 in
 branch) B=$(git commit-tree -p HEAD -m "keep a copy" "$TB") ;;
@@ -1494,7 +1499,7 @@ stashroot) B=$(git commit-tree -m "untracked files on main: $H one" "$TB") ;;
 esac
 git update-index --add --cacheinfo "100644,$P,$CONFIG"
 TI=$(git write-tree)
-git update-index --add --cacheinfo "100644,$E,data.txt"
+git update-index --add --cacheinfo "100644,$E,$TO"
 TW=$(git write-tree)
 case $1 in
 branch) git update-ref refs/heads/agent "$(git commit-tree -p "$B" -m note "$TW")" ;;
@@ -1508,16 +1513,25 @@ rm -f "$GIT_INDEX_FILE"
 
 @pytest.mark.parametrize(("how", "config"), [
     ("branch", "mypy.ini"), ("stashroot", "pyproject.toml"), ("stashroot", "mypy.ini"),
+    ("branch", "tools/lint.sh"),
 ])  # fmt: skip
 def test_history_that_renames_a_config_away_waits(host: Host, how: str, config: str) -> None:
     """r53a CFGRENAME: only pyproject.toml, setup.cfg, tox.ini, package.json and
     .gitattributes were looked for in each new commit; a child of HEAD renaming mypy.ini to
     data.txt, then a change of data.txt, was cherry-picked into mypy.ini (a plugins line).
     STASHBASE: a root commit named as a stash's untracked files was exempt from every
-    history check, also as the stash's first parent: the base of `git stash pop`."""
+    history check, also as the stash's first parent: the base of `git stash pop`. r54a
+    CFGPATH: a file protected where it is (a script your pre-commit hook runs), not by
+    name, renamed away the same way."""
+    (host.ws / config).parent.mkdir(parents=True, exist_ok=True)
     _committed(host, config, "[mypy]\nstrict = True\n")
+    hook = host.ws / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.write_text("#!/bin/sh\nsh tools/lint.sh\n")
+    hook.chmod(0o755)
     (host.ws.parent / "rename.sh").write_text(_CONFIG_RENAMED)
-    run(host, f"sh ../rename.sh {how} {config}\n")
+    to = "tools/notes.txt" if config.startswith("tools/") else "data.txt"
+    run(host, f"sh ../rename.sh {how} {config} {to}\n")
     held = host.corral("changes").stdout
     assert f"has no {config}" in held or "root commit" in held, held
     refs = host.git("for-each-ref", "--format=%(refname)")

@@ -814,8 +814,19 @@ class GitHistoryRules(RuleSet):
                         "detection moves another branch's files to places corral did not "
                         "judge them at); review it: git status",
                     )  # fmt: skip
-                paths = _index_paths(before, after, store, base, budget)
-                found = self._hit(paths, Trees(host_git, upper_git, store, base, budget))
+                paths = list(_index_paths(before, after, store, base, budget))
+                # (a file staged in a directory a branch of yours moved away goes where its
+                # files went at `git stash pop` there, or a merge once committed: r54a
+                # IDXMOVE, judged as a commit on HEAD would be)
+                added = [p for p in paths if not (base and entry_at(store, base, p[0]))]
+                staged = (
+                    self._moves(store, (head,), host_git, upper_git, budget)
+                    if head and added
+                    else None
+                )  # (only for what the index adds: `git status` rewrites it unchanged)
+                found = (staged.out_of(added, base) if staged else None) or self._hit(
+                    paths, Trees(host_git, upper_git, store, base, budget)
+                )
                 what, review = "the index", ""
             else:
                 text = _text(entry.source)
@@ -1298,10 +1309,16 @@ class GitHistoryRules(RuleSet):
             except GitUnreadable:
                 entries = {}
             names = {*SHARED_CONFIGS, ".gitattributes"}
+            top = os.path.dirname(host_git)
             found = sorted(
                 p for p in entries
                 if "\0" not in p
-                and (p.rpartition("/")[2] in names or self.protected_name_in(p.split("/")))
+                and (
+                    p.rpartition("/")[2] in names
+                    or self.protected_name_in(p.split("/"))
+                    # (protected where it is: a script a hook runs, r54a CFGPATH)
+                    or self_or_parent_in(os.path.join(top, p), self.protected_set) is not None
+                )
             )  # fmt: skip
             if len(found) > HOST_CONFIGS:
                 # (the first 64 were looked for, the rest passed unseen)
