@@ -452,6 +452,27 @@ def test_install_records_in_shown_tool_homes_keep_their_tokens_hidden(host) -> N
         ".pyenv/versions/conda/envs/ml/etc/conda/activate.d/c.ps1": (
             f'$env:NPM_TOKEN = "{host.SECRET_WORD}"\n'
         ),
+        # r54b CONDAHIST: anaconda.org's token is in the URL's path; OPAMPKG: opam's record
+        # of a pinned package, below `packages`
+        ".pyenv/versions/conda/conda-meta/history": (
+            "# cmd: /x/bin/conda install -c "
+            f"https://conda.anaconda.org/t/ab-{host.SECRET_WORD}-0123456789/acme acme\n"
+        ),
+        ".pyenv/versions/conda/pkgs/urls.txt": (
+            f"https://conda.anaconda.org/t/ab-{host.SECRET_WORD}-0123456789/acme/x.tar.bz2\n"
+        ),
+        ".opam/default/.opam-switch/packages/acmelib.dev/opam": (f'url {{ src: "git+{url}" }}\n'),
+        ".nvm/alias/mirror": f"https://mirror.example/dist?access_token={host.SECRET_WORD}\n",
+        # r54b SITECUSTOM, SHELLFORMS, JSONLOWER
+        ".pyenv/versions/3.12.1/lib/python3.12/site-packages/sitecustomize.py": (
+            f'import os\nos.environ["OPENAI_API_KEY"] = "sk-{host.SECRET_WORD}"\n'
+        ),
+        ".pyenv/versions/conda/envs/ml/etc/conda/activate.d/d.sh": (
+            f'export K="${{K:-{host.SECRET_WORD}}}"\nexport A=1 HF_TOKEN={host.SECRET_WORD}\n'
+        ),
+        ".pyenv/versions/conda/envs/ml/etc/jupyter/jupyter_server_config.json": (
+            f'{{"IdentityProvider": {{"token": "{host.SECRET_WORD}-abcdef"}}}}\n'
+        ),
         # r52b SIZECAP: an install record past 64 KiB (160 tools)
         ".cargo/.crates2.json": "{" + " " * 70_000 + f'"tool (git+{url})": 1}}\n',
     }

@@ -221,6 +221,9 @@ CODE_SUFFIXES = (
 # an assignment of a literal to a secret's name (`export OPENAI_API_KEY=sk-...`, `set -gx
 # KEY value`) and a URL with a token, not for the words code uses (nvm.sh's `Authorization:`)
 SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".fish", ".ps1", ".csh", ".ksh")
+# ... and the Python a Python runs at every start, where users set their environment
+# (`os.environ["OPENAI_API_KEY"] = "sk-..."`, r54b SITECUSTOM)
+START_UP_SCRIPTS = ("sitecustomize.py", "usercustomize.py")
 CREDENTIAL_FILES = frozenset({
     "npmrc", ".npmrc", "pip.conf", "pip.ini", ".pypirc", ".condarc", ".netrc", ".yarnrc",
     ".yarnrc.yml", "bunfig.toml", ".bunfig.toml", "credentials", "credentials.toml",
@@ -309,7 +312,42 @@ def _as_assignment(line: bytes) -> bytes:
         return words[0] + b"=" + b" ".join(words[1:]) if len(words) >= 2 else line
     if low.startswith(b"$env:"):
         return line[5:]
+    for word in (b"os.environ[", b"os.environ.setdefault("):
+        # (Python: `os.environ["KEY"] = "sk-..."` in a sitecustomize, r54b SITECUSTOM)
+        if line.startswith(word):
+            name, _, rest = line[len(word) :].partition(b"]" if word.endswith(b"[") else b",")
+            value = rest.lstrip(b" =").rstrip(b")").strip()
+            return name.strip(b"\"' ") + b"=" + value
     return line
+
+
+def _holds_assignment(line: bytes, script: bool) -> bool:
+    """Whether `NAME=value` (see _as_assignment) gives a secret: a setting whose name says
+    it holds one (a config's `name = value`, not a script's `my $token = ...`); in a
+    script, only a literal given to a variable named as one for the environment
+    (`OPENAI_API_KEY=sk-...`; not `bypass=1`, `_vh_pwd="\\${pwd}"`), its default in
+    `${K:-literal}` and a `$'...'` string counted as literals (r54b SHELLFORMS)."""
+    name, equals, value = line.partition(b"=")
+    key = name.strip().lower()
+    parts = set(key.replace(b"-", b"_").replace(b".", b"_").split(b"_"))
+    value = value.strip().strip(b"\"'")
+    if script:
+        if value.startswith(b"${") and b":-" in value:
+            value = value.split(b":-", 1)[1].split(b"}", 1)[0].strip(b"\"'")
+        elif value.startswith(b"$'"):
+            value = value[2:]
+        if not (
+            name.strip().isupper()
+            and len(value) >= 8
+            and not value.startswith((b"$", b"`", b"(", b"\\"))
+        ):
+            return False
+    return bool(
+        equals
+        and key.replace(b"-", b"").replace(b"_", b"").replace(b".", b"").isalnum()
+        and (any(word in key for word in SECRET_KEY_WORDS) or parts & SECRET_KEYS)
+        and not key.endswith(b"protected")  # (http.sslCertPasswordProtected: a flag)
+    )
 
 
 def _env_pair_in_json(text: bytes) -> bool:
@@ -318,9 +356,16 @@ def _env_pair_in_json(text: bytes) -> bool:
     `{"env_vars": {"OPENAI_API_KEY": "sk-..."}}` (r53b CONDASTATE)."""
     import re
 
-    for match in re.finditer(rb'"([A-Z][A-Z0-9_]*)"\s*:\s*"([^"$`\\]{8,})"', text):
-        parts = set(match.group(1).lower().split(b"_"))
-        if parts & SECRET_KEYS or any(w in match.group(1).lower() for w in SECRET_KEY_WORDS):
+    for match in re.finditer(rb'"([A-Za-z][A-Za-z0-9_]*)"\s*:\s*"([^"$`\\]{8,})"', text):
+        name = match.group(1)
+        parts = set(name.lower().split(b"_"))
+        if not name.isupper():
+            # (`"token": "..."` in a Jupyter config, r54b JSONLOWER: a key that is the
+            # word alone, not `tokenizer` or `pass_through`)
+            if name.lower() in SECRET_KEYS or name.lower() in SECRET_KEY_WORDS:
+                return True
+            continue
+        if parts & SECRET_KEYS or any(w in name.lower() for w in SECRET_KEY_WORDS):
             return True
     return False
 
@@ -350,33 +395,44 @@ def _holds_credentials(path: str, code: bool = True, script: bool = False) -> bo
         if line.startswith(b"[") and b"]" in line:
             line = line.split(b"]", 1)[1]  # (`[sendemail] smtpPass = x` is one line to git)
         line = _as_assignment(line)
-        name, equals, value = line.partition(b"=")
-        key = name.strip().lower()
-        parts = set(key.replace(b"-", b"_").replace(b".", b"_").split(b"_"))
-        value = value.strip().strip(b"\"'")
-        if script and not (
-            # (in a script, a secret is a literal given to a variable named as one for the
-            # environment: `OPENAI_API_KEY=sk-...`; not `bypass=1`, `_vh_pwd="\${pwd}"`)
-            name.strip().isupper()
-            and len(value) >= 8
-            and not value.startswith((b"$", b"`", b"(", b"\\"))
-        ):
+        if script and line.count(b"=") > 1 and b" " in line:
+            # (`export A=1 TOKEN=...`: each assignment of the line, r54b SHELLFORMS)
+            if any(_holds_assignment(w, True) for w in line.split()):
+                return True
             continue
-        if (
-            equals
-            and key.replace(b"-", b"").replace(b"_", b"").replace(b".", b"").isalnum()
-            and (any(word in key for word in SECRET_KEY_WORDS) or parts & SECRET_KEYS)
-            and not key.endswith(b"protected")  # (http.sslCertPasswordProtected: a flag)
-        ):
-            return True  # (a config's `name = value`, not a script's `my $token = ...`)
+        if _holds_assignment(line, script):
+            return True
     if b'":' in text and _env_pair_in_json(text):
         return True
     at = text.find(b"://")
     while at >= 0:  # (by hand: `re` would cost every resolve its import, enum included)
+        url = text[at + 3 : at + 3 + 2048].split(None, 1)
         authority = text[at + 3 : at + 3 + 512].split(b"/", 1)[0].split(None, 1)
         if authority and b"@" in authority[0].strip(b"\"'"):
             return True
+        if url and _token_in_url(url[0]):
+            return True
         at = text.find(b"://", at + 3)
+    return False
+
+
+def _token_in_url(url: bytes) -> bool:
+    """A token in a URL's path or query rather than before an `@`: anaconda.org's private
+    channels, `https://conda.anaconda.org/t/<TOKEN>/<channel>`, which conda logs in
+    `conda-meta/history` (r54b CONDAHIST); `?access_token=...`, `&private_token=...`."""
+    path, _, query = url.partition(b"?")
+    parts = path.split(b"/")
+    for i, part in enumerate(parts[1:-1], 1):
+        if part == b"t" and len(parts[i + 1]) >= 16:
+            return True
+    for pair in query.replace(b"&", b";").split(b";"):
+        key, equals, value = pair.partition(b"=")
+        key = key.lower()
+        words = set(key.replace(b"-", b"_").split(b"_"))
+        if equals and len(value) >= 8 and (words & SECRET_KEYS or any(
+            w in key for w in SECRET_KEY_WORDS
+        )):  # fmt: skip
+            return True
     return False
 
 
@@ -418,6 +474,43 @@ def _clones_in(directory: str, seen: Seen) -> list[tuple[str, bool]]:
                 else:
                     below.append(entry.path)
         level = below
+    return found
+
+
+def _start_up_scripts(lib: str, seen: Seen) -> list[tuple[str, bool]]:
+    """The sitecustomize and usercustomize of a Python installation's `lib/pythonX.Y` and
+    its site-packages, where users set their environment (r54b SITECUSTOM), holding a
+    secret; a directory the walk does not go into."""
+    found: list[tuple[str, bool]] = []
+    try:
+        versions = [e.path for e in os.scandir(lib) if e.name.startswith("python")]
+    except OSError:
+        return found
+    for version in versions[:16]:
+        for where in (version, os.path.join(version, "site-packages")):
+            seen.append((where, True, _state(where, True)))  # (one made there later)
+            for name in START_UP_SCRIPTS:
+                path = os.path.join(where, name)
+                seen.append((path, False, _state(path, False)))
+                if os.path.isfile(path) and _holds_credentials(path, script=True):
+                    found.append((path, False))
+    return found
+
+
+def _records_in(
+    directory: str, secret: Callable[[str, int, int], bool], seen: Seen
+) -> list[tuple[str, bool]]:
+    """The secrets in the files one level below a directory of a tool's records (opam's
+    `.opam-switch/packages/<pkg>/opam`); past SECRET_ENTRIES, the directory whole."""
+    found: list[tuple[str, bool]] = []
+    try:
+        below = [e.path for e in os.scandir(directory) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return found
+    if len(below) > SECRET_ENTRIES:
+        return [(directory, True)]
+    for path in below:
+        found += _secrets_directly_in(path, secret, seen)
     return found
 
 
@@ -1452,6 +1545,10 @@ class Resolution:
                         found += _secrets_directly_in(entry.path, secret, seen)
                         if entry.name in CLONE_DIRS:
                             found += _clones_in(entry.path, seen)
+                        if entry.name == "packages" and directory.endswith("/.opam-switch"):
+                            # (opam's own record of each installed package, a pin's URL
+                            # with its token too, r54b OPAMPKG: not downloads)
+                            found += _records_in(entry.path, secret, seen)
                     elif depth == 0 or entry.name not in SECRET_SKIP_DEEP:
                         stack.append((entry.path, depth + 1, gits or entry.name == "git"))
                     elif entry.name in CLONE_DIRS:  # (a venv's src/: pip's clones, r46a)
@@ -1463,17 +1560,24 @@ class Resolution:
                             # (a Node prefix's global packages: npm's list of what it
                             # installed from where, `.package-lock.json`, is read)
                             found += _secrets_directly_in(modules, secret, seen)
+                        if entry.name.startswith("lib"):
+                            found += _start_up_scripts(entry.path, seen)
                     continue
                 seen.append((entry.path, False, _of(st)))
                 scripts = gits or any(d in SCRIPT_DIRS for d in directory.split("/")[-2:])
                 if secret(entry.path, st.st_mode, open_dir) or (
                     stat.S_ISREG(st.st_mode)
                     and st.st_size <= SMALL_TEXT
-                    and (scripts or not entry.name.endswith(CODE_SUFFIXES))
+                    and (
+                        scripts
+                        or not entry.name.endswith(CODE_SUFFIXES)
+                        or entry.name in START_UP_SCRIPTS
+                    )
                     and _holds_credentials(
                         entry.path,
                         code=scripts,
-                        script=not scripts and entry.name.endswith(SHELL_SUFFIXES),
+                        script=not scripts
+                        and entry.name.endswith((*SHELL_SUFFIXES, *START_UP_SCRIPTS)),
                     )
                 ):
                     found.append((entry.path, False))
