@@ -302,6 +302,16 @@ def test_a_module_beside_a_namespace_package_of_its_name_is_held(host: Host) -> 
     run(host, f"echo {q(payload)} > acme/__init__.py\n")
     assert not (host.ws / "acme.py").exists()
     assert not (host.ws / "acme" / "__init__.py").exists()
+    # r54b NSHELD: both in one run (the __init__ held, acme.py passed for it); NSPYD: an
+    # `__init__.pyd` (no package off Windows); NSNESTREG: a nested namespace made regular
+    (host.ws / "acme" / "plugins").mkdir()
+    (host.ws / "acme" / "plugins" / "x.py").write_text("ok = 1\n")
+    (host.ws / "acme" / "plugins" / "__init__.pyd").write_text("")
+    run(host, f"echo {q(payload)} > acme/__init__.py; echo {q(payload)} > acme.py; "
+              f"echo {q(payload)} > acme/plugins.py\n")  # fmt: skip
+    run(host, f"echo {q(payload)} > acme/plugins/__init__.py\n")
+    for path in ("acme.py", "acme/__init__.py", "acme/plugins.py", "acme/plugins/__init__.py"):
+        assert not (host.ws / path).exists(), path
     subprocess.run(
         [*user_prefix(), "/usr/bin/python3", "-c", "import helpers.util"], cwd=host.ws,
         env=host.env, capture_output=True, check=False,

@@ -146,6 +146,9 @@ def _shadowable() -> frozenset[str]:
 
 
 MODULE_SUFFIXES = (".py", ".pyc", ".so", ".pyd")
+# what makes a directory a regular package where corral runs: not `.pyd` off Windows (r54b
+# NSPYD: an `__init__.pyd` made a namespace package look regular)
+INIT_SUFFIXES = (".py", ".pyc", ".so") if os.name != "nt" else MODULE_SUFFIXES
 
 
 # usual directories of a project that Python could import as namespace packages, and usual
@@ -337,16 +340,21 @@ class ModuleRules(RuleSet):
         if (
             entry.kind not in ("file", "link")
             or not name.startswith("__init__.")
-            or not name.endswith(MODULE_SUFFIXES)
-            or os.path.dirname(directory) not in self.module_dirs
-            or not os.path.basename(directory).isidentifier()
+            or not name.endswith(INIT_SUFFIXES)
         ):
+            return None
+        # (at any depth below where Python looks first, along names Python imports: a
+        # nested namespace `acme/plugins/` too, r54b NSNESTREG)
+        top = next((d for d in self.module_dirs if directory.startswith(d + "/")), None)
+        if top is None or not all(
+            p.isidentifier() for p in directory[len(top) + 1 :].split("/")
+        ):  # fmt: skip
             return None
         try:
             names = os.listdir(directory)[:1000]
         except OSError:
             return None  # (new here: the new-name rules judge it)
-        if any(n.startswith("__init__.") and n.endswith(MODULE_SUFFIXES) for n in names):
+        if any(n.startswith("__init__.") and n.endswith(INIT_SUFFIXES) for n in names):
             return None
         return directory if _holds_modules(directory, 2) else None
 
@@ -379,16 +387,15 @@ class ModuleRules(RuleSet):
             return None
         package = os.path.join(directory, stem)
         staged = entry.staged(package)
-        names: list[str] = []
         layers = [t for t in (package, staged) if os.path.isdir(t) and not os.path.islink(t)]
-        for there in layers:  # (the two layers of it as it will be)
-            try:
-                names += os.listdir(there)[:1000]
-            except OSError:
-                pass
-        if any(n.startswith("__init__.") and n.endswith(MODULE_SUFFIXES) for n in names):
+        try:
+            names = os.listdir(package)[:1000] if package in layers else []
+        except OSError:
+            names = []
+        if any(n.startswith("__init__.") and n.endswith(INIT_SUFFIXES) for n in names):
             return None  # (a regular package comes before a module; an `__init__.txt` makes
-            # none, r53b NSINITTXT)
+            # none, r53b NSINITTXT; nor one this change set adds, which may be held itself,
+            # r54b NSHELD: only the host's counts)
         # (modules at any of three levels: `acme/billing/__init__.py` with nothing in acme/
         # is the usual namespace layout, r52b NSNEST)
         return package if any(_holds_modules(t, 2) for t in layers) else None
