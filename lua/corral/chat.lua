@@ -151,6 +151,17 @@ local function block_of(data)
   return block_text(lines)
 end
 
+---What stays in force while a chat's frontmatter cannot be read (r54c: "the last good
+---settings" were claimed where there were none).
+---@param bufnr integer
+---@return string
+local function still(bufnr)
+  if state.buffers[bufnr] then
+    return "the last good settings stay in force"
+  end
+  return "none of it applies: commands from this chat get your global settings until it is fixed"
+end
+
 ---Read the buffer's frontmatter again; `force` even when its text did not change; `accepted`:
 ---the user asked for it (:Sandbox reload, :trust), so a change on disk by something else
 ---takes effect too.
@@ -190,12 +201,12 @@ function M.refresh(bufnr, force, accepted)
     -- Neovim read the file in another encoding (a byte that is not UTF-8 further down, a
     -- command's output the chat took in): the block's text is not what it says (r53c
     -- CHATLATIN1: a deny_read path with a `ü` hid nothing)
-    once(bufnr, ("corral: frontmatter of %s cannot be read: the file is not UTF-8 (Neovim read it as %s); the last good settings stay in force. Remove the bytes that are not UTF-8, then :edit ++enc=utf-8"):format(label, enc), vim.log.levels.ERROR)
+    once(bufnr, ("corral: frontmatter of %s cannot be read: the file is not UTF-8 (Neovim read it as %s); %s. Remove the bytes that are not UTF-8, then :edit ++enc=utf-8"):format(label, enc, still(bufnr)), vim.log.levels.ERROR)
     return
   end
   local values, err = frontmatter.read(lines)
   if err then
-    once(bufnr, ("corral: frontmatter of %s, %s (the last good settings stay in force)"):format(label, M.plain(err)), vim.log.levels.ERROR)
+    once(bufnr, ("corral: frontmatter of %s, %s (%s)"):format(label, M.plain(err), still(bufnr)), vim.log.levels.ERROR)
     return
   end
   if values == nil then
@@ -209,7 +220,7 @@ function M.refresh(bufnr, force, accepted)
     return
   end
   if result.problems and #result.problems > 0 then
-    once(bufnr, listed(("corral: frontmatter of %s is invalid (the last good settings stay in force):"):format(label), result.problems), vim.log.levels.ERROR)
+    once(bufnr, listed(("corral: frontmatter of %s is invalid (%s):"):format(label, still(bufnr)), result.problems), vim.log.levels.ERROR)
     return
   end
   -- The engine judges an untrusted layer again on every request (against the layers below it

@@ -105,6 +105,22 @@ def without_own_lines(output: str, repairs: Any) -> str:
     return kept + ("\n" if kept and output.endswith("\n") else "")
 
 
+def as_text(value: Any) -> Any:
+    """Every string of a result as valid UTF-8: a file name, a fetched body or a held path
+    that is not (a lone surrogate here) would reach the chat as a raw byte, and the chat
+    would be read as latin1 next time, its frontmatter garbled (r54c CHATBYTES)."""
+    if isinstance(value, str):
+        try:  # (a byte kept as U+DC80..U+DCFF: U+FFFD; any other lone surrogate: `?`)
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, dict):
+        return {as_text(k): as_text(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [as_text(v) for v in value]
+    return value
+
+
 def _status(tool: str, raw: Mapping[str, Any]) -> str:
     given = raw.get("status")
     if given in STATUSES:

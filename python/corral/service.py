@@ -607,7 +607,9 @@ class Service:
         self.audit({"tool": tool, "path": (request.get("input") or {}).get("path"),
                     "url": (request.get("input") or {}).get("url"),
                     "refusal": result.get("refusal")})  # fmt: skip
-        return result
+        from corral import results
+
+        return results.as_text(result)  # type: ignore[no-any-return]  # (see as_text)
 
     def do_explain_output(self, request: Mapping[str, Any]) -> list[str]:
         """What the sandbox visibly refused in a command's output, in corral's words (for
@@ -642,7 +644,8 @@ class Service:
         sandboxed = bool(raw.pop("sandboxed", False))
         if tool != "bash":
             sandboxed = tool != "fetch" and pol.enabled
-        return results.shape(tool, raw, request.get("decision") or {}, sandboxed)
+        shaped = results.shape(tool, raw, request.get("decision") or {}, sandboxed)
+        return results.as_text(shaped)  # type: ignore[no-any-return]
 
     def audit(self, event: Mapping[str, Any]) -> None:
         from corral.toolguard.audit import AuditLog

@@ -87,6 +87,10 @@ class Checked(Frozen):
 # ---- check --------------------------------------------------------------------------------------
 
 
+# codecs Python accepts as a charset that are no text's encoding (r54c CHATBYTES)
+NOT_CHARSETS = frozenset({"unicode-escape", "raw-unicode-escape", "punycode", "idna", "utf-7"})
+
+
 def _split(url: str) -> tuple[str, str, int, str]:
     from urllib.parse import quote, urlsplit
 
@@ -455,6 +459,13 @@ def _success(
     from urllib.parse import urljoin
 
     charset = response.headers.get_content_charset() or "utf-8"
+    import codecs
+
+    try:
+        if codecs.lookup(charset).name in NOT_CHARSETS:
+            charset = "utf-8"  # (a server's `charset=unicode_escape` made lone surrogates)
+    except LookupError:
+        pass
     try:
         body = data.decode(charset, errors="replace")
     except LookupError:  # a charset Python does not know
