@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import time
-
 from pathlib import Path
 from typing import TYPE_CHECKING
 
