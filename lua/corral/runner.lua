@@ -50,7 +50,8 @@ function M.stop_job(job)
     return false
   end
   if info and info.stage and info.stage ~= "" then
-    if require("corral.engine").call("stop_sandbox", { stage = info.stage }) == true then
+    -- (interrupted: what it wrote is held whole, not applied, as for Ctrl-C at `corral run`)
+    if require("corral.engine").call("stop_sandbox", { stage = info.stage, interrupted = true }) == true then
       return true
     end
   end

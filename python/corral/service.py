@@ -244,6 +244,8 @@ class Service:
         from corral.changes import stage as stages
 
         stage = str(request.get("stage") or "")
+        if stage and request.get("interrupted"):
+            stages.mark_interrupted(stage)  # (cancelled or timed out: held whole, see main)
         return bool(stage) and stages.stop_sandbox(stage)
 
     def do_change_report(self, request: Mapping[str, Any]) -> dict[str, Any]:

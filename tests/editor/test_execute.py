@@ -154,12 +154,16 @@ def test_read_only_chat_refuses_writes_before_asking(fresh: Editor, workspace: P
     assert not (workspace / "x").exists()
 
 
-def test_timeout_kills_the_command(fresh: Editor) -> None:
+def test_timeout_kills_the_command(fresh: Editor, workspace: Path) -> None:
+    """... and what it wrote is held whole, not applied (r54c CANCELAPPLIED: the editor's
+    stopped runs were applied; `corral run` held them)."""
     fresh.lua("require('corral').setup({ tools = { bash = { timeout = 1 } } })")
-    execute(fresh, "bash", command="sleep 30; echo never")
+    execute(fresh, "bash", command="echo half > partial.txt; sleep 30; echo never")
     r = result(fresh, timeout=15)
     assert r["timed_out"] is True and r["ok"] is False
     assert "never" not in r["output"]
+    assert not (workspace / "partial.txt").exists()
+    assert r["changes"]["status"] == "held", r["changes"]
 
 
 def test_lua_resolver_and_function_auto_approve(fresh: Editor, workspace: Path) -> None:

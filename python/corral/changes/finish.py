@@ -385,7 +385,7 @@ def main(argv: list[str]) -> int:
     the change set could not be checked (it is then held, nothing lost)."""
     stage, status = argv[0], int(argv[1])
     try:
-        result = finish(stage)
+        result = finish(stage, os.path.exists(os.path.join(stage, stages.INTERRUPTED)))
     except Exception as e:
         sys.stderr.write(
             f"corral: the changes could not be checked or applied ({e}); they are kept in {stage}\n"

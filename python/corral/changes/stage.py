@@ -244,6 +244,20 @@ def sandbox_alive(stage: str) -> bool:
         return False
 
 
+INTERRUPTED = "interrupted"  # written when the editor stops a run: its writes are held
+
+
+def mark_interrupted(stage: str) -> None:
+    """Say in the staging area that its command was stopped before it ended (cancelled, or
+    timed out in the editor): the check after it holds the change set whole, as `corral run`
+    does for Ctrl-C (r54c CANCELAPPLIED: the editor's were applied)."""
+    own = os.path.join(root_dir(), os.path.basename(stage))  # (corral's own, nowhere else)
+    try:
+        os.close(os.open(os.path.join(own, INTERRUPTED), os.O_WRONLY | os.O_CREAT, 0o600))
+    except OSError:
+        pass
+
+
 def stop_sandbox(stage: str) -> bool:
     """Kill what is left of the stage's sandbox once its launcher is gone (stopped by the
     editor, or the editor quitting): SIGKILL to its pid 1, from which the kernel kills the rest
