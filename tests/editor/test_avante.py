@@ -132,7 +132,9 @@ def test_corral_bash_runs_in_the_sandbox_with_a_credential_hidden(
     got = answer(ed)
     assert got["err"] is None, got
     text = got["result"]
-    assert text.startswith("exit 0; the sandbox refused 1 operation"), text
+    # (the hidden key, then the write to /etc: r52c HIDDENENOENT)
+    assert text.startswith("exit 0; the sandbox refused 2 operations"), text
+    assert "a read of a path it hides" in text, text
     assert "end" in text and "CANARY-PRIVATE-KEY" not in text
     assert (workspace / "made.txt").read_text() == "made\n"
     assert not os.path.exists("/etc/corral-avante")

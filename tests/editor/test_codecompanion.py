@@ -87,7 +87,8 @@ def test_corral_bash_runs_in_the_sandbox_with_a_credential_hidden(
     command = "echo made > made.txt; cat ~/.ssh/id_rsa; touch /etc/corral-cc; echo end"
     call(ed, ("corral_bash", {"command": command}))
     [message] = tool_messages(ed)
-    assert "exit 0; the sandbox refused 1 operation" in message, message
+    assert "exit 0; the sandbox refused 2 operations" in message, message  # (r52c)
+    assert "a read of a path it hides" in message, message
     assert "end" in message and "CANARY-PRIVATE-KEY" not in message
     assert (workspace / "made.txt").read_text() == "made\n"
     assert not os.path.exists("/etc/corral-cc")
