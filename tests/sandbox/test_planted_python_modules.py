@@ -312,6 +312,11 @@ def test_a_module_beside_a_namespace_package_of_its_name_is_held(host: Host) -> 
     run(host, f"echo {q(payload)} > acme/plugins/__init__.py\n")
     for path in ("acme.py", "acme/__init__.py", "acme/plugins.py", "acme/plugins/__init__.py"):
         assert not (host.ws / path).exists(), path
+    # r55b INITDIR: a directory named `__init__.py` made the namespace look regular
+    run(host, "mkdir -p acme/__init__.py\n")
+    run(host, f"echo {q(payload)} > acme.py; echo x > acme/plugins/__init__.pyc\n")
+    assert not (host.ws / "acme.py").exists()
+    assert not (host.ws / "acme" / "plugins" / "__init__.pyc").exists()
     subprocess.run(
         [*user_prefix(), "/usr/bin/python3", "-c", "import helpers.util"], cwd=host.ws,
         env=host.env, capture_output=True, check=False,

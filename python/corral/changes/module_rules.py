@@ -197,6 +197,22 @@ def _holds_modules(path: str, depth: int) -> bool:
     )
 
 
+def _has_init(directory: str) -> bool:
+    """Whether Python imports `directory` as a regular package: an `__init__` FILE of a
+    suffix it imports here (not an `__init__.txt`, r53b NSINITTXT; not a directory named
+    `__init__.py`, r55b INITDIR)."""
+    try:
+        names = os.listdir(directory)[:1000]
+    except OSError:
+        return False
+    return any(
+        n.startswith("__init__.")
+        and n.endswith(INIT_SUFFIXES)
+        and os.path.isfile(os.path.join(directory, n))
+        for n in names
+    )
+
+
 def _names_at(directory: str) -> frozenset[str]:
     """The modules the host has at the top of a directory: module files (up to the first
     dot) and directories holding one within three levels (a package, a namespace package),
@@ -350,11 +366,9 @@ class ModuleRules(RuleSet):
             p.isidentifier() for p in directory[len(top) + 1 :].split("/")
         ):  # fmt: skip
             return None
-        try:
-            names = os.listdir(directory)[:1000]
-        except OSError:
+        if not os.path.isdir(directory):
             return None  # (new here: the new-name rules judge it)
-        if any(n.startswith("__init__.") and n.endswith(INIT_SUFFIXES) for n in names):
+        if _has_init(directory):
             return None
         return directory if _holds_modules(directory, 2) else None
 
@@ -388,11 +402,7 @@ class ModuleRules(RuleSet):
         package = os.path.join(directory, stem)
         staged = entry.staged(package)
         layers = [t for t in (package, staged) if os.path.isdir(t) and not os.path.islink(t)]
-        try:
-            names = os.listdir(package)[:1000] if package in layers else []
-        except OSError:
-            names = []
-        if any(n.startswith("__init__.") and n.endswith(INIT_SUFFIXES) for n in names):
+        if package in layers and _has_init(package):
             return None  # (a regular package comes before a module; an `__init__.txt` makes
             # none, r53b NSINITTXT; nor one this change set adds, which may be held itself,
             # r54b NSHELD: only the host's counts)
