@@ -463,6 +463,21 @@ def test_install_records_in_shown_tool_homes_keep_their_tokens_hidden(host) -> N
         ),
         ".opam/default/.opam-switch/packages/acmelib.dev/opam": (f'url {{ src: "git+{url}" }}\n'),
         ".nvm/alias/mirror": f"https://mirror.example/dist?access_token={host.SECRET_WORD}\n",
+        # r55b PYSTART2: a .pth's import line, a sitecustomize package, `from os import
+        # environ`; SHELLFORMS2: `: "${K:=...}"`, typeset/declare -gx, `|| export`
+        ".pyenv/versions/3.11.7/lib/python3.11/site-packages/zz_env.pth": (
+            f'import os; os.environ.setdefault("ANTHROPIC_API_KEY", "sk-{host.SECRET_WORD}")\n'
+        ),
+        ".pyenv/versions/3.10.1/lib/python3.10/site-packages/sitecustomize/__init__.py": (
+            f'from os import environ\nenviron["GITHUB_TOKEN"] = "ghp_{host.SECRET_WORD}"\n'
+        ),
+        ".pyenv/versions/conda/envs/ml/etc/conda/activate.d/e.sh": (
+            f': "${{OPENAI_API_KEY:=sk-{host.SECRET_WORD}}}"\n'
+            f"typeset -x HF_TOKEN=hf_{host.SECRET_WORD}\n"
+            f'[ -n "$K" ] || export API_KEY={host.SECRET_WORD}\n'
+        ),
+        # r55b BINLOCK: a token URL in a lock file in binary
+        ".bun/install/global/bun.lockb": f"\0\0bun\0git+{url}\0".encode("latin1").decode(),
         # r54b SITECUSTOM, SHELLFORMS, JSONLOWER
         ".pyenv/versions/3.12.1/lib/python3.12/site-packages/sitecustomize.py": (
             f'import os\nos.environ["OPENAI_API_KEY"] = "sk-{host.SECRET_WORD}"\n'

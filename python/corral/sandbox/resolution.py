@@ -350,6 +350,24 @@ def _holds_assignment(line: bytes, script: bool) -> bool:
     )
 
 
+def _env_literal_in(text: bytes) -> bool:
+    """Whether any line gives a literal to an environment variable named as a secret, in
+    whatever spelling: `os.environ["K"] = "..."`, `environ.setdefault("K", "...")` (a .pth
+    line or a sitecustomize, r55b PYSTART2), `: "${K:=...}"`, `typeset -x K=...`,
+    `declare -gx K=...`, `[ -n "$K" ] || export K=...` (r55b SHELLFORMS2). The name in
+    capitals, the literal 8 characters or more and not a path or an expansion."""
+    import re
+
+    name = rb"([A-Z][A-Z0-9_]{2,})[\"']?\]?\s*(?::=|:-|=|,)\s*[\"']?"
+    literal = rb"([^\"'\s$`(){}\\/~.][^\"'\s$`(){}\\]{7,})"  # (not `$1`, `/a/path`)
+    pattern = name + literal
+    for match in re.finditer(pattern, text):
+        key = match.group(1).lower()
+        if set(key.split(b"_")) & SECRET_KEYS or any(w in key for w in SECRET_KEY_WORDS):
+            return True
+    return False
+
+
 def _env_pair_in_json(text: bytes) -> bool:
     """Whether JSON (or YAML in quotes) gives a literal to an environment variable named as
     a secret: conda keeps `conda env config vars set` in `conda-meta/state` as
@@ -385,7 +403,9 @@ def _holds_credentials(path: str, code: bool = True, script: bool = False) -> bo
     except OSError:
         return False
     if not code and b"\0" in text[:4096]:
-        return False
+        # (a program: not read; a lock file in binary, bun.lockb, for a URL with a token
+        # only, r55b BINLOCK)
+        return not os.access(path, os.X_OK) and _url_with_token(text)
     script = script or (not code and text.startswith(b"#!"))
     lowered = text.lower().replace(b"\t", b" ")
     if not script and any(word in lowered for word in SECRET_PHRASES):
@@ -404,6 +424,14 @@ def _holds_credentials(path: str, code: bool = True, script: bool = False) -> bo
             return True
     if b'":' in text and _env_pair_in_json(text):
         return True
+    if _env_literal_in(text):
+        return True
+    return _url_with_token(text)
+
+
+def _url_with_token(text: bytes) -> bool:
+    """Whether a text names a URL with a user or token before its `@`, or a token in its
+    path or query (_token_in_url)."""
     at = text.find(b"://")
     while at >= 0:  # (by hand: `re` would cost every resolve its import, enum included)
         url = text[at + 3 : at + 3 + 2048].split(None, 1)
@@ -489,7 +517,14 @@ def _start_up_scripts(lib: str, seen: Seen) -> list[tuple[str, bool]]:
     for version in versions[:16]:
         for where in (version, os.path.join(version, "site-packages")):
             seen.append((where, True, _state(where, True)))  # (one made there later)
-            for name in START_UP_SCRIPTS:
+            try:
+                pths = [n for n in os.listdir(where) if n.endswith(".pth")][:200]
+            except OSError:
+                pths = []
+            # (and a .pth's `import` lines, and those as packages, r55b PYSTART2)
+            names = [*START_UP_SCRIPTS, *pths, "sitecustomize/__init__.py",
+                     "usercustomize/__init__.py"]  # fmt: skip
+            for name in names:
                 path = os.path.join(where, name)
                 seen.append((path, False, _state(path, False)))
                 if os.path.isfile(path) and _holds_credentials(path, script=True):
