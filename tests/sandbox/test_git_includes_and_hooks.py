@@ -1413,6 +1413,8 @@ merged) N=$(git commit-tree -p "$N0" -m j "$T")
 fetched) N=$(git commit-tree -p "$N0" -m j "$T")
         W=$(git commit-tree -p "$N" -p "$F" -m "Merge branch feature" "$T")
         printf '%s\\t\\tbranch main of https://example.com/x\\n' "$W" > .git/FETCH_HEAD ;;
+headmoved) rm -f "$GIT_INDEX_FILE"; unset GIT_INDEX_FILE; git checkout -q main
+        mkdir -p app; echo 'import os' > app/json.py; git add app/json.py; exit 0 ;;
 staged) rm -f "$GIT_INDEX_FILE"; unset GIT_INDEX_FILE
         mkdir -p app; echo 'import os' > app/json.py; git add app/json.py; exit 0 ;;
 rebased) N=$(git commit-tree -p "$N0" -m j "$T")
@@ -1432,7 +1434,9 @@ rm -f "$GIT_INDEX_FILE"
 """
 
 
-@pytest.mark.parametrize("how", ["hidden", "merged", "fetched", "tagged", "rebased", "staged"])
+@pytest.mark.parametrize(
+    "how", ["hidden", "merged", "fetched", "tagged", "rebased", "staged", "headmoved"]
+)
 def test_a_merge_with_a_branch_that_moved_a_directory_is_never_taken_as_done(
     host: Host, how: str
 ) -> None:
@@ -1459,9 +1463,13 @@ def test_a_merge_with_a_branch_that_moved_a_directory_is_never_taken_as_done(
     host.git("mv", "app/b.py", "b.py")
     host.git(*ident, "commit", "-qm", "flatten")
     host.git("checkout", "-q", "main")
+    if how == "headmoved":  # (r55a IDXHEAD: you on feature, the command back on main)
+        host.git("checkout", "-q", "feature")
     attack = host.ws.parent / "agent.sh"
     attack.write_text(_PAST_A_MOVE)
-    run(host, f"sh ../agent.sh {how}\n")
+    config = host.base / "new-modules.toml"  # (app/ is a new name on feature: not the point)
+    config.write_text('[sandbox]\nnew_modules = "apply"\n')
+    run(host, f"sh ../agent.sh {how}\n", "--config", str(config))
     held = host.corral("changes").stdout
     assert "json.py" in held or "a parent line where git reads none" in held, held
     assert "app/json.py" not in host.git("ls-files", "--stage"), held

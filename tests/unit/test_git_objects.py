@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from typing import TYPE_CHECKING
@@ -403,3 +404,37 @@ def test_a_cache_tree_is_read_only_as_git_reads_it(node: bytes) -> None:
     found: dict[str, str] = {}
     _cache_tree(b"\x00-1 0\n", found)
     assert found == {}
+
+
+@pytest.mark.parametrize("names", [[b"pyproject.toml", b"pyproject.toml"], [b"b", b"a"]])
+def test_an_index_is_read_only_in_gits_order(repo: Path, names: list[bytes]) -> None:
+    """r55a DUPIDX: a path listed twice kept the last entry for corral, where `git restore`
+    writes the first (a pyproject.toml with a mypy plugin); entries out of git's order are
+    another index to git than to corral."""
+    import hashlib
+    import struct
+
+    blob = _git(repo, "hash-object", "-w", "--stdin", input_text="x\n").strip()
+    stat = struct.pack(">IIIIIIIIII", 0, 0, 0, 0, 0, 0, 0o100644, 0, 0, 0)
+    entries = b""
+    for name in names:
+        entry = stat + bytes.fromhex(blob) + struct.pack(">H", len(name)) + name
+        entries += entry + b"\0" * (8 - (len(entry) % 8))
+    data = b"DIRC" + struct.pack(">II", 2, len(names)) + entries
+    index = repo / ".git" / "index"
+    index.write_bytes(data + hashlib.sha1(data).digest())
+    with pytest.raises(GitUnreadable, match="not in git's order"):
+        read_index(str(index))
+
+
+def test_a_ref_name_that_is_not_utf8_resolves_as_git_resolves_it(tmp_path: Path) -> None:
+    """r55a HEADUTF: `ref: refs/heads/master<0xA0>` was decoded with "replace" and led
+    nowhere for corral (no HEAD: the index's moves and the root-commit check skipped); git
+    follows it to the branch."""
+    from corral.changes.git_history import _resolve, _text
+
+    git = tmp_path / ".git"
+    (git / "refs" / "heads").mkdir(parents=True)
+    (git / "HEAD").write_bytes(b"ref: refs/heads/master\xa0\n")
+    (git / "refs" / "heads").joinpath(os.fsdecode(b"master\xa0")).write_text("a" * 40 + "\n")
+    assert _resolve([str(git)], _text(str(git / "HEAD"))) == "a" * 40

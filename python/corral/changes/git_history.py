@@ -93,7 +93,9 @@ def _text(path: str) -> str | None:
     `<id>NUL junk` is `<id>` (r35a NULREF); a NUL is a line end here, so what follows it is
     read too, never hidden."""
     data = _bytes(path)
-    return None if data is None else data.replace(b"\0", b"\n").decode("utf-8", "replace")
+    # (bytes that are not UTF-8 kept as they are: `ref: refs/heads/master\xa0` resolved to
+    # nothing for corral and to a branch for git, r55a HEADUTF)
+    return None if data is None else data.replace(b"\0", b"\n").decode("utf-8", "surrogateescape")
 
 
 NULL = "0" * 40  # (a reflog's "none")
@@ -818,10 +820,15 @@ class GitHistoryRules(RuleSet):
                 # (a file staged in a directory a branch of yours moved away goes where its
                 # files went at `git stash pop` there, or a merge once committed: r54a
                 # IDXMOVE, judged as a commit on HEAD would be)
-                added = [p for p in paths if not (base and entry_at(store, base, p[0]))]
+                # (HEAD as the host has it and as this change set leaves it: a command that
+                # checked out another branch stages against that one, r55a IDXHEAD)
+                moved = _resolve([upper_git, host_git], _merged_text([upper_git, host_git], "HEAD"))
+                heads = tuple(sorted({h for h in (head, moved) if h}))
+                head_trees = [_tree_of(store, h) for h in heads]
+                added = [p for p in paths if not any(entry_at(store, t, p[0]) for t in head_trees)]
                 staged = (
-                    self._moves(store, (head,), host_git, upper_git, budget)
-                    if head and added
+                    self._moves(store, heads, host_git, upper_git, budget)
+                    if heads and added
                     else None
                 )  # (only for what the index adds: `git status` rewrites it unchanged)
                 found = (staged.out_of(added, base) if staged else None) or self._hit(

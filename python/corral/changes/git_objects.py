@@ -562,6 +562,7 @@ def read_index(path: str) -> Index:
         raise GitUnreadable(f"an index of version {version}")
     found = index.entries
     i, previous = 12, b""
+    last: tuple[bytes, int] = (b"", 0)
     try:
         if count > MAX_INDEX_ENTRIES:
             raise GitUnreadable(f"an index of {count} entries")
@@ -601,6 +602,11 @@ def read_index(path: str) -> Index:
             # each stage of a path counts: a conflict's "ours" is what `git checkout --ours`
             # writes (r34a STAGES: one entry per path hid stage 2)
             stage = (flags >> 12) & 3
+            if n and (name, stage) <= last:
+                # (git writes each path and stage once, in byte order: one listed twice was
+                # the first to `git restore`, the last to corral, r55a DUPIDX)
+                raise GitUnreadable("an index whose entries are not in git's order")
+            last = (name, stage)
             key = name.decode("utf-8", "surrogateescape")
             found[key if not stage else f"{key}\0{stage}"] = (mode, sha)
         entries_end = i
