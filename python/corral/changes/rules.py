@@ -241,29 +241,20 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
                 "PDM run a project venv's python by themselves (`uv pip list`); make the venv "
                 "with `python -m venv`",
             )  # fmt: skip
-        regular = self._namespace_made_regular(entry)
-        if regular is not None:
-            return self.refusal(
-                "protected", path, MODULES,
-                f"an __init__ that makes the namespace package {regular}/ a regular one: it "
-                "would run at every import of what is below it, which ran nothing before",
-            )  # fmt: skip
-        unmarked = self._venv_unmarked(entry)
-        if unmarked is not None:
-            return self.refusal(
-                "protected", path, MODULES,
-                f"it makes the venv {unmarked}/ a directory of modules Python imports as "
-                f"{os.path.basename(unmarked)} (a venv claims no module name; without its "
-                "pyvenv.cfg it would)",
-            )  # fmt: skip
-        namespace = self._over_a_namespace(entry)
-        if namespace is not None:
-            return self.refusal(
-                "protected", path, MODULES,
-                f"a module Python would import in place of {namespace}/, a directory of "
-                "modules without an __init__ that stays as you see it (`git diff` shows "
-                "nothing)",
-            )  # fmt: skip
+        for rule, why in (
+            (self._namespace_made_regular, "an __init__ that makes the namespace package {}/ "
+             "a regular one: it would run at every import of what is below it, which ran "
+             "nothing before"),
+            (self._venv_unmarked, "it makes the venv {}/ a directory of modules Python "
+             "imports by its name (a venv claims no module name; without its pyvenv.cfg it "
+             "would)"),
+            (self._over_a_namespace, "a module Python would import in place of {}/, a "
+             "directory of modules without an __init__ that stays as you see it (`git diff` "
+             "shows nothing)"),
+        ):  # fmt: skip
+            found = rule(entry)
+            if found is not None:
+                return self.refusal("protected", path, MODULES, why.format(found))
         over = self._over_a_module(entry)
         if over is not None and self._stand_in(entry) is None:
             return self.refusal(
