@@ -355,37 +355,48 @@ def _env_literal_in(text: bytes) -> bool:
     whatever spelling: `os.environ["K"] = "..."`, `environ.setdefault("K", "...")` (a .pth
     line or a sitecustomize, r55b PYSTART2), `: "${K:=...}"`, `typeset -x K=...`,
     `declare -gx K=...`, `[ -n "$K" ] || export K=...` (r55b SHELLFORMS2). The name in
-    capitals, the literal 8 characters or more and not a path or an expansion."""
-    import re
+    capitals, the literal 8 characters or more and not a path or an expansion. (By hand:
+    `re` would cost a cold walk its import, and the empty change set's path with it.)"""
+    import itertools
 
-    name = rb"([A-Z][A-Z0-9_]{2,})[\"']?\]?\s*(?::=|:-|=|,)\s*[\"']?"
-    literal = rb"([^\"'\s$`(){}\\/~.][^\"'\s$`(){}\\]{7,})"  # (not `$1`, `/a/path`)
-    pattern = name + literal
-    for match in re.finditer(pattern, text):
-        key = match.group(1).lower()
-        if set(key.split(b"_")) & SECRET_KEYS or any(w in key for w in SECRET_KEY_WORDS):
-            return True
-    return False
-
-
-def _env_pair_in_json(text: bytes) -> bool:
-    """Whether JSON (or YAML in quotes) gives a literal to an environment variable named as
-    a secret: conda keeps `conda env config vars set` in `conda-meta/state` as
-    `{"env_vars": {"OPENAI_API_KEY": "sk-..."}}` (r53b CONDASTATE)."""
-    import re
-
-    for match in re.finditer(rb'"([A-Za-z][A-Za-z0-9_]*)"\s*:\s*"([^"$`\\]{8,})"', text):
-        name = match.group(1)
-        parts = set(name.lower().split(b"_"))
-        if not name.isupper():
-            # (`"token": "..."` in a Jupyter config, r54b JSONLOWER: a key that is the
-            # word alone, not `tokenizer` or `pass_through`)
-            if name.lower() in SECRET_KEYS or name.lower() in SECRET_KEY_WORDS:
-                return True
+    for line in text.splitlines():
+        if not any(c in line for c in (b"=", b",", b":")):
             continue
-        if parts & SECRET_KEYS or any(w in name.lower() for w in SECRET_KEY_WORDS):
-            return True
+        flat = line.translate(_FLAT)
+        for sep in (b":=", b":-", b"=", b",", b":"):
+            parts = flat.split(sep)
+            for left, right in itertools.pairwise(parts):
+                words, after = left.split(), right.split()
+                if not words or not after:
+                    continue
+                name, value = words[-1].lstrip(b"$"), after[0]
+                # (JSON or YAML: `"token": "..."`, a key that is the word alone, r54b
+                # JSONLOWER; conda's `{"env_vars": {"OPENAI_API_KEY": "..."}}`, CONDASTATE)
+                alone = sep == b":" and name.lower() in ALONE_KEYS
+                if (
+                    len(name) >= 3
+                    and (name.isupper() or alone)
+                    and name.replace(b"_", b"").replace(b"-", b"").isalnum()
+                    and len(value) >= 8
+                    and not value.startswith((b"$", b"/", b"~", b".", b"`", b"\\"))
+                    and b"\\" not in value
+                    and _secret_name(name.lower())
+                ):
+                    return True
     return False
+
+
+# keys that say "a secret" on their own in JSON or YAML (not `key`: `"key": "ctrl+p"`)
+ALONE_KEYS = frozenset({
+    b"token", b"password", b"passwd", b"secret", b"apikey", b"api_key", b"api-key",
+    b"access_token", b"auth_token", b"client_secret",
+})  # fmt: skip
+# quotes and brackets as blanks, for _env_literal_in
+_FLAT = bytes.maketrans(b"\"'[](){}", b"        ")
+
+
+def _secret_name(key: bytes) -> bool:
+    return bool(set(key.split(b"_")) & SECRET_KEYS) or any(w in key for w in SECRET_KEY_WORDS)
 
 
 def _holds_credentials(path: str, code: bool = True, script: bool = False) -> bool:
@@ -422,8 +433,6 @@ def _holds_credentials(path: str, code: bool = True, script: bool = False) -> bo
             continue
         if _holds_assignment(line, script):
             return True
-    if b'":' in text and _env_pair_in_json(text):
-        return True
     if _env_literal_in(text):
         return True
     return _url_with_token(text)
