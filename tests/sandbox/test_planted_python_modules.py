@@ -312,6 +312,13 @@ def test_a_module_beside_a_namespace_package_of_its_name_is_held(host: Host) -> 
     run(host, f"echo {q(payload)} > acme/plugins/__init__.py\n")
     for path in ("acme.py", "acme/__init__.py", "acme/plugins.py", "acme/plugins/__init__.py"):
         assert not (host.ws / path).exists(), path
+    # r56b CAP1000: 8,000 data files put the modules past the first 1,000 entries looked at
+    (host.ws / "src").mkdir()
+    (host.ws / "src" / "app.py").write_text("ok = 1\n")
+    for i in range(8000):
+        (host.ws / "src" / f"fixture_{i}.dat").write_text("")
+    run(host, f"echo {q(payload)} > src.py\n")
+    assert not (host.ws / "src.py").exists()
     # r55b INITDIR: a directory named `__init__.py` made the namespace look regular
     run(host, "mkdir -p acme/__init__.py\n")
     run(host, f"echo {q(payload)} > acme.py; echo x > acme/plugins/__init__.pyc\n")

@@ -177,40 +177,46 @@ def _module(entry: os.DirEntry[str]) -> bool:
     )
 
 
-def _holds_modules(path: str, depth: int) -> bool:
+LISTED = 100_000  # entries of a directory looked through for a module (see _holds_modules)
+
+
+def _holds_modules(path: str, depth: int, past: bool = False) -> bool:
     """Whether a directory holds a module, or a directory named as one does, within `depth`
-    levels below it."""
+    levels below it; `past`, when it has more than LISTED entries to look through (r56b
+    CAP1000: 4,000 data files put the modules past the first 1,000 looked at): True where
+    that holds a change, False where it would claim a name."""
     try:
         with os.scandir(path) as listing:
-            entries = list(listing)[:1000]
+            for n, e in enumerate(listing):
+                if n >= LISTED:
+                    return past
+                if _module(e) or (
+                    depth
+                    and e.name.isidentifier()
+                    and e.is_dir(follow_symlinks=False)
+                    and _holds_modules(e.path, depth - 1, past)
+                ):
+                    return True
     except OSError:
         return False
-    return any(
-        _module(e)
-        or (
-            depth
-            and e.name.isidentifier()
-            and e.is_dir(follow_symlinks=False)
-            and _holds_modules(e.path, depth - 1)
-        )
-        for e in entries
-    )
+    return False
 
 
 def _has_init(directory: str) -> bool:
     """Whether Python imports `directory` as a regular package: an `__init__` FILE of a
     suffix it imports here (not an `__init__.txt`, r53b NSINITTXT; not a directory named
     `__init__.py`, r55b INITDIR)."""
-    try:
-        names = os.listdir(directory)[:1000]
-    except OSError:
-        return False
     return any(
-        n.startswith("__init__.")
-        and n.endswith(INIT_SUFFIXES)
-        and os.path.isfile(os.path.join(directory, n))
-        for n in names
-    )
+        os.path.isfile(os.path.join(directory, f"__init__{suffix}"))
+        for suffix in (*INIT_SUFFIXES, *_extension_suffixes())
+    )  # (looked up by name: not the first 1,000 entries of a listing, r56b CAP1000)
+
+
+def _extension_suffixes() -> list[str]:
+    """`.cpython-311-x86_64-linux-gnu.so` and the like: what Python imports here."""
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    return [s for s in EXTENSION_SUFFIXES if s != ".so"]
 
 
 def _names_at(directory: str) -> frozenset[str]:
@@ -370,7 +376,7 @@ class ModuleRules(RuleSet):
             return None  # (new here: the new-name rules judge it)
         if _has_init(directory):
             return None
-        return directory if _holds_modules(directory, 2) else None
+        return directory if _holds_modules(directory, 2, past=True) else None
 
     def _venv_unmarked(self, entry: Entry) -> str | None:
         """The venv at the top of a directory where Python looks first whose `pyvenv.cfg`
@@ -383,7 +389,7 @@ class ModuleRules(RuleSet):
         top = os.path.dirname(directory)
         if top not in self.module_dirs or not os.path.basename(directory).isidentifier():
             return None
-        return directory if _holds_modules(directory, 3) else None
+        return directory if _holds_modules(directory, 3, past=True) else None
 
     def _over_a_namespace(self, entry: Entry) -> str | None:
         """The directory of modules without an `__init__` (a namespace package, the host's
@@ -408,7 +414,7 @@ class ModuleRules(RuleSet):
             # r54b NSHELD: only the host's counts)
         # (modules at any of three levels: `acme/billing/__init__.py` with nothing in acme/
         # is the usual namespace layout, r52b NSNEST)
-        return package if any(_holds_modules(t, 2) for t in layers) else None
+        return package if any(_holds_modules(t, 2, past=True) for t in layers) else None
 
     def _namespace_package(self, entry: Entry) -> tuple[str, bool] | None:
         """`org/python/core.py` below a directory where Python looks first: with no `org`
