@@ -1413,6 +1413,11 @@ merged) N=$(git commit-tree -p "$N0" -m j "$T")
 fetched) N=$(git commit-tree -p "$N0" -m j "$T")
         W=$(git commit-tree -p "$N" -p "$F" -m "Merge branch feature" "$T")
         printf '%s\\t\\tbranch main of https://example.com/x\\n' "$W" > .git/FETCH_HEAD ;;
+ondev) rm -f "$GIT_INDEX_FILE"; unset GIT_INDEX_FILE; git checkout -q main
+        echo 'import os' > app/json.py; git add app/json.py; exit 0 ;;
+headonly) rm -f "$GIT_INDEX_FILE"; git symbolic-ref HEAD refs/heads/main
+        echo 'import os' > app/json.py; exit 0 ;;
+unborn) rm -f "$GIT_INDEX_FILE"; git symbolic-ref HEAD refs/heads/wip; exit 0 ;;
 headmoved) rm -f "$GIT_INDEX_FILE"; unset GIT_INDEX_FILE; git checkout -q main
         mkdir -p app; echo 'import os' > app/json.py; git add app/json.py; exit 0 ;;
 staged) rm -f "$GIT_INDEX_FILE"; unset GIT_INDEX_FILE
@@ -1435,8 +1440,10 @@ rm -f "$GIT_INDEX_FILE"
 
 
 @pytest.mark.parametrize(
-    "how", ["hidden", "merged", "fetched", "tagged", "rebased", "staged", "headmoved"]
-)
+    "how",
+    ["hidden", "merged", "fetched", "tagged", "rebased", "staged", "headmoved", "ondev",
+     "headonly", "unborn"],
+)  # fmt: skip
 def test_a_merge_with_a_branch_that_moved_a_directory_is_never_taken_as_done(
     host: Host, how: str
 ) -> None:
@@ -1465,14 +1472,25 @@ def test_a_merge_with_a_branch_that_moved_a_directory_is_never_taken_as_done(
     host.git("checkout", "-q", "main")
     if how == "headmoved":  # (r55a IDXHEAD: you on feature, the command back on main)
         host.git("checkout", "-q", "feature")
+    if how in ("ondev", "headonly", "unborn"):
+        # (r56a IDXHEAD2, HEADONLY, UNBORN: you on dev, which tracks a harmless app/json.py;
+        # the command stages its own on main, or moves HEAD alone)
+        host.git("checkout", "-q", "-b", "dev")
+        (host.ws / "app" / "json.py").write_text("x = 1\n")
+        host.git("add", "app/json.py")
+        host.git(*ident, "commit", "-qm", "dev")
+    staged_before = host.git("ls-files", "--stage")
+    head_before = host.git("symbolic-ref", "HEAD").strip()
     attack = host.ws.parent / "agent.sh"
     attack.write_text(_PAST_A_MOVE)
     config = host.base / "new-modules.toml"  # (app/ is a new name on feature: not the point)
     config.write_text('[sandbox]\nnew_modules = "apply"\n')
     run(host, f"sh ../agent.sh {how}\n", "--config", str(config))
     held = host.corral("changes").stdout
-    assert "json.py" in held or "a parent line where git reads none" in held, held
-    assert "app/json.py" not in host.git("ls-files", "--stage"), held
+    reasons = ("json.py", "a parent line where git reads none", "a HEAD naming no commit")
+    assert any(r in held for r in reasons), held
+    assert host.git("ls-files", "--stage") == staged_before, held
+    assert host.git("symbolic-ref", "HEAD").strip() == head_before, held
     refs = host.git("for-each-ref", "--format=%(refname)")
     assert not {"refs/heads/agent", "refs/tags/v2", "refs/heads/aa"} & set(refs.split()), held
 

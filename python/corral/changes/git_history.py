@@ -801,6 +801,31 @@ class GitHistoryRules(RuleSet):
                 raise GitUnreadable("a git directory whose work tree corral does not know")
             head = _resolve([host_git], _text(os.path.join(host_git, "HEAD")))
             base = _tree_of(store, head) if head else None
+            if name == "HEAD" and not os.path.lexists(os.path.join(upper_git, "index")):
+                # HEAD moved, the index left as it was: the host's index then stages, against
+                # the new HEAD, what that commit lacks (r56a HEADONLY: `git symbolic-ref`);
+                # an unborn branch would take it all as a new history's first commit
+                # (UNBORN). Then HEAD is judged as any ref, below.
+                moved = _resolve([upper_git, host_git], _text(entry.source))
+                if moved is None and head is not None:
+                    raise GitUnreadable("a HEAD naming no commit, the index left as it was")
+                if moved is not None and moved != head:
+                    index = read_index(os.path.join(host_git, "index")).entries
+                    tree = _tree_of(store, moved)
+                    paths = [
+                        (p, mode, sha) for p, (mode, sha) in index.items()
+                        if "\0" not in p and entry_at(store, tree, p) != (mode, sha)
+                    ]  # fmt: skip
+                    staged = self._staged_moves(
+                        store, paths, (moved,), host_git, upper_git, budget
+                    ) or self._hit(paths, Trees(host_git, upper_git, store, tree, budget))
+                    if staged is not None:
+                        return self.refusal(
+                            "protected", entry.path, PROTECTED,
+                            f"HEAD, moved with the index as it was, stages {staged[0]} "
+                            f"({staged[1]}): host git would write it into the work tree "
+                            "unchecked at your next commit and merge, or stash pop",
+                        )  # fmt: skip
             if is_index:
                 before = read_index(os.path.join(host_git, "index"))
                 after = read_index(entry.source)
@@ -823,17 +848,9 @@ class GitHistoryRules(RuleSet):
                 # (HEAD as the host has it and as this change set leaves it: a command that
                 # checked out another branch stages against that one, r55a IDXHEAD)
                 moved = _resolve([upper_git, host_git], _merged_text([upper_git, host_git], "HEAD"))
-                heads = tuple(sorted({h for h in (head, moved) if h}))
-                head_trees = [_tree_of(store, h) for h in heads]
-                added = [p for p in paths if not any(entry_at(store, t, p[0]) for t in head_trees)]
-                staged = (
-                    self._moves(store, heads, host_git, upper_git, budget)
-                    if heads and added
-                    else None
-                )  # (only for what the index adds: `git status` rewrites it unchanged)
-                found = (staged.out_of(added, base) if staged else None) or self._hit(
-                    paths, Trees(host_git, upper_git, store, base, budget)
-                )
+                # (each HEAD on its own: what either lacks is added there, r56a IDXHEAD2)
+                found = self._staged_moves(store, paths, (head, moved), host_git, upper_git, budget)
+                found = found or self._hit(paths, Trees(host_git, upper_git, store, base, budget))
                 what, review = "the index", ""
             else:
                 text = _text(entry.source)
@@ -949,6 +966,23 @@ class GitHistoryRules(RuleSet):
             f"{what} holds {path} ({hit}): host git would write it into the work tree "
             f"unchecked at your next checkout, reset, restore, revert or stash pop{review}",
         )  # fmt: skip
+
+    def _staged_moves(
+        self, store: ObjectStore, paths: list[tuple[str, int, str]],
+        heads: tuple[str | None, ...], host_git: str, upper_git: str, budget: Budget,
+    ) -> tuple[str, str] | None:  # fmt: skip
+        """(path, why) of the first path an index stages in a directory a branch of yours
+        moved away, judged against each HEAD it may be committed on: what that HEAD lacks
+        is added there (r54a IDXMOVE, r55a IDXHEAD, r56a IDXHEAD2)."""
+        for head in sorted({h for h in heads if h}):
+            tree = _tree_of(store, head)
+            added = [p for p in paths if entry_at(store, tree, p[0]) is None]
+            if added:  # (only then: `git status` rewrites the index unchanged)
+                moves = self._moves(store, (head,), host_git, upper_git, budget)
+                found = moves.out_of(added, tree)
+                if found is not None:
+                    return found
+        return None
 
     def _moves(
         self, store: ObjectStore, tips: tuple[str, ...], host_git: str, upper_git: str,
