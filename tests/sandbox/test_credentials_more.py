@@ -478,6 +478,17 @@ def test_install_records_in_shown_tool_homes_keep_their_tokens_hidden(host) -> N
         ),
         # r55b BINLOCK: a token URL in a lock file in binary
         ".bun/install/global/bun.lockb": f"\0\0bun\0git+{url}\0".encode("latin1").decode(),
+        # r56b BUNDLERGIT: Bundler's bare clone of a git gem; CONDACACHE: conda's repodata
+        # cache names a private channel's URL
+        ".rbenv/versions/3.2.2/lib/ruby/gems/3.2.0/cache/bundler/git/gem-ab12/config": (
+            f'[remote "origin"]\n\turl = {url}\n'
+        ),
+        ".rbenv/versions/3.2.2/lib/ruby/gems/3.2.0/cache/bundler/git/gem-ab12/HEAD": (
+            "ref: refs/heads/main\n"
+        ),
+        ".pyenv/versions/conda/pkgs/cache/1a2b3c.info.json": (
+            f'{{"url": "https://conda.anaconda.org/t/tk-{host.SECRET_WORD}-0123456789/x"}}\n'
+        ),
         # r54b SITECUSTOM, SHELLFORMS, JSONLOWER
         ".pyenv/versions/3.12.1/lib/python3.12/site-packages/sitecustomize.py": (
             f'import os\nos.environ["OPENAI_API_KEY"] = "sk-{host.SECRET_WORD}"\n'

@@ -541,6 +541,21 @@ def _start_up_scripts(lib: str, seen: Seen) -> list[tuple[str, bool]]:
     return found
 
 
+def _bundler_clones(lib: str, seen: Seen) -> list[tuple[str, bool]]:
+    """The git configs of Bundler's clones of git gems, `lib/ruby/gems/X/cache/bundler/
+    git/NAME/config`, which keep the URL with the token `bundle config` gave (r56b
+    BUNDLERGIT); a directory the walk does not go into."""
+    found: list[tuple[str, bool]] = []
+    gems = os.path.join(lib, "ruby", "gems")
+    try:
+        versions = [e.path for e in os.scandir(gems) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return found
+    for version in versions[:16]:
+        found += _clones_in(os.path.join(version, "cache", "bundler", "git"), seen)
+    return found
+
+
 def _records_in(
     directory: str, secret: Callable[[str, int, int], bool], seen: Seen
 ) -> list[tuple[str, bool]]:
@@ -1589,6 +1604,11 @@ class Resolution:
                         found += _secrets_directly_in(entry.path, secret, seen)
                         if entry.name in CLONE_DIRS:
                             found += _clones_in(entry.path, seen)
+                        if entry.name == "pkgs":
+                            # (conda's repodata cache names each channel's URL, a private
+                            # one's token in it, r56b CONDACACHE)
+                            cache = os.path.join(entry.path, "cache")
+                            found += _secrets_directly_in(cache, secret, seen)
                         if entry.name == "packages" and directory.endswith("/.opam-switch"):
                             # (opam's own record of each installed package, a pin's URL
                             # with its token too, r54b OPAMPKG: not downloads)
@@ -1606,6 +1626,7 @@ class Resolution:
                             found += _secrets_directly_in(modules, secret, seen)
                         if entry.name.startswith("lib"):
                             found += _start_up_scripts(entry.path, seen)
+                            found += _bundler_clones(entry.path, seen)
                     continue
                 seen.append((entry.path, False, _of(st)))
                 scripts = gits or any(d in SCRIPT_DIRS for d in directory.split("/")[-2:])
