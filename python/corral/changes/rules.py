@@ -552,8 +552,9 @@ def _session(entry: Entry) -> str | None:
     sources beside itself at `nvim -S`. (Session.vim and Sessionx.vim are protected names.)"""
     if entry.kind in ("dir", "whiteout"):
         return None
-    # (any name: `:mksession work.session` is one too, r53b SESSNAME)
-    if _session_file(entry.path) or (entry.kind == "file" and _session_file(entry.source)):
+    # (any name: `:mksession work.session` is one too, r53b SESSNAME; a session the host
+    # has: a new file of another name is sourced by no one who did not make it)
+    if _session_file(entry.path):
         return "a Vim session file"
     if entry.path.endswith("x.vim"):
         # a session sources `<its name less its extension>x.vim` beside itself
