@@ -168,7 +168,10 @@ def main() -> int:
         wrapped = json.loads(done.stdout)
         bwrap_env, bwrap_argv = split_env_prefix(wrapped)
         # `corral wrap` puts a small sh launcher before bwrap (it opens the seccomp filter on
-        # descriptor 3): bare bwrap is bwrap itself, without the launcher and its --seccomp.
+        # descriptor 3), behind a guard that closes inherited descriptors (`sh -c GUARD
+        # PYTHON`): bare bwrap is bwrap itself, without them and its --seccomp.
+        if os.path.basename(bwrap_argv[0]) == "sh" and "exec 3>&-" in bwrap_argv[2]:
+            bwrap_argv = bwrap_argv[4:]
         if os.path.basename(bwrap_argv[0]) == "sh" and bwrap_argv[1] == "-c":
             bwrap_argv = bwrap_argv[4:]
             at = bwrap_argv.index("--seccomp")
