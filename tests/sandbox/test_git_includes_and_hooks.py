@@ -1418,6 +1418,10 @@ ondev) rm -f "$GIT_INDEX_FILE"; unset GIT_INDEX_FILE; git checkout -q main
 headonly) rm -f "$GIT_INDEX_FILE"; git symbolic-ref HEAD refs/heads/main
         echo 'import os' > app/json.py; exit 0 ;;
 unborn) rm -f "$GIT_INDEX_FILE"; git symbolic-ref HEAD refs/heads/wip; exit 0 ;;
+softreset) rm -f "$GIT_INDEX_FILE"; git update-ref refs/heads/dev main; exit 0 ;;
+noopindex) rm -f "$GIT_INDEX_FILE"; unset GIT_INDEX_FILE
+        git symbolic-ref HEAD refs/heads/main; git read-tree dev; exit 0 ;;
+unbornref) rm -f "$GIT_INDEX_FILE"; git update-ref -d refs/heads/dev; exit 0 ;;
 headmoved) rm -f "$GIT_INDEX_FILE"; unset GIT_INDEX_FILE; git checkout -q main
         mkdir -p app; echo 'import os' > app/json.py; git add app/json.py; exit 0 ;;
 staged) rm -f "$GIT_INDEX_FILE"; unset GIT_INDEX_FILE
@@ -1442,7 +1446,7 @@ rm -f "$GIT_INDEX_FILE"
 @pytest.mark.parametrize(
     "how",
     ["hidden", "merged", "fetched", "tagged", "rebased", "staged", "headmoved", "ondev",
-     "headonly", "unborn"],
+     "headonly", "unborn", "softreset", "noopindex", "unbornref"],
 )  # fmt: skip
 def test_a_merge_with_a_branch_that_moved_a_directory_is_never_taken_as_done(
     host: Host, how: str
@@ -1472,7 +1476,9 @@ def test_a_merge_with_a_branch_that_moved_a_directory_is_never_taken_as_done(
     host.git("checkout", "-q", "main")
     if how == "headmoved":  # (r55a IDXHEAD: you on feature, the command back on main)
         host.git("checkout", "-q", "feature")
-    if how in ("ondev", "headonly", "unborn"):
+    if how in ("ondev", "headonly", "unborn", "softreset", "noopindex", "unbornref"):
+        # (r57a SOFTRESET: HEAD's commit moved through its branch; NOOPIDX: with the index
+        # rewritten unchanged; UNBORNREF: its branch deleted)
         # (r56a IDXHEAD2, HEADONLY, UNBORN: you on dev, which tracks a harmless app/json.py;
         # the command stages its own on main, or moves HEAD alone)
         host.git("checkout", "-q", "-b", "dev")
@@ -1487,7 +1493,7 @@ def test_a_merge_with_a_branch_that_moved_a_directory_is_never_taken_as_done(
     config.write_text('[sandbox]\nnew_modules = "apply"\n')
     run(host, f"sh ../agent.sh {how}\n", "--config", str(config))
     held = host.corral("changes").stdout
-    reasons = ("json.py", "a parent line where git reads none", "a HEAD naming no commit")
+    reasons = ("json.py", "a parent line where git reads none", "HEAD naming no commit")
     assert any(r in held for r in reasons), held
     assert host.git("ls-files", "--stage") == staged_before, held
     assert host.git("symbolic-ref", "HEAD").strip() == head_before, held

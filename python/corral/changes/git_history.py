@@ -801,31 +801,20 @@ class GitHistoryRules(RuleSet):
                 raise GitUnreadable("a git directory whose work tree corral does not know")
             head = _resolve([host_git], _text(os.path.join(host_git, "HEAD")))
             base = _tree_of(store, head) if head else None
-            if name == "HEAD" and not os.path.lexists(os.path.join(upper_git, "index")):
-                # HEAD moved, the index left as it was: the host's index then stages, against
-                # the new HEAD, what that commit lacks (r56a HEADONLY: `git symbolic-ref`);
-                # an unborn branch would take it all as a new history's first commit
-                # (UNBORN). Then HEAD is judged as any ref, below.
-                moved = _resolve([upper_git, host_git], _text(entry.source))
-                if moved is None and head is not None:
-                    raise GitUnreadable("a HEAD naming no commit, the index left as it was")
-                if moved is not None and moved != head:
-                    index = read_index(os.path.join(host_git, "index")).entries
-                    tree = _tree_of(store, moved)
-                    paths = [
-                        (p, mode, sha) for p, (mode, sha) in index.items()
-                        if "\0" not in p and entry_at(store, tree, p) != (mode, sha)
-                    ]  # fmt: skip
-                    staged = self._staged_moves(
-                        store, paths, (moved,), host_git, upper_git, budget
-                    ) or self._hit(paths, Trees(host_git, upper_git, store, tree, budget))
-                    if staged is not None:
-                        return self.refusal(
-                            "protected", entry.path, PROTECTED,
-                            f"HEAD, moved with the index as it was, stages {staged[0]} "
-                            f"({staged[1]}): host git would write it into the work tree "
-                            "unchecked at your next commit and merge, or stash pop",
-                        )  # fmt: skip
+            # HEAD as this change set leaves it, once per repository: moved (through the
+            # HEAD file, a branch ref or packed-refs), the index as it will be stages against
+            # it what that commit lacks; naming no commit where there is history, it would
+            # take the index as a new history's first commit (r56a HEADONLY, UNBORN; r57a
+            # SOFTRESET, NOOPIDX, UNBORNREF)
+            staged = self._head_as_left(store, head, host_git, upper_git, budget)
+            if staged is not None:
+                return self.refusal(
+                    "protected", entry.path, PROTECTED,
+                    f"HEAD as this change set leaves it, with the index as it will be, stages "
+                    f"{staged[0]} ({staged[1]}): host git would write it into the work tree "
+                    "unchecked at your next commit and merge, or stash pop; review it: git "
+                    "status",
+                )  # fmt: skip
             if is_index:
                 before = read_index(os.path.join(host_git, "index"))
                 after = read_index(entry.source)
@@ -966,6 +955,39 @@ class GitHistoryRules(RuleSet):
             f"{what} holds {path} ({hit}): host git would write it into the work tree "
             f"unchecked at your next checkout, reset, restore, revert or stash pop{review}",
         )  # fmt: skip
+
+    def _head_as_left(
+        self, store: ObjectStore, head: str | None, host_git: str, upper_git: str,
+        budget: Budget,
+    ) -> tuple[str, str] | None:  # fmt: skip
+        """(path, why) of what the index as it will be stages against HEAD as this change
+        set leaves it, when that HEAD is another commit than the host's (see _git_history);
+        once a check per repository. GitUnreadable for a HEAD that will name no commit in a
+        repository with history."""
+        key = ("head as left", upper_git)
+        memo = self._git_walks.setdefault(host_git, {})
+        if key in memo:
+            return memo[key]  # type: ignore[no-any-return]
+        memo[key] = None
+        dirs = [upper_git, host_git]
+        moved = _resolve(dirs, _merged_text(dirs, "HEAD"))
+        if moved is None:
+            if head is not None or self._refs(host_git).keys() - {"HEAD"}:
+                raise GitUnreadable("HEAD naming no commit in a repository with history")
+            return None
+        if moved == head:
+            return None
+        path = os.path.join(upper_git, "index")
+        index = read_index(path if os.path.lexists(path) else os.path.join(host_git, "index"))
+        tree = _tree_of(store, moved)
+        paths = [
+            (p, mode, sha) for p, (mode, sha) in index.entries.items()
+            if "\0" not in p and entry_at(store, tree, p) != (mode, sha)
+        ]  # fmt: skip
+        memo[key] = self._staged_moves(
+            store, paths, (moved,), host_git, upper_git, budget
+        ) or self._hit(paths, Trees(host_git, upper_git, store, tree, budget))
+        return memo[key]  # type: ignore[no-any-return]
 
     def _staged_moves(
         self, store: ObjectStore, paths: list[tuple[str, int, str]],
