@@ -1587,8 +1587,13 @@ def test_vim_session_files_nvim_s_sources_are_held(host: Host) -> None:
               "printf 'let SessionLoad = 1\\n' > new.vim; "
               "mkdir -p syntax; echo 'syn keyword x y' > syntax/linux.vim; "
               "echo 'set nu' > notes.vim\n")  # fmt: skip
-    for name in ("Session.vim", "Sessionx.vim", "workx.vim"):
+    for name in ("Session.vim", "Sessionx.vim", "workx.vim", "new.vim"):
         assert not (host.ws / name).exists(), name
-    assert (host.ws / "new.vim").exists()  # (a session no one made: nvim -S names it not)
+    # r57b SESSREMAKE: moved aside in one run, written back in the next
+    run(host, "mv my.work.session aside.txt\n")
+    run(host, "(printf 'let SessionLoad = 1\\n'; echo 'source ~/x.vim') > my.work.session\n")
+    assert not (host.ws / "my.work.session").exists() or (
+        "source" not in (host.ws / "my.work.session").read_text()
+    )
     assert (host.ws / "work.vim").read_text() == mark + "cd ~/app\n"
     assert (host.ws / "syntax" / "linux.vim").exists() and (host.ws / "notes.vim").exists()

@@ -552,9 +552,10 @@ def _session(entry: Entry) -> str | None:
     sources beside itself at `nvim -S`. (Session.vim and Sessionx.vim are protected names.)"""
     if entry.kind in ("dir", "whiteout"):
         return None
-    # (any name: `:mksession work.session` is one too, r53b SESSNAME; a session the host
-    # has: a new file of another name is sourced by no one who did not make it)
-    if _session_file(entry.path):
+    # (any name: `:mksession work.session` is one too, r53b SESSNAME; and one this change
+    # set writes: the user's moved aside in one run and written back in the next had no
+    # host copy to be judged by, r57b SESSREMAKE)
+    if _session_file(entry.path) or (entry.kind == "file" and _session_file(entry.source)):
         return "a Vim session file"
     if entry.path.endswith("x.vim"):
         # a session sources `<its name less its extension>x.vim` beside itself
