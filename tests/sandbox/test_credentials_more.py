@@ -489,6 +489,17 @@ def test_install_records_in_shown_tool_homes_keep_their_tokens_hidden(host) -> N
         ".pyenv/versions/conda/pkgs/cache/1a2b3c.info.json": (
             f'{{"url": "https://conda.anaconda.org/t/tk-{host.SECRET_WORD}-0123456789/x"}}\n'
         ),
+        # r57b STARTUPBLACK, SHELLFORMS3, NAMES2: black's layout, a `\` continuation,
+        # a partly capitalised name, an auth key
+        ".pyenv/versions/3.9.1/lib/python3.9/site-packages/usercustomize.py": (
+            "import os\nos.environ.setdefault(\n"
+            f'    "OPENAI_API_KEY",\n    "sk-{host.SECRET_WORD}",\n)\n'
+        ),
+        ".pyenv/versions/conda/envs/ml/etc/conda/activate.d/f.sh": (
+            f"export API_KEY=\\\n  {host.SECRET_WORD}\n"
+            f"export TF_VAR_db_password={host.SECRET_WORD}\n"
+            f"export TS_AUTHKEY=tskey-{host.SECRET_WORD}\n"
+        ),
         # r54b SITECUSTOM, SHELLFORMS, JSONLOWER
         ".pyenv/versions/3.12.1/lib/python3.12/site-packages/sitecustomize.py": (
             f'import os\nos.environ["OPENAI_API_KEY"] = "sk-{host.SECRET_WORD}"\n'

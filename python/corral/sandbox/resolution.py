@@ -260,7 +260,9 @@ def _resolved_words(value: str, roots: list[str], real: Callable[[str], str]) ->
     return value
 
 
-SECRET_KEY_WORDS = (b"pass", b"token", b"secret", b"apikey", b"api-key", b"api_key")
+SECRET_KEY_WORDS = (
+    b"pass", b"token", b"secret", b"apikey", b"api-key", b"api_key", b"authkey",
+)  # fmt: skip
 # whole words of a name (azure.pat, GH_PAT, NPM_AUTH), r38b, r40b
 SECRET_KEYS = frozenset({b"pat", b"auth", b"key", b"credential", b"credentials", b"pw", b"pwd"})
 # what hands a secret over in any text (a header, a login on the command line), r40b
@@ -359,10 +361,9 @@ def _env_literal_in(text: bytes) -> bool:
     `re` would cost a cold walk its import, and the empty change set's path with it.)"""
     import itertools
 
-    for line in text.splitlines():
-        if not any(c in line for c in (b"=", b",", b":")):
-            continue
-        flat = line.translate(_FLAT)
+    # (the whole text as one line: black puts a long key and its value on lines of their
+    # own, a shell continues one with `\`, r57b STARTUPBLACK, SHELLFORMS3)
+    for flat in (text.replace(b"\\\n", b" ").translate(_FLAT),):
         for sep in (b":=", b":-", b"=", b",", b":"):
             parts = flat.split(sep)
             for left, right in itertools.pairwise(parts):
@@ -375,7 +376,8 @@ def _env_literal_in(text: bytes) -> bool:
                 alone = sep == b":" and name.lower() in ALONE_KEYS
                 if (
                     len(name) >= 3
-                    and (name.isupper() or alone)
+                    # (`TF_VAR_db_password`: an environment name in part, r57b)
+                    and (name.isupper() or alone or (name[:1].isupper() and b"_" in name))
                     and name.replace(b"_", b"").replace(b"-", b"").isalnum()
                     and len(value) >= 8
                     and not value.startswith((b"$", b"/", b"~", b".", b"`", b"\\"))
@@ -392,7 +394,7 @@ ALONE_KEYS = frozenset({
     b"access_token", b"auth_token", b"client_secret",
 })  # fmt: skip
 # quotes and brackets as blanks, for _env_literal_in
-_FLAT = bytes.maketrans(b"\"'[](){}", b"        ")
+_FLAT = bytes.maketrans(b"\"'[](){}\n\r", b"          ")
 
 
 def _secret_name(key: bytes) -> bool:
