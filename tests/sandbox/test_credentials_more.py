@@ -489,6 +489,10 @@ def test_install_records_in_shown_tool_homes_keep_their_tokens_hidden(host) -> N
         ".pyenv/versions/conda/pkgs/cache/1a2b3c.info.json": (
             f'{{"url": "https://conda.anaconda.org/t/tk-{host.SECRET_WORD}-0123456789/x"}}\n'
         ),
+        # r57b CONDASTATE3: a value with a space and a backslash in it
+        ".pyenv/versions/conda/envs/dl/conda-meta/state": (
+            f'{{"env_vars": {{"DB_PASSWORD": "my pw\\\\{host.SECRET_WORD}"}}}}'
+        ),
         # r57b STARTUPBLACK, SHELLFORMS3, NAMES2: black's layout, a `\` continuation,
         # a partly capitalised name, an auth key
         ".pyenv/versions/3.9.1/lib/python3.9/site-packages/usercustomize.py": (

@@ -361,6 +361,8 @@ def _env_literal_in(text: bytes) -> bool:
     `re` would cost a cold walk its import, and the empty change set's path with it.)"""
     import itertools
 
+    if _quoted_pair_in(text, b'"') or _quoted_pair_in(text, b"'"):
+        return True
     # (the whole text as one line: black puts a long key and its value on lines of their
     # own, a shell continues one with `\`, r57b STARTUPBLACK, SHELLFORMS3)
     for flat in (text.replace(b"\\\n", b" ").translate(_FLAT),):
@@ -385,6 +387,31 @@ def _env_literal_in(text: bytes) -> bool:
                     and _secret_name(name.lower())
                 ):
                     return True
+    return False
+
+
+def _quoted_pair_in(text: bytes, quote: bytes) -> bool:
+    """Whether a quoted secret's name is given a quoted literal (`"K": "a b c"`, `["K"] =
+    "..."`, `("K", "...")`): the whole quoted value, spaces and backslashes in it (r57b
+    CONDASTATE3: conda's env_vars with a space in the value)."""
+    if text.count(quote) < 4:
+        return False
+    parts = text.split(quote)
+    for i in range(1, len(parts) - 2, 2):
+        name, value = parts[i], parts[i + 2]
+        between = parts[i + 1].replace(b" ", b"").replace(b"\t", b"")
+        if between not in (b":", b"=", b",", b"]="):
+            continue
+        alone = between == b":" and name.lower() in ALONE_KEYS
+        if (
+            len(name) >= 3
+            and (name.isupper() or alone or (name[:1].isupper() and b"_" in name))
+            and name.replace(b"_", b"").replace(b"-", b"").isalnum()
+            and len(value) >= 8
+            and not value.startswith((b"$", b"/", b"~", b"."))
+            and _secret_name(name.lower())
+        ):
+            return True
     return False
 
 
