@@ -365,29 +365,37 @@ def _env_literal_in(text: bytes) -> bool:
         return True
     # (the whole text as one line: black puts a long key and its value on lines of their
     # own, a shell continues one with `\`, r57b STARTUPBLACK, SHELLFORMS3)
-    for flat in (text.replace(b"\\\n", b" ").translate(_FLAT),):
-        for sep in (b":=", b":-", b"=", b",", b":"):
-            parts = flat.split(sep)
-            for left, right in itertools.pairwise(parts):
-                words, after = left.split(), right.split()
-                if not words or not after:
-                    continue
-                name, value = words[-1].lstrip(b"$"), after[0]
-                # (JSON or YAML: `"token": "..."`, a key that is the word alone, r54b
-                # JSONLOWER; conda's `{"env_vars": {"OPENAI_API_KEY": "..."}}`, CONDASTATE)
-                alone = sep == b":" and name.lower() in ALONE_KEYS
-                if (
-                    len(name) >= 3
-                    # (`TF_VAR_db_password`: an environment name in part, r57b)
-                    and (name.isupper() or alone or (name[:1].isupper() and b"_" in name))
-                    and name.replace(b"_", b"").replace(b"-", b"").isalnum()
-                    and len(value) >= 8
-                    and not value.startswith((b"$", b"/", b"~", b".", b"`", b"\\"))
-                    and b"\\" not in value
-                    and _secret_name(name.lower())
-                ):
-                    return True
+    flat = text.replace(b"\\\n", b" ").translate(_FLAT)
+    for sep in (b":=", b":-", b"=", b",", b":"):
+        for left, right in itertools.pairwise(flat.split(sep)):
+            words, after = left.split(), right.split()
+            if not words or not after:
+                continue
+            name, value = words[-1].lstrip(b"$"), after[0]
+            # (JSON or YAML: `"token": "..."`, a key that is the word alone, r54b JSONLOWER;
+            # conda's `{"env_vars": {"OPENAI_API_KEY": "..."}}`, CONDASTATE)
+            alone = sep == b":" and name.lower() in ALONE_KEYS
+            if (
+                _secret_pair(name, value, alone)
+                and not value.startswith(b"`")
+                and b"\\" not in value  # (unquoted: an escape, not a literal)
+            ):
+                return True
     return False
+
+
+def _secret_pair(name: bytes, value: bytes, alone: bool) -> bool:
+    """Whether `name` says it holds a secret for the environment (in capitals, or in part:
+    `TF_VAR_db_password`, r57b; `alone`: a key that is the word alone) and is given a
+    literal of 8 characters or more that is not a path or an expansion."""
+    return (
+        len(name) >= 3
+        and (name.isupper() or alone or (name[:1].isupper() and b"_" in name))
+        and name.replace(b"_", b"").replace(b"-", b"").isalnum()
+        and len(value) >= 8
+        and not value.startswith((b"$", b"/", b"~", b"."))
+        and _secret_name(name.lower())
+    )
 
 
 def _quoted_pair_in(text: bytes, quote: bytes) -> bool:
@@ -402,15 +410,7 @@ def _quoted_pair_in(text: bytes, quote: bytes) -> bool:
         between = parts[i + 1].replace(b" ", b"").replace(b"\t", b"")
         if between not in (b":", b"=", b",", b"]="):
             continue
-        alone = between == b":" and name.lower() in ALONE_KEYS
-        if (
-            len(name) >= 3
-            and (name.isupper() or alone or (name[:1].isupper() and b"_" in name))
-            and name.replace(b"_", b"").replace(b"-", b"").isalnum()
-            and len(value) >= 8
-            and not value.startswith((b"$", b"/", b"~", b"."))
-            and _secret_name(name.lower())
-        ):
+        if _secret_pair(name, value, between == b":" and name.lower() in ALONE_KEYS):
             return True
     return False
 
