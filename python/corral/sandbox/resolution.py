@@ -331,7 +331,6 @@ def _holds_assignment(line: bytes, script: bool) -> bool:
     `${K:-literal}` and a `$'...'` string counted as literals (r54b SHELLFORMS)."""
     name, equals, value = line.partition(b"=")
     key = name.strip().lower()
-    parts = set(key.replace(b"-", b"_").replace(b".", b"_").split(b"_"))
     value = value.strip().strip(b"\"'")
     if script:
         if value.startswith(b"${") and b":-" in value:
@@ -347,7 +346,7 @@ def _holds_assignment(line: bytes, script: bool) -> bool:
     return bool(
         equals
         and key.replace(b"-", b"").replace(b"_", b"").replace(b".", b"").isalnum()
-        and (any(word in key for word in SECRET_KEY_WORDS) or parts & SECRET_KEYS)
+        and _secret_name(key)
         and not key.endswith(b"protected")  # (http.sslCertPasswordProtected: a flag)
     )
 
@@ -425,6 +424,9 @@ _FLAT = bytes.maketrans(b"\"'[](){}\n\r", b"          ")
 
 
 def _secret_name(key: bytes) -> bool:
+    """Whether a lower-case key names a secret: a whole word of it (`_`, `-`, `.` part them)
+    in SECRET_KEYS, or a SECRET_KEY_WORDS word anywhere in it."""
+    key = key.replace(b"-", b"_").replace(b".", b"_")
     return bool(set(key.split(b"_")) & SECRET_KEYS) or any(w in key for w in SECRET_KEY_WORDS)
 
 
@@ -493,11 +495,7 @@ def _token_in_url(url: bytes) -> bool:
             return True
     for pair in query.replace(b"&", b";").split(b";"):
         key, equals, value = pair.partition(b"=")
-        key = key.lower()
-        words = set(key.replace(b"-", b"_").split(b"_"))
-        if equals and len(value) >= 8 and (words & SECRET_KEYS or any(
-            w in key for w in SECRET_KEY_WORDS
-        )):  # fmt: skip
+        if equals and len(value) >= 8 and _secret_name(key.lower()):
             return True
     return False
 
