@@ -632,6 +632,20 @@ FIELDS: tuple[Field, ...] = (
         narrows=ORDERED,
     ),
     Field(
+        "sandbox.git_history",
+        CHOICE,
+        "hold",
+        "What becomes of new git history a command makes (commits, a stash, a merge's "
+        "result) that a ref, reflog or HEAD of yours would reach once applied. hold: the "
+        "repository's refs, HEAD and index are held for your review (the commits' objects "
+        "land, so git log shows them), since git's merge, rebase, cherry-pick and revert "
+        "move a commit's files by rename detection to places no check can foresee; check: "
+        "they are applied when corral's reading of the history finds nothing protected "
+        "in it (best effort: see the threat model).",
+        ("hold", "check"),
+        narrows=ORDERED,
+    ),
+    Field(
         "sandbox.policy.network",
         BOOL,
         False,

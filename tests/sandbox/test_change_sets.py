@@ -33,6 +33,14 @@ def held_ids(host: Host) -> list[str]:
     return [line.split(":")[0] for line in out.splitlines() if ": held" in line and line[0] != " "]
 
 
+def take_history(host: Host) -> None:
+    """Apply the git history each held change set holds, as a user does once `git log`
+    showed it (sandbox.git_history = "hold" holds every new commit)."""
+    for change_id in held_ids(host):
+        done = host.corral("apply", change_id, ".git")
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
 def stage_root(host: Host) -> Path:
     return host.home / ".local" / "state" / "corral" / "changes"
 
@@ -231,6 +239,9 @@ def test_a_commit_is_undone_after_git_status_refreshed_the_index(host: Host) -> 
     no change; a file you staged since is one."""
     head = host.git("rev-parse", "HEAD").strip()
     ident = "git -c user.name=a -c user.email=a@x"
+    config = host.home / ".config" / "corral" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[sandbox]\ngit_history = "check"\n')  # (commits land at once)
     host.sh(host.vars() + f'\ncd "$WS"\necho n > n.txt; git add n.txt; {ident} commit -qm n\n')
     assert host.git("rev-parse", "HEAD").strip() != head
     host.git("status", "--porcelain")

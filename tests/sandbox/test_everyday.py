@@ -7,6 +7,7 @@ import os
 import pytest
 
 from .sandbox_support import DONE, apply_a_venv_made_as_root, q
+from .test_change_sets import take_history
 
 pytestmark = pytest.mark.sandbox
 
@@ -40,7 +41,17 @@ git checkout -q main
 git merge -q --no-ff -m 'merge feature' feature
 git branch -q -d feature
 git status --short >/dev/null
-
+"""
+    r = host.sh(body)
+    assert r.returncode == 0 and DONE in r.stdout, r.stdout + r.stderr
+    # (a command's commits wait for review, sandbox.git_history: the user takes them)
+    assert "a command's commits wait for your review" in r.stderr, r.stderr
+    assert (host.ws / "hello.txt").read_text() == "hello\n"
+    assert host.git("log", "-1", "--format=%s", "main") == "initial\n"
+    take_history(host)
+    body = f"""
+set -e
+cd {q(host.ws)}
 python3 -m venv --without-pip .venv
 .venv/bin/python -c 'import sys; assert sys.prefix != sys.base_prefix; print("venv", sys.prefix)'
 

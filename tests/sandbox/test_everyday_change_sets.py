@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from .sandbox_support import DONE, apply_a_venv_made_as_root, q
+from .test_change_sets import take_history
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -31,9 +32,11 @@ def run(host: Host, body: str) -> str:
 
 
 def test_git_branch_rebase_stash_and_tag(host: Host) -> None:
-    run(
-        host,
-        """
+    done = host.sh(
+        host.vars()
+        + """
+cd "$WS"
+set -e
 git checkout -q -b topic
 echo topic > topic.txt && git add topic.txt && git commit -q -m topic
 git checkout -q main
@@ -43,7 +46,13 @@ git rebase -q main
 echo dirty >> README.md && git stash -q && git stash pop -q && git checkout -q README.md
 git tag v1
 """,
+        "workspace-write",
     )
+    assert DONE in done.stdout, done.stdout + done.stderr
+    # (held: only the history, sandbox.git_history; the user takes it)
+    for line in done.stderr.splitlines():
+        assert not line.startswith("corral: held ") or "/.git/" in line, done.stderr
+    take_history(host)
     log = host.git("log", "--format=%s", "topic")
     assert log.split()[:2] == ["topic", "main"], log
     assert host.git("tag") == "v1\n"

@@ -19,6 +19,16 @@ if TYPE_CHECKING:
     from .conftest import Host
 
 FSMONITOR = '[core]\n\tfsmonitor = "touch {pwned}"\n'
+# Most tests here are of corral's reading of history, which the default never gets to: it
+# holds every new commit (test_new_history_waits_for_review_unless_you_chose_the_check)
+CHECK_HISTORY = '[sandbox]\ngit_history = "check"\n'
+
+
+@pytest.fixture(autouse=True)
+def _history_checked(host: Host) -> None:
+    config = host.home / ".config" / "corral" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(CHECK_HISTORY)
 
 
 def _payload(host) -> tuple[str, str]:
@@ -470,6 +480,56 @@ PLANT_ON_MAIN = (
     f"c=$({GIT_ID} commit-tree -p main -m x $(git write-tree))\n"
     "rm -f $GIT_INDEX_FILE; unset GIT_INDEX_FILE\n"
 )
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        f"echo y >> a.py; {GIT_ID} commit -qam two",
+        f"echo y >> a.py; {GIT_ID} stash -q",
+        f"{GIT_ID} commit -q --amend -m again",
+        f"git checkout -q -b side; echo z > b.txt; git add b.txt; {GIT_ID} commit -qm side",
+    ],
+    ids=["commit", "stash", "amend", "branch"],
+)
+def test_new_history_waits_for_review_unless_you_chose_the_check(host: Host, how: str) -> None:
+    """r53a to r57a (and every git round before): each reading of history corral grew was
+    met by another shape that git's rename detection carries to a place it did not judge a
+    file at (a revert of a move, a subtree merge, a move you make later, upstream's
+    layout). So by default (sandbox.git_history = "hold") a command's new commits do not
+    reach your refs: the repository's refs, HEAD and index are held together, the objects
+    land (git log shows them), the work tree's own changes are applied, and `corral apply
+    ID .git` takes the history once you have looked at it."""
+    (host.home / ".config" / "corral" / "config.toml").unlink()
+    _committed(host)
+    head, refs = host.git("rev-parse", "HEAD"), host.git("for-each-ref")
+    staged = host.git("ls-files", "--stage")
+    said = run(host, f"{how}\n")
+    assert host.git("rev-parse", "HEAD") == head, said
+    assert host.git("for-each-ref") == refs, said
+    assert host.git("ls-files", "--stage") == staged, said
+    assert host.git("symbolic-ref", "HEAD").strip() == "refs/heads/main", said
+    assert "a command's commits wait for your review: " in said, said
+    assert f"corral apply {held_ids(host)[0]} {host.ws / '.git'};" in said, said
+    tip = said.split("git log --stat HEAD..", 1)[1].split()[0]
+    assert host.git("cat-file", "-t", tip).strip() == "commit", said  # (to review)
+    if "stash" not in how:  # (the work tree as the command left it: the stash emptied it)
+        assert (host.ws / "a.py").read_text() == ("x = 1\ny\n" if "a.py" in how else "x = 1\n")
+    [change_id] = held_ids(host)
+    done = host.corral("apply", change_id, ".git")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert tip in host.git("log", "--all", "--format=%H"), done.stderr
+    assert host.git("status", "--porcelain", "--untracked-files=no") == "", done.stderr
+    # the same with the check chosen: plain history lands at once
+    _drop_held(host)
+    host.git("reset", "-q", "--hard", head.strip())
+    host.git("checkout", "-q", "main")
+    host.git("branch", "-q", "-D", "side", check=False)
+    host.git("stash", "clear")
+    (host.home / ".config" / "corral" / "config.toml").write_text(CHECK_HISTORY)
+    said = run(host, f"{how}\n")
+    assert host.git("rev-parse", "HEAD") != head or "stash" in how or "side" in how, said
+    assert held_ids(host) == [], said
 
 
 def test_a_commit_or_index_holding_a_protected_name_is_held_with_its_ref(host: Host) -> None:
@@ -1490,7 +1550,7 @@ def test_a_merge_with_a_branch_that_moved_a_directory_is_never_taken_as_done(
     attack = host.ws.parent / "agent.sh"
     attack.write_text(_PAST_A_MOVE)
     config = host.base / "new-modules.toml"  # (app/ is a new name on feature: not the point)
-    config.write_text('[sandbox]\nnew_modules = "apply"\n')
+    config.write_text(CHECK_HISTORY + 'new_modules = "apply"\n')
     run(host, f"sh ../agent.sh {how}\n", "--config", str(config))
     held = host.corral("changes").stdout
     reasons = ("json.py", "a parent line where git reads none", "HEAD naming no commit")

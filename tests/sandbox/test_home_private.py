@@ -7,6 +7,7 @@ import pytest
 
 from .conftest import Host
 from .sandbox_support import q
+from .test_change_sets import take_history
 
 pytestmark = pytest.mark.sandbox
 
@@ -78,6 +79,7 @@ def test_everyday_git_work_in_a_private_home(home_ws: Host) -> None:
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["42", "scratch"]
+    take_history(host)
     log = host.git("log", "--format=%an|%s", cwd=host.ws).splitlines()
     assert log == ["Home User|more", "Home User|from the sandbox"]
 

@@ -298,6 +298,23 @@ def shown(text: str) -> str:
     return text.translate(_UNSHOWN)
 
 
+def _history_dirs(held: list[dict[str, Any]]) -> list[str]:
+    """The git directories whose held paths are all new history and its git state."""
+    ok: dict[str, bool] = {}
+    for item in held:
+        path = item["path"]
+        at = path.find("/.git/")
+        if at < 0:
+            continue
+        git = path[: at + len("/.git")]
+        message = item.get("message", "")
+        # (the start of the message, corral's words: a ref's name later in it is the
+        # command's, and could spell them)
+        mine = message.startswith((words.HISTORY_WAITS, words.HELD_WITH_GIT))
+        ok[git] = ok.get(git, True) and mine and not item.get("since")
+    return sorted(g for g, fine in ok.items() if fine)
+
+
 def describe(report: dict[str, Any], frontend: str | None = None) -> list[str]:
     """Lines for the user: what was held and why, and how to go on (escaped: see shown), in
     the words of `frontend` (by default the one that started the change set)."""
@@ -347,6 +364,11 @@ def _describe(report: dict[str, Any], frontend: str | None) -> list[str]:
         })  # fmt: skip
         if venvs:
             named = [*venvs, *(p for p in named if not any(is_within(p, v) for v in venvs))]
+        # (history held for review is named by its git directory, when nothing else held
+        # there rides along: `apply ID .git` takes the commits, never a hook held beside)
+        gits = _history_dirs(report["held"])
+        if gits:
+            named = [*gits, *(p for p in named if not any(is_within(p, g) for g in gits))]
         paths = named if 0 < len(named) <= NAMED else ["PATH..."]
         if any(item.get("code") == "conflict" or item.get("since") for item in report["held"]):
             paths = ["--overwrite", *paths]  # (what the host changed meanwhile: r40c)

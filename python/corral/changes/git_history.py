@@ -45,7 +45,7 @@ from corral.changes.git_objects import (
 from corral.changes.git_objects import tree_of as _tree_of
 from corral.changes.link_rules import climbs_back
 from corral.changes.ruleset import RuleSet
-from corral.changes.words import HELD_WITH
+from corral.changes.words import HELD_WITH_GIT, HISTORY_WAITS
 from corral.paths import self_or_parent_in
 from corral.toolguard.ops.refusal import PROTECTED, Refusal
 
@@ -408,10 +408,12 @@ def _check_object(
     raise GitUnreadable(f"objects/{'/'.join(rel)} is no object or pack corral checks")
 
 
-def _own_tips(host_git: str) -> set[str]:
+def _own_tips(host_git: str, fetched: bool = False) -> set[str]:
     """The commits the host's own branches and tags name: not remote-tracking refs, the
-    stash or FETCH_HEAD (someone else's work the user fetched, unreviewed, r34a)."""
-    kinds = ("refs/heads/", "refs/tags/")
+    stash or FETCH_HEAD (someone else's work the user fetched, unreviewed, r34a), but with
+    `fetched` (sandbox.git_history = "hold": no command's commit reaches those refs
+    unreviewed, so a checkout of a fetched branch is not new history)."""
+    kinds = ("refs/heads/", "refs/tags/", *(["refs/remotes/"] if fetched else []))
     found = {sha for name, sha in _packed(host_git).items() if name.startswith(kinds)}
     for top in kinds:
         for directory, dirs, files in os.walk(os.path.join(host_git, top)):
@@ -744,8 +746,7 @@ class GitHistoryRules(RuleSet):
             if verdict is None and self._git_state.get(entry.path) in held:
                 verdict = self.refusal(
                     "protected", entry.path, PROTECTED,
-                    f"{HELD_WITH} its repository's HEAD, refs and index (one of "
-                    "them is held: see there)",
+                    f"{HELD_WITH_GIT} (one of them is held: see there)",
                 )  # fmt: skip
             out.append((entry, verdict))
         return out
@@ -868,6 +869,8 @@ class GitHistoryRules(RuleSet):
                 clean = self._git_clean.setdefault(host_git, set())
                 auto_merge = name == "AUTO_MERGE"
                 commits = list(self._new_commits(store, new, host_git, head, auto_merge))
+                if commits and self.git_history == "hold":
+                    return self._history_held(entry.path, name, [c for c, _ in commits])
                 fresh = {commit for commit, _ in commits}
                 # A commit is clean for the tips it was judged with: where files may move
                 # depends on them (r52a CLEANMEMO: cleared under a merge of it with your
@@ -954,6 +957,28 @@ class GitHistoryRules(RuleSet):
             "protected", entry.path, PROTECTED,
             f"{what} holds {path} ({hit}): host git would write it into the work tree "
             f"unchecked at your next checkout, reset, restore, revert or stash pop{review}",
+        )  # fmt: skip
+
+    def _history_held(self, path: str, name: str, commits: list[str]) -> Refusal:
+        """sandbox.git_history = "hold": new history waits for review, whatever is in it.
+        Each review round of the reading of history (r31a to r57a) found another shape
+        that git's rename detection moves to a place corral did not judge a file at (a
+        later move of yours, a revert, a subtree merge, upstream's layout): what git will
+        write there depends on commits not made yet, which no check here can read."""
+        tip = commits[0][:12]
+        more = f" and {len(commits) - 1} more new" if len(commits) > 1 else ""
+        # (AUTO_MERGE names the tree a merge left, no commit)
+        what, review = (
+            ("the tree", f"git diff --stat HEAD {tip}") if name == "AUTO_MERGE"
+            else ("commit", f"git log --stat HEAD..{tip}")
+        )  # fmt: skip
+        return self.refusal(
+            "protected", path, "sandbox.git_history",
+            f"{HISTORY_WAITS}: {name} makes {what} {tip}{more} reachable (at a merge, "
+            "rebase, cherry-pick or revert, git moves a commit's files by rename detection "
+            f"to places no check made now can foresee); review them: {review} (the objects "
+            'are in; sandbox.git_history = "check" applies what corral\'s reading of '
+            "history passes)",
         )  # fmt: skip
 
     def _head_as_left(
@@ -1216,7 +1241,8 @@ class GitHistoryRules(RuleSet):
         if host_git not in self._git_known:
             # (the host's own branches and tags, not what it fetched: a remote-tracking
             # branch's commits are someone else's, unchecked, r35a REMOTEKNOWN)
-            self._git_known[host_git] = (_own_tips(host_git), False)
+            fetched = self.git_history == "hold"
+            self._git_known[host_git] = (_own_tips(host_git, fetched), False)
         known, walked = self._git_known[host_git]
         seen: set[str] = set()
         stack = sorted(tips - known)

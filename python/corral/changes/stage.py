@@ -116,6 +116,7 @@ def create(policy: Policy, made_by: Sequence[str] = ()) -> str:
         "unreadable": list(policy.unreadable),
         "unreadable_configs": policy.unreadable_configs,
         "new_modules": policy.new_modules,
+        "git_history": policy.git_history,
         "frontend": words.frontend(),  # how the check after the run names commands
     }
     tmp = os.path.join(stage, PLAN + ".tmp")

@@ -15,6 +15,10 @@ NVIM = "nvim"
 # others, and names a venv held whole as one in the apply hint)
 HELD_WITH = "held with the rest of"
 HELD_WITH_VENV = f"{HELD_WITH} the venv "
+HELD_WITH_GIT = f"{HELD_WITH} its repository's HEAD, refs and index"
+# how sandbox.git_history = "hold" starts what it says of new history (finish names its git
+# directory as one path in the apply hint, when nothing else there is held)
+HISTORY_WAITS = "a command's commits wait for your review"
 
 
 def frontend() -> str:

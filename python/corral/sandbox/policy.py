@@ -35,6 +35,7 @@ class Policy(Frozen):
         "deny_read",
         "enabled",
         "env",
+        "git_history",
         "hidden",
         "home",
         "links",
@@ -103,6 +104,7 @@ class Policy(Frozen):
     unreadable: tuple[str, ...]
     unreadable_configs: str  # "hold" or "apply": also for the configs below a root's top
     new_modules: str  # "hold" or "apply": new top-level Python names (changes.module_rules)
+    git_history: str  # "hold" or "check": new commits a ref would reach (changes.git_history)
 
     def __init__(self, **values: object) -> None:
         self._set(**values)
@@ -232,4 +234,5 @@ def resolve(
         unreadable=tuple(build.unreadable),
         unreadable_configs=config["sandbox.unreadable_configs"],
         new_modules=config["sandbox.new_modules"],
+        git_history=config["sandbox.git_history"],
     )
