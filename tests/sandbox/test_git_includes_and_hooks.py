@@ -7,6 +7,7 @@ must not appear, or the scripts a hook runs must be as the project had them."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from typing import TYPE_CHECKING
 
@@ -511,15 +512,34 @@ def test_new_history_waits_for_review_unless_you_chose_the_check(host: Host, how
     assert host.git("symbolic-ref", "HEAD").strip() == "refs/heads/main", said
     assert "a command's commits wait for your review: " in said, said
     assert f"corral apply {held_ids(host)[0]} {host.ws / '.git'};" in said, said
-    tip = said.split("git log --stat HEAD..", 1)[1].split()[0]
+    [tip] = re.findall(r"wait for your review: (?:commit|the stash) ([0-9a-f]{12})", said)
+    # (one line for every ref naming them, and how to see them: r58c HELDNOISE, STASHHIDE)
+    see = (
+        f"git stash show -p --include-untracked {tip}"
+        if "stash" in how
+        else f"git log --stat -m {tip} --not HEAD"
+    )
+    assert f"(see: {see}; the objects are in)" in said, said
     assert host.git("cat-file", "-t", tip).strip() == "commit", said  # (to review)
     if "stash" not in how:  # (the work tree as the command left it: the stash emptied it)
         assert (host.ws / "a.py").read_text() == ("x = 1\ny\n" if "a.py" in how else "x = 1\n")
     [change_id] = held_ids(host)
+    # (r58c INDEXSTALE: a `git status` in between, from you or your prompt, rewrites the
+    # index with the same entries: no change of yours, the held index is applied)
+    os.utime(host.ws / "a.py")
+    host.git("status", "--porcelain")
     done = host.corral("apply", change_id, ".git")
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == 0 and "held" not in done.stderr, done.stdout + done.stderr
     assert tip in host.git("log", "--all", "--format=%H"), done.stderr
     assert host.git("status", "--porcelain", "--untracked-files=no") == "", done.stderr
+    # (r58c UNDOID: the history, applied later, is journaled under the same id; `undo ID`
+    # took the run's part first, deleting the objects the applied refs name)
+    listed = host.corral("undo", "--list").stdout
+    assert f"{change_id} (what was held, applied later)" in listed, listed
+    undone = host.corral("undo", change_id)
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert host.git("rev-parse", "HEAD") == head, undone.stdout
+    assert host.git("fsck", "--no-progress", "--no-dangling") == ""
     # the same with the check chosen: plain history lands at once
     _drop_held(host)
     host.git("reset", "-q", "--hard", head.strip())
@@ -530,6 +550,51 @@ def test_new_history_waits_for_review_unless_you_chose_the_check(host: Host, how
     said = run(host, f"{how}\n")
     assert host.git("rev-parse", "HEAD") != head or "stash" in how or "side" in how, said
     assert held_ids(host) == [], said
+
+
+def test_the_review_held_history_suggests_shows_every_tip_and_what_merges_add(
+    host: Host,
+) -> None:
+    """r58a MULTITIP: packed-refs made two branches reachable, and the held line named one
+    tip (the command chose which, by its commit's id), whose `git log --stat HEAD..tip`
+    showed NOTES.md but not the other branch's json.py. REVIEWMERGE: a merge adding
+    json.py itself (in neither parent) showed no file in `git log --stat`. SUBHIST: a
+    submodule commit the index stages landed unheld."""
+    (host.home / ".config" / "corral" / "config.toml").unlink()
+    _committed(host)
+    agent = (
+        "git checkout -q -b a1 && echo 1 > u.txt && git add u.txt && "
+        f"{GIT_ID} commit -qm u && git checkout -q -b a2 main && echo 2 > t.txt && "
+        f"git add t.txt && {GIT_ID} commit -qm t && git checkout -q a1 && "
+        f"{GIT_ID} merge -q --no-ff --no-commit a2 && echo 'x = 1' > json.py && "
+        f"git add json.py && {GIT_ID} commit -qm merged && git branch -q -D a2 && "
+        "git checkout -q -b notes main && echo n > NOTES.md && git add NOTES.md && "
+        f"{GIT_ID} commit -qm notes && git checkout -q main && git pack-refs --all && "
+        "rm -rf .git/logs/refs/heads/a1 .git/logs/refs/heads/notes\n"
+    )
+    said = run(host, agent)
+    lines = [ln.split(": a command's commits", 1) for ln in said.splitlines()]
+    line = next(ln[1] for ln in lines if len(ln) == 2 and "/.git/packed-refs" in ln[0])
+    review = line.split("(see: ", 1)[1].split(";", 1)[0]
+    assert review.startswith("git log --stat -m ") and review.endswith(" --not HEAD"), line
+    shown = host.git(*review.split()[1:])
+    assert "json.py" in shown and "NOTES.md" in shown and "u.txt" in shown, shown
+    # SUBHIST: a commit of the submodule's own, staged as its entry
+    _drop_held(host)
+    sub = host.ws.parent / "sub"
+    sub.mkdir()
+    host.git("init", "-q", "-b", "main", cwd=sub)
+    (sub / "s.txt").write_text("s\n")
+    host.git("add", "s.txt", cwd=sub)
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "s", cwd=sub)
+    host.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "sm")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "sm")
+    staged = host.git("ls-files", "--stage", "sm")
+    said = run(
+        host, f"cd sm && echo 2 > s.txt && {GIT_ID} commit -qam two && cd .. && git add sm\n"
+    )
+    assert host.git("ls-files", "--stage", "sm") == staged, said
+    assert "a submodule commit your refs do not have there" in said, said
 
 
 def test_a_commit_or_index_holding_a_protected_name_is_held_with_its_ref(host: Host) -> None:

@@ -365,7 +365,11 @@ def _pick(names: list[str], change_id: str | None, cwd: str | None) -> str:
         return read[entry]
 
     if change_id:
-        chosen = next((n for n in names if n.endswith(os.path.basename(change_id))), None)
+        # (the newest part: a held part applied later, `corral apply`, is journaled under
+        # the same id, and undoing the run's part first deleted the objects that part's
+        # refs name, r58c UNDOID)
+        named = os.path.basename(change_id)
+        chosen = next((n for n in reversed(names) if n == named or n.endswith(f"-{named}")), None)
         if chosen is None:
             raise CorralError(f"no applied change set {change_id} in the undo journal")
     elif cwd:
@@ -396,6 +400,9 @@ def undo_list(cwd: str | None = None) -> Outcome:
 
     names = journals.entries()
     mine = [n for n in reversed(names) if not cwd or any(is_within(p, cwd) for p in _touched(n))]
+    # (a held part applied later is journaled under its change set's id too: said so)
+    ids = [n.split("-", 1)[1] if "-" in n else n for n in names]
+    later = {n for i, n in enumerate(names) if ids[i] in ids[:i]}
     if not mine:
         where = f" in {cwd}" if cwd else ""
         return Outcome([f"nothing to undo{where}"])
@@ -413,8 +420,9 @@ def undo_list(cwd: str | None = None) -> Outcome:
         counts = report.get("counts") or {}
         paths = [os.path.relpath(p, cwd) if cwd else p for p in _touched(name)]
         more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
+        part = " (what was held, applied later)" if name in later else ""
         out.out.append(finish.shown(
-            f"  {change_id}{_made(report)}: {counts.get('added', 0)} added, "
+            f"  {change_id}{part}{_made(report)}: {counts.get('added', 0)} added, "
             f"{counts.get('modified', 0)} modified, {counts.get('deleted', 0)} deleted: "
             f"{', '.join(paths[:3])}{more}"
         ))  # fmt: skip

@@ -243,6 +243,7 @@ def settle(
 def _changed_since(entry: Entry, plan: dict[str, Any]) -> bool:
     """Whether the host's copy of an entry (or, for a directory the entry replaces, what is
     below it) changed after the change set's command started."""
+    from corral.changes import journal as journals
     from corral.changes.rules import changed_below
 
     try:
@@ -251,7 +252,7 @@ def _changed_since(entry: Entry, plan: dict[str, Any]) -> bool:
         return False  # (gone: nothing of the host's to undo)
     since = int(plan["created_ns"])
     if st.st_ctime_ns > since:
-        return True
+        return not journals.index_kept(entry.path, plan)
     return (
         stat.S_ISDIR(st.st_mode) and entry.kind != "dir" and bool(changed_below(entry.path, since))
     )

@@ -63,6 +63,7 @@ ANCESTORS = 200  # of the host's HEAD, first parents, that count as known
 HOST_TIPS = 64  # of the host's refs, looked in for a protected file it has already
 HOST_CONFIGS = 4096  # configs of the host's index a new commit must keep (_lacks_config)
 REF_BYTES = 16 << 20
+MAX_SHOWN_TIPS = 4  # new tips a held history's review names
 
 
 def _bytes(path: str) -> bytes | None:
@@ -870,7 +871,8 @@ class GitHistoryRules(RuleSet):
                 auto_merge = name == "AUTO_MERGE"
                 commits = list(self._new_commits(store, new, host_git, head, auto_merge))
                 if commits and self.git_history == "hold":
-                    return self._history_held(entry.path, name, [c for c, _ in commits])
+                    ends = {c for c in (_peeled(store, n) for n in new) if c is not None}
+                    return self._history_held(entry.path, name, commits, ends)
                 fresh = {commit for commit, _ in commits}
                 # A commit is clean for the tips it was judged with: where files may move
                 # depends on them (r52a CLEANMEMO: cleared under a merge of it with your
@@ -959,26 +961,37 @@ class GitHistoryRules(RuleSet):
             f"unchecked at your next checkout, reset, restore, revert or stash pop{review}",
         )  # fmt: skip
 
-    def _history_held(self, path: str, name: str, commits: list[str]) -> Refusal:
+    def _history_held(
+        self, path: str, name: str, commits: list[tuple[str, list[str]]], tips: set[str]
+    ) -> Refusal:
         """sandbox.git_history = "hold": new history waits for review, whatever is in it.
         Each review round of the reading of history (r31a to r57a) found another shape
         that git's rename detection moves to a place corral did not judge a file at (a
         later move of yours, a revert, a subtree merge, upstream's layout): what git will
-        write there depends on commits not made yet, which no check here can read."""
-        tip = commits[0][:12]
-        more = f" and {len(commits) - 1} more new" if len(commits) > 1 else ""
-        # (AUTO_MERGE names the tree a merge left, no commit)
-        what, review = (
-            ("the tree", f"git diff --stat HEAD {tip}") if name == "AUTO_MERGE"
-            else ("commit", f"git log --stat HEAD..{tip}")
-        )  # fmt: skip
+        write there depends on commits not made yet, which no check here can read. The
+        review it suggests shows all of it: every new tip (r58a MULTITIP: one named, the
+        command chose which), merges' own changes too (-m; r58a REVIEWMERGE)."""
+        fresh = [c for c, _ in commits]
+        named = sorted(t for t in tips if t in fresh) or fresh[:1]
+        shown = " ".join(t[:12] for t in named[:MAX_SHOWN_TIPS])
+        if len(named) > MAX_SHOWN_TIPS:
+            what = f"{len(fresh)} new commits from {len(named)} tips"
+            review = f"git log --stat -m {shown} ... --not HEAD (corral changes shows each ref)"
+        elif name == "AUTO_MERGE":  # (the tree a merge left, no commit)
+            what, review = f"the tree {shown}", f"git diff --stat HEAD {shown}"
+        elif name.endswith("refs/stash"):  # (r58c STASHHIDE: git log shows no stash)
+            what, review = f"the stash {shown}", f"git stash show -p --include-untracked {shown}"
+        else:
+            more = f" ({len(fresh)} new)" if len(fresh) > len(named) else ""
+            what = f"commit{'s' * (len(named) > 1)} {shown}{more}"
+            review = f"git log --stat -m {shown} --not HEAD"
+        # (the ref's name left out: every ref naming the same commits says the same, and
+        # the user reads one line for them all, r58c HELDNOISE)
         return self.refusal(
             "protected", path, "sandbox.git_history",
-            f"{HISTORY_WAITS}: {name} makes {what} {tip}{more} reachable (at a merge, "
-            "rebase, cherry-pick or revert, git moves a commit's files by rename detection "
-            f"to places no check made now can foresee); review them: {review} (the objects "
-            'are in; sandbox.git_history = "check" applies what corral\'s reading of '
-            "history passes)",
+            f"{HISTORY_WAITS}: {what} (see: {review}; the objects are in); at a merge, "
+            "rebase, cherry-pick or revert git's rename detection moves a commit's files to "
+            "places no check made now foresees (sandbox.git_history)",
         )  # fmt: skip
 
     def _head_as_left(
@@ -1308,6 +1321,10 @@ class GitHistoryRules(RuleSet):
             if hit is None and kind != GITLINK:
                 continue
             known = not submodule and sha and self._host_has(trees.store, host_git, path, mode, sha)
+            if hit is None and not known and not submodule and self.git_history == "hold":
+                # (a submodule commit the index stages: new history too, r58a SUBHIST: a
+                # commit only the submodule's objects held landed, unheld, at `git add sm`)
+                return path, f"a submodule commit your refs do not have there: {HISTORY_WAITS}"
             if hit is None and sha and not known:
                 # A submodule's commit: `git submodule update`, and every checkout or reset
                 # with submodule.recurse set, writes its files below `path` (r37a SUBGITLINK)

@@ -122,10 +122,21 @@ def _matches(record: dict[str, Any]) -> bool:
     return record.get("index") is not None and index_entries(record["path"]) == record["index"]
 
 
-def index_entries(path: str) -> str | None:
+def index_kept(path: str, plan: dict[str, Any]) -> bool:
+    """Whether the host's git index at `path` holds the entries it held when the change
+    set's command started (see stage.create): `git status` rewrote it, nothing else."""
+    before = (plan.get("indexes") or {}).get(path)
+    if before is None:
+        return False
+    now = index_entries(path)
+    return now is not None and now == index_entries(before, named=False)
+
+
+def index_entries(path: str, named: bool = True) -> str | None:
     """A digest of what a git index holds (path, mode, object of each entry, not the stat
-    data git caches), for a file named `index` in a `.git`; else None."""
-    if not path.endswith("/.git/index"):
+    data git caches), for a file named `index` in a `.git` (any file, not `named`); else
+    None."""
+    if named and not path.endswith("/.git/index"):
         return None
     import hashlib
 

@@ -39,6 +39,7 @@ import stat
 
 from corral.changes import words
 from corral.changes.git_history import GitHistoryRules
+from corral.changes.journal import index_kept
 from corral.changes.link_rules import LinkRules
 from corral.changes.module_rules import LuaRules, ModuleRules
 from corral.changes.tool_settings_rules import ToolSettingsRules
@@ -504,6 +505,8 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
                 )  # fmt: skip
             return None  # its contents are checked one by one
         changed = entry.path if st.st_ctime_ns > self.created_ns else None
+        if changed and stat.S_ISREG(st.st_mode) and index_kept(entry.path, self.plan):
+            changed = None  # (a `git status` rewrote it with the same entries)
         if changed is None and stat.S_ISDIR(st.st_mode):
             changed = changed_below(entry.path, self.created_ns)
         if changed is None:

@@ -27,6 +27,7 @@ class RuleSet:
     """The plan's paths, names and directories, as the rules look them up."""
 
     def __init__(self, plan: dict[str, Any], apply_hint: str) -> None:
+        self.plan = plan
         self.roots: list[str] = plan["roots"]
         self.hidden: list[str] = plan.get("hidden", [])
         self.visible: list[str] = [*plan.get("visible", []), *self.roots]

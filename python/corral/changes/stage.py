@@ -9,6 +9,7 @@ or a command that never finished. The state directory is hidden from every sandb
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
 import time
@@ -97,9 +98,18 @@ def create(policy: Policy, made_by: Sequence[str] = ()) -> str:
     name = f"{time.time_ns():x}-{os.urandom(4).hex()}"
     stage = os.path.join(base, name)
     os.mkdir(stage, 0o700)
-    for i in range(len(policy.rw_roots)):
+    indexes = {}
+    for i, root in enumerate(policy.rw_roots):
         os.mkdir(upper(stage, i), 0o755)
         os.mkdir(work(stage, i), 0o700)
+        # The git index as the command starts from it, kept by a second name (git replaces
+        # its index by rename, never in place): a `git status` on the host rewrites it with
+        # the same entries, which is no change of yours (r58c INDEXSTALE: held history's
+        # index was kept as "changed on the host", and the applied HEAD showed a revert)
+        index = os.path.join(root, ".git", "index")
+        with contextlib.suppress(OSError):  # (none, or another file system: by its times)
+            os.link(index, os.path.join(stage, f"index{i}"), follow_symlinks=False)
+            indexes[index] = os.path.join(stage, f"index{i}")
     plan = {
         "version": PLAN_VERSION,
         "id": name,
@@ -117,6 +127,7 @@ def create(policy: Policy, made_by: Sequence[str] = ()) -> str:
         "unreadable_configs": policy.unreadable_configs,
         "new_modules": policy.new_modules,
         "git_history": policy.git_history,
+        "indexes": indexes,
         "frontend": words.frontend(),  # how the check after the run names commands
     }
     tmp = os.path.join(stage, PLAN + ".tmp")
