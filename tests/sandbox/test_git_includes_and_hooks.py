@@ -552,6 +552,23 @@ def test_new_history_waits_for_review_unless_you_chose_the_check(host: Host, how
     assert held_ids(host) == [], said
 
 
+def test_a_later_commit_is_told_it_starts_beside_held_ones(host: Host) -> None:
+    """r58c DIVERGE: a second run's commit, the first one's still held, is its sibling;
+    nothing said so, and applying the second after the first suggested --overwrite, which
+    dropped the first from the branch."""
+    (host.home / ".config" / "corral" / "config.toml").unlink()
+    _committed(host)
+    run(host, f"echo 1 > one.txt && git add one.txt && {GIT_ID} commit -qm one\n")
+    said = run(host, f"echo 2 > two.txt && git add two.txt && {GIT_ID} commit -qm two\n")
+    assert "its git commits (a commit now starts beside them, not on them)" in said, said
+    first, second = held_ids(host)
+    assert host.corral("apply", first, ".git").returncode == 0
+    again = host.corral("apply", second, ".git")
+    assert "--overwrite would set them back to this one's" in again.stderr, again.stderr
+    assert "git cherry-pick" in again.stderr, again.stderr
+    assert host.git("log", "-1", "--format=%s").strip() == "one"
+
+
 def test_the_review_held_history_suggests_shows_every_tip_and_what_merges_add(
     host: Host,
 ) -> None:

@@ -40,9 +40,17 @@ def held_in(cwd: str, but: str = "") -> list[dict[str, Any]]:
             held = stages.read_json(os.path.join(stage, stages.REPORT)).get("held") or []
         except (OSError, ValueError, KeyError, AttributeError, EOFError, TypeError):
             continue  # (another corral version's, or one being written: `corral changes`)
-        paths = [str(item.get("path", "")) for item in held if isinstance(item, dict)]
+        items = [item for item in held if isinstance(item, dict)]
+        # (its commits, held for review: a later run's commit starts beside them, and the
+        # two then do not apply one after the other, r58c DIVERGE)
+        history = [i for i in items if str(i.get("message", "")).startswith(words.HISTORY_WAITS)]
+        git = [str(i.get("path", "")) for i in items if history and "/.git/" in i.get("path", "")]
+        paths = [str(i.get("path", "")) for i in items if str(i.get("path", "")) not in git]
         paths = [os.path.relpath(p, cwd) if is_within(p, cwd) else p for p in paths]
-        found.append({"id": change_id, "paths": paths[:PATHS], "count": len(paths)})
+        found.append({
+            "id": change_id, "paths": paths[:PATHS], "count": len(paths),
+            **({"commits": True} if history else {}),
+        })  # fmt: skip
     return found
 
 
@@ -50,9 +58,12 @@ def lines(found: list[dict[str, Any]], frontend: str | None = None) -> list[str]
     """A line for each of the newest SETS of `found`, for the user."""
     out = []
     for item in found[-SETS:]:
-        names = ", ".join(item["paths"]) or "its changes"
+        names = ", ".join(item["paths"]) or ("" if item.get("commits") else "its changes")
         more = item["count"] - len(item["paths"])
         names += f" and {more} more" if more > 0 else ""
+        if item.get("commits"):
+            commits = "its git commits (a commit now starts beside them, not on them)"
+            names = f"{commits}{', ' if names else ''}{names}"
         out.append(
             f"not in the workspace, held from an earlier run: {names} "
             f"({words.command('changes', item['id'], frontend_name=frontend)})"

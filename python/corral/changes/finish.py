@@ -139,6 +139,14 @@ CHANGED_SINCE = (
     "changed on the host since the command ran: applying it would undo that change; name it "
     "with --overwrite to apply it anyway"
 )
+# (r58c DIVERGE: two runs' commits, neither applied, are siblings; --overwrite after the
+# first dropped it from the branch)
+GIT_CHANGED_SINCE = (
+    "your repository's refs or index changed since the command ran (a commit of yours, or "
+    "an earlier change set's applied): --overwrite would set them back to this one's, and "
+    "what they hold now would be left only in git's reflog; to keep both, take its commits "
+    "with git cherry-pick (the objects are in) and discard it"
+)
 
 
 def settle(
@@ -173,7 +181,9 @@ def settle(
         if forced and refusal is not None and not overwrite and _changed_since(entry, plan):
             # a refused path named to apply, which the host changed since the run (you, or a
             # change set applied since): it would undo that change, silently (r39c)
-            held.append({"path": entry.path, "code": "conflict", "message": CHANGED_SINCE})
+            git = refusal.message.startswith((words.HISTORY_WAITS, words.HELD_WITH_GIT))
+            since = GIT_CHANGED_SINCE if git else CHANGED_SINCE
+            held.append({"path": entry.path, "code": "conflict", "message": since})
             continue
         if (refusal is None and not hold_all) or forced:
             accepted.append(entry)
@@ -190,7 +200,8 @@ def settle(
                 if _changed_since(entry, plan):
                     # (said now, not once it is named: `apply ID PATH` as suggested was then
                     # refused for it, r51c STALEHINT)
-                    item["message"] += f"; {CHANGED_SINCE}"
+                    git = item["message"].startswith((words.HISTORY_WAITS, words.HELD_WITH_GIT))
+                    item["message"] += f"; {GIT_CHANGED_SINCE if git else CHANGED_SINCE}"
                     item["since"] = True
                 held.append(item)
         elif (gone := len(replaced(entry)[0])) > 0:
