@@ -258,7 +258,7 @@ class Service:
         held = earlier.held_in(cwd, but=report["id"]) if cwd else []
         return {
             "report": report,
-            "lines": [*finish.describe(report), *earlier.lines(held)],
+            "lines": [*finish.applied(report), *finish.describe(report), *earlier.lines(held)],
             "summary": {**_summary(report), "earlier": held},
         }
 

@@ -64,7 +64,8 @@ def test_writes_are_applied_after_the_run_with_the_exit_status(host: Host) -> No
     assert not (ws / "movable.txt").exists()
     assert (ws / "build" / "out" / "x").read_text() == "o\n"
     assert (ws / "sub2" / "keep.txt").read_text() == "sub\n" and not (ws / "sub").exists()
-    assert "corral:" not in done.stderr  # nothing held, nothing to say
+    # nothing held: only what was applied, and how to undo it
+    assert done.stderr == "corral: applied 6 added, 1 modified, 2 deleted (undo: corral undo)\n"
     assert held_ids(host) == []
     assert sorted(os.listdir(stage_root(host))) in ([], [".lock"])  # no staging area left
 
@@ -208,6 +209,9 @@ def test_undo_puts_the_workspace_back(host: Host) -> None:
     )
     assert DONE in done.stdout, done.stderr
     assert not (host.ws / "sub").exists()
+    # (r58c CHECKSILENT: what a run applied, and how to take it back, said after it)
+    said = "corral: applied 1 added, 1 modified, 1 deleted (undo: corral undo)\n"
+    assert done.stderr == said, done.stderr
     # (r52c UNDOLIST: what undo can take back, with the command, the time and the paths)
     listed = host.corral("undo", "--list").stdout.splitlines()
     assert listed[0].startswith(f"applied change sets in {host.ws}, newest first"), listed

@@ -289,7 +289,6 @@ def apply(change_id: str, paths: list[str], now: Now) -> Outcome:
             plan, checked, problems = finish.read(stage, now(stage))
             again = finish.settle(stage, plan, checked, problems, overwrite=overwrite)
             report = _merged(report, again)
-    counts = report["counts"]
     if not report.get("applied") and report.get("held"):
         # (every path refused and none named: "applied 0 added" with status 0 read as
         # done, r46c F4)
@@ -299,13 +298,8 @@ def apply(change_id: str, paths: list[str], now: Now) -> Outcome:
         done = Outcome([], [why, *finish.describe(report, words.frontend())])
         done.code = 1
         return done
-    return Outcome(
-        [
-            f"applied {counts.get('added', 0)} added, {counts.get('modified', 0)} modified, "
-            f"{counts.get('deleted', 0)} deleted (undo: {words.command('undo')})"
-        ],
-        finish.describe(report, words.frontend()),
-    )
+    frontend = words.frontend()
+    return Outcome(finish.applied(report, frontend, always=True), finish.describe(report, frontend))
 
 
 def _merged(first: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:

@@ -327,6 +327,20 @@ def _history_dirs(held: list[dict[str, Any]]) -> list[str]:
     return sorted(g for g, fine in ok.items() if fine)
 
 
+def applied(report: dict[str, Any], frontend: str | None = None, always: bool = False) -> list[str]:
+    """The line that says what a run applied, and how to undo it (r51c, r58c CHECKSILENT:
+    a run applied files, a venv or commits without a word); none when nothing was, but
+    `always`."""
+    counts = report.get("counts") or {}
+    if not report.get("applied") and not always:
+        return []
+    undo = words.command("undo", frontend_name=frontend or report.get("frontend"))
+    return [
+        f"applied {counts.get('added', 0)} added, {counts.get('modified', 0)} modified, "
+        f"{counts.get('deleted', 0)} deleted (undo: {undo})"
+    ]
+
+
 def describe(report: dict[str, Any], frontend: str | None = None) -> list[str]:
     """Lines for the user: what was held and why, and how to go on (escaped: see shown), in
     the words of `frontend` (by default the one that started the change set)."""
@@ -425,6 +439,6 @@ def main(argv: list[str]) -> int:
             f"corral: the changes could not be checked or applied ({e}); they are kept in {stage}\n"
         )
         return FAILED
-    for line in describe(result):
+    for line in [*applied(result), *describe(result)]:
         sys.stderr.write(f"corral: {line}\n")
     return status

@@ -116,7 +116,7 @@ def run(args: list[str]) -> int:
                 f"they are kept in {wrapped.stage}\n"
             )
         else:
-            for line in finish.describe(report):
+            for line in [*finish.applied(report), *finish.describe(report)]:
                 sys.stderr.write(f"corral: {line}\n")
         _held_earlier(policy.cwd, os.path.basename(wrapped.stage))
     return finish.FAILED if unchecked else code
