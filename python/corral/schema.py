@@ -424,6 +424,31 @@ _PROTECTED = (
     "deno.json",
     "deno.jsonc",
     "analysis_options.yaml",  # (the Dart analysis server's plugins, r44b)
+    # AI agents' project configs: MCP servers, formatters and language servers are commands
+    # they start at their next run, with no prompt (r58b AGENTMCP: opencode's `mcp`; the dot
+    # ones, .mcp.json, .claude/, .cursor/, are held as dot entries)
+    "opencode.json",
+    "opencode.jsonc",
+    "crush.json",
+    # more configs that name a program a tool runs at its every start or a file's opening
+    # (r58b PYREFLY, LSPROJECT): pyrefly's interpreter, rust-analyzer's sysroot (whose
+    # bin/rustc it runs), the Haskell language server's `bios` command, go-task's other
+    # spellings, PHPStan's bootstrap files, Steep's and Nim's evaluated configs,
+    # treefmt's formatters, ansible's inventory scripts
+    "pyrefly.toml",
+    "rust-project.json",
+    "hie.yaml",
+    "Taskfile.dist.yml",
+    "Taskfile.dist.yaml",
+    "taskfile.dist.yml",
+    "taskfile.dist.yaml",
+    "phpstan.neon",
+    "phpstan.neon.dist",
+    "phpstan.dist.neon",
+    "Steepfile",
+    "config.nims",
+    "treefmt.toml",
+    "ansible.cfg",
     "*.code-workspace",
     # Universal Ctags' option files, read at every `ctags -R` (`-f` writes anywhere, r42a)
     "ctags.d",

@@ -1597,3 +1597,29 @@ def test_vim_session_files_nvim_s_sources_are_held(host: Host) -> None:
     )
     assert (host.ws / "work.vim").read_text() == mark + "cd ~/app\n"
     assert (host.ws / "syntax" / "linux.vim").exists() and (host.ws / "notes.vim").exists()
+    # r58b SESSMARK: moved aside with a line before it (no first line marks it then), and
+    # back in the next run; or its directory deleted, and written anew
+    run(host, "(echo '\" notes'; cat work.vim; echo 'source ~/x.vim') > aside.vim; rm work.vim\n")
+    run(host, "mv aside.vim work.vim\n")
+    assert (host.ws / "work.vim").read_text() == mark + "cd ~/app\n"
+    (host.ws / "sessions").mkdir()
+    (host.ws / "sessions" / "w.vim").write_text(mark)
+    said = run(host, "rm -rf sessions\n")
+    assert (host.ws / "sessions" / "w.vim").read_text() == mark, said
+    assert "holding the Vim session file w.vim" in said, said
+
+
+def test_agents_and_language_servers_configs_naming_programs_are_held(host: Host) -> None:
+    """r58b AGENTMCP: opencode.json's `mcp` server command started at `opencode run`, with
+    no prompt; PYREFLY: pyrefly.toml's interpreter ran at `pyrefly check`; LSPROJECT:
+    rust-project.json's sysroot (its bin/rustc) and hie.yaml's bios command at a file's
+    opening; and the other names of their class. Each lands held, at the top or below."""
+    names = (
+        "opencode.json", "opencode.jsonc", "crush.json", "pyrefly.toml", "rust-project.json",
+        "hie.yaml", "Taskfile.dist.yml", "taskfile.dist.yaml", "phpstan.neon",
+        "phpstan.dist.neon", "phpstan.neon.dist", "Steepfile", "config.nims", "treefmt.toml",
+        "ansible.cfg", "sub/opencode.json", "crates/x/rust-project.json",
+    )  # fmt: skip
+    said = run(host, "".join(f"mkdir -p $(dirname {n}); echo x > {n}\n" for n in names))
+    for name in names:
+        assert not (host.ws / name).exists(), (name, said)

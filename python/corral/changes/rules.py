@@ -206,7 +206,7 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
         if session is not None:
             return self.refusal(
                 "protected", path, PROTECTED,
-                f"{session}: `nvim -S` sources it as Vim script (r52c SESSIONVIM)",
+                f"{session}: `nvim -S` sources it as Vim script",
             )  # fmt: skip
         dot = _config_dot(parts, lambda i: self._tool_tree(entry, parts, i))
         if (
@@ -549,11 +549,44 @@ def _session_file(path: str) -> bool:
         os.close(fd)
 
 
+SESSION_WALK = 2000  # entries looked through below a deleted directory for a session
+
+
+def _session_below(directory: str) -> str | None:
+    """A Vim session file below a host directory (not below a tree a tool owns or a git
+    directory, where no one keeps one), as a path relative to it; looked through up to
+    SESSION_WALK entries."""
+    seen = 0
+    for top, dirs, files in os.walk(directory):
+        dirs[:] = [d for d in dirs if d not in TOOL_TREES and d != ".git"]
+        for name in files:
+            seen += 1
+            if seen > SESSION_WALK:
+                return None
+            if _session_file(os.path.join(top, name)):
+                return os.path.relpath(os.path.join(top, name), directory)
+        seen += len(dirs)
+    return None
+
+
 def _session(entry: Entry) -> str | None:
     """Why a file is a Vim session's, or None: a session file of any name the host has (one
     you made with `:mksession work.vim`), or a new one, and the `<name>x.vim` a session file
     sources beside itself at `nvim -S`. (Session.vim and Sessionx.vim are protected names.)"""
-    if entry.kind in ("dir", "whiteout"):
+    if entry.kind == "whiteout" or entry.opaque:
+        # A session deleted (or a directory holding one): a later run writes other script
+        # in its place, which no first line marks (r58b SESSMARK: moved aside with a line
+        # before it, and back in the next run)
+        if entry.kind == "whiteout" and _session_file(entry.path):
+            return "deleting a Vim session file (a later run could put other script there)"
+        found = _session_below(entry.path) if os.path.isdir(entry.path) else None
+        if found is not None and not os.path.islink(entry.path):
+            return (
+                f"deleting a directory holding the Vim session file {found} (a later run "
+                "could put other script there)"
+            )
+        return None
+    if entry.kind == "dir":
         return None
     # (any name: `:mksession work.session` is one too, r53b SESSNAME; and one this change
     # set writes: the user's moved aside in one run and written back in the next had no
