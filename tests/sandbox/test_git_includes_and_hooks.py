@@ -510,20 +510,17 @@ def test_new_history_waits_for_review_unless_you_chose_the_check(host: Host, how
     assert host.git("for-each-ref") == refs, said
     assert host.git("ls-files", "--stage") == staged, said
     assert host.git("symbolic-ref", "HEAD").strip() == "refs/heads/main", said
-    assert "a command's commits wait for your review: " in said, said
-    assert f"corral apply {held_ids(host)[0]} {host.ws / '.git'};" in said, said
-    [tip] = re.findall(r"wait for your review: (?:commit|the stash) ([0-9a-f]{12})", said)
+    [change_id] = held_ids(host)
+    assert f"corral apply {change_id} {host.ws / '.git'};" in said, said
     # (one line for every ref naming them, and how to see them: r58c HELDNOISE, STASHHIDE)
-    see = (
-        f"git stash show -p --include-untracked {tip}"
-        if "stash" in how
-        else f"git log --stat -m {tip} --not HEAD"
-    )
-    assert f"(see: {see}; the objects are in)" in said, said
+    see = f"corral changes {change_id} lists each new commit's files"
+    said_history = [ln for ln in said.splitlines() if "a command's commits wait" in ln]
+    assert len(said_history) == 1 and f"(see them: {see};" in said_history[0], said
+    shown = host.corral("changes", change_id).stdout
+    tip = re.findall(r"\n    (?:commit) ([0-9a-f]{12}) ", shown)[0]
     assert host.git("cat-file", "-t", tip).strip() == "commit", said  # (to review)
     if "stash" not in how:  # (the work tree as the command left it: the stash emptied it)
         assert (host.ws / "a.py").read_text() == ("x = 1\ny\n" if "a.py" in how else "x = 1\n")
-    [change_id] = held_ids(host)
     # (r58c INDEXSTALE: a `git status` in between, from you or your prompt, rewrites the
     # index with the same entries: no change of yours, the held index is applied)
     os.utime(host.ws / "a.py")
@@ -569,14 +566,29 @@ def test_a_later_commit_is_told_it_starts_beside_held_ones(host: Host) -> None:
     assert host.git("log", "-1", "--format=%s").strip() == "one"
 
 
+def test_a_flag_you_set_on_the_index_since_is_a_change_of_yours(host: Host) -> None:
+    """r59a INDEXFLAGS: the index kept as the command started was compared by its entries
+    alone; a `git update-index --skip-worktree` of yours since was overwritten unasked."""
+    (host.home / ".config" / "corral" / "config.toml").unlink()
+    _committed(host)
+    run(host, f"echo 1 > one.txt && git add one.txt && {GIT_ID} commit -qm one\n")
+    host.git("update-index", "--skip-worktree", "a.py")
+    [change_id] = held_ids(host)
+    again = host.corral("apply", change_id, ".git")
+    assert "refs or index changed since the command ran" in again.stderr, again.stderr
+    assert host.git("ls-files", "-v", "a.py").startswith("S "), again.stderr
+
+
 def test_the_review_held_history_suggests_shows_every_tip_and_what_merges_add(
     host: Host,
 ) -> None:
     """r58a MULTITIP: packed-refs made two branches reachable, and the held line named one
     tip (the command chose which, by its commit's id), whose `git log --stat HEAD..tip`
     showed NOTES.md but not the other branch's json.py. REVIEWMERGE: a merge adding
-    json.py itself (in neither parent) showed no file in `git log --stat`. SUBHIST: a
-    submodule commit the index stages landed unheld."""
+    json.py itself (in neither parent) showed no file in `git log --stat`. r59a
+    ESCREVIEW: a commit message's escapes wrote over git log's file list; STASHBASE: `git
+    stash show` left out a new first parent of the stash. corral lists them itself now.
+    SUBHIST: a submodule commit the index stages landed unheld."""
     (host.home / ".config" / "corral" / "config.toml").unlink()
     _committed(host)
     agent = (
@@ -584,18 +596,29 @@ def test_the_review_held_history_suggests_shows_every_tip_and_what_merges_add(
         f"{GIT_ID} commit -qm u && git checkout -q -b a2 main && echo 2 > t.txt && "
         f"git add t.txt && {GIT_ID} commit -qm t && git checkout -q a1 && "
         f"{GIT_ID} merge -q --no-ff --no-commit a2 && echo 'x = 1' > json.py && "
-        f"git add json.py && {GIT_ID} commit -qm merged && git branch -q -D a2 && "
+        f"git add json.py && {GIT_ID} commit -qm \"$(printf 'm\\033[1A\\033[2K')\" && "
+        "git branch -q -D a2 && "
         "git checkout -q -b notes main && echo n > NOTES.md && git add NOTES.md && "
         f"{GIT_ID} commit -qm notes && git checkout -q main && git pack-refs --all && "
         "rm -rf .git/logs/refs/heads/a1 .git/logs/refs/heads/notes\n"
     )
     said = run(host, agent)
-    lines = [ln.split(": a command's commits", 1) for ln in said.splitlines()]
-    line = next(ln[1] for ln in lines if len(ln) == 2 and "/.git/packed-refs" in ln[0])
-    review = line.split("(see: ", 1)[1].split(";", 1)[0]
-    assert review.startswith("git log --stat -m ") and review.endswith(" --not HEAD"), line
-    shown = host.git(*review.split()[1:])
+    [change_id] = held_ids(host)
+    assert f"(see them: corral changes {change_id} lists" in said, said
+    shown = host.corral("changes", change_id).stdout
     assert "json.py" in shown and "NOTES.md" in shown and "u.txt" in shown, shown
+    assert "\033" not in shown and "'m\\x1b[1A\\x1b[2K'" in shown, shown
+    # STASHBASE: a stash whose first parent is a new commit adding json.py
+    _drop_held(host)
+    stash = (
+        f"{GIT_ID} checkout -q -b base && echo 'x = 1' > json.py && git add json.py && "
+        f"{GIT_ID} commit -qm base && echo y >> a.py && {GIT_ID} stash -q && "
+        "git checkout -q main && git branch -q -D base\n"
+    )
+    run(host, stash)
+    [change_id] = held_ids(host)
+    shown = host.corral("changes", change_id).stdout
+    assert "json.py" in shown and "a.py" in shown, shown
     # SUBHIST: a commit of the submodule's own, staged as its entry
     _drop_held(host)
     sub = host.ws.parent / "sub"

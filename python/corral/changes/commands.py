@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from corral.changes.scan import Entry
+    from corral.toolguard.ops.refusal import Refusal
 
     Now = Callable[[str], dict[str, list[str]]]
 
@@ -187,6 +188,30 @@ def _mode_change(entry: Entry) -> str:
     return f"{old:04o} -> {new:04o}" if new != old else ""
 
 
+def _history(checked: list[tuple[Entry, Refusal | None]]) -> list[str]:
+    """The new commits of each git directory whose history is held, as corral reads them:
+    what `apply ID .git` would put on your refs (r59a ESCREVIEW: git's own listing printed
+    what a commit message's escapes made it)."""
+    from corral.changes.git_history import history_lines
+
+    out: list[str] = []
+    done: set[str] = set()
+    for entry, refusal in checked:
+        at = entry.path.find("/.git/")
+        if refusal is None or at < 0 or not refusal.message.startswith(words.HISTORY_WAITS):
+            continue
+        host_git = entry.path[: at + len("/.git")]
+        if host_git in done:
+            continue
+        done.add(host_git)
+        upper_git = os.path.join(entry.upper_root(), os.path.relpath(host_git, entry.root))
+        out.append(finish.shown(f"  new history in {host_git}, newest first (what applying "
+                                "it puts on your refs; each commit's files as corral reads "
+                                "them):"))  # fmt: skip
+        out += [finish.shown(f"    {line}") for line in history_lines(host_git, upper_git)]
+    return out
+
+
 def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
     """What one held change set holds, path by path with its verdict; with `diffs`, a unified
     diff of each file against the workspace (what applying it would change)."""
@@ -235,6 +260,7 @@ def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
             "a directory applies what is below it)"
         )
     out.out += [finish.shown(f"  unread: {problem}") for problem in problems]
+    out.out += _history(checked)
     if diffs:
         for path in (p for paths in gone.values() for p in paths):
             if shown_lines > DIFF_LINES:

@@ -181,8 +181,7 @@ def settle(
         if forced and refusal is not None and not overwrite and _changed_since(entry, plan):
             # a refused path named to apply, which the host changed since the run (you, or a
             # change set applied since): it would undo that change, silently (r39c)
-            git = refusal.message.startswith((words.HISTORY_WAITS, words.HELD_WITH_GIT))
-            since = GIT_CHANGED_SINCE if git else CHANGED_SINCE
+            since = GIT_CHANGED_SINCE if _git_state(entry.path) else CHANGED_SINCE
             held.append({"path": entry.path, "code": "conflict", "message": since})
             continue
         if (refusal is None and not hold_all) or forced:
@@ -200,7 +199,7 @@ def settle(
                 if _changed_since(entry, plan):
                     # (said now, not once it is named: `apply ID PATH` as suggested was then
                     # refused for it, r51c STALEHINT)
-                    git = item["message"].startswith((words.HISTORY_WAITS, words.HELD_WITH_GIT))
+                    git = _git_state(entry.path)
                     item["message"] += f"; {GIT_CHANGED_SINCE if git else CHANGED_SINCE}"
                     item["since"] = True
                 held.append(item)
@@ -213,6 +212,7 @@ def settle(
         elif entry.kind != "dir":
             message = f"held for review: {why_all}" if why_all else "held for review"
             held.append({"path": entry.path, "code": "review", "message": message})
+    accepted = _git_state_together(accepted, held)
     journal = journals.Journal(plan["id"])
     why = ""
     try:
@@ -249,6 +249,35 @@ def settle(
     if changed:
         stages.write_report(journal.path, report)
     return report
+
+
+def _git_state(path: str) -> str | None:
+    """The git directory whose HEAD, refs, reflogs or index `path` is, or None."""
+    at = path.find("/.git/")
+    if at < 0:
+        return None
+    rel = path[at + len("/.git/") :]
+    state = rel in ("index", "packed-refs") or rel.startswith(("refs/", "logs/"))
+    return path[: at + len("/.git")] if state or rel.endswith("HEAD") else None
+
+
+def _git_state_together(accepted: list[Entry], held: list[dict[str, Any]]) -> list[Entry]:
+    """A repository's HEAD, refs and index are applied together or held together, also when
+    named to apply (r59a INDEXFLAGS: the index, changed by you since, stayed held while the
+    refs named with it moved: `git status` showed a staged revert of the new commit)."""
+    gits = {git for item in held if (git := _git_state(item["path"]))}
+    if not gits:
+        return accepted
+    kept = []
+    for entry in accepted:
+        if _git_state(entry.path) in gits and entry.kind != "dir":
+            held.append({
+                "path": entry.path, "code": "protected",
+                "message": f"{words.HELD_WITH_GIT} (one of them is held: see there)",
+            })  # fmt: skip
+        else:
+            kept.append(entry)
+    return kept
 
 
 def _changed_since(entry: Entry, plan: dict[str, Any]) -> bool:

@@ -24,6 +24,7 @@ import os
 import stat
 import struct
 
+from corral.changes import words
 from corral.changes.git_objects import (
     Budget,
     GitUnreadable,
@@ -63,7 +64,6 @@ ANCESTORS = 200  # of the host's HEAD, first parents, that count as known
 HOST_TIPS = 64  # of the host's refs, looked in for a protected file it has already
 HOST_CONFIGS = 4096  # configs of the host's index a new commit must keep (_lacks_config)
 REF_BYTES = 16 << 20
-MAX_SHOWN_TIPS = 4  # new tips a held history's review names
 
 
 def _bytes(path: str) -> bytes | None:
@@ -871,8 +871,7 @@ class GitHistoryRules(RuleSet):
                 auto_merge = name == "AUTO_MERGE"
                 commits = list(self._new_commits(store, new, host_git, head, auto_merge))
                 if commits and self.git_history == "hold":
-                    ends = {c for c in (_peeled(store, n) for n in new) if c is not None}
-                    return self._history_held(entry.path, name, commits, ends)
+                    return self._history_held(entry.path)
                 fresh = {commit for commit, _ in commits}
                 # A commit is clean for the tips it was judged with: where files may move
                 # depends on them (r52a CLEANMEMO: cleared under a merge of it with your
@@ -961,37 +960,25 @@ class GitHistoryRules(RuleSet):
             f"unchecked at your next checkout, reset, restore, revert or stash pop{review}",
         )  # fmt: skip
 
-    def _history_held(
-        self, path: str, name: str, commits: list[tuple[str, list[str]]], tips: set[str]
-    ) -> Refusal:
+    def _history_held(self, path: str) -> Refusal:
         """sandbox.git_history = "hold": new history waits for review, whatever is in it.
         Each review round of the reading of history (r31a to r57a) found another shape
         that git's rename detection moves to a place corral did not judge a file at (a
         later move of yours, a revert, a subtree merge, upstream's layout): what git will
-        write there depends on commits not made yet, which no check here can read. The
-        review it suggests shows all of it: every new tip (r58a MULTITIP: one named, the
-        command chose which), merges' own changes too (-m; r58a REVIEWMERGE)."""
-        fresh = [c for c, _ in commits]
-        named = sorted(t for t in tips if t in fresh) or fresh[:1]
-        shown = " ".join(t[:12] for t in named[:MAX_SHOWN_TIPS])
-        if len(named) > MAX_SHOWN_TIPS:
-            what = f"{len(fresh)} new commits from {len(named)} tips"
-            review = f"git log --stat -m {shown} ... --not HEAD (corral changes shows each ref)"
-        elif name == "AUTO_MERGE":  # (the tree a merge left, no commit)
-            what, review = f"the tree {shown}", f"git diff --stat HEAD {shown}"
-        elif name.endswith("refs/stash"):  # (r58c STASHHIDE: git log shows no stash)
-            what, review = f"the stash {shown}", f"git stash show -p --include-untracked {shown}"
-        else:
-            more = f" ({len(fresh)} new)" if len(fresh) > len(named) else ""
-            what = f"commit{'s' * (len(named) > 1)} {shown}{more}"
-            review = f"git log --stat -m {shown} --not HEAD"
-        # (the ref's name left out: every ref naming the same commits says the same, and
-        # the user reads one line for them all, r58c HELDNOISE)
+        write there depends on commits not made yet, which no check here can read.
+        `corral changes ID` lists each new commit, and its files as corral reads them
+        (history_lines): git's own listing printed a message's escapes (r59a ESCREVIEW),
+        left out a stash's new parent (STASHBASE), a merge's own files (r58a REVIEWMERGE)
+        and, as suggested, all tips but one (MULTITIP). The same words for every ref of
+        the repository: the user reads one line for them all (r58c HELDNOISE)."""
+        see = words.command("changes", self.plan.get("id", "ID"),
+                            frontend_name=self.plan.get("frontend"))  # fmt: skip
         return self.refusal(
             "protected", path, "sandbox.git_history",
-            f"{HISTORY_WAITS}: {what} (see: {review}; the objects are in); at a merge, "
-            "rebase, cherry-pick or revert git's rename detection moves a commit's files to "
-            "places no check made now foresees (sandbox.git_history)",
+            f"{HISTORY_WAITS} (see them: {see} lists each new commit's files; the objects "
+            "are in); at a merge, rebase, cherry-pick or revert git's rename detection "
+            "moves a commit's files to places no check made now foresees "
+            "(sandbox.git_history)",
         )  # fmt: skip
 
     def _head_as_left(
@@ -1546,3 +1533,87 @@ class GitHistoryRules(RuleSet):
             if entry_at(store, _tree_of(store, tip), path) == (mode, sha):
                 return True
         return False
+
+
+HISTORY_LISTED = 40  # new commits `corral changes ID` lists with their files
+FILES_LISTED = 12  # files named for each commit (against each parent)
+HEAD_KIN = (
+    "HEAD", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD",
+    "AUTO_MERGE", "packed-refs",
+)  # fmt: skip
+
+
+def history_lines(host_git: str, upper_git: str) -> list[str]:
+    """Each new commit (and tree) the staged refs, reflogs, HEAD and its kin of one git
+    directory would make reachable, newest first: its subject and the files it adds or
+    changes against each parent, read by corral (r59a ESCREVIEW: `git log --stat` printed a
+    commit message's escapes, which wrote over its file list; STASHBASE: `git stash show`
+    showed a stash against a new parent of its own, which it did not list). The caller
+    escapes what it prints."""
+    store = ObjectStore([os.path.join(upper_git, "objects"), os.path.join(host_git, "objects")])
+    budget = Budget(ENTRY_BUDGET)
+    try:
+
+        def staged(path: str) -> str | None:  # (a whiteout is a deletion: nothing named)
+            return _text(path) if os.path.isfile(path) and not os.path.islink(path) else None
+
+        names: set[str] = set()
+        for top in ("refs", "logs"):
+            for directory, _dirs, files in os.walk(os.path.join(upper_git, top)):
+                for name in files:
+                    names |= _named(staged(os.path.join(directory, name)))
+        for name in HEAD_KIN:
+            text = staged(os.path.join(upper_git, name))
+            names |= _named(text) | {r for r in [_resolve([upper_git, host_git], text)] if r}
+        known = _own_tips(host_git, fetched=True)
+        current = _resolve([host_git], _text(os.path.join(host_git, "HEAD")))
+        for _ in range(ANCESTORS):
+            if not current:
+                break
+            known.add(current)
+            above = parents(store, current)
+            current = above[0] if above else None
+        found: list[str] = []
+        queue, seen = sorted(names - known), set()
+        while queue and len(found) <= HISTORY_LISTED:
+            sha = queue.pop(0)
+            if sha in seen or sha in known:
+                continue
+            seen.add(sha)
+            kind, data = store.read(sha)
+            if kind == "tag":
+                queue.append(data.split(b"\n", 1)[0][7:].decode("ascii", "replace").strip())
+            elif kind in ("commit", "tree"):
+                found.append(sha)
+                queue += parents(store, sha) if kind == "commit" else []
+        lines = []
+        for sha in found[:HISTORY_LISTED]:
+            kind, data = store.read(sha)
+            if kind == "tree":
+                lines.append(f"tree {sha[:12]} (a merge's result)")
+                sides: list[str | None] = [None]
+            else:
+                subject = data.partition(b"\n\n")[2].split(b"\n", 1)[0]
+                above = parents(store, sha)
+                sides = list(above) or [None]
+                what = f"merge of {', '.join(p[:12] for p in above)}" if len(above) > 1 else (
+                    f"on {above[0][:12]}" if above else "a first commit"
+                )  # fmt: skip
+                text = subject.decode("utf-8", "replace")
+                lines.append(f"commit {sha[:12]} ({what}): {text!r}")
+            tree = sha if kind == "tree" else _tree_of(store, sha)
+            for side in sides:
+                base = _tree_of(store, side) if side else None
+                files = [
+                    p for p, mode, _ in changed_paths(store, base, tree, budget)
+                    if mode & 0o170000 != TREE
+                ]  # fmt: skip
+                more = f" and {len(files) - FILES_LISTED} more" if len(files) > FILES_LISTED else ""
+                against = f"against {side[:12]}: " if len(sides) > 1 and side else ""
+                listed = ", ".join(files[:FILES_LISTED]) or "no file"
+                lines.append(f"  {against}adds or changes {listed}{more}")
+        if len(found) > HISTORY_LISTED:
+            lines.append(f"(and more new commits past {HISTORY_LISTED})")
+        return lines
+    except (GitUnreadable, OSError, ValueError, IndexError, struct.error) as e:
+        return [f"new history corral cannot read ({e})"]

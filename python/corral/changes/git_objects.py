@@ -447,6 +447,9 @@ class Index:
         self.entries: dict[str, tuple[int, str]] = {}
         self.trees: dict[str, str] = {}
         self.undo: list[tuple[str, int, str]] = []
+        # the flags an entry keeps through git's rewrites of the index (assume-unchanged,
+        # skip-worktree, intent-to-add), where any is set: the user's, as its entries are
+        self.flags: dict[str, int] = {}
 
 
 # extensions that change no content git writes (the untracked cache, the fsmonitor token);
@@ -574,7 +577,9 @@ def read_index(path: str) -> Index:
             sha = data[i + 40 : i + 60].hex()
             flags = struct.unpack_from(">H", data, i + 60)[0]
             j = i + 62
+            kept = flags & 0x8000  # (assume-unchanged)
             if flags & 0x4000:  # (git skips extended flags in any version, r38a EXTV2)
+                kept |= struct.unpack_from(">H", data, j)[0] & 0x6000  # (skip-worktree, i-t-a)
                 j += 2
             if version == 4:
                 strip, j = _offset_varint(data, j)
@@ -609,6 +614,8 @@ def read_index(path: str) -> Index:
             last = (name, stage)
             key = name.decode("utf-8", "surrogateescape")
             found[key if not stage else f"{key}\0{stage}"] = (mode, sha)
+            if kept:
+                index.flags[key if not stage else f"{key}\0{stage}"] = kept
         entries_end = i
         while i + 8 <= len(data) - 20:  # extensions, then the checksum
             signature = data[i : i + 4]

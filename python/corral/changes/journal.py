@@ -143,10 +143,13 @@ def index_entries(path: str, named: bool = True) -> str | None:
     from corral.changes.git_objects import GitUnreadable, read_index
 
     try:
-        entries = read_index(path).entries
+        index = read_index(path)
     except (GitUnreadable, OSError, ValueError):
         return None
-    return hashlib.sha256(repr(sorted(entries.items())).encode()).hexdigest()
+    # (with the flags the user sets: a `git update-index --skip-worktree` since the run is a
+    # change of theirs, r59a INDEXFLAGS)
+    listed = (sorted(index.entries.items()), sorted(index.flags.items()))
+    return hashlib.sha256(repr(listed).encode()).hexdigest()
 
 
 def conflicts(entry: str, base: str | None = None) -> list[str]:
