@@ -429,6 +429,8 @@ _PROTECTED = (
     # ones, .mcp.json, .claude/, .cursor/, are held as dot entries)
     "opencode.json",
     "opencode.jsonc",
+    "tui.json",  # (opencode's plugins, imported at a plain `opencode`, r59b OCTUI)
+    "tui.jsonc",
     "crush.json",
     # more configs that name a program a tool runs at its every start or a file's opening
     # (r58b PYREFLY, LSPROJECT): pyrefly's interpreter, rust-analyzer's sysroot (whose
@@ -449,6 +451,18 @@ _PROTECTED = (
     "config.nims",
     "treefmt.toml",
     "ansible.cfg",
+    # (r59b) cspell's configs, modules or naming modules it imports, at every `cspell lint`
+    # an editor runs on open or save; dprint's, whose process plugins are programs it
+    # unpacks and starts; sqlfluff's pep8.ini, whose jinja library path it imports
+    "cspell.json",
+    "cspell.jsonc",
+    "cSpell.json",
+    "cspell.yaml",
+    "cspell.yml",
+    "cspell.config.*",
+    "dprint.json",
+    "dprint.jsonc",
+    "pep8.ini",
     "*.code-workspace",
     # Universal Ctags' option files, read at every `ctags -R` (`-f` writes anywhere, r42a)
     "ctags.d",

@@ -1613,12 +1613,17 @@ def test_agents_and_language_servers_configs_naming_programs_are_held(host: Host
     """r58b AGENTMCP: opencode.json's `mcp` server command started at `opencode run`, with
     no prompt; PYREFLY: pyrefly.toml's interpreter ran at `pyrefly check`; LSPROJECT:
     rust-project.json's sysroot (its bin/rustc) and hie.yaml's bios command at a file's
-    opening; and the other names of their class. Each lands held, at the top or below."""
+    opening; and the other names of their class. r59b: cspell's configs (and .vscode/, no
+    longer inert below its top), dprint's, sqlfluff's pep8.ini, opencode's tui.json. Each
+    lands held, at the top or below."""
     names = (
         "opencode.json", "opencode.jsonc", "crush.json", "pyrefly.toml", "rust-project.json",
         "hie.yaml", "Taskfile.dist.yml", "taskfile.dist.yaml", "phpstan.neon",
         "phpstan.dist.neon", "phpstan.neon.dist", "Steepfile", "config.nims", "treefmt.toml",
         "ansible.cfg", "sub/opencode.json", "crates/x/rust-project.json",
+        # r59b CSPELL, DPRINT, SQLFLUFF, OCTUI
+        "cspell.json", "docs/cspell.json", "cspell.config.cjs", ".vscode/cspell.json",
+        "dprint.json", "pep8.ini", "tui.json", "tui.jsonc",
     )  # fmt: skip
     said = run(host, "".join(f"mkdir -p $(dirname {n}); echo x > {n}\n" for n in names))
     for name in names:

@@ -76,7 +76,8 @@ PROJECT_DOT = "dot entries of host tools' configs"
 # .secrets.baseline (detect-secrets imports the plugins it names), .releaserc (plugins) or
 # .dart_tool (its package_config points the analyzer's plugins), r44b; nor .editorconfig:
 # Neovim obeys it, and a chat saved with `end_of_line = cr` read back as one line, its
-# frontmatter gone (r51c ECCHATCR).
+# frontmatter gone (r51c ECCHATCR); nor .vscode: its extensions read their own configs
+# there (cspell.json's imported modules, r59b CSPELL).
 # Protected names (below the inert ones too: .github/hooks, .vscode/mcp.json) and git's and
 # Mercurial's directories have rules of their own. What tools own below node_modules,
 # target, a venv or a cache is not looked at.
@@ -87,7 +88,7 @@ INERT_DOT = frozenset({
     ".travis.yml", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".cache",
     ".venv", ".tox", ".nox", ".coverage", ".eggs", ".ipynb_checkpoints", ".next", ".nuxt",
     ".turbo", ".parcel-cache", ".svelte-kit", ".angular", ".gradle", ".DS_Store",
-    ".sass-cache", ".eslintcache", ".stylelintcache", ".yarn", ".vscode", ".husky",
+    ".sass-cache", ".eslintcache", ".stylelintcache", ".yarn", ".husky",
     ".pnpm-store", ".npm", ".direnv", ".mvn", ".devcontainer",
     ".cargo", ".mise", ".nvim", ".vim", ".lazy.lua", ".mailmap",
     ".git-blame-ignore-revs", ".readthedocs.yaml", ".readthedocs.yml", ".clang-format",
