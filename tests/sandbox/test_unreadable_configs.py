@@ -1614,7 +1614,8 @@ def test_agents_and_language_servers_configs_naming_programs_are_held(host: Host
     no prompt; PYREFLY: pyrefly.toml's interpreter ran at `pyrefly check`; LSPROJECT:
     rust-project.json's sysroot (its bin/rustc) and hie.yaml's bios command at a file's
     opening; and the other names of their class. r59b: cspell's configs (and .vscode/, no
-    longer inert below its top), dprint's, sqlfluff's pep8.ini, opencode's tui.json. Each
+    longer inert below its top), dprint's, sqlfluff's pep8.ini, opencode's tui.json, and
+    any module named `<tool>.config.js` (tailwind's language server imports its own). Each
     lands held, at the top or below."""
     names = (
         "opencode.json", "opencode.jsonc", "crush.json", "pyrefly.toml", "rust-project.json",
@@ -1624,7 +1625,12 @@ def test_agents_and_language_servers_configs_naming_programs_are_held(host: Host
         # r59b CSPELL, DPRINT, SQLFLUFF, OCTUI
         "cspell.json", "docs/cspell.json", "cspell.config.cjs", ".vscode/cspell.json",
         "dprint.json", "pep8.ini", "tui.json", "tui.jsonc",
+        # any `<tool>.config.<js kind>`: editors' integrations import it on opening
+        "tailwind.config.js", "web/vite.config.ts", "jest.config.cjs", "x.config.mts",
     )  # fmt: skip
     said = run(host, "".join(f"mkdir -p $(dirname {n}); echo x > {n}\n" for n in names))
     for name in names:
         assert not (host.ws / name).exists(), (name, said)
+    # (a tool's tree keeps its own: a package's config below node_modules lands)
+    run(host, "mkdir -p node_modules/p && echo x > node_modules/p/jest.config.js\n")
+    assert (host.ws / "node_modules" / "p" / "jest.config.js").exists()

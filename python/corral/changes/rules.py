@@ -221,6 +221,18 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
                 "managers) take their configuration from dot files like it, here or in a "
                 "directory above what they look at; apply it if you meant it",
             )  # fmt: skip
+        if (
+            entry.kind in ("file", "link")
+            and parts[-1].endswith(CONFIG_MODULES)
+            and not any(p in TOOL_TREES and self._tool_tree(entry, parts, i)
+                        for i, p in enumerate(parts[:-1]))
+        ):  # fmt: skip
+            return self.refusal(
+                "protected", path, PROJECT_DOT,
+                "a JavaScript or TypeScript module named as a tool's config: editors' "
+                "language servers and extensions load it when you open the project "
+                "(tailwind, vitest, cspell), no prompt; apply it if you meant it",
+            )  # fmt: skip
         if entry.kind == "link":
             # `crate/.cargo -> ../cfg`: cfg/config.toml becomes crate/.cargo/config.toml
             hit_name = self.protected_name_above(parts)
@@ -529,6 +541,11 @@ TOOL_TREES = {
     "site-packages": "", "dist-packages": "",
 }  # fmt: skip
 
+
+# A module named `<tool>.config.<js kind>`: the convention of JavaScript tools whose editor
+# integrations import it at a project's opening (tailwind's language server, vitest's and
+# jest's extensions, cspell's, r59b CSPELL); by name, as no list of the tools is whole
+CONFIG_MODULES = tuple(f".config.{kind}" for kind in ("js", "cjs", "mjs", "ts", "cts", "mts"))
 
 SESSION_MARK = b"let SessionLoad = 1"  # the first line of every file :mksession writes
 
