@@ -463,6 +463,15 @@ _PROTECTED = (
     "dprint.json",
     "dprint.jsonc",
     "pep8.ini",
+    # (r60b PHPCS, BUFPLUGIN) PHP_CodeSniffer's and Psalm's, whose autoload files and
+    # plugins are PHP they run at every lint (nvim-lint's on save); buf's local plugins
+    "phpcs.xml",
+    "phpcs.xml.dist",
+    "psalm.xml",
+    "psalm.xml.dist",
+    "buf.yaml",
+    "buf.gen.yaml",
+    "buf.work.yaml",
     "*.code-workspace",
     # Universal Ctags' option files, read at every `ctags -R` (`-f` writes anywhere, r42a)
     "ctags.d",

@@ -566,6 +566,53 @@ def test_a_later_commit_is_told_it_starts_beside_held_ones(host: Host) -> None:
     assert host.git("log", "-1", "--format=%s").strip() == "one"
 
 
+def test_the_listing_reads_what_the_check_reads_and_undo_keeps_objects(host: Host) -> None:
+    """r60a LISTSYMREF: a branch made `ref: AGENT_HEAD` was held but not listed, and the
+    merge of it wrote json.py. UNDOBREAK: undoing the run under a commit of yours made on
+    its applied history deleted the objects that commit needs. FETCHEDHEAD: a fetched
+    branch's commits counted as known, and `git reset --soft origin/x` landed unheld."""
+    (host.home / ".config" / "corral" / "config.toml").unlink()
+    _committed(host)
+    plant = (
+        "b=$(echo 'x = 1' | git hash-object -w --stdin)\n"
+        "export GIT_INDEX_FILE=$PWD/.git/plant-index\n"
+        "git read-tree main && git update-index --add --cacheinfo 100644,$b,json.py\n"
+        f"c=$({GIT_ID} commit-tree -p main -m x $(git write-tree))\n"
+        "rm -f $GIT_INDEX_FILE && unset GIT_INDEX_FILE\n"
+        "echo $c > .git/AGENT_HEAD && echo 'ref: AGENT_HEAD' > .git/refs/heads/agent-work\n"
+    )
+    run(host, plant)
+    [change_id] = held_ids(host)
+    shown = host.corral("changes", change_id).stdout
+    assert "json.py" in shown, shown
+    _drop_held(host)
+    # UNDOBREAK: applied, built on, undone: the repository keeps what your commit needs
+    run(host, PLANT_ON_MAIN.replace(".pdbrc", "one.txt") + "git update-ref refs/heads/side $c\n")
+    [change_id] = held_ids(host)
+    assert host.corral("apply", change_id, ".git").returncode == 0
+    host.git("merge", "-q", "--ff-only", "side")
+    (host.ws / "mine.txt").write_text("mine\n")
+    host.git("add", "mine.txt")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "mine")
+    for _ in range(2):
+        host.corral("undo")
+    assert host.git("log", "--format=%s").split()[:2] == ["mine", "x"], host.git("log")
+    assert "missing" not in host.git("fsck", "--no-progress", "--no-dangling", check=False)
+    # FETCHEDHEAD: a fetched commit no branch of yours has is new history to a command
+    host.git("reset", "-q", "--hard", "main")
+    host.git("checkout", "-q", "-b", "feature")
+    (host.ws / "f.txt").write_text("f\n")
+    host.git("add", "f.txt")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "f")
+    host.git("update-ref", "refs/remotes/origin/feature", "feature")
+    host.git("checkout", "-q", "main")
+    host.git("branch", "-q", "-D", "feature")
+    head = host.git("rev-parse", "HEAD")
+    said = run(host, "git reset -q --soft origin/feature\n")
+    assert host.git("rev-parse", "HEAD") == head, said
+    assert "a command's commits wait for your review" in said, said
+
+
 def test_a_flag_you_set_on_the_index_since_is_a_change_of_yours(host: Host) -> None:
     """r59a INDEXFLAGS: the index kept as the command started was compared by its entries
     alone; a `git update-index --skip-worktree` of yours since was overwritten unasked."""

@@ -1627,6 +1627,9 @@ def test_agents_and_language_servers_configs_naming_programs_are_held(host: Host
         "dprint.json", "pep8.ini", "tui.json", "tui.jsonc",
         # any `<tool>.config.<js kind>`: editors' integrations import it on opening
         "tailwind.config.js", "web/vite.config.ts", "jest.config.cjs", "x.config.mts",
+        # r60b TWNAME, PHPCS, BUFPLUGIN: other spellings tools look for
+        "tailwind.js", "tailwind.config.v2.js", "vite.config.dev.ts", "vitest.workspace.ts",
+        "phpcs.xml", "phpcs.xml.dist", "psalm.xml", "buf.yaml",
     )  # fmt: skip
     said = run(host, "".join(f"mkdir -p $(dirname {n}); echo x > {n}\n" for n in names))
     for name in names:
@@ -1634,3 +1637,41 @@ def test_agents_and_language_servers_configs_naming_programs_are_held(host: Host
     # (a tool's tree keeps its own: a package's config below node_modules lands)
     run(host, "mkdir -p node_modules/p && echo x > node_modules/p/jest.config.js\n")
     assert (host.ws / "node_modules" / "p" / "jest.config.js").exists()
+
+
+def test_keys_and_lines_editor_plugins_load_code_from_are_held(host: Host) -> None:
+    """r60b VUEPLUGIN, MDXPLUGIN: tsconfig.json's `vueCompilerOptions.plugins` and
+    `mdx.plugins` are modules the Vue plugin in tsserver and the MDX language server load
+    at a file's opening; TWCSS: a stylesheet's `@plugin` is one Tailwind's server loads;
+    CZPATH: package.json's `config.commitizen.path`, loaded at `git cz`. The compiler's own
+    options, a comment and a style rule land."""
+    (host.ws / "tsconfig.json").write_text(
+        '{\n  // the app\n  "compilerOptions": {"strict": true,},\n}\n'
+    )
+    (host.ws / "app.css").write_text("a { color: red; }\n")
+    (host.ws / "package.json").write_text('{"name": "x", "version": "1.0.0"}\n')
+    payloads = {
+        "ts-own.json": '{\n // still the app\n "compilerOptions": {"strict": false},\n}\n',
+        "style.css": "a { color: red; }\nb { color: blue; }\n",
+        "vue.json": '{"vueCompilerOptions": {"plugins": ["./x.cjs"]}}\n',
+        "mdx.json": '{"mdx": {"plugins": [["./x.cjs"]]}}\n',
+        "extends.json": '{"extends": "./base.json"}\n',
+        "plugin.css": 'a { color: red; }\n@plugin "../tools/x.cjs";\n',
+        "cz.json": '{"name": "x", "config": {"commitizen": {"path": "./cz.js"}}}\n',
+    }
+    for name, text in payloads.items():
+        (host.ws.parent / name).write_text(text)
+    said = run(host, "cp ../ts-own.json tsconfig.json && cp ../style.css app.css\n")
+    assert "false" in (host.ws / "tsconfig.json").read_text(), said
+    assert "blue" in (host.ws / "app.css").read_text(), said
+    for payload, target in (
+        ("vue.json", "tsconfig.json"), ("mdx.json", "tsconfig.app.json"),
+        ("extends.json", "jsconfig.json"), ("plugin.css", "app.css"),
+        ("cz.json", "package.json"),
+    ):  # fmt: skip
+        said = run(host, f"cp ../{payload} {target}\n")
+        assert held_ids(host), (payload, said)
+        for change_id in held_ids(host):
+            host.corral("discard", change_id)
+    assert "plugin" not in (host.ws / "app.css").read_text()
+    assert "config" not in (host.ws / "package.json").read_text()

@@ -332,6 +332,9 @@ _UNSHOWN = {
     for c in (*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029, *range(0x202A, 0x202F),
               *range(0x2066, 0x206A))
 }  # fmt: skip
+# ... and a byte of a name that is not UTF-8 (read with surrogateescape), as its byte: 0x9b
+# is an escape's start to an 8-bit terminal (r60a RAWBYTES)
+_UNSHOWN.update({c: f"\\x{c - 0xDC00:02x}" for c in range(0xDC80, 0xDD00)})
 
 
 def shown(text: str) -> str:

@@ -206,6 +206,34 @@ def _as_ref(text: str | None) -> str | None:
     return word.lower() if _is_sha(word) else None
 
 
+def staged_names(name: str, source: str, host_git: str, upper_git: str) -> set[str]:
+    """The object names a staged file of a git directory (`name`, relative to it: a ref, a
+    reflog, HEAD or its kin, packed-refs, info/refs) makes git reach that the host's copy
+    does not: its ids, where a symbolic ref leads, the names a reflog's "moving from" lines
+    give `git checkout -`. The check and the listing of held history read the same (r60a
+    LISTSYMREF: the listing missed a branch made `ref: AGENT_HEAD`)."""
+    text = _text(source)
+    log = name.startswith("logs/")
+    host_text = _text(os.path.join(host_git, name))
+    new = _named(text, log, host_text if log else None)
+    new |= {r for r in [_resolve([upper_git, host_git], text)] if r}
+    if log:
+        for moved in moved_names(text, host_text):
+            found_sha = _look_up([upper_git, host_git], moved)
+            if found_sha is None and len(moved) >= 4 and set(moved) <= HEX:
+                # (git takes a ref by the name first, then a part of an object name of four
+                # or more digits: a branch named `b` is no object)
+                raise GitUnreadable(f"a reflog naming {moved!r}, part of an object name")
+            new |= {found_sha} if found_sha else set()
+    if name == "packed-refs":
+        new = _packed_changes(host_git, upper_git)
+    elif name == "info/refs":  # (`sha TAB ref` lines, for dumb transports)
+        pairs = [line.split("\t", 1) for line in (text or "").splitlines()]
+        listed = {p[1].strip(): p[0].strip().lower() for p in pairs if len(p) == 2}
+        new = _listed_changes(host_git, listed) | (_named(text) - set(listed.values()))
+    return new - _named(host_text, log)
+
+
 def _packed_records(git_dir: str) -> list[tuple[str, str, str]]:
     """(ref name, object, peeled object or "") of a packed-refs file, read only as git writes
     it: the header, then `<id> SP <name> LF` with `^<id> LF` after a tag's, names in git's
@@ -409,12 +437,12 @@ def _check_object(
     raise GitUnreadable(f"objects/{'/'.join(rel)} is no object or pack corral checks")
 
 
-def _own_tips(host_git: str, fetched: bool = False) -> set[str]:
+def _own_tips(host_git: str) -> set[str]:
     """The commits the host's own branches and tags name: not remote-tracking refs, the
-    stash or FETCH_HEAD (someone else's work the user fetched, unreviewed, r34a), but with
-    `fetched` (sandbox.git_history = "hold": no command's commit reaches those refs
-    unreviewed, so a checkout of a fetched branch is not new history)."""
-    kinds = ("refs/heads/", "refs/tags/", *(["refs/remotes/"] if fetched else []))
+    stash or FETCH_HEAD (someone else's work the user fetched, unreviewed, r34a; r60a
+    FETCHEDHEAD: counted as known, `git reset --soft origin/x` moved your branch onto it
+    unheld, and your next `git stash` wrote its files)."""
+    kinds = ("refs/heads/", "refs/tags/")
     found = {sha for name, sha in _packed(host_git).items() if name.startswith(kinds)}
     for top in kinds:
         for directory, dirs, files in os.walk(os.path.join(host_git, top)):
@@ -425,6 +453,7 @@ def _own_tips(host_git: str, fetched: bool = False) -> set[str]:
 
 
 FILE, TREE, SYMLINK, GITLINK = 0o100000, 0o040000, 0o120000, 0o160000
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 MAX_SUBMODULE_STORES = 64
 
 
@@ -844,28 +873,7 @@ class GitHistoryRules(RuleSet):
                 found = found or self._hit(paths, Trees(host_git, upper_git, store, base, budget))
                 what, review = "the index", ""
             else:
-                text = _text(entry.source)
-                log = inside[0] == "logs"
-                host_text = _text(os.path.join(host_git, name))
-                new = _named(text, log, host_text if log else None)
-                new |= {r for r in [_resolve([upper_git, host_git], text)] if r}
-                if log:
-                    for moved in moved_names(text, host_text):
-                        found_sha = _look_up([upper_git, host_git], moved)
-                        if found_sha is None and len(moved) >= 4 and set(moved) <= HEX:
-                            # (git takes a ref by the name first, then a part of an object
-                            # name of four or more digits: a branch named `b` is no object)
-                            raise GitUnreadable(
-                                f"a reflog naming {moved!r}, part of an object name"
-                            )
-                        new |= {found_sha} if found_sha else set()
-                if name == "packed-refs":
-                    new = _packed_changes(host_git, upper_git)
-                elif name == "info/refs":  # (`sha TAB ref` lines, for dumb transports)
-                    pairs = [line.split("\t", 1) for line in (text or "").splitlines()]
-                    listed = {p[1].strip(): p[0].strip().lower() for p in pairs if len(p) == 2}
-                    new = _listed_changes(host_git, listed) | (_named(text) - set(listed.values()))
-                new -= _named(host_text, log)
+                new = staged_names(name, entry.source, host_git, upper_git)
                 found = None
                 clean = self._git_clean.setdefault(host_git, set())
                 auto_merge = name == "AUTO_MERGE"
@@ -1241,8 +1249,7 @@ class GitHistoryRules(RuleSet):
         if host_git not in self._git_known:
             # (the host's own branches and tags, not what it fetched: a remote-tracking
             # branch's commits are someone else's, unchecked, r35a REMOTEKNOWN)
-            fetched = self.git_history == "hold"
-            self._git_known[host_git] = (_own_tips(host_git, fetched), False)
+            self._git_known[host_git] = (_own_tips(host_git), False)
         known, walked = self._git_known[host_git]
         seen: set[str] = set()
         stack = sorted(tips - known)
@@ -1535,12 +1542,11 @@ class GitHistoryRules(RuleSet):
         return False
 
 
-HISTORY_LISTED = 40  # new commits `corral changes ID` lists with their files
-FILES_LISTED = 12  # files named for each commit (against each parent)
-HEAD_KIN = (
-    "HEAD", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD",
-    "AUTO_MERGE", "packed-refs",
-)  # fmt: skip
+# new commits `corral changes ID` lists with their files: all the check reads (r60a
+# LISTCAP: the 41st, past a cap, was named nowhere); files named for each, against each
+# parent (past that, git's own count, whose names it quotes)
+HISTORY_LISTED = COMMIT_BUDGET
+FILES_LISTED = 200
 
 
 def history_lines(host_git: str, upper_git: str) -> list[str]:
@@ -1553,19 +1559,20 @@ def history_lines(host_git: str, upper_git: str) -> list[str]:
     store = ObjectStore([os.path.join(upper_git, "objects"), os.path.join(host_git, "objects")])
     budget = Budget(ENTRY_BUDGET)
     try:
-
-        def staged(path: str) -> str | None:  # (a whiteout is a deletion: nothing named)
-            return _text(path) if os.path.isfile(path) and not os.path.islink(path) else None
-
         names: set[str] = set()
-        for top in ("refs", "logs"):
-            for directory, _dirs, files in os.walk(os.path.join(upper_git, top)):
-                for name in files:
-                    names |= _named(staged(os.path.join(directory, name)))
-        for name in HEAD_KIN:
-            text = staged(os.path.join(upper_git, name))
-            names |= _named(text) | {r for r in [_resolve([upper_git, host_git], text)] if r}
-        known = _own_tips(host_git, fetched=True)
+        # every file the check reads names from, read as it reads them (staged_names)
+        for directory, dirs, files in os.walk(upper_git):
+            dirs[:] = [d for d in dirs if not (directory == upper_git and d == "objects")]
+            for file in files:
+                path = os.path.join(directory, file)
+                if not os.path.isfile(path) or os.path.islink(path):
+                    continue  # (a whiteout is a deletion: nothing named)
+                rel = os.path.relpath(path, upper_git)
+                inside = rel.split("/")
+                plain_ref = rel in PLAIN and _as_ref(_text(path)) is not None
+                if plain_ref or (_ref_file(inside) and inside[:2] != ["refs", "replace"]):
+                    names |= staged_names(rel, path, host_git, upper_git)
+        known = _own_tips(host_git)
         current = _resolve([host_git], _text(os.path.join(host_git, "HEAD")))
         for _ in range(ANCESTORS):
             if not current:
@@ -1608,12 +1615,17 @@ def history_lines(host_git: str, upper_git: str) -> list[str]:
                     p for p, mode, _ in changed_paths(store, base, tree, budget)
                     if mode & 0o170000 != TREE
                 ]  # fmt: skip
-                more = f" and {len(files) - FILES_LISTED} more" if len(files) > FILES_LISTED else ""
+                more = (
+                    f" and {len(files) - FILES_LISTED} more (git diff --stat "
+                    f"{(side or EMPTY_TREE)[:12]} {sha[:12]})"
+                    if len(files) > FILES_LISTED
+                    else ""
+                )  # fmt: skip
                 against = f"against {side[:12]}: " if len(sides) > 1 and side else ""
                 listed = ", ".join(files[:FILES_LISTED]) or "no file"
                 lines.append(f"  {against}adds or changes {listed}{more}")
         if len(found) > HISTORY_LISTED:
-            lines.append(f"(and more new commits past {HISTORY_LISTED})")
+            lines.append(f"(more than {HISTORY_LISTED} new commits: not all listed)")
         return lines
     except (GitUnreadable, OSError, ValueError, IndexError, struct.error) as e:
         return [f"new history corral cannot read ({e})"]

@@ -157,6 +157,8 @@ def conflicts(entry: str, base: str | None = None) -> list[str]:
     found = []
     for r in reversed(records(entry, base)):
         op, path = r["op"], r["path"]
+        if op in ("put", "mkdir") and _git_object(path):
+            continue  # (kept by undo: see there)
         parent = os.path.dirname(path)
         if os.path.realpath(parent) != parent:
             # Journaled paths were real when applied: a link above one now (a later run with
@@ -174,6 +176,12 @@ def conflicts(entry: str, base: str | None = None) -> list[str]:
     return found
 
 
+def _git_object(path: str) -> bool:
+    """Whether `path` is in a git directory's object store (a loose object, a pack)."""
+    parts = path.split("/")
+    return ".git" in parts and "objects" in parts[parts.index(".git") :]
+
+
 def undo(entry: str, base: str | None = None) -> list[str]:
     """Reverse one applied change set; returns what was put back. Raises OSError when a step
     fails midway (the journal entry is then kept)."""
@@ -182,6 +190,11 @@ def undo(entry: str, base: str | None = None) -> list[str]:
     done = []
     for r in reversed(records(entry, base)):
         op, path = r["op"], r["path"]
+        if op in ("put", "mkdir") and _git_object(path):
+            # Objects stay: named by their contents, harmless unreached, and what a commit of
+            # yours since may need (r60a UNDOBREAK: undone under a commit made on the held
+            # history applied, the repository was broken for good)
+            continue
         if op == "put":
             os.unlink(path)
         elif op == "mkdir":

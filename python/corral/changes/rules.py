@@ -223,15 +223,16 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
             )  # fmt: skip
         if (
             entry.kind in ("file", "link")
-            and parts[-1].endswith(CONFIG_MODULES)
+            and (_config_module(parts[-1]) or _loads_plugins(entry))
             and not any(p in TOOL_TREES and self._tool_tree(entry, parts, i)
                         for i, p in enumerate(parts[:-1]))
         ):  # fmt: skip
             return self.refusal(
                 "protected", path, PROJECT_DOT,
-                "a JavaScript or TypeScript module named as a tool's config: editors' "
-                "language servers and extensions load it when you open the project "
-                "(tailwind, vitest, cspell), no prompt; apply it if you meant it",
+                "a JavaScript or TypeScript module named as a tool's config, or a stylesheet "
+                "naming a plugin or config module: editors' language servers and extensions "
+                "load it when you open the project (tailwind, vitest, cspell), no prompt; "
+                "apply it if you meant it",
             )  # fmt: skip
         if entry.kind == "link":
             # `crate/.cargo -> ../cfg`: cfg/config.toml becomes crate/.cargo/config.toml
@@ -544,9 +545,50 @@ TOOL_TREES = {
 
 # A module named `<tool>.config.<js kind>`: the convention of JavaScript tools whose editor
 # integrations import it at a project's opening (tailwind's language server, vitest's and
-# jest's extensions, cspell's, r59b CSPELL); by name, as no list of the tools is whole
-CONFIG_MODULES = tuple(f".config.{kind}" for kind in ("js", "cjs", "mjs", "ts", "cts", "mts"))
+# jest's extensions, cspell's, r59b CSPELL); by name, as no list of the tools is whole. Any
+# `.config.` in the name (r60b TWNAME: tailwind.config.v2.js), and the bare names tools
+# look for by their own patterns (tailwind.js, vitest.workspace.ts)
+JS_KINDS = frozenset({"js", "cjs", "mjs", "ts", "cts", "mts", "jsx", "tsx"})
+BARE_CONFIG_MODULES = frozenset({"tailwind", "vitest.workspace", "vitest.projects"})
+STYLESHEETS = (".css", ".scss", ".sass", ".less", ".pcss", ".postcss")
+PLUGIN_DIRECTIVES = (b"@plugin", b"@config")  # (Tailwind 4's: modules its server loads)
 
+
+def _config_module(name: str) -> bool:
+    base, dot, kind = name.rpartition(".")
+    return (
+        bool(dot)
+        and kind in JS_KINDS
+        and (".config." in name or base.endswith(".config") or base in BARE_CONFIG_MODULES)
+    )
+
+
+def _loads_plugins(entry: Entry) -> bool:
+    """A stylesheet that names a plugin or config module its host copy did not (r60b TWCSS:
+    `@plugin "../tools/x.cjs"`, loaded by Tailwind's language server at the file's
+    opening)."""
+    if entry.kind != "file" or not entry.path.endswith(STYLESHEETS):
+        return False
+
+    def directives(path: str) -> set[bytes] | None:
+        try:
+            with open(path, "rb") as f:
+                data = f.read(STYLESHEET_READ + 1)
+        except FileNotFoundError:
+            return set()
+        except OSError:
+            return None
+        if len(data) > STYLESHEET_READ:
+            return None
+        return {
+            line.strip() for line in data.splitlines() if line.strip().startswith(PLUGIN_DIRECTIVES)
+        }
+
+    staged, host = directives(entry.source), directives(entry.path)
+    return staged is None or host is None or bool(staged - host)
+
+
+STYLESHEET_READ = 1 << 20  # what is read of a stylesheet (larger: held)
 SESSION_MARK = b"let SessionLoad = 1"  # the first line of every file :mksession writes
 
 

@@ -27,11 +27,12 @@ if TYPE_CHECKING:
 
 SHARED_CONFIGS = frozenset({"pyproject.toml", "setup.cfg", "tox.ini", "package.json"})
 # what package.json says of the package itself; any other key is a tool's (prettier's
-# `plugins`, eslintConfig, stylelint, babel: an editor obeys them on save, r40b PRETTIERPKG)
+# `plugins`, eslintConfig, stylelint, babel: an editor obeys them on save, r40b PRETTIERPKG;
+# and `config`, npm's, whose `commitizen.path` `git cz` loads, r60b CZPATH)
 PACKAGE_KEYS = frozenset({
     "name", "version", "description", "keywords", "homepage", "bugs", "license", "author",
     "contributors", "maintainers", "funding", "files", "main", "browser", "bin", "man",
-    "directories", "repository", "scripts", "config", "dependencies", "devDependencies",
+    "directories", "repository", "scripts", "dependencies", "devDependencies",
     "peerDependencies", "peerDependenciesMeta", "bundleDependencies", "bundledDependencies",
     "optionalDependencies", "overrides", "resolutions", "engines", "os", "cpu", "private",
     "publishConfig", "workspaces", "type", "exports", "imports", "module", "types", "typings",
@@ -66,6 +67,59 @@ PROJECT_SECTIONS = {
     "tox.ini": ("gh-actions", "gh", "pytest"),
 }  # fmt: skip
 MAX_CONFIG_BYTES = 1 << 20  # a larger one is held unread
+# TypeScript's project files, JSON with comments: what the compiler takes, not what an
+# editor's plugins load (r60b VUEPLUGIN: `vueCompilerOptions.plugins`, loaded by the Vue
+# plugin in tsserver; MDXPLUGIN: `mdx.plugins`, by the MDX language server); `extends`
+# takes another file's keys, and compilerOptions' `plugins` are tsserver's own
+TS_OWN = frozenset({
+    "$schema", "compilerOptions", "include", "exclude", "files", "references",
+    "watchOptions", "typeAcquisition", "compileOnSave", "buildOptions",
+})  # fmt: skip
+
+
+def _ts_project(name: str) -> bool:
+    """Whether a file name is TypeScript's project file (tsconfig.json, tsconfig.app.json,
+    jsconfig.json), read by every TypeScript language server at a file's opening."""
+    return name.endswith(".json") and name.startswith(("tsconfig", "jsconfig"))
+
+
+def _jsonc(text: str) -> object:
+    """JSON with comments and trailing commas, as TypeScript reads its project files;
+    ValueError where it is not."""
+    import json
+
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':  # a string, as it is (escapes kept)
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            i = text.find("\n", i)
+            i = n if i < 0 else i
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            if end < 0:
+                raise ValueError("a comment without its end")
+            i = end + 2
+        else:
+            out.append(c)
+            i += 1
+    # (a comma before a closing bracket or brace, spaces between)
+    kept: list[str] = []
+    for part in out:
+        stripped = part.strip()
+        if stripped[:1] in ("]", "}") and not part.startswith('"'):
+            while kept and kept[-1].strip() == "":
+                kept.pop()
+            if kept and kept[-1] == ",":
+                kept.pop()
+        kept.append(part)
+    return json.loads("".join(kept))
 
 
 def read(path: str) -> str | None:
@@ -138,6 +192,17 @@ def tool_settings(name: str, text: str) -> list[tuple[str, str]] | None:
     pairs: each table of pyproject.toml but the project's own, each option of every other
     section of the INI files. None where the file cannot be read so."""
     found: list[tuple[str, str]] = []
+    if _ts_project(name):
+        try:
+            data = _jsonc(text) if text.strip() else {}
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(data, dict):
+            return None
+        options = data.get("compilerOptions")
+        plugins = options.get("plugins") if isinstance(options, dict) else None
+        found = [(k, repr(v)) for k, v in data.items() if k not in TS_OWN]
+        return sorted([*found, *([("compilerOptions.plugins", repr(plugins))] if plugins else [])])
     if name == "package.json":
         import json
 
@@ -210,7 +275,8 @@ class ToolSettingsRules(RuleSet):
     def _tool_settings(self, entry: Entry) -> bool:
         """Whether a change to pyproject.toml, setup.cfg or tox.ini (any depth) changes the
         host tools' settings in it, or cannot be read to tell."""
-        if entry.kind not in ("file", "link") or os.path.basename(entry.path) not in SHARED_CONFIGS:
+        name = os.path.basename(entry.path)
+        if entry.kind not in ("file", "link") or not (name in SHARED_CONFIGS or _ts_project(name)):
             return False
         if entry.kind == "link":
             return True  # (what it leads to is read as the config)
@@ -218,6 +284,5 @@ class ToolSettingsRules(RuleSet):
         host = read(entry.path)
         if staged is None or host is None:
             return True
-        name = os.path.basename(entry.path)
         after = tool_settings(name, staged)
         return after is None or after != tool_settings(name, host)
