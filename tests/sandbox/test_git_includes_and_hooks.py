@@ -613,6 +613,33 @@ def test_the_listing_reads_what_the_check_reads_and_undo_keeps_objects(host: Hos
     assert "a command's commits wait for your review" in said, said
 
 
+def test_what_the_index_stages_is_judged_by_its_bytes_and_merges_in_progress_wait(
+    host: Host,
+) -> None:
+    """r61a IDXCSS: a stylesheet naming a plugin, a tsconfig naming an editor plugin and a
+    Vim session staged in the index alone were judged as empty files (their bytes were
+    never read) and landed; `git restore .` then wrote them. MERGEHEAD: a MERGE_HEAD
+    naming your own unmerged branch made your next commit a merge that dropped its files."""
+    (host.home / ".config" / "corral" / "config.toml").unlink()
+    _committed(host)
+    staged = host.git("ls-files", "--stage")
+    payloads = {
+        "app.css": '@plugin "../tools/x.cjs";\n',
+        "tsconfig.json": '{"vueCompilerOptions": {"plugins": ["./x.cjs"]}}\n',
+        "work.vim": "let SessionLoad = 1\nsource ~/x.vim\n",
+    }
+    for name, text in payloads.items():
+        (host.ws.parent / name).write_text(text)
+        said = run(host, f"b=$(git hash-object -w ../{name}) && "
+                         f"git update-index --add --cacheinfo 100644,$b,{name}\n")  # fmt: skip
+        assert host.git("ls-files", "--stage") == staged, (name, said)
+        _drop_held(host)
+    host.git("branch", "dev")
+    said = run(host, "git rev-parse dev > .git/MERGE_HEAD && : > .git/MERGE_MODE\n")
+    assert not (host.ws / ".git" / "MERGE_HEAD").exists(), said
+    assert "a merge, cherry-pick or revert left in progress" in said, said
+
+
 def test_a_flag_you_set_on_the_index_since_is_a_change_of_yours(host: Host) -> None:
     """r59a INDEXFLAGS: the index kept as the command started was compared by its entries
     alone; a `git update-index --skip-worktree` of yours since was overwritten unasked."""

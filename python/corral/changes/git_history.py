@@ -343,6 +343,8 @@ PLAIN = frozenset({
     "description", "gc.log", "gc.pid", "info/exclude", "info/refs",
 })  # fmt: skip
 PACK_FILES = (".pack", ".idx")
+# what a stopped merge, cherry-pick, revert or rebase leaves for the next commit to take
+IN_PROGRESS = frozenset({"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD"})
 # configs judged by what they say besides the shared ones (_as_applied)
 CHAINED = frozenset({".gitattributes", "package.json"})
 
@@ -873,6 +875,16 @@ class GitHistoryRules(RuleSet):
                 found = found or self._hit(paths, Trees(host_git, upper_git, store, base, budget))
                 what, review = "the index", ""
             else:
+                if name in IN_PROGRESS:
+                    # (r61a MERGEHEAD: naming your own unmerged branch, nothing new, it
+                    # made your next `git commit` a merge that dropped that branch's files,
+                    # and `git branch -d` then took the branch for merged)
+                    return self.refusal(
+                        "protected", entry.path, PROTECTED,
+                        f"{name}: a merge, cherry-pick or revert left in progress, which your "
+                        "next commit would take as its own (its parents, what it leaves "
+                        "out); review it: git status",
+                    )  # fmt: skip
                 new = staged_names(name, entry.source, host_git, upper_git)
                 found = None
                 clean = self._git_clean.setdefault(host_git, set())
@@ -1385,12 +1397,44 @@ class GitHistoryRules(RuleSet):
         # merge are set by history that removes directories, which waits for review, see
         # _reshapes; judging every suffix of the path held every new package's `types.py`
         # as a top-level module, r44a SUBPKG)
-        refusal = self._protected(Entry(
-            root=root, rel=rel, source=os.path.join("/nonexistent-corral-upper", rel),
-            kind="link" if link else "file", mode=mode & 0o777 or 0o777, size=0,
-            nlink=1, opaque=False, target=target, ino=0, mtime_ns=0,
-        ))  # fmt: skip
+        # (the blob's own bytes, for the rules that judge a file by what it says: a
+        # stylesheet's `@plugin`, a tsconfig key, a session's first line; judged as missing,
+        # they passed as empty, r61a IDXCSS: `git restore .` wrote what they hold)
+        source = os.path.join(self._blob_dir(), rel)
+        if not link:
+            kind, data = trees.store.read(sha)
+            if kind != "blob":
+                raise GitUnreadable(f"{path}: a {kind} where a file is")
+            os.makedirs(os.path.dirname(source), mode=0o700, exist_ok=True)
+            if os.path.isdir(source):  # (another path's directory, left from before)
+                import shutil
+
+                shutil.rmtree(source)
+            fd = os.open(source, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        try:
+            refusal = self._protected(Entry(
+                root=root, rel=rel, source=source,
+                kind="link" if link else "file", mode=mode & 0o777 or 0o777, size=0,
+                nlink=1, opaque=False, target=target, ino=0, mtime_ns=0,
+            ))  # fmt: skip
+        finally:
+            if not link:
+                os.unlink(source)
         return None if refusal is None else refusal.message
+
+    def _blob_dir(self) -> str:
+        """A private directory for the blobs _as_work_tree judges, once a check, removed
+        with the checker."""
+        if not getattr(self, "_blobs", None):
+            import shutil
+            import tempfile
+            import weakref
+
+            self._blobs = tempfile.mkdtemp(prefix="corral-blobs-")
+            weakref.finalize(self, shutil.rmtree, self._blobs, True)
+        return self._blobs
 
     def _lacks_config(
         self, store: ObjectStore, commit: str, host_git: str
