@@ -202,6 +202,31 @@ local function run_bash(request, tool_call, decision, finish, handle)
   end))
 end
 
+---Tell the user, once, that a call's changes wait for their review: the result says so to
+---the model, and a chat plugin may show the user nothing of it (r61c HELDSILENT).
+---@param tool string
+---@param result table
+local function tell_held(tool, result)
+  local set = type(result.changes) == "table" and result.changes or type(result.held) == "table" and result.held or nil
+  if not set or type(set.held) ~= "table" or #set.held == 0 or type(set.id) ~= "string" or set.id == "" then
+    return
+  end
+  local names = {}
+  for i, item in ipairs(set.held) do
+    if i > 3 then
+      break
+    end
+    names[#names + 1] = vim.fn.strtrans(vim.fn.fnamemodify(tostring(item.path), ":~:."))
+  end
+  local count = type(set.counts) == "table" and tonumber(set.counts.held) or #set.held
+  local more = count > #names and (" and %d more"):format(count - #names) or ""
+  vim.notify(
+    ("corral: the chat's %s call left %s%s held for your review: :Sandbox changes %s"):format(
+      tool, table.concat(names, ", "), more, set.id),
+    vim.log.levels.WARN
+  )
+end
+
 ---Ask the guard about `tool_call` for its buffer (resolvers get the call as their context).
 ---@return integer bufnr, table request, boolean ok, any decision, string? err
 local function ask_guard(tool_call, opts, extra)
@@ -275,6 +300,7 @@ function M.execute(tool_call, opts, on_done)
       })
       result.summary = "could not run: " .. tostring(raw.error or "corral's engine failed")
     end
+    tell_held(tool_call.name, result)
     engine.call("audit", {
       event = {
         tool = tool_call.name,
