@@ -129,7 +129,7 @@ M.subcommands = {
   undo = {
     desc = "undo the newest change set applied to this workspace (list: what undo can take back)",
     impl = function(args)
-      if args[1] == "list" then
+      if args[1] == "list" or args[1] == "--list" then -- (the CLI's spelling too, r61c UNDOLIST)
         change_call("undo", { list = true })
         return
       end

@@ -266,3 +266,13 @@ def test_what_the_editor_left_open_never_reaches_the_sandbox(ed: Editor, workspa
     assert "end" in out and result["code"] == 0, result
     assert "FDLEAK-SECRET" not in out and "WROTE" not in out, out
     assert str(secret) not in out and not (workspace / ".git" / "hooks" / "post-checkout").exists()
+
+
+def test_undo_list_takes_the_clis_spelling_too(ed: Editor) -> None:
+    """r61c UNDOLIST: `:Sandbox undo --list` (the CLI's spelling) took --list for an id."""
+    ed.run_job(["sh", "-c", "echo hi > undo-me.txt"])
+    for spelling in ("list", "--list"):
+        ed.clear_messages()
+        ed.nvim.command(f"Sandbox undo {spelling}")
+        said = ed.messages()
+        assert any("applied change sets" in m and "undo-me.txt" in m for m in said), said

@@ -214,6 +214,7 @@ def test_undo_puts_the_workspace_back(host: Host) -> None:
     assert done.stderr == said, done.stderr
     # (r52c UNDOLIST: what undo can take back, with the command, the time and the paths)
     listed = host.corral("undo", "--list").stdout.splitlines()
+    assert host.corral("undo", "list").stdout.splitlines() == listed  # (Neovim's spelling)
     assert listed[0].startswith(f"applied change sets in {host.ws}, newest first"), listed
     assert re.match(r"  \S+, from `sh -c .*` at \d\d:\d\d: 1 added, 1 modified, 1 deleted: ",
                     listed[1]), listed  # fmt: skip

@@ -59,6 +59,6 @@ def discard(args: list[str]) -> int:
 def undo(args: list[str]) -> int:
     import os
 
-    if args[:1] == ["--list"]:
+    if args[:1] in (["--list"], ["list"]):  # (Neovim's spelling too, r61c UNDOLIST)
         return _print(commands.undo_list(os.getcwd()))
     return _print(commands.undo(args[0] if args else None, os.getcwd()))
