@@ -333,7 +333,10 @@ def test_a_later_bash_result_says_what_earlier_calls_left_held(
     execute(fresh, "bash", command="echo x > .nvim.lua")
     first = result(fresh)["changes"]
     # (r61c HELDSILENT: the user was told nothing; a chat plugin shows them no `repairs`)
-    told = f"corral: the chat's bash call left .nvim.lua held for your review: :Sandbox changes {first['id']}"
+    told = (
+        "corral: the chat's bash call left .nvim.lua held for your review: "
+        f":Sandbox changes {first['id']}"
+    )
     assert told in fresh.messages(), fresh.messages()
     execute(fresh, "bash", command="test -e .nvim.lua")
     r = result(fresh)
