@@ -37,7 +37,7 @@
 ---@field held {path: string, code: string, why: string}[]
 ---@field why string|nil
 ---@field more integer|nil how many paths were not listed
----@field earlier {id: string, paths: string[], count: integer}[]|nil change sets earlier runs in
+---@field earlier {id: string, paths: string[], count: integer, commits: boolean|nil}[]|nil change sets earlier runs in
 ---this workspace left held: not in the workspace, so not seen by this command either
 
 ---The result of a call: one shape for every tool.

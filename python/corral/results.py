@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import json
 
+from corral.changes.words import HISTORY_WAITS
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -181,6 +183,16 @@ def _changes(changes: Mapping[str, Any] | None) -> str:
     held = changes.get("held") or []
     held_count = int(counts.get("held", len(held)))  # (the list is cut, the count whole)
     state = changes.get("status")
+    # (its commits: the model's own `git log` shows them, but the user's branch has them
+    # not, until the user applies them, r61c HELDSUMMARY)
+    commits = any(
+        isinstance(h, dict) and str(h.get("why", "")).startswith(HISTORY_WAITS) for h in held
+    )
+    if commits:
+        return (
+            f"; {_count(total, 'change')} applied, and its git commits are held for the user's "
+            "review: not on the user's branch until they apply them (do not commit them again)"
+        )
     if state == "held" and not total:
         paths = f" ({_count(held_count, 'path')})" if held_count else ""
         return (
@@ -200,6 +212,12 @@ def _earlier(changes: Mapping[str, Any] | None, failed: bool) -> str:
     """What earlier runs here left held: a command missing it fails in its own words."""
     found = [e for e in (changes or {}).get("earlier") or [] if isinstance(e, dict)]
     names = [str(p) for e in found for p in e.get("paths") or []]
+    if any(e.get("commits") for e in found):
+        # (said every time: a commit now starts beside them, r58c DIVERGE, r61c EARLIERSILENT)
+        return (
+            "; earlier commands' git commits are held for the user's review and are not on "
+            "the branch: a commit now would not build on them"
+        )
     if not found or not failed:
         return ""  # (only where it may be why: every later call said it, r52c; `earlier` has it)
     count = sum(int(e.get("count", 0)) for e in found)

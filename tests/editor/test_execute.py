@@ -493,3 +493,27 @@ def test_a_call_for_a_chat_that_is_gone_does_not_run(
     r = call(ed, "bash", buf, command="echo x > after")
     assert r["status"] == "refused" and "buffer" in r["summary"], r
     assert not (workspace / "after").exists()
+
+
+def test_the_model_is_told_its_commits_wait_and_later_commits_start_beside(
+    spawn: Any, workspace: Path
+) -> None:
+    """r61c HELDSUMMARY: a held commit was "8 changes applied, 4 paths held back" to the
+    model, whose own `git log` showed the commit; EARLIERSILENT: the next call (exit 0)
+    said nothing of it, and the model committed again, beside it."""
+    import subprocess
+
+    git = ["git", "-c", "user.name=u", "-c", "user.email=u@x"]
+    subprocess.run(["git", "init", "-q", "-b", "main", str(workspace)], check=True)
+    (workspace / "a.txt").write_text("a\n")
+    subprocess.run([*git, "-C", str(workspace), "add", "a.txt"], check=True)
+    subprocess.run([*git, "-C", str(workspace), "commit", "-qm", "one"], check=True)
+    ed = spawn(cwd=workspace)
+    commit = "echo b >> a.txt && git -c user.name=a -c user.email=a@x commit -qam two"
+    execute(ed, "bash", command=commit)
+    r = result(ed)
+    assert "its git commits are held for the user's review" in r["summary"], r["summary"]
+    execute(ed, "bash", command="true")
+    r = result(ed)
+    assert r["exit"] == 0
+    assert "git commits are held for the user's review" in r["summary"], r["summary"]
