@@ -50,6 +50,28 @@ def kept_inside(title: str, done: subprocess.CompletedProcess[str], path: str) -
     return ok
 
 
+def reviewed(
+    title: str, done: subprocess.CompletedProcess[str], work: str, env: dict[str, str]
+) -> bool:
+    """A commit: made inside, held for your review (sandbox.git_history), then taken as a
+    user does once `corral changes ID` showed it: `corral apply ID .git`."""
+    held = done.returncode == 0 and "a command's commits wait for your review" in done.stderr
+    listed = subprocess.run([*CORRAL, "changes"], cwd=work, env=env, capture_output=True, text=True)
+    change_id = next((ln.split(":")[0] for ln in listed.stdout.splitlines() if ": held" in ln), "")
+    applied = subprocess.run(
+        [*CORRAL, "apply", change_id, ".git"], cwd=work, env=env, capture_output=True, text=True
+    )
+    log = subprocess.run(
+        ["git", "log", "--oneline"], cwd=work, env=env, capture_output=True, text=True
+    )
+    ok = held and applied.returncode == 0 and "notes" in log.stdout
+    mark = "ok  " if ok else "FAIL"
+    print(f"[{mark}] {title}: held for your review, then applied: corral apply ID .git")
+    for line in log.stdout.strip().splitlines()[:1]:
+        print(f"         {line}")
+    return ok
+
+
 def main() -> int:
     # Not under /tmp: inside the sandbox /tmp is private, so a write there never reaches the
     # host, and the demo's "outside the workspace" would prove nothing.
@@ -86,7 +108,7 @@ def main() -> int:
                 run("sh", "-c", "echo hello > notes.txt && cat notes.txt"),
                 True,
             ),
-            show(
+            reviewed(
                 "commit in the workspace's git repository",
                 run(
                     "sh",
@@ -94,7 +116,8 @@ def main() -> int:
                     "git add notes.txt && git -c user.name=demo -c user.email=demo@example.com "
                     "commit -qm notes && git log --oneline",
                 ),
-                True,
+                work,
+                env,
             ),
             kept_inside(
                 "write a file in your home, outside the workspace",
