@@ -512,6 +512,8 @@ def test_new_history_waits_for_review_unless_you_chose_the_check(host: Host, how
     assert host.git("symbolic-ref", "HEAD").strip() == "refs/heads/main", said
     [change_id] = held_ids(host)
     assert f"corral apply {change_id} {host.ws / '.git'};" in said, said
+    # (git's objects counted apart from your files: r61c GITCOUNTS)
+    assert re.search(r"applied \d+ added, [01] modified, 0 deleted, and \d+ of git's own", said)
     # (one line for every ref naming them, and how to see them: r58c HELDNOISE, STASHHIDE)
     see = f"corral changes {change_id} lists each new commit's files"
     said_history = [ln for ln in said.splitlines() if "a command's commits wait" in ln]

@@ -438,7 +438,10 @@ def undo_list(cwd: str | None = None) -> Outcome:
         if not report.get("created_ns"):
             report["created_ns"] = int(change_id.split("-")[0], 16) if "-" in change_id else 0
         counts = report.get("counts") or {}
-        paths = [os.path.relpath(p, cwd) if cwd else p for p in _touched(name)]
+        touched = _touched(name)
+        # (the workspace's files first, git's own after: r61c GITCOUNTS)
+        touched.sort(key=lambda p: "/.git/" in p)
+        paths = [os.path.relpath(p, cwd) if cwd else p for p in touched]
         more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
         part = " (what was held, applied later)" if name in later else ""
         out.out.append(finish.shown(

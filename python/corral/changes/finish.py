@@ -363,13 +363,19 @@ def applied(report: dict[str, Any], frontend: str | None = None, always: bool = 
     """The line that says what a run applied, and how to undo it (r51c, r58c CHECKSILENT:
     a run applied files, a venv or commits without a word); none when nothing was, but
     `always`."""
-    counts = report.get("counts") or {}
     if not report.get("applied") and not always:
         return []
+    # (git's own files apart: a one-file commit was "7 added", r61c GITCOUNTS)
+    changed = report.get("applied") or []
+    git = [c for c in changed if "/.git/" in str(c.get("path", ""))]
+    counts = (
+        _counts([c for c in changed if c not in git]) if changed else report.get("counts") or {}
+    )
+    also = f", and {len(git)} of git's own files" if git else ""
     undo = words.command("undo", frontend_name=frontend or report.get("frontend"))
     return [
         f"applied {counts.get('added', 0)} added, {counts.get('modified', 0)} modified, "
-        f"{counts.get('deleted', 0)} deleted (undo: {undo})"
+        f"{counts.get('deleted', 0)} deleted{also} (undo: {undo})"
     ]
 
 
