@@ -76,6 +76,9 @@ vim.api.nvim_create_autocmd("VimLeavePre", {
 -- :Sandbox run's jobs, by their output buffer.
 ---@type table<integer, integer>
 M.jobs = {}
+---:Sandbox run buffers whose run the user stopped
+---@type table<integer, boolean>
+M.stopped = {}
 local runs = 0
 local ns = vim.api.nvim_create_namespace("corral_run")
 
@@ -129,6 +132,7 @@ function M.stop(out)
   if not job then
     return false
   end
+  M.stopped[out] = true -- (its end then says "stopped", not the signal's exit 137, r61c STOPEXIT)
   return M.stop_job(job)
 end
 
@@ -201,6 +205,12 @@ function M.run_in_window(command, bufnr)
         if not shown["corral: " .. repair] then
           append({ "corral: " .. repair })
         end
+      end
+      if M.stopped[out] then
+        M.stopped[out] = nil
+        append({ "[stopped]" })
+        mark("  stopped · q closes", "WarningMsg")
+        return
       end
       append({ ("[exit %d]"):format(code) })
       mark(("  exit %d · q closes"):format(code), code == 0 and "Comment" or "WarningMsg")
