@@ -273,7 +273,7 @@ def _git_state_together(accepted: list[Entry], held: list[dict[str, Any]]) -> li
         if _git_state(entry.path) in gits and entry.kind != "dir":
             held.append({
                 "path": entry.path, "code": "protected",
-                "message": f"{words.HELD_WITH_GIT} (one of them is held: see there)",
+                "message": f"{words.HELD_WITH_GIT} ({words.HELD_GIT_WHY})",
             })  # fmt: skip
         else:
             kept.append(entry)

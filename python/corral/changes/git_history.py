@@ -46,7 +46,7 @@ from corral.changes.git_objects import (
 from corral.changes.git_objects import tree_of as _tree_of
 from corral.changes.link_rules import climbs_back
 from corral.changes.ruleset import RuleSet
-from corral.changes.words import HELD_WITH_GIT, HISTORY_WAITS
+from corral.changes.words import HELD_GIT_WHY, HELD_WITH_GIT, HISTORY_WAITS
 from corral.paths import self_or_parent_in
 from corral.toolguard.ops.refusal import PROTECTED, Refusal
 
@@ -778,7 +778,7 @@ class GitHistoryRules(RuleSet):
             if verdict is None and self._git_state.get(entry.path) in held:
                 verdict = self.refusal(
                     "protected", entry.path, PROTECTED,
-                    f"{HELD_WITH_GIT} (one of them is held: see there)",
+                    f"{HELD_WITH_GIT} ({HELD_GIT_WHY})",
                 )  # fmt: skip
             out.append((entry, verdict))
         return out

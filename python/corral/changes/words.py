@@ -16,6 +16,11 @@ NVIM = "nvim"
 HELD_WITH = "held with the rest of"
 HELD_WITH_VENV = f"{HELD_WITH} the venv "
 HELD_WITH_GIT = f"{HELD_WITH} its repository's HEAD, refs and index"
+# (which one, and why, is said on a line of its own: "see there" pointed nowhere when that
+# line was cut from a short listing, r61c INDEXSEE)
+HELD_GIT_WHY = (
+    "applied or held together; the one held for its own reason says why: corral changes ID"
+)
 # how sandbox.git_history = "hold" starts what it says of new history (finish names its git
 # directory as one path in the apply hint, when nothing else there is held)
 HISTORY_WAITS = "a command's commits wait for your review"
