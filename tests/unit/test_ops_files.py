@@ -86,6 +86,9 @@ def test_a_cut_never_splits_a_character(guard: Callable[..., Guard], ws: Path) -
 def test_read_missing_directory_and_fifo(guard: Callable[..., Guard], ws: Path) -> None:
     g = guard(ws)
     assert refused(files.read, *g, "missing.txt")["code"] == "not-found"
+    # (r61c EDITNOPATH: an edit's "No such file or directory" named no path)
+    gone = refused(files.edit, *g, "gone.py", "a", "b")
+    assert gone["code"] == "not-found" and str(ws / "gone.py") in gone["message"], gone
     (ws / "d").mkdir()
     assert refused(files.read, *g, "d")["code"] == "is-directory"
     os.mkfifo(ws / "pipe")  # opening it must not hang the editor

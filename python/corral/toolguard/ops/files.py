@@ -77,7 +77,9 @@ class OSErrors:
     ) -> None:
         if isinstance(e, OSError):
             code, hint = _ERRNO.get(e.errno or 0, ("io-error", "check the path and permissions"))
-            raise _refuse(code, self.path, hint, e.strerror or str(e)) from e
+            # (naming the path: "No such file or directory" alone told the model nothing of
+            # which, r61c EDITNOPATH)
+            raise _refuse(code, self.path, hint, f"{self.path}: {e.strerror or e}") from e
 
 
 def locate(policy: Policy, path: str, entry: bool = False) -> tuple[str, str]:
