@@ -62,3 +62,22 @@ def test_no_command_is_a_usage_error(tmp_path: Path) -> None:
     done = explain(tmp_path, "--json")
     assert done.returncode == 125
     assert done.stderr.startswith("corral: corral explain: no command given")
+
+
+def test_what_the_sandbox_hides_and_the_check_holds_is_named(tmp_path: Path) -> None:
+    """r61c EXPLAINGAPS: `cat ~/.ssh/id_rsa`, `echo x > .envrc` and `git commit` were each
+    just "approve"; the command then met "No such file", or its work was held."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("key\n")
+    env_home = {"HOME": str(home)}
+    done = subprocess.run(
+        [sys.executable, "-m", "corral", "explain", "--cwd", str(tmp_path), "--",
+         "cat ~/.ssh/id_rsa; echo x > .envrc; git commit -qam wip"],
+        capture_output=True, text=True, check=False,
+        env={**os.environ, **env_home, "XDG_CONFIG_HOME": str(tmp_path / "config")},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"hidden: {home}/.ssh/id_rsa is inside {home}/.ssh" in done.stdout, done.stdout
+    assert "held after the run: .envrc: protected name" in done.stdout, done.stdout
+    assert "held after the run: new git history" in done.stdout, done.stdout

@@ -47,10 +47,64 @@ def explanation(args: list[str]) -> tuple[dict[str, Any], dict[str, Any]] | None
             "network": policy.network,
             "network_allow": list(policy.network_allow),
             "hosts_outside_allowlist": _outside(command, policy),
+            "hidden": _hidden(command, policy, config.origins),
+            "held": _held(command, policy, classification.writes if classification else ()),
             "writable": [*policy.rw_roots, "/tmp (private)"],
             "read_only_inside_writable": list(policy.read_only),
         },
     }
+
+
+def _words(command: str) -> list[str]:
+    import shlex
+
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        return list(lexer)
+    except ValueError:
+        return command.split()
+
+
+HISTORY_VERBS = frozenset({"commit", "merge", "rebase", "stash", "cherry-pick", "revert", "am"})
+
+
+def _hidden(command: str, policy: Policy, origins: Any) -> list[str]:
+    """What the sandbox would hide of the paths a command names (r61c EXPLAINGAPS: `cat
+    ~/.ssh/id_rsa` was "approve", and the command then met "No such file")."""
+    import os
+
+    from corral.toolguard.ops.refusal import check_read
+
+    found = []
+    for word in _words(command):
+        if not word.startswith(("/", "~", ".")) and "/" not in word:
+            continue
+        path = policy.home + word[1:] if word == "~" or word.startswith("~/") else word
+        path = os.path.normpath(os.path.join(policy.cwd, path))
+        refusal = check_read(policy, path, os.path.realpath(path), {})
+        if refusal is not None and refusal.message not in found:
+            found.append(refusal.message)
+    return found
+
+
+def _held(command: str, policy: Policy, writes: Any) -> list[str]:
+    """What the check after the run would hold of what the command names: a protected name
+    it writes, new git history (sandbox.git_history)."""
+    names = {n for n in policy.protected_names if "/" not in n and "*" not in n}
+    found = [
+        f"{w}: protected name (held for your review after the run)"
+        for w in writes
+        if any(part in names for part in str(w).split("/"))
+    ]
+    words = _words(command)
+    if policy.git_history == "hold" and any(
+        w == "git" and any(v in HISTORY_VERBS for v in words[i + 1 : i + 4])
+        for i, w in enumerate(words)
+    ):
+        found.append("new git history: its commits are held for your review after the run "
+                     '(sandbox.git_history = "hold")')  # fmt: skip
+    return found
 
 
 def _outside(command: str, policy: Policy) -> list[str]:
@@ -90,6 +144,8 @@ def explain(args: list[str]) -> int:
         f"network {_network(box)}",
         f"  writable: {'  '.join(box['writable'])}",
     ]
+    lines += [f"  hidden: {h}" for h in box["hidden"]]
+    lines += [f"  held after the run: {h}" for h in box["held"]]
     if box["hosts_outside_allowlist"]:
         where = "sandbox.policy.network_allow" if box["network_allow"] else "the sandbox"
         lines.append(
