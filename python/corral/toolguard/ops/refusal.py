@@ -225,8 +225,8 @@ def _protected(
             path,
             "corral's own files",
             BUILTIN,
-            "corral's code, environment and configuration are never writable from a chat: "
-            "edit them yourself",
+            "only the user edits corral's code, environment and configuration, never a chat's "
+            "tool call",
             what,
         )
     never = next((p for p in policy.never_writable if is_within(held, os.path.realpath(p))), None)
@@ -236,7 +236,8 @@ def _protected(
             path,
             DENY_WRITE,
             layers.get(DENY_WRITE, ""),
-            f'edit it yourself, or remove "{show(policy, never)}" from {DENY_WRITE}',
+            f'only the user edits it, outside the sandbox (or removes "{show(policy, never)}" '
+            f"from {DENY_WRITE})",
             what,
         )
     if dict(policy.protected_why).get(held) == OPEN_CHAT:
@@ -255,7 +256,10 @@ def _protected(
         path,
         PROTECTED,
         layers.get(PROTECTED, ""),
-        f'edit it yourself, or remove the entry naming "{name}" from {PROTECTED}',
+        # ("only the user": to the model, not "the user can allow it: edit it yourself",
+        # which read as an order to it, r61c PROTECTHINT)
+        f'only the user edits it, outside the sandbox (or removes the entry naming "{name}" '
+        f"from {PROTECTED})",
         what,
     )
 
