@@ -640,6 +640,22 @@ def test_what_the_index_stages_is_judged_by_its_bytes_and_merges_in_progress_wai
     said = run(host, "git rev-parse dev > .git/MERGE_HEAD && : > .git/MERGE_MODE\n")
     assert not (host.ws / ".git" / "MERGE_HEAD").exists(), said
     assert "a merge, cherry-pick or revert left in progress" in said, said
+    _drop_held(host)
+    # r62a CSSLINK: a staged link named as a stylesheet (it reads as what it leads to);
+    # HIDEFLAGS: an edit the index marks skip-worktree, a file info/exclude hides;
+    # MSGTRAILER: a MERGE_MSG your next commit would take, trailers and all
+    for body in (
+        "b=$(printf notes/theme.txt | git hash-object -w --stdin) && "
+        "git update-index --add --cacheinfo 120000,$b,app.css",
+        "echo 'x = 2' > a.py && git update-index --skip-worktree a.py",
+        "echo scratch > .git/info/exclude",
+        "printf 'fix\\n\\nCo-authored-by: x <x@y>\\n' > .git/MERGE_MSG",
+    ):
+        said = run(host, body + "\n")
+        assert host.git("ls-files", "--stage") == staged, (body, said)
+        assert held_ids(host), (body, said)
+        _drop_held(host)
+    assert host.git("ls-files", "-v", "a.py").startswith("H "), host.git("ls-files", "-v")
 
 
 def test_a_flag_you_set_on_the_index_since_is_a_change_of_yours(host: Host) -> None:

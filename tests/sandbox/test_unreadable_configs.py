@@ -1658,6 +1658,12 @@ def test_keys_and_lines_editor_plugins_load_code_from_are_held(host: Host) -> No
         "extends.json": '{"extends": "./base.json"}\n',
         "plugin.css": 'a { color: red; }\n@plugin "../tools/x.cjs";\n',
         "cz.json": '{"name": "x", "config": {"commitizen": {"path": "./cz.js"}}}\n',
+        # r62b TSCR: a `//` comment ends at CR too; TSREF: a referenced project of any name
+        "cr.json": '{"compilerOptions": {}, // x\r"vueCompilerOptions": {"plugins": ["./x"]}\n}\n',
+        "refs.json": '{"files": [], "references": [{"path": "./cfg/app.json"}]}\n',
+        "app.json": '{"vueCompilerOptions": {"plugins": ["../x.cjs"]}}\n',
+        # TWONELINE: a minified stylesheet's one line
+        "one.css": '@import "tailwindcss"; @plugin "../tools/x.cjs";\n',
     }
     for name, text in payloads.items():
         (host.ws.parent / name).write_text(text)
@@ -1667,11 +1673,16 @@ def test_keys_and_lines_editor_plugins_load_code_from_are_held(host: Host) -> No
     for payload, target in (
         ("vue.json", "tsconfig.json"), ("mdx.json", "tsconfig.app.json"),
         ("extends.json", "jsconfig.json"), ("plugin.css", "app.css"),
-        ("cz.json", "package.json"),
+        ("cz.json", "package.json"), ("cr.json", "tsconfig.json"),
+        ("refs.json", "tsconfig.json"), ("app.json", "cfg/app.json"), ("one.css", "app.css"),
     ):  # fmt: skip
-        said = run(host, f"cp ../{payload} {target}\n")
+        said = run(host, f"mkdir -p $(dirname {target}) && cp ../{payload} {target}\n")
         assert held_ids(host), (payload, said)
         for change_id in held_ids(host):
             host.corral("discard", change_id)
     assert "plugin" not in (host.ws / "app.css").read_text()
     assert "config" not in (host.ws / "package.json").read_text()
+    # TWLINK: a stylesheet that is a link reads as what it leads to
+    said = run(host, "mkdir -p tools && cp ../one.css tools/theme.txt && ln -sf ../tools/theme.txt "
+                     "src.css\n")  # fmt: skip
+    assert not (host.ws / "src.css").is_symlink(), said

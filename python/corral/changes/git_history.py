@@ -338,11 +338,14 @@ def _ref_file(inside: list[str]) -> bool:
 
 
 # what git writes that names no commit and changes no file it checks out
+# (not MERGE_MSG, SQUASH_MSG: your next commit's message, forged trailers and all; nor
+# info/exclude: it hides an untracked file from `git status`, r62a MSGTRAILER, HIDEFLAGS)
 PLAIN = frozenset({
-    "COMMIT_EDITMSG", "MERGE_MSG", "SQUASH_MSG", "TAG_EDITMSG", "NOTES_EDITMSG", "MERGE_MODE",
-    "description", "gc.log", "gc.pid", "info/exclude", "info/refs",
+    "COMMIT_EDITMSG", "TAG_EDITMSG", "NOTES_EDITMSG", "MERGE_MODE",
+    "description", "gc.log", "gc.pid", "info/refs",
 })  # fmt: skip
 PACK_FILES = (".pack", ".idx")
+HIDING = 0x8000 | 0x4000  # an index entry's assume-unchanged, skip-worktree (as read_index keeps)
 # what a stopped merge, cherry-pick, revert or rebase leaves for the next commit to take
 IN_PROGRESS = frozenset({"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD"})
 # configs judged by what they say besides the shared ones (_as_applied)
@@ -863,6 +866,18 @@ class GitHistoryRules(RuleSet):
                         "detection moves another branch's files to places corral did not "
                         "judge them at); review it: git status",
                     )  # fmt: skip
+                flagged = sorted(
+                    k for k, v in after.flags.items() if v & ~before.flags.get(k, 0) & HIDING
+                )
+                if flagged:
+                    # (r62a HIDEFLAGS: `git status`, `git diff` and `commit -a` then pass over
+                    # what the command edited there)
+                    return self.refusal(
+                        "protected", entry.path, PROTECTED,
+                        f"the index marks {flagged[0].split(chr(0))[0]} skip-worktree or "
+                        "assume-unchanged: git would no longer show you what changes there; "
+                        "review it: git ls-files -v",
+                    )  # fmt: skip
                 paths = list(_index_paths(before, after, store, base, budget))
                 # (a file staged in a directory a branch of yours moved away goes where its
                 # files went at `git stash pop` there, or a merge once committed: r54a
@@ -964,7 +979,15 @@ class GitHistoryRules(RuleSet):
                         break
                     if not stash_root:  # (another ref naming it judges it anew, r49a)
                         clean.add((commit, tips))
-        except (GitUnreadable, OSError, ValueError, IndexError, MemoryError, struct.error) as e:
+        except (
+            GitUnreadable,
+            OSError,
+            ValueError,
+            IndexError,
+            MemoryError,
+            RecursionError,
+            struct.error,
+        ) as e:  # fmt: skip (RecursionError: a path 1,100 directories deep, r62a DEEPCRASH)
             # (anything the reader did not foresee is unreadable too: held, never applied)
             return self.refusal(
                 "protected", entry.path, PROTECTED,
@@ -1671,5 +1694,13 @@ def history_lines(host_git: str, upper_git: str) -> list[str]:
         if len(found) > HISTORY_LISTED:
             lines.append(f"(more than {HISTORY_LISTED} new commits: not all listed)")
         return lines
-    except (GitUnreadable, OSError, ValueError, IndexError, struct.error) as e:
+    except (
+        GitUnreadable,
+        OSError,
+        ValueError,
+        IndexError,
+        MemoryError,
+        RecursionError,
+        struct.error,
+    ) as e:
         return [f"new history corral cannot read ({e})"]

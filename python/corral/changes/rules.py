@@ -567,8 +567,10 @@ def _loads_plugins(entry: Entry) -> bool:
     """A stylesheet that names a plugin or config module its host copy did not (r60b TWCSS:
     `@plugin "../tools/x.cjs"`, loaded by Tailwind's language server at the file's
     opening)."""
-    if entry.kind != "file" or not entry.path.endswith(STYLESHEETS):
+    if not entry.path.endswith(STYLESHEETS) or entry.kind not in ("file", "link"):
         return False
+    if entry.kind == "link":
+        return True  # (what it leads to is read as the stylesheet, r62b TWLINK)
 
     def directives(path: str) -> set[bytes] | None:
         try:
@@ -580,9 +582,9 @@ def _loads_plugins(entry: Entry) -> bool:
             return None
         if len(data) > STYLESHEET_READ:
             return None
-        return {
-            line.strip() for line in data.splitlines() if line.strip().startswith(PLUGIN_DIRECTIVES)
-        }
+        # (any line naming one, not only one starting with it: a minified stylesheet's
+        # single line, r62b TWONELINE)
+        return {ln.strip() for ln in data.splitlines() if any(d in ln for d in PLUGIN_DIRECTIVES)}
 
     staged, host = directives(entry.source), directives(entry.path)
     return staged is None or host is None or bool(staged - host)

@@ -71,10 +71,16 @@ MAX_CONFIG_BYTES = 1 << 20  # a larger one is held unread
 # editor's plugins load (r60b VUEPLUGIN: `vueCompilerOptions.plugins`, loaded by the Vue
 # plugin in tsserver; MDXPLUGIN: `mdx.plugins`, by the MDX language server); `extends`
 # takes another file's keys, and compilerOptions' `plugins` are tsserver's own
+# (not `references`: a referenced project's file may have any name, its keys unread here,
+# r62b TSREF)
 TS_OWN = frozenset({
-    "$schema", "compilerOptions", "include", "exclude", "files", "references",
-    "watchOptions", "typeAcquisition", "compileOnSave", "buildOptions",
+    "$schema", "compilerOptions", "include", "exclude", "files", "watchOptions",
+    "typeAcquisition", "compileOnSave", "buildOptions",
 })  # fmt: skip
+
+
+# what makes a JSON file of any name read as TypeScript's project file (see _tool_settings)
+TS_PROJECT_WORDS = ('"compilerOptions"', '"extends"', '"references"', "CompilerOptions", '"mdx"')
 
 
 def _ts_project(name: str) -> bool:
@@ -99,8 +105,9 @@ def _jsonc(text: str) -> object:
             out.append(text[i : j + 1])
             i = j + 1
         elif text.startswith("//", i):
-            i = text.find("\n", i)
-            i = n if i < 0 else i
+            # (to any line end TypeScript reads: CR, LS and PS too, r62b TSCR)
+            ends = [e for e in (text.find(c, i) for c in "\n\r\u2028\u2029") if e >= 0]
+            i = min(ends) if ends else n
         elif text.startswith("/*", i):
             end = text.find("*/", i + 2)
             if end < 0:
@@ -273,16 +280,27 @@ def tool_settings(name: str, text: str) -> list[tuple[str, str]] | None:
 
 class ToolSettingsRules(RuleSet):
     def _tool_settings(self, entry: Entry) -> bool:
-        """Whether a change to pyproject.toml, setup.cfg or tox.ini (any depth) changes the
-        host tools' settings in it, or cannot be read to tell."""
+        """Whether a change to pyproject.toml, setup.cfg, tox.ini, package.json or a
+        TypeScript project file (any depth) changes the host tools' settings in it, or
+        cannot be read to tell."""
         name = os.path.basename(entry.path)
-        if entry.kind not in ("file", "link") or not (name in SHARED_CONFIGS or _ts_project(name)):
+        if entry.kind not in ("file", "link"):
             return False
-        if entry.kind == "link":
-            return True  # (what it leads to is read as the config)
+        json_file = name.endswith((".json", ".jsonc"))
+        if not (name in SHARED_CONFIGS or _ts_project(name) or json_file):
+            return False
+        if entry.kind == "link":  # (what it leads to is read as the config; another
+            # JSON file's link leads to a file judged on its own)
+            return name in SHARED_CONFIGS or _ts_project(name)
         staged = read(entry.source)
         host = read(entry.path)
         if staged is None or host is None:
-            return True
+            return name in SHARED_CONFIGS or _ts_project(name)
+        if json_file and not _ts_project(name) and name not in SHARED_CONFIGS:
+            # Any JSON file a project file extends or references is read as one, whatever
+            # its name (r62b TSREF: `cfg/app.json`): judged so when it says what one does
+            if not any(k in text for text in (staged, host) for k in TS_PROJECT_WORDS):
+                return False
+            name = "tsconfig.json"
         after = tool_settings(name, staged)
         return after is None or after != tool_settings(name, host)
