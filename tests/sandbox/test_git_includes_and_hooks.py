@@ -658,6 +658,22 @@ def test_what_the_index_stages_is_judged_by_its_bytes_and_merges_in_progress_wai
     assert host.git("ls-files", "-v", "a.py").startswith("H "), host.git("ls-files", "-v")
 
 
+def test_history_git_pruned_since_stays_held_when_named(host: Host) -> None:
+    """r60a GCPRUNE: git pruned the held commits' objects (unreachable, so `git gc` may),
+    and `corral apply ID .git` still applied refs naming nothing: `git log` failed."""
+    (host.home / ".config" / "corral" / "config.toml").unlink()
+    _committed(host)
+    head = host.git("rev-parse", "HEAD")
+    run(host, f"echo 1 > one.txt && git add one.txt && {GIT_ID} commit -qm one\n")
+    [change_id] = held_ids(host)
+    host.git("reflog", "expire", "--expire-unreachable=now", "--all")
+    host.git("gc", "-q", "--prune=now")
+    done = host.corral("apply", change_id, ".git")
+    assert "is not in the repository" in done.stderr, done.stdout + done.stderr
+    assert host.git("rev-parse", "HEAD") == head
+    host.git("log", "--oneline")  # (fails on a ref naming nothing)
+
+
 def test_a_flag_you_set_on_the_index_since_is_a_change_of_yours(host: Host) -> None:
     """r59a INDEXFLAGS: the index kept as the command started was compared by its entries
     alone; a `git update-index --skip-worktree` of yours since was overwritten unasked."""

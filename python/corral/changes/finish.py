@@ -165,6 +165,7 @@ def settle(
     to the staging area while anything is held."""
     from corral.changes import journal as journals
     from corral.changes.apply import ApplyFailed, apply, clear
+    from corral.changes.git_objects import NOT_THERE
     from corral.changes.scan import replaced
     from corral.paths import is_within
 
@@ -178,6 +179,11 @@ def settle(
         hold_all = True
     for entry, refusal in checked:
         forced = any(is_within(entry.path, f) for f in force)
+        if forced and refusal is not None and NOT_THERE in refusal.message:
+            # (named or not: refs to commits git has pruned since would name nothing, and
+            # `git log` fail, r60a GCPRUNE)
+            held.append({"path": entry.path, "code": "protected", "message": refusal.message})
+            continue
         if forced and refusal is not None and not overwrite and _changed_since(entry, plan):
             # a refused path named to apply, which the host changed since the run (you, or a
             # change set applied since): it would undo that change, silently (r39c)

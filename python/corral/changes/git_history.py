@@ -345,6 +345,11 @@ PLAIN = frozenset({
     "description", "gc.log", "gc.pid", "info/refs",
 })  # fmt: skip
 PACK_FILES = (".pack", ".idx")
+# what reading git's files may raise: all of it held as unreadable, never applied
+# (RecursionError: a path 1,100 directories deep, r62a DEEPCRASH)
+UNREADABLE = (
+    GitUnreadable, OSError, ValueError, IndexError, MemoryError, RecursionError, struct.error,
+)  # fmt: skip
 HIDING = 0x8000 | 0x4000  # an index entry's assume-unchanged, skip-worktree (as read_index keeps)
 # what a stopped merge, cherry-pick, revert or rebase leaves for the next commit to take
 IN_PROGRESS = frozenset({"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD"})
@@ -979,15 +984,7 @@ class GitHistoryRules(RuleSet):
                         break
                     if not stash_root:  # (another ref naming it judges it anew, r49a)
                         clean.add((commit, tips))
-        except (
-            GitUnreadable,
-            OSError,
-            ValueError,
-            IndexError,
-            MemoryError,
-            RecursionError,
-            struct.error,
-        ) as e:  # fmt: skip (RecursionError: a path 1,100 directories deep, r62a DEEPCRASH)
+        except UNREADABLE as e:
             # (anything the reader did not foresee is unreadable too: held, never applied)
             return self.refusal(
                 "protected", entry.path, PROTECTED,
@@ -1694,13 +1691,5 @@ def history_lines(host_git: str, upper_git: str) -> list[str]:
         if len(found) > HISTORY_LISTED:
             lines.append(f"(more than {HISTORY_LISTED} new commits: not all listed)")
         return lines
-    except (
-        GitUnreadable,
-        OSError,
-        ValueError,
-        IndexError,
-        MemoryError,
-        RecursionError,
-        struct.error,
-    ) as e:
+    except UNREADABLE as e:
         return [f"new history corral cannot read ({e})"]

@@ -26,6 +26,9 @@ class GitUnreadable(Exception):
     """An object that is missing, malformed, too large, or in a format not read here."""
 
 
+NOT_THERE = "is not in the repository"  # (said of an object git pruned: see finish.settle)
+
+
 class ObjectStore:
     """The objects of a repository as a change set would leave them: its object directories
     in order (the staging area's first, then the host's)."""
@@ -58,7 +61,7 @@ class ObjectStore:
                 if _hash(kind_, data_) != sha:
                     raise GitUnreadable(f"packed object {sha} holds another object")
                 return kind_, data_
-        raise GitUnreadable(f"object {sha} is not in the repository")
+        raise GitUnreadable(f"object {sha} {NOT_THERE}")
 
     def _pack_indexes(self) -> list[tuple[str, Buffer]]:
         if self._packs is None:
