@@ -1664,6 +1664,10 @@ def test_keys_and_lines_editor_plugins_load_code_from_are_held(host: Host) -> No
         "app.json": '{"vueCompilerOptions": {"plugins": ["../x.cjs"]}}\n',
         # TWONELINE: a minified stylesheet's one line
         "one.css": '@import "tailwindcss"; @plugin "../tools/x.cjs";\n',
+        # r63a CSSIMPORT: a stylesheet importing a file of another name that holds one;
+        # TSESCAPE: a referenced project's key spelled with an escape
+        "imports.css": 'a { color: red; }\n@import "../notes/theme.txt";\n',
+        "esc.json": '{"vue\\u0043ompilerOptions": {"plugins": ["../x.cjs"]}}\n',
     }
     for name, text in payloads.items():
         (host.ws.parent / name).write_text(text)
@@ -1675,6 +1679,7 @@ def test_keys_and_lines_editor_plugins_load_code_from_are_held(host: Host) -> No
         ("extends.json", "jsconfig.json"), ("plugin.css", "app.css"),
         ("cz.json", "package.json"), ("cr.json", "tsconfig.json"),
         ("refs.json", "tsconfig.json"), ("app.json", "cfg/app.json"), ("one.css", "app.css"),
+        ("imports.css", "app.css"), ("esc.json", "cfg/app.json"),
     ):  # fmt: skip
         said = run(host, f"mkdir -p $(dirname {target}) && cp ../{payload} {target}\n")
         assert held_ids(host), (payload, said)

@@ -551,7 +551,9 @@ TOOL_TREES = {
 JS_KINDS = frozenset({"js", "cjs", "mjs", "ts", "cts", "mts", "jsx", "tsx"})
 BARE_CONFIG_MODULES = frozenset({"tailwind", "vitest.workspace", "vitest.projects"})
 STYLESHEETS = (".css", ".scss", ".sass", ".less", ".pcss", ".postcss")
-PLUGIN_DIRECTIVES = (b"@plugin", b"@config")  # (Tailwind 4's: modules its server loads)
+# (Tailwind 4's: modules its server loads; and what brings in another file, whose own
+# `@plugin` it reads whatever that file's name, r63a CSSIMPORT)
+PLUGIN_DIRECTIVES = (b"@plugin", b"@config", b"@import", b"@reference")
 
 
 def _config_module(name: str) -> bool:

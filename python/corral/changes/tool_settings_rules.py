@@ -83,6 +83,22 @@ TS_OWN = frozenset({
 TS_PROJECT_WORDS = ('"compilerOptions"', '"extends"', '"references"', "CompilerOptions", '"mdx"')
 
 
+def _ts_like(text: str) -> bool:
+    """Whether a JSON file of any name says what TypeScript's project file says: one of its
+    keys, read as TypeScript reads them (`"vue\\u0043ompilerOptions"` is that key, r63a
+    TSESCAPE); one that cannot be read so is taken for one."""
+    if "\\u" not in text and not any(k in text for k in TS_PROJECT_WORDS):
+        return False
+    try:
+        data = _jsonc(text)
+    except (ValueError, RecursionError):
+        return True
+    return isinstance(data, dict) and any(
+        k in ("compilerOptions", "extends", "references", "mdx") or k.endswith("CompilerOptions")
+        for k in data
+    )
+
+
 def _ts_project(name: str) -> bool:
     """Whether a file name is TypeScript's project file (tsconfig.json, tsconfig.app.json,
     jsconfig.json), read by every TypeScript language server at a file's opening."""
@@ -299,7 +315,7 @@ class ToolSettingsRules(RuleSet):
         if json_file and not _ts_project(name) and name not in SHARED_CONFIGS:
             # Any JSON file a project file extends or references is read as one, whatever
             # its name (r62b TSREF: `cfg/app.json`): judged so when it says what one does
-            if not any(k in text for text in (staged, host) for k in TS_PROJECT_WORDS):
+            if not any(_ts_like(text) for text in (staged, host)):
                 return False
             name = "tsconfig.json"
         after = tool_settings(name, staged)
