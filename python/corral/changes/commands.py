@@ -197,10 +197,13 @@ def _history(checked: list[tuple[Entry, Refusal | None]]) -> list[str]:
     out: list[str] = []
     done: set[str] = set()
     for entry, refusal in checked:
-        at = entry.path.find("/.git/")
-        if refusal is None or at < 0 or not refusal.message.startswith(words.HISTORY_WAITS):
+        host_git = finish.git_dir_of(entry.path)
+        if (
+            refusal is None
+            or host_git is None
+            or not refusal.message.startswith(words.HISTORY_WAITS)
+        ):
             continue
-        host_git = entry.path[: at + len("/.git")]
         if host_git in done:
             continue
         done.add(host_git)

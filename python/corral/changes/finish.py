@@ -257,14 +257,20 @@ def settle(
     return report
 
 
+def git_dir_of(path: str) -> str | None:
+    """The `.git` directory a path is inside, or None."""
+    at = path.find("/.git/")
+    return None if at < 0 else path[: at + len("/.git")]
+
+
 def _git_state(path: str) -> str | None:
     """The git directory whose HEAD, refs, reflogs or index `path` is, or None."""
-    at = path.find("/.git/")
-    if at < 0:
+    git = git_dir_of(path)
+    if git is None:
         return None
-    rel = path[at + len("/.git/") :]
+    rel = path[len(git) + 1 :]
     state = rel in ("index", "packed-refs") or rel.startswith(("refs/", "logs/"))
-    return path[: at + len("/.git")] if state or rel.endswith("HEAD") else None
+    return git if state or rel.endswith("HEAD") else None
 
 
 def _git_state_together(accepted: list[Entry], held: list[dict[str, Any]]) -> list[Entry]:
@@ -352,11 +358,9 @@ def _history_dirs(held: list[dict[str, Any]]) -> list[str]:
     """The git directories whose held paths are all new history and its git state."""
     ok: dict[str, bool] = {}
     for item in held:
-        path = item["path"]
-        at = path.find("/.git/")
-        if at < 0:
+        git = git_dir_of(item["path"])
+        if git is None:
             continue
-        git = path[: at + len("/.git")]
         message = item.get("message", "")
         # (the start of the message, corral's words: a ref's name later in it is the
         # command's, and could spell them)

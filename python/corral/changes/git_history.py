@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import stat
 import struct
+from functools import partial
 
 from corral.changes import words
 from corral.changes.git_objects import (
@@ -697,6 +698,23 @@ def _branch_tips(host_git: str) -> dict[str, str]:
     return found
 
 
+def _first_parents(head: str | None, parents_of: Callable[[str], list[str]]) -> set[str]:
+    """HEAD and its first ANCESTORS first parents: history the host has had checked out."""
+    line: set[str] = set()
+    for _ in range(ANCESTORS):
+        if not head:
+            break
+        line.add(head)
+        above = parents_of(head)
+        head = above[0] if above else None
+    return line
+
+
+def _tagged(data: bytes) -> str:
+    """What a tag object's first line (`object <id>`) names."""
+    return data.split(b"\n", 1)[0][7:].decode("ascii", "replace").strip()
+
+
 def _shallow(host_git: str) -> frozenset[str]:
     """The commits the host's `shallow` file names: their parents are not in the repository
     (a `--depth 1` clone held every commit as unreadable history, r49a SHALLOW)."""
@@ -1290,14 +1308,9 @@ class GitHistoryRules(RuleSet):
             if sha in seen or sha in known:
                 continue
             if not walked:  # (only when something new is there to walk)
-                current = head
                 memo = self._git_walks.setdefault(host_git, {})
-                for _ in range(ANCESTORS):
-                    if not current:
-                        break
-                    known.add(current)
-                    above = self._parents(store, current, memo, host_git)
-                    current = above[0] if above else None
+                known |= _first_parents(head, partial(self._parents, store, memo=memo,
+                                                      host_git=host_git))  # fmt: skip
                 walked = True
                 self._git_known[host_git] = (known, True)
                 if sha in known:
@@ -1308,7 +1321,7 @@ class GitHistoryRules(RuleSet):
             kind, data = store.read(sha)
             above = parents(store, sha) if kind == "commit" else []
             if kind == "tag":  # (what it tags, and that one's history)
-                stack.append(data.split(b"\n", 1)[0][7:].decode("ascii", "replace").strip())
+                stack.append(_tagged(data))
                 continue
             if kind != "commit" and not (kind == "tree" and root_trees):
                 # (a ref naming a tree or blob is no checkout; where git would put it, as a
@@ -1636,14 +1649,13 @@ def history_lines(host_git: str, upper_git: str) -> list[str]:
                 plain_ref = rel in PLAIN and _as_ref(_text(path)) is not None
                 if plain_ref or (_ref_file(inside) and inside[:2] != ["refs", "replace"]):
                     names |= staged_names(rel, path, host_git, upper_git)
-        known = _own_tips(host_git)
-        current = _resolve([host_git], _text(os.path.join(host_git, "HEAD")))
-        for _ in range(ANCESTORS):
-            if not current:
-                break
-            known.add(current)
-            above = parents(store, current)
-            current = above[0] if above else None
+        shallow = _shallow(host_git)  # (as the check reads parents: _parents)
+
+        def parents_of(sha: str) -> list[str]:
+            return [] if sha in shallow else parents(store, sha)
+
+        head = _resolve([host_git], _text(os.path.join(host_git, "HEAD")))
+        known = _own_tips(host_git) | _first_parents(head, parents_of)
         found: list[str] = []
         queue, seen = sorted(names - known), set()
         while queue and len(found) <= HISTORY_LISTED:
@@ -1653,10 +1665,10 @@ def history_lines(host_git: str, upper_git: str) -> list[str]:
             seen.add(sha)
             kind, data = store.read(sha)
             if kind == "tag":
-                queue.append(data.split(b"\n", 1)[0][7:].decode("ascii", "replace").strip())
+                queue.append(_tagged(data))
             elif kind in ("commit", "tree"):
                 found.append(sha)
-                queue += parents(store, sha) if kind == "commit" else []
+                queue += parents_of(sha) if kind == "commit" else []
         lines = []
         for sha in found[:HISTORY_LISTED]:
             kind, data = store.read(sha)
@@ -1665,7 +1677,7 @@ def history_lines(host_git: str, upper_git: str) -> list[str]:
                 sides: list[str | None] = [None]
             else:
                 subject = data.partition(b"\n\n")[2].split(b"\n", 1)[0]
-                above = parents(store, sha)
+                above = parents_of(sha)
                 sides = list(above) or [None]
                 what = f"merge of {', '.join(p[:12] for p in above)}" if len(above) > 1 else (
                     f"on {above[0][:12]}" if above else "a first commit"
