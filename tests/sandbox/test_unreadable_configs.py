@@ -1691,3 +1691,42 @@ def test_keys_and_lines_editor_plugins_load_code_from_are_held(host: Host) -> No
     said = run(host, "mkdir -p tools && cp ../one.css tools/theme.txt && ln -sf ../tools/theme.txt "
                      "src.css\n")  # fmt: skip
     assert not (host.ws / "src.css").is_symlink(), said
+
+
+def test_config_files_at_a_project_top_are_held_whatever_their_name(host: Host) -> None:
+    """Each review round found another tool whose config, at a project's top, names a program
+    or module its editor integration runs (r58b to r63a). A config-format file of a name no
+    list holds, new or changed, at the workspace's top or in a directory with a project's
+    manifest (on the host, or made by the same command) is held; data below, manifests and
+    lock files, test reports, a tool's own tree and another writable root's top land."""
+    (host.ws / "crates" / "c").mkdir(parents=True)
+    (host.ws / "crates" / "c" / "Cargo.toml").write_text('[package]\nname = "c"\n')
+    (host.ws / "Cargo.toml").write_text('[package]\nname = "top"\n')
+    (host.ws / "anytool.toml").write_text("x = 1\n")
+    state = host.base / "agent-state"
+    state.mkdir()
+    held = (
+        "anytool.toml", "newtool.yaml", "newtool.json", "newtool.jsonc", "newtool.ini",
+        "newtool.xml", "newtool.neon", "crates/c/newtool.toml", "web/newtool.json",
+    )  # fmt: skip
+    landed = (
+        "data/fixtures.json", "docs/conf/site.yaml", "Cargo.toml", "crates/c/Cargo.toml",
+        "package-lock.json", "coverage.xml", "node_modules/p/x.yaml",
+        "notes.md", "main.py",
+    )  # fmt: skip
+    said = run(
+        host,
+        "mkdir web && echo '{\"name\": \"w\"}' > web/package.json\n"
+        + "".join(f"mkdir -p $(dirname {n}) && echo '# x' >> {n}\n" for n in (*held, *landed))
+        + f"echo '{{}}' > {state}/settings.json\n",
+        "--allow-write", str(state),
+    )  # fmt: skip
+    assert (host.ws / "anytool.toml").read_text() == "x = 1\n", said
+    for name in held[1:]:
+        assert not (host.ws / name).exists(), (name, said)
+    for name in landed:
+        assert (host.ws / name).read_text().endswith("# x\n"), (name, said)
+    assert (state / "settings.json").exists(), said
+    assert (host.ws / "web" / "package.json").exists(), said
+    assert "a config file at the top of the workspace" in said, said
+    assert f"a config file at {host.ws}/crates/c, a project's top" in said, said

@@ -73,7 +73,8 @@ def test_what_the_sandbox_hides_and_the_check_holds_is_named(tmp_path: Path) -> 
     env_home = {"HOME": str(home)}
     done = subprocess.run(
         [sys.executable, "-m", "corral", "explain", "--cwd", str(tmp_path), "--",
-         "cat ~/.ssh/id_rsa; echo x > .envrc; git commit -qam wip"],
+         "cat ~/.ssh/id_rsa; echo x > .envrc; echo y > tool.yaml; echo z > data/d.json; "
+         "git commit -qam wip"],
         capture_output=True, text=True, check=False,
         env={**os.environ, **env_home, "XDG_CONFIG_HOME": str(tmp_path / "config")},
     )  # fmt: skip
@@ -81,3 +82,5 @@ def test_what_the_sandbox_hides_and_the_check_holds_is_named(tmp_path: Path) -> 
     assert f"hidden: {home}/.ssh/id_rsa is inside {home}/.ssh" in done.stdout, done.stdout
     assert "held after the run: .envrc: protected name" in done.stdout, done.stdout
     assert "held after the run: new git history" in done.stdout, done.stdout
+    assert "held after the run: tool.yaml: a config file at the project's top" in done.stdout
+    assert "d.json" not in done.stdout.split("writes:")[1].split("\n", 1)[1], done.stdout

@@ -42,6 +42,7 @@ from corral.changes.git_history import GitHistoryRules
 from corral.changes.journal import index_kept
 from corral.changes.link_rules import LinkRules
 from corral.changes.module_rules import LuaRules, ModuleRules
+from corral.changes.project_top_rules import ProjectTopRules
 from corral.changes.tool_settings_rules import ToolSettingsRules
 from corral.paths import self_or_parent_in
 from corral.toolguard.ops.refusal import BUILTIN, PROTECTED, Refusal
@@ -66,6 +67,7 @@ MODULES = "PYTHONPATH"
 LUA_MODULES = "Lua's ./?.lua"
 TOOL_SETTINGS = "host tools' settings"
 PROJECT_DOT = "dot entries of host tools' configs"
+PROJECT_CONFIG = "configs at a project's top"
 # Dot entries, at any depth, that no host tool takes code, programs or paths from: caches,
 # ignore lists, CI definitions (run elsewhere), an editor's indentation. Any other new or
 # changed one is held: it is where host tools look for their configuration, from the top
@@ -151,7 +153,9 @@ def _why_kept(path: str) -> str | None:
     return next((WHY_KEPT[p] for p in reversed(path.split("/")) if p in WHY_KEPT), None)
 
 
-class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRules):
+class Checker(
+    LinkRules, ModuleRules, LuaRules, ToolSettingsRules, ProjectTopRules, GitHistoryRules
+):
     """Verdicts for the entries of one change set, against its plan (see stage.create)."""
 
     # -- the rules, first match wins ----------------------------------------------------------
@@ -224,15 +228,28 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
         if (
             entry.kind in ("file", "link")
             and (_config_module(parts[-1]) or _loads_plugins(entry))
-            and not any(p in TOOL_TREES and self._tool_tree(entry, parts, i)
-                        for i, p in enumerate(parts[:-1]))
-        ):  # fmt: skip
+            and not self._in_tool_tree(entry, parts)
+        ):
             return self.refusal(
                 "protected", path, PROJECT_DOT,
                 "a JavaScript or TypeScript module named as a tool's config, or a stylesheet "
                 "naming a plugin or config module: editors' language servers and extensions "
                 "load it when you open the project (tailwind, vitest, cspell), no prompt; "
                 "apply it if you meant it",
+            )  # fmt: skip
+        top = self._project_top(entry)
+        if (
+            top is not None
+            and not any(p in INERT_DOT for p in parts[:-1])
+            and not self._in_tool_tree(entry, parts)
+        ):
+            where = "the top of the workspace" if top == entry.root else f"{top}, a project's top"
+            return self.refusal(
+                "protected", path, PROJECT_CONFIG,
+                f"a config file at {where}: editors' language servers, linters and agents "
+                "find their configs there by name, and many run a program or load a module "
+                "one names when the project opens, no prompt (no list of the names is "
+                "whole); apply it if you meant it",
             )  # fmt: skip
         if entry.kind == "link":
             # `crate/.cargo -> ../cfg`: cfg/config.toml becomes crate/.cargo/config.toml
@@ -333,6 +350,12 @@ class Checker(LinkRules, ModuleRules, LuaRules, ToolSettingsRules, GitHistoryRul
                 "your home directory's dot entries",
             )  # fmt: skip
         return None
+
+    def _in_tool_tree(self, entry: Entry, parts: list[str]) -> bool:
+        """Whether a directory above the entry is a tree a tool owns (see _tool_tree)."""
+        return any(
+            p in TOOL_TREES and self._tool_tree(entry, parts, i) for i, p in enumerate(parts[:-1])
+        )
 
     def _tool_tree(self, entry: Entry, parts: list[str], i: int) -> bool:
         """Whether the i-th directory of an entry's path is the tree its name says: the host

@@ -87,6 +87,7 @@ class RuleSet:
         self._git_tips: dict[str, list[str]] = {}  # the host's own branch and tag commits
         self._git_packs: dict[str, list[Any]] = {}  # the pack indexes a change set leaves
         self._git_configs: dict[str, list[str]] = {}  # the host index's shared configs
+        self._project_tops: dict[str, bool] = {}  # (see ProjectTopRules._project_top)
 
     def refusal(
         self, code: str, path: str, rule: str, message: str, layer: str = BUILTIN

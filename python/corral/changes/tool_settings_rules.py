@@ -99,7 +99,7 @@ def _ts_like(text: str) -> bool:
     )
 
 
-def _ts_project(name: str) -> bool:
+def ts_project(name: str) -> bool:
     """Whether a file name is TypeScript's project file (tsconfig.json, tsconfig.app.json,
     jsconfig.json), read by every TypeScript language server at a file's opening."""
     return name.endswith(".json") and name.startswith(("tsconfig", "jsconfig"))
@@ -215,7 +215,7 @@ def tool_settings(name: str, text: str) -> list[tuple[str, str]] | None:
     pairs: each table of pyproject.toml but the project's own, each option of every other
     section of the INI files. None where the file cannot be read so."""
     found: list[tuple[str, str]] = []
-    if _ts_project(name):
+    if ts_project(name):
         try:
             data = _jsonc(text) if text.strip() else {}
         except (ValueError, RecursionError):
@@ -303,16 +303,16 @@ class ToolSettingsRules(RuleSet):
         if entry.kind not in ("file", "link"):
             return False
         json_file = name.endswith((".json", ".jsonc"))
-        if not (name in SHARED_CONFIGS or _ts_project(name) or json_file):
+        if not (name in SHARED_CONFIGS or ts_project(name) or json_file):
             return False
         if entry.kind == "link":  # (what it leads to is read as the config; another
             # JSON file's link leads to a file judged on its own)
-            return name in SHARED_CONFIGS or _ts_project(name)
+            return name in SHARED_CONFIGS or ts_project(name)
         staged = read(entry.source)
         host = read(entry.path)
         if staged is None or host is None:
-            return name in SHARED_CONFIGS or _ts_project(name)
-        if json_file and not _ts_project(name) and name not in SHARED_CONFIGS:
+            return name in SHARED_CONFIGS or ts_project(name)
+        if json_file and not ts_project(name) and name not in SHARED_CONFIGS:
             # Any JSON file a project file extends or references is read as one, whatever
             # its name (r62b TSREF: `cfg/app.json`): judged so when it says what one does
             if not any(_ts_like(text) for text in (staged, host)):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from corral.cli import wants_help
@@ -90,13 +91,22 @@ def _hidden(command: str, policy: Policy, origins: Any) -> list[str]:
 
 def _held(command: str, policy: Policy, writes: Any) -> list[str]:
     """What the check after the run would hold of what the command names: a protected name
-    it writes, new git history (sandbox.git_history)."""
+    it writes, a config file at the top (see project_top_rules), new git history
+    (sandbox.git_history)."""
     names = {n for n in policy.protected_names if "/" not in n and "*" not in n}
     found = [
         f"{w}: protected name (held for your review after the run)"
         for w in writes
         if any(part in names for part in str(w).split("/"))
     ]
+    from corral.changes.project_top_rules import config_format
+
+    found += [
+        f"{w}: a config file at the project's top (held for your review after the run)"
+        for w in writes
+        if os.path.dirname(str(w)) in ("", ".") and config_format(os.path.basename(str(w)))
+        and not any(str(w) in f for f in found)
+    ]  # fmt: skip
     words = _words(command)
     if policy.git_history == "hold" and any(
         w == "git" and any(v in HISTORY_VERBS for v in words[i + 1 : i + 4])

@@ -1,0 +1,89 @@
+"""Change-set rule for config files at a project's top: a new or changed file in a config
+format (TOML, YAML, JSON, INI, XML, ...) in the workspace's top directory (or the command's
+own), or in a directory that holds a project's manifest (package.json, pyproject.toml,
+Cargo.toml, go.mod, a .git, ...) is held for review, whatever its name.
+
+Editors' language servers, linters and AI agents find their configs at a project's top by
+name, and many run a program or load a module their config names, with no prompt, when the
+editor opens the project. Each review round found names no list held yet (r58b to r63a:
+opencode.json's MCP servers, pyrefly.toml's interpreter, cspell.json's imports, dprint's
+process plugins, phpcs.xml's autoload, buf.yaml's plugins, hie.yaml's `bios` command), so the
+names are not listed here: the format and the place are. The protected names
+(sandbox.policy.protected) still hold the known ones at any depth. What passes: the
+manifests a command edits as everyday work and whose build is the project's own code
+(Cargo.toml, composer.json, pom.xml: what a language server runs of them is what the
+threat model counts as running the project), the lock files package managers write, the
+shared configs judged by their keys (tool_settings_rules: pyproject.toml, setup.cfg,
+tox.ini, package.json, tsconfig*.json), and test reports.
+"""
+
+from __future__ import annotations
+
+import os
+
+from corral.changes.ruleset import RuleSet
+from corral.changes.tool_settings_rules import SHARED_CONFIGS, ts_project
+from corral.paths import is_within
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from corral.changes.scan import Entry
+
+CONFIG_FORMATS = frozenset({
+    "toml", "yaml", "yml", "json", "jsonc", "json5", "hjson", "ini", "cfg", "conf", "neon",
+    "nims", "xml", "properties", "edn", "kdl", "ron", "hcl", "cue", "dhall", "plist",
+})  # fmt: skip
+# what passes at a project's top (see the module's note)
+NOT_A_TOOLS_CONFIG = frozenset({
+    "Cargo.toml", "composer.json", "pom.xml", "pubspec.yaml", "Project.toml",
+    "Manifest.toml", "package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml",
+    "coverage.xml", "coverage.json", "junit.xml",
+})  # fmt: skip
+# what makes a directory a project's top: a manifest, a build file, a repository
+PROJECT_MARKERS = (
+    "package.json", "pyproject.toml", "setup.py", "setup.cfg", "Cargo.toml", "go.mod",
+    "go.work", "composer.json", "Gemfile", "pom.xml", "build.gradle", "build.gradle.kts",
+    "settings.gradle", "settings.gradle.kts", "build.sbt", "deno.json", "deno.jsonc",
+    "tsconfig.json", "jsconfig.json", "mix.exs", "pubspec.yaml", "Package.swift",
+    "CMakeLists.txt", "meson.build", "Makefile", "flake.nix", "stack.yaml", "cabal.project",
+    "dune-project", "build.zig", "Project.toml", "deps.edn", "project.clj", "Pipfile",
+    "requirements.txt", ".git", ".hg",
+)  # fmt: skip
+
+
+def config_format(name: str) -> bool:
+    """Whether a file name is in a config format and not one that passes at a project's top."""
+    base, dot, kind = name.rpartition(".")
+    return (
+        bool(dot and base)
+        and kind.lower() in CONFIG_FORMATS
+        and name not in NOT_A_TOOLS_CONFIG
+        and name not in SHARED_CONFIGS
+        and not ts_project(name)
+    )
+
+
+class ProjectTopRules(RuleSet):
+    def _project_top(self, entry: Entry) -> str | None:
+        """The project top (a path) a new or changed config-format file sits at, or None:
+        the command's directory, the top of the writable root it ran in, or a directory
+        holding a project marker on the host or in this change set (not the top of another
+        writable root, an agent's state directory). (Whether a tool's own tree holds it is
+        the caller's to say.)"""
+        if entry.kind not in ("file", "link") or not config_format(os.path.basename(entry.rel)):
+            return None
+        rel = os.path.dirname(entry.rel)
+        key = os.path.join(entry.root, rel) if rel else entry.root
+        if key not in self._project_tops:
+            cwd = str(self.plan.get("cwd") or "")
+            upper = os.path.join(entry.upper_root(), rel)
+            self._project_tops[key] = (
+                key == cwd
+                or (not rel and is_within(cwd, key))
+                or any(
+                    os.path.lexists(os.path.join(top, marker))
+                    for top in (key, upper)
+                    for marker in PROJECT_MARKERS
+                )
+            )
+        return key if self._project_tops[key] else None
