@@ -467,6 +467,7 @@ def _drop_held(host: Host) -> None:
 def _committed(host: Host, name: str = "a.py", text: str = "x = 1\n") -> None:
     """A repository on main with one commit holding `name`."""
     host.git("init", "-q", "-b", "main")
+    (host.ws / name).parent.mkdir(parents=True, exist_ok=True)
     (host.ws / name).write_text(text)
     host.git("add", name)
     host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
@@ -572,7 +573,8 @@ def test_the_listing_reads_what_the_check_reads_and_undo_keeps_objects(host: Hos
     """r60a LISTSYMREF: a branch made `ref: AGENT_HEAD` was held but not listed, and the
     merge of it wrote json.py. UNDOBREAK: undoing the run under a commit of yours made on
     its applied history deleted the objects that commit needs. FETCHEDHEAD: a fetched
-    branch's commits counted as known, and `git reset --soft origin/x` landed unheld."""
+    branch's commits counted as known, and `git reset --soft origin/x` landed unheld. r64a
+    DELLIST: a commit that only deleted was listed as one that "adds or changes no file"."""
     (host.home / ".config" / "corral" / "config.toml").unlink()
     _committed(host)
     plant = (
@@ -587,6 +589,12 @@ def test_the_listing_reads_what_the_check_reads_and_undo_keeps_objects(host: Hos
     [change_id] = held_ids(host)
     shown = host.corral("changes", change_id).stdout
     assert "json.py" in shown, shown
+    _drop_held(host)
+    # r64a DELLIST: a commit that only deletes was listed as adding or changing no file
+    run(host, f"git rm -q a.py && {GIT_ID} commit -qm gone\n")
+    [change_id] = held_ids(host)
+    shown = host.corral("changes", change_id).stdout
+    assert "deletes a.py" in shown, shown
     _drop_held(host)
     # UNDOBREAK: applied, built on, undone: the repository keeps what your commit needs
     run(host, PLANT_ON_MAIN.replace(".pdbrc", "one.txt") + "git update-ref refs/heads/side $c\n")
@@ -1866,3 +1874,81 @@ def test_a_loose_ref_is_read_as_git_reads_it(host: Host) -> None:
         assert held_ids(host), seed
         assert host.git("rev-parse", "HEAD").strip() == head
         _drop_held(host)
+
+
+# Rewrites one entry of a version 2 index in place (argv: mode, path, and what to write),
+# the checksum after it: what no git command leaves, a command can.
+FORGE_INDEX = """
+import hashlib, os, struct, subprocess, sys
+
+def git(*args):
+    return subprocess.run(["git", *args], capture_output=True, check=True).stdout.strip()
+
+mode, path = sys.argv[1], sys.argv[2].encode()
+payload = b"open('owned', 'w').close()\\n"
+if mode == "smuggle":  # the cached tree of src/ holds the payload, the entry the old blob
+    old = git("rev-parse", ":" + path.decode())
+    new = subprocess.run(["git", "hash-object", "-w", "--stdin"], input=payload,
+                         capture_output=True, check=True).stdout.strip()
+    git("update-index", "--cacheinfo", "100644," + new.decode() + "," + path.decode())
+    git("write-tree")
+    sha = bytes.fromhex(old.decode())
+else:
+    git("write-tree")  # (HEAD's trees, valid)
+    with open(path, "wb") as f:
+        f.write(payload)
+    st = os.stat(path)
+    sha = bytes.fromhex(git("hash-object", "-w", path.decode()).decode())
+    if mode == "stat":  # the old blob, with the new file's times and size
+        sha = bytes.fromhex(git("rev-parse", ":" + path.decode()).decode())
+data = bytearray(open(".git/index", "rb").read())
+i = 12
+for _ in range(struct.unpack_from(">I", data, 8)[0]):
+    end = data.index(b"\\0", i + 62)
+    if bytes(data[i + 62 : end]) == path:
+        data[i + 40 : i + 60] = sha
+        if mode != "smuggle":
+            struct.pack_into(">II", data, i + 8, int(st.st_mtime), st.st_mtime_ns % 10**9)
+            struct.pack_into(">I", data, i + 36, st.st_size)
+    i += ((end - i + 8) // 8) * 8
+data[-20:] = hashlib.sha1(bytes(data[:-20])).digest()
+open(".git/index", "wb").write(bytes(data))
+"""
+
+
+def test_an_index_whose_cached_trees_or_stat_data_hide_what_it_stages_is_held(
+    host: Host,
+) -> None:
+    """r64a CTSMUGGLE: the index's entries as HEAD has them, its cached tree of src/ naming a
+    payload: `git status` showed nothing, and the user's next `git commit` took the payload.
+    CTHIDE: an edit staged below HEAD's cached tree, and r63a STATHIDE: the old blob's entry
+    with the new file's times and size; `git status` showed neither. Each index is held; what
+    git itself leaves (a `git add`, a `git status` refreshing times, a `write-tree`) lands."""
+    (host.home / ".config" / "corral" / "config.toml").unlink()
+    _committed(host, "src/app.py", "print('app')\n")
+    (host.ws.parent / "forge.py").write_text(FORGE_INDEX)
+    staged = host.git("ls-files", "--stage")
+    for mode, why in (
+        ("smuggle", "cached tree of src/ is not the tree its entries make"),
+        ("hide", "cached tree of src/ is not the tree its entries make"),
+        ("stat", "the index says src/app.py is unchanged"),
+    ):
+        said = run(host, f"python3 ../forge.py {mode} src/app.py\n")
+        assert why in said, (mode, said)
+        assert host.git("ls-files", "--stage") == staged, (mode, said)
+        (host.ws / "README").write_text(mode)
+        host.git("add", "README")
+        host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", mode)
+        assert host.git("show", "--format=", "--name-only", "HEAD").split() == ["README"], mode
+        if mode != "smuggle":
+            assert host.git("status", "--short").split() == ["M", "src/app.py"], (mode, said)
+        _drop_held(host)
+        staged = host.git("ls-files", "--stage")
+    said = run(
+        host,
+        "echo 'print(2)' > src/app.py && git add src/app.py && git write-tree >/dev/null && "
+        "touch src/app.py && git status --short >/dev/null\n",
+    )
+    assert host.git("ls-files", "--stage") != staged, said
+    assert not held_ids(host), said
+    assert host.git("status", "--short").startswith("M  src/app.py"), said

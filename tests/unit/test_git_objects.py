@@ -400,9 +400,9 @@ def test_a_cache_tree_is_read_only_as_git_reads_it(node: bytes) -> None:
     from corral.changes.git_objects import GitUnreadable, _cache_tree
 
     with pytest.raises(GitUnreadable):
-        _cache_tree(node, {})
+        _cache_tree(node, {}, {})
     found: dict[str, str] = {}
-    _cache_tree(b"\x00-1 0\n", found)
+    _cache_tree(b"\x00-1 0\n", found, {})
     assert found == {}
 
 

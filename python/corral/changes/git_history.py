@@ -31,6 +31,8 @@ from corral.changes.git_objects import (
     GitUnreadable,
     Index,
     ObjectStore,
+    blob_id,
+    cache_tree_disagrees,
     changed_paths,
     entry_at,
     gone_directories,
@@ -738,6 +740,47 @@ def _index_paths(
         yield path, mode, sha
 
 
+STAT_CHECK_BYTES = 256 << 20  # file bytes hashed to see what an index's stat data hides
+
+
+def _stat_hides(before: Index, after: Index, host_tree: str, upper_tree: str) -> str | None:
+    """The first path whose index entry, new or with new stat data, has the mtime and size
+    of the work tree's file as the change set leaves it, but another object than that file:
+    git takes such a file for unchanged without reading it, so `git status`, `git diff` and
+    `commit -a` would pass over what it holds (r63a STATHIDE: the staged file's inode and
+    times written into the old blob's entry). GitUnreadable past STAT_CHECK_BYTES."""
+    left = STAT_CHECK_BYTES
+    for key, stat_data in after.stats.items():
+        mode, sha = after.entries[key]
+        if "\0" in key or mode not in (0o100644, 0o100755, 0o120000):
+            continue
+        if before.stats.get(key) == stat_data and before.entries.get(key) == (mode, sha):
+            continue  # (the host's own entry)
+        staged = os.path.join(upper_tree, key)
+        path = staged if os.path.lexists(staged) else os.path.join(host_tree, key)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue  # (no file: git shows it as deleted)
+        seconds, nanoseconds = divmod(st.st_mtime_ns, 1_000_000_000)
+        if (seconds & 0xFFFFFFFF, nanoseconds, st.st_size & 0xFFFFFFFF) != stat_data:
+            continue  # (git reads the file: what differs shows)
+        left -= st.st_size
+        if left < 0:
+            raise GitUnreadable("an index whose stat data names more file bytes than corral reads")
+        try:
+            if stat.S_ISLNK(st.st_mode):
+                data = os.readlink(path).encode("utf-8", "surrogateescape")
+            else:
+                with open(path, "rb") as f:
+                    data = f.read()
+        except OSError:
+            return key
+        if blob_id(data) != sha:
+            return key
+    return None
+
+
 def _gone_from_index(
     before: dict[str, tuple[int, str]], after: dict[str, tuple[int, str]]
 ) -> str | None:
@@ -877,6 +920,26 @@ class GitHistoryRules(RuleSet):
             if is_index:
                 before = read_index(os.path.join(host_git, "index"))
                 after = read_index(entry.source)
+                cached = cache_tree_disagrees(after)
+                if cached is not None:
+                    return self.refusal(
+                        "protected", entry.path, PROTECTED,
+                        f"the index's cached tree of {cached + '/' if cached else 'the top'} "
+                        "is not the tree its entries make: your next `git commit` would take "
+                        "that tree, not "
+                        "what `git status` shows you; review it: git status",
+                    )  # fmt: skip
+                hides = _stat_hides(
+                    before, after, os.path.dirname(host_git), os.path.dirname(upper_git)
+                )
+                if hides is not None:
+                    return self.refusal(
+                        "protected", entry.path, PROTECTED,
+                        f"the index says {hides} is unchanged (its file's time and size) but "
+                        "stages other contents: git would not look at the file, so `git "
+                        "status` and `git diff` would not show what it holds; review it: git "
+                        "status",
+                    )  # fmt: skip
                 gone = _gone_from_index(before.entries, after.entries)
                 if gone is not None:
                     # (a `git commit` or `git stash` of it on the host makes the history the
@@ -1698,8 +1761,16 @@ def history_lines(host_git: str, upper_git: str) -> list[str]:
                     else ""
                 )  # fmt: skip
                 against = f"against {side[:12]}: " if len(sides) > 1 and side else ""
+                # (r64a DELLIST: a commit that only deleted was "adds or changes no file")
+                gone = [
+                    p for p, mode, _ in (changed_paths(store, tree, base, budget) if base else ())
+                    if mode & 0o170000 != TREE and entry_at(store, tree, p) is None
+                ]  # fmt: skip
                 listed = ", ".join(files[:FILES_LISTED]) or "no file"
                 lines.append(f"  {against}adds or changes {listed}{more}")
+                if gone:
+                    rest = f" and {len(gone) - FILES_LISTED} more" * (len(gone) > FILES_LISTED)
+                    lines.append(f"  {against}deletes {', '.join(gone[:FILES_LISTED])}{rest}")
         if len(found) > HISTORY_LISTED:
             lines.append(f"(more than {HISTORY_LISTED} new commits: not all listed)")
         return lines

@@ -449,6 +449,10 @@ class Index:
     def __init__(self) -> None:
         self.entries: dict[str, tuple[int, str]] = {}
         self.trees: dict[str, str] = {}
+        self.tree_counts: dict[str, int] = {}  # the entries each valid cached tree covers
+        # each entry's stat data git compares with the work tree's file before its content:
+        # (mtime seconds, nanoseconds, size)
+        self.stats: dict[str, tuple[int, int, int]] = {}
         self.undo: list[tuple[str, int, str]] = []
         # the flags an entry keeps through git's rewrites of the index (assume-unchanged,
         # skip-worktree, intent-to-add), where any is set: the user's, as its entries are
@@ -461,7 +465,7 @@ class Index:
 HARMLESS_EXTENSIONS = frozenset({b"UNTR", b"FSMN"})
 
 
-def _cache_tree(data: bytes, out: dict[str, str]) -> None:
+def _cache_tree(data: bytes, out: dict[str, str], counts: dict[str, int]) -> None:
     """The valid entries of a TREE extension: depth first, each node `name NUL entries SP
     subtrees LF`, then its tree's 20 bytes when `entries` is not -1, then its subtrees."""
     i = 0
@@ -485,6 +489,7 @@ def _cache_tree(data: bytes, out: dict[str, str]) -> None:
         path = "" if parent is None else f"{parent}/{name}" if parent else name
         if int(count) >= 0:
             out[path] = data[i : i + 20].hex()
+            counts[path] = int(count)
             i += 20
         if stack:
             above, left = stack.pop()
@@ -617,6 +622,9 @@ def read_index(path: str) -> Index:
             last = (name, stage)
             key = name.decode("utf-8", "surrogateescape")
             found[key if not stage else f"{key}\0{stage}"] = (mode, sha)
+            index.stats[key if not stage else f"{key}\0{stage}"] = struct.unpack_from(
+                ">II", data, starts[-1] + 8
+            ) + struct.unpack_from(">I", data, starts[-1] + 36)
             if kept:
                 index.flags[key if not stage else f"{key}\0{stage}"] = kept
         entries_end = i
@@ -630,7 +638,7 @@ def read_index(path: str) -> Index:
             elif signature == b"IEOT":  # (and parses the entries in blocks from these offsets)
                 _check_offsets(body, starts, copied)
             elif signature == b"TREE":
-                _cache_tree(body, index.trees)
+                _cache_tree(body, index.trees, index.tree_counts)
             elif signature == b"REUC":
                 index.undo += _resolve_undo(body)
             elif signature not in HARMLESS_EXTENSIONS:
@@ -642,10 +650,67 @@ def read_index(path: str) -> Index:
     return index
 
 
+INTENT_TO_ADD = 0x2000  # (an entry's extended flag, as read_index keeps it)
+
+
+def cache_tree_disagrees(index: Index) -> str | None:
+    """The deepest directory whose tree the cache-tree extension names as valid is not the tree
+    the index's entries below it make, or covers another number of them; None when each
+    agrees. git only writes one that agrees, and trusts it: `git commit` takes the cached
+    tree in place of the entries, `git status` and `git stash` skip comparing the entries
+    of a directory whose cached tree is HEAD's (r64a CTSMUGGLE: a payload in the cached tree
+    went into the user's next commit, unseen; CTHIDE: an edit staged below HEAD's cached
+    tree showed nowhere). A conflict or an intent-to-add entry below a valid tree is one
+    git never leaves."""
+    if not index.trees:
+        return None
+    files: dict[str, list[tuple[bytes, bytes]]] = {}  # directory -> (sort key, tree entry)
+    below: dict[str, int] = {}  # directory -> entries below it
+    unfit: set[str] = set()  # directories git would have no valid tree for
+    subdirs: dict[str, set[str]] = {}
+    for key, (mode, sha) in index.entries.items():
+        path, _, stage = key.partition("\0")
+        directory, _, name = path.rpartition("/")
+        bad = bool(stage) or bool(index.flags.get(key, 0) & INTENT_TO_ADD)
+        raw = name.encode("utf-8", "surrogateescape")
+        files.setdefault(directory, []).append((raw, b"%o %s\0" % (mode, raw) + bytes.fromhex(sha)))
+        up = directory
+        while True:
+            below[up] = below.get(up, 0) + 1
+            if bad:
+                unfit.add(up)
+            if not up:
+                break
+            parent = up.rpartition("/")[0]
+            subdirs.setdefault(parent, set()).add(up)
+            up = parent
+    made: dict[str, bytes] = {}
+    for directory in sorted(below, key=lambda d: -d.count("/") - bool(d)):  # deepest first
+        items = list(files.get(directory, []))
+        for sub in subdirs.get(directory, ()):
+            raw = sub.rpartition("/")[2].encode("utf-8", "surrogateescape")
+            items.append((raw + b"/", b"40000 %s\0" % raw + made[sub]))
+        body = b"".join(entry for _, entry in sorted(items))
+        made[directory] = bytes.fromhex(_hash("tree", body))
+    for path in sorted(index.trees, key=lambda p: (-p.count("/") - bool(p), p)):  # (deepest)
+        if (
+            path in unfit
+            or index.tree_counts.get(path) != below.get(path, 0 if not path else -1)
+            or made.get(path, bytes.fromhex(_hash("tree", b""))).hex() != index.trees[path]
+        ):
+            return path
+    return None
+
+
 def _hash(kind: str, data: bytes) -> str:
     import hashlib
 
     return hashlib.sha1(f"{kind} {len(data)}".encode() + b"\0" + data).hexdigest()
+
+
+def blob_id(data: bytes) -> str:
+    """The object name git gives a file of these bytes."""
+    return _hash("blob", data)
 
 
 def _loose(raw: bytes, sha: str) -> tuple[str, bytes]:
