@@ -342,10 +342,18 @@ def test_an_interrupted_command_is_held_not_applied(host: Host) -> None:
     assert (host.ws / "half.txt").read_text() == "partial\n"
 
 
-def test_setuid_bits_do_not_reach_the_host(host: Host) -> None:
-    done = host.sh(host.vars() + '\ncd "$WS"\necho x > tool && chmod 4755 tool\n')
+@pytest.mark.parametrize("writes", ["apply", "direct"])
+def test_setuid_bits_do_not_reach_the_host(host: Host, writes: str) -> None:
+    """r64b SUIDDIRECT: with direct writes a `chmod 4755` landed as it was (a setuid-root
+    program any local user ran as root, with corral run as root)."""
+    done = host.sh(
+        host.vars() + '\ncd "$WS"\necho x > tool && { chmod 4755 tool; chmod 755 tool; }\n'
+        "cp -p /bin/true t2 && { chmod u+s,g+s t2 || :; }\n",
+        None, "--writes", writes,
+    )  # fmt: skip
     assert DONE in done.stdout, done.stderr
     assert (host.ws / "tool").stat().st_mode & 0o7777 == 0o755
+    assert (host.ws / "t2").stat().st_mode & 0o6000 == 0, oct((host.ws / "t2").stat().st_mode)
 
 
 def test_a_new_tree_is_moved_whole_checked_and_undone_file_by_file(host: Host) -> None:

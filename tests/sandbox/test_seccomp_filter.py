@@ -40,6 +40,23 @@ try:
     print("socketpair_dgram 0 0")
 except OSError as e:
     print("socketpair_dgram -1", e.errno)
+import fcntl, os, struct
+def attempt(name, fn):
+    try:
+        fn()
+        print(name, 0, 0)
+    except OSError as e:
+        print(name, -1, e.errno)
+open("tool", "w").close()
+attempt("chmod_setuid", lambda: os.chmod("tool", 0o4755))
+attempt("chmod_setgid", lambda: os.chmod("tool", 0o2755))
+attempt("chmod_plain", lambda: os.chmod("tool", 0o755))
+attempt("create_setuid", lambda: os.close(os.open("made", os.O_CREAT | os.O_WRONLY, 0o4755)))
+attempt("open_plain", lambda: os.close(os.open("tool", os.O_RDONLY, 0o4755)))
+call("openat2", -100, b"tool", ctypes.create_string_buffer(24), 24)
+main, pty = os.openpty()
+attempt("tiocsetd", lambda: fcntl.ioctl(pty, 0x5423, struct.pack("i", 0)))
+attempt("tiocgwinsz", lambda: fcntl.ioctl(pty, 0x5413, bytes(8)))
 """
 EPERM = 1
 
@@ -82,6 +99,14 @@ def test_filtered_syscalls_fail_inside_but_work_on_the_host(mode: str, tmp_path:
     assert inside["af_unix"] == (-1, EPERM)
     assert inside["socketpair_dgram"] == (-1, EPERM)
     assert inside["socketpair"] == (0, 0)
+    # r64b SUIDDIRECT: no setuid or setgid bit is set (with direct writes the file landed as
+    # it was); LDISC: no line discipline that outlives the run; openat2's mode is unread
+    for name in ("chmod_setuid", "chmod_setgid", "create_setuid", "tiocsetd"):
+        assert host[name] == (0, 0), f"{name} must work on the host for this test to mean it"
+        assert inside[name] == (-1, EPERM), f"{name} was not refused inside: {inside[name]}"
+    for name in ("chmod_plain", "open_plain", "tiocgwinsz"):
+        assert host[name] == inside[name] == (0, 0), (name, inside[name])
+    assert host["openat2"][0] >= 0 and inside["openat2"] == (-1, 38), inside["openat2"]
 
 
 def test_program_refuses_foreign_architectures() -> None:

@@ -14,6 +14,15 @@ Refused with EPERM in every sandbox:
 - prctl(PR_SET_PDEATHSIG): the command is the sandbox's pid 1 (bwrap --as-pid-1) and dies with
   bwrap by this signal (--die-with-parent); clearing or replacing it would let the sandbox
   outlive a killed run and go on writing after the run was reported finished.
+- setting the setuid or setgid bit (chmod, fchmod, fchmodat, fchmodat2; open, openat and creat
+  that create a file; mknod, mknodat): with direct writes (`sandbox.writes = "direct"`, or an
+  old bwrap without overlays) the file lands in the workspace as it is, and any local user
+  could run it as the command's user, as root when corral runs as root (review r64b
+  SUIDDIRECT). A change set drops these bits at its apply; this keeps them from being set at
+  all. openat2, whose mode seccomp cannot read, answers ENOSYS: callers fall back to openat.
+- the terminal ioctls that reach beyond the command: TIOCSTI and TIOCLINUX (typing into the
+  terminal, pasting its selection) and TIOCSETD (a line discipline that outlives the run: the
+  user's shell got no input or output after it, r64b LDISC).
 And, unless `sandbox.policy.unix_sockets` allows them in a mode without network: creating
 AF_UNIX sockets. A read-only mount does not stop connect(2), so any host service with a socket
 the sandbox can see (a Docker socket under ~/.colima, an ssh agent, the editor's own server
@@ -31,6 +40,7 @@ import sys
 
 # struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6]
 NR, ARCH, ARG0_LOW, ARG1_LOW = 0, 4, 16, 24  # ARGn_LOW: little-endian low half of args[n]
+ARG2_LOW, ARG3_LOW = 32, 40
 
 LD_W_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
 JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
@@ -42,6 +52,10 @@ SOCK_STREAM, SOCK_SEQPACKET = 1, 5  # the only socketpair types allowed
 PR_SET_PDEATHSIG = 1
 RET_ALLOW = 0x7FFF0000
 RET_EPERM = 0x00050000 | 1  # SECCOMP_RET_ERRNO | EPERM
+RET_ENOSYS = 0x00050000 | 38  # SECCOMP_RET_ERRNO | ENOSYS
+SET_ID_BITS = 0o6000  # S_ISUID | S_ISGID
+CREATES = 0o100 | 0o20000000  # O_CREAT | __O_TMPFILE (the same on x86_64 and aarch64)
+TERMINAL_IOCTLS = (0x5412, 0x541C, 0x5423)  # TIOCSTI, TIOCLINUX, TIOCSETD
 AF_UNIX = 1
 AF_VSOCK = 40  # host/hypervisor sockets: not separated by network namespaces
 X32_BIT = 0x40000000
@@ -61,6 +75,17 @@ ARCHES: dict[str, tuple[int, dict[str, int]]] = {
             "io_uring_setup": 425,
             "io_uring_enter": 426,
             "io_uring_register": 427,
+            "ioctl": 16,
+            "open": 2,
+            "openat": 257,
+            "creat": 85,
+            "chmod": 90,
+            "fchmod": 91,
+            "fchmodat": 268,
+            "fchmodat2": 452,
+            "mknod": 133,
+            "mknodat": 259,
+            "openat2": 437,
         },
     ),
     "aarch64": (
@@ -76,9 +101,23 @@ ARCHES: dict[str, tuple[int, dict[str, int]]] = {
             "io_uring_setup": 425,
             "io_uring_enter": 426,
             "io_uring_register": 427,
+            "ioctl": 29,
+            "openat": 56,
+            "fchmod": 52,
+            "fchmodat": 53,
+            "fchmodat2": 452,
+            "mknodat": 33,
+            "openat2": 437,
         },
     ),
 }
+# where each call's mode is (the offset of its argument), and where its open flags are, for
+# those that create a file only with O_CREAT or O_TMPFILE
+MODE_ARGS = {
+    "chmod": (ARG1_LOW, None), "fchmod": (ARG1_LOW, None), "fchmodat": (ARG2_LOW, None),
+    "fchmodat2": (ARG2_LOW, None), "creat": (ARG1_LOW, None), "mknod": (ARG1_LOW, None),
+    "mknodat": (ARG2_LOW, None), "open": (ARG2_LOW, ARG1_LOW), "openat": (ARG3_LOW, ARG2_LOW),
+}  # fmt: skip
 ALWAYS_REFUSED = (
     "io_uring_setup",
     "io_uring_enter",
@@ -123,6 +162,33 @@ def _assemble(machine: str, block_unix_sockets: bool) -> bytes | None:
         out += [_insn(JGE_K, 0, 1, X32_BIT), _insn(RET_K, 0, 0, RET_EPERM)]
     for nr in refused:
         out += [_insn(JEQ_K, 0, 1, nr), _insn(RET_K, 0, 0, RET_EPERM)]
+    if "openat2" in numbers:
+        out += [_insn(JEQ_K, 0, 1, numbers["openat2"]), _insn(RET_K, 0, 0, RET_ENOSYS)]
+    # a mode with the setuid or setgid bit: refused (a block per call, each ending in a return)
+    for name, (mode_arg, flags_arg) in MODE_ARGS.items():
+        if name not in numbers:
+            continue
+        block = []
+        if flags_arg is not None:  # (no file created: the mode is not read, whatever it holds)
+            block += [
+                _insn(LD_W_ABS, 0, 0, flags_arg),
+                _insn(AND_K, 0, 0, CREATES),
+                _insn(JEQ_K, 3, 0, 0),
+            ]
+        block += [
+            _insn(LD_W_ABS, 0, 0, mode_arg),
+            _insn(AND_K, 0, 0, SET_ID_BITS),
+            _insn(JEQ_K, 0, 1, 0),
+            _insn(RET_K, 0, 0, RET_ALLOW),
+            _insn(RET_K, 0, 0, RET_EPERM),
+        ]
+        out += [_insn(JEQ_K, 0, len(block), numbers[name]), *block]
+    # ioctl(fd, TIOCSTI / TIOCLINUX / TIOCSETD, ...): refused; any other allowed
+    ioctls = len(TERMINAL_IOCTLS)
+    out += [_insn(JEQ_K, 0, ioctls + 3, numbers["ioctl"]), _insn(LD_W_ABS, 0, 0, ARG1_LOW)]
+    for k, request in enumerate(TERMINAL_IOCTLS):
+        out.append(_insn(JEQ_K, ioctls - k, 0, request))
+    out += [_insn(RET_K, 0, 0, RET_ALLOW), _insn(RET_K, 0, 0, RET_EPERM)]
     # prctl(PR_SET_PDEATHSIG, ...): refused; any other prctl allowed
     out += [
         _insn(JEQ_K, 0, 4, numbers["prctl"]),
@@ -160,7 +226,8 @@ def program_path(block_unix_sockets: bool) -> str | None:
         return None
     from corral import dirs
 
-    kind = "no-unix-3" if block_unix_sockets else "base-3"  # -3: socketpair types, pdeathsig
+    # (-4: set-id modes, terminal ioctls, openat2; -3: socketpair types, pdeathsig)
+    kind = "no-unix-4" if block_unix_sockets else "base-4"
     path = os.path.join(dirs.user_cache_dir(), f"seccomp-{machine}-{kind}.bpf")
     try:
         st = os.stat(path)
