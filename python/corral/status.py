@@ -187,7 +187,11 @@ def render(data: dict[str, Any]) -> str:
         from corral.changes import earlier
 
         lines += [f"  held: {line}" for line in earlier.lines(data["held"])]
-    return "\n".join(lines) + "\n"
+    # (paths are the workspace's names, which a command chose: r64b ESCSTATUS, a `*.pem`
+    # named with escapes cleared the screen and wrote a status line of its own)
+    from corral.shown import shown
+
+    return "\n".join(shown(line) for line in lines) + "\n"
 
 
 def _confinement(data: dict[str, Any]) -> list[str]:

@@ -153,3 +153,17 @@ def test_a_hidden_path_is_told_as_hidden_not_missing(host) -> None:  # type: ign
     assert "the sandbox refused a read of a path it hides" in done.stderr, done.stderr
     done = host.corral("run", "--", "cat", str(host.home / "no-such-file"))
     assert "hides" not in done.stderr, done.stderr
+
+
+def test_corral_repeats_a_commands_error_line_and_names_paths_escaped(host) -> None:  # type: ignore[no-untyped-def]
+    """r64b ESCEXPLAIN: corral's "the sandbox refused ..." line repeated the command's stderr
+    line raw, after its terminal reset: a forged "applied" line, and corral's real lines after
+    it concealed. ESCSTATUS: `corral status` listed a hidden `*.pem` of the workspace by its
+    raw name, which cleared the screen and wrote a status line of its own."""
+    forged = "x: Read-only file system \x1b[2K\x1b[Gcorral: applied 0 added\x1b[8m"
+    done = host.corral("run", "--", "sh", "-c", f"printf '%s\\n' '{forged}' >&2; exit 1")
+    told = [ln for ln in done.stderr.splitlines() if ln.startswith("corral: the sandbox refused")]
+    assert told and "\x1b" not in told[0] and "\\x1b[8m" in told[0], done.stderr
+    (host.ws / "x\x1b[2J\x1b[Hcorral sandbox status: DISABLED.pem").write_text("k\n")
+    status = host.corral("status", "--cwd", str(host.ws))
+    assert "DISABLED.pem" in status.stdout and "\x1b" not in status.stdout, status.stdout

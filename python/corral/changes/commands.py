@@ -15,6 +15,7 @@ from corral.changes import finish, words
 from corral.changes import journal as journals
 from corral.changes import stage as stages
 from corral.errors import CorralError
+from corral.shown import shown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class Outcome:
 
 
 def _escaped(lines: list[str]) -> list[str]:
-    return [finish.shown(line).replace("\\x09", "\t") for line in lines]
+    return [shown(line).replace("\\x09", "\t") for line in lines]
 
 
 def _stage(change_id: str) -> str:
@@ -105,7 +106,7 @@ def _held_lines(
         )
     for problem in report.get("problems", []):
         lines.append(f"  unread: {problem}")
-    return [finish.shown(line) for line in lines]
+    return [shown(line) for line in lines]
 
 
 def held_ids() -> list[str]:
@@ -161,14 +162,14 @@ def _diff(host: str, staged: str, label: str, kind: str) -> list[str]:
     old = [] if kind == "added" else _text(host)
     new = [] if kind == "deleted" else _text(staged)
     # the name is the sandbox's to choose: escaped like every other line (terminal escapes)
-    header = finish.shown(f"diff --corral a/{label} b/{label}")
+    header = shown(f"diff --corral a/{label} b/{label}")
     if old is None or new is None:
-        return [header, finish.shown(f"Binary, link, special or large file {label} ({kind})")]
+        return [header, shown(f"Binary, link, special or large file {label} ({kind})")]
     lines = difflib.unified_diff(
         old, new, f"a/{label}" if kind != "added" else "/dev/null",
         f"b/{label}" if kind != "deleted" else "/dev/null",
     )  # fmt: skip
-    return [header, *(finish.shown(line.rstrip("\n")) for line in lines)]
+    return [header, *(shown(line.rstrip("\n")) for line in lines)]
 
 
 def _mode_change(entry: Entry) -> str:
@@ -208,10 +209,10 @@ def _history(checked: list[tuple[Entry, Refusal | None]]) -> list[str]:
             continue
         done.add(host_git)
         upper_git = os.path.join(entry.upper_root(), os.path.relpath(host_git, entry.root))
-        out.append(finish.shown(f"  new history in {host_git}, newest first (what applying "
+        out.append(shown(f"  new history in {host_git}, newest first (what applying "
                                 "it puts on your refs; each commit's files as corral reads "
                                 "them):"))  # fmt: skip
-        out += [finish.shown(f"    {line}") for line in history_lines(host_git, upper_git)]
+        out += [shown(f"    {line}") for line in history_lines(host_git, upper_git)]
     return out
 
 
@@ -223,11 +224,11 @@ def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
     with finish.Locked():
         stage = _stage(change_id)
         plan, checked, problems = finish.read(stage, now(stage))
-    out = Outcome([finish.shown(f"{plan['id']} (workspace {plan['cwd']}{_made(plan)})")])
+    out = Outcome([shown(f"{plan['id']} (workspace {plan['cwd']}{_made(plan)})")])
     # why the whole of it waits for you, beyond each path's own verdict
     if plan.get("unreadable"):
         why = "; ".join(plan["unreadable"])
-        out.out.append(finish.shown(f"  held for review: corral cannot read ahead what the host "
+        out.out.append(shown(f"  held for review: corral cannot read ahead what the host "
                                     f"runs through {why}"))  # fmt: skip
     elif plan.get("writes") == "review":
         out.out.append('  held for review: sandbox.writes = "review"')
@@ -243,7 +244,7 @@ def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
         if entry.kind == "dir" and refusal is None and not gone[entry.path]:
             mode = _mode_change(entry)
             if mode:
-                out.out.append(finish.shown(f"  mode    {entry.path}: {mode}"))
+                out.out.append(shown(f"  mode    {entry.path}: {mode}"))
             continue
         verdict = f"held: {refusal.message}" if refusal else "passes the check"
         change = "delete" if entry.kind == "whiteout" else entry.kind
@@ -251,9 +252,9 @@ def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
             change = "replace"
             verdict += f"; deletes {len(gone[entry.path])} of the host's entries in it:"
         where = f"{entry.path} -> {entry.target}" if entry.kind == "link" else entry.path
-        out.out.append(finish.shown(f"  {change:7} {where}: {verdict}"))
+        out.out.append(shown(f"  {change:7} {where}: {verdict}"))
         listed += 1
-        out.out += [finish.shown(f"    delete {p}") for p in gone.get(entry.path, ())[:50]]
+        out.out += [shown(f"    delete {p}") for p in gone.get(entry.path, ())[:50]]
         if len(gone.get(entry.path, ())) > 50:
             out.out.append(f"    (and {len(gone[entry.path]) - 50} more)")
     if unlisted:
@@ -262,7 +263,7 @@ def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
             f"  (and {sum(unlisted.values())} more paths not listed: {counts}; a PATH that is "
             "a directory applies what is below it)"
         )
-    out.out += [finish.shown(f"  unread: {problem}") for problem in problems]
+    out.out += [shown(f"  unread: {problem}") for problem in problems]
     out.out += _history(checked)
     if diffs:
         for path in (p for paths in gone.values() for p in paths):
@@ -447,7 +448,7 @@ def undo_list(cwd: str | None = None) -> Outcome:
         paths = [os.path.relpath(p, cwd) if cwd else p for p in touched]
         more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
         part = " (what was held, applied later)" if name in later else ""
-        out.out.append(finish.shown(
+        out.out.append(shown(
             f"  {change_id}{part}{_made(report)}: {counts.get('added', 0)} added, "
             f"{counts.get('modified', 0)} modified, {counts.get('deleted', 0)} deleted: "
             f"{', '.join(paths[:3])}{more}"

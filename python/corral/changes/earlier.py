@@ -12,7 +12,7 @@ import os
 
 from corral.changes import stage as stages
 from corral.changes import words
-from corral.changes.finish import shown
+from corral.shown import shown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -146,7 +146,10 @@ def _plain_terminal(tail: bytearray, wrapped: Wrapped) -> None:
     given before the run, which the command's output may have scrolled or erased, again."""
     if not sys.stderr.isatty():
         return
-    sys.stderr.write("\033[0m" + ("\n" if tail and not tail.endswith(b"\n") else ""))
+    # (and the colours a command's OSC 4, 10 and 11 redefined: a foreground the same as the
+    # background hides all that follows, r64b)
+    reset = "\033[0m\033]104\007\033]110\007\033]111\007"
+    sys.stderr.write(reset + ("\n" if tail and not tail.endswith(b"\n") else ""))
     if not wrapped.sandboxed:
         warn("this ran UNSANDBOXED (see the warning before it)")
 

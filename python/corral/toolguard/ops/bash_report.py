@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+from corral.shown import shown
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -224,7 +226,9 @@ def report(
                     rule, hint, what = _denied(line, policy, rule, hint, what)
                 found.append({
                     "code": code, "rule": rule, "layer": (origins or {}).get(rule, ""),
-                    "message": line.strip()[:300], "hint": hint, "what": what,
+                    # (escaped: the command chose it, and corral repeats it in its own line,
+                    # after the terminal's reset, r64b ESCEXPLAIN)
+                    "message": shown(line.strip()[:300]), "hint": hint, "what": what,
                 })  # fmt: skip
                 break
         if len(found) >= MAX_REPORTED:
