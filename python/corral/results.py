@@ -212,19 +212,22 @@ def _earlier(changes: Mapping[str, Any] | None, failed: bool) -> str:
     """What earlier runs here left held: a command missing it fails in its own words."""
     found = [e for e in (changes or {}).get("earlier") or [] if isinstance(e, dict)]
     names = [str(p) for e in found for p in e.get("paths") or []]
-    if any(e.get("commits") for e in found):
+    commits = (
         # (said every time: a commit now starts beside them, r58c DIVERGE, r61c EARLIERSILENT)
-        return (
-            "; earlier commands' git commits are held for the user's review and are not on "
-            "the branch: a commit now would not build on them"
-        )
+        "; earlier commands' git commits are held for the user's review and are not on the "
+        "branch: a commit now would not build on them"
+        if any(e.get("commits") for e in found)
+        else ""
+    )
     if not found or not failed:
-        return ""  # (only where it may be why: every later call said it, r52c; `earlier` has it)
+        return commits  # (files only where they may be why: every call said it, r52c)
     count = sum(int(e.get("count", 0)) for e in found)
     more = " and more" if count > len(names[:3]) else ""
     listed = f": {', '.join(names[:3])}{more}" if names else ""
     held = "earlier commands' changes held for the user's review"
-    return f"; {held} are not in the workspace{listed}"
+    # (both: a failed call was told of the commits and not of the module it missed, r64c
+    # EARLIERCOMMITS)
+    return f"{commits}; {held} are not in the workspace{listed}"
 
 
 def summary(result: Mapping[str, Any]) -> str:

@@ -61,6 +61,13 @@ def shape(tool: str, **raw: object) -> dict[str, object]:
             {"id": "b", "paths": [], "count": 0}]}},
          "ran", False, "exit 1; earlier commands' changes held for the user's review are not "
          "in the workspace"),
+        # r64c EARLIERCOMMITS: held commits said, and the held files of a failed call too
+        ("bash", {"exit": 1, "changes": {"status": "empty", "earlier": [
+            {"id": "a", "paths": ["helpers.py"], "count": 1},
+            {"id": "b", "paths": [".git/HEAD"], "count": 1, "commits": True}]}},
+         "ran", False, "exit 1; earlier commands' git commits are held for the user's review "
+         "and are not on the branch: a commit now would not build on them; earlier commands' "
+         "changes held for the user's review are not in the workspace: helpers.py, .git/HEAD"),
         # (r52c: said on every later call, where nothing failed too; `earlier` keeps it)
         ("bash", {"exit": 0, "changes": {"status": "empty", "earlier": [
             {"id": "b", "paths": [], "count": 0}]}}, "ran", True, "exit 0"),
