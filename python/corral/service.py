@@ -626,7 +626,7 @@ class Service:
         """A call's result in the one shape chat plugins get (corral.results): `raw` is what
         ran (or why not); bash output is read for what the sandbox refused."""
         from corral import results
-        from corral.toolguard.ops.bash_report import quiet_network, report
+        from corral.toolguard.ops.bash_report import proxy_refusals, quiet_network, report
 
         resolved, pol = self._policy(request)
         tool = str(request.get("tool", ""))
@@ -643,6 +643,11 @@ class Service:
             )
         elif tool == "bash":
             raw.setdefault("sandbox_refusals", [])
+        if tool == "bash" and raw.get("repairs"):
+            raw["sandbox_refusals"] = [
+                *(raw.get("sandbox_refusals") or []),
+                *proxy_refusals(raw["repairs"]),
+            ]
         sandboxed = bool(raw.pop("sandboxed", False))
         if tool != "bash":
             sandboxed = tool != "fetch" and pol.enabled

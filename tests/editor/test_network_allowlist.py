@@ -67,3 +67,29 @@ def test_a_job_reaches_the_allowed_host_and_the_refusal_is_reported(
     assert "REFUSED 403" in out, result
     assert len(seen) == 1 and seen[0].startswith(b"GET /ok HTTP/1.1"), seen
     assert any("blocked connection to evil.test:80" in line for line in result["repairs"]), result
+
+
+def test_the_model_is_told_what_the_proxy_refused(ed: Editor) -> None:
+    """r61c PROXYREASON, r64c PROXYREFUSAL: a host not on the allowlist was "exit 56" to the
+    model, the reason only in what the user reads (`repairs`)."""
+    from .test_execute import call
+
+    ed.lua(
+        "require('corral').setup({ sandbox = { policy = { network_allow = { 'example.org' } } },"
+        " tools = { approval = 'full' } })"
+    )
+    client = (
+        "import urllib.error, urllib.request\n"
+        'try:\n    urllib.request.urlopen("http://evil.test/x", timeout=10)\n'
+        'except urllib.error.HTTPError as e:\n    print("REFUSED", e.code)\n'
+    )
+    try:
+        r = call(ed, "bash", command=f"env -u NO_PROXY -u no_proxy python3 -c '{client}'")
+    finally:
+        ed.lua("require('corral').setup({})")
+    assert "REFUSED 403" in r["output"], r
+    [refusal] = r["sandbox_refusals"]
+    assert refusal["code"] == "network", r
+    blocked = "blocked connection to evil.test:80: not in sandbox.policy.network_allow"
+    assert refusal["message"] == blocked, r
+    assert blocked in r["summary"], r["summary"]

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 RULE = "sandbox.policy.network_allow"
 RULE_PRIVATE = "sandbox.policy.network_private"
+# how the proxy's report after a run starts each refused host's line (results reads them back)
+BLOCKED = "blocked connection to "
+UNRESOLVED = "cannot resolve "
 DEFAULT_PORTS = (80, 443)
 SCHEME_PORTS = {"http": 80, "https": 443, "git": 9418, "ssh": 22, "ftp": 21}
 

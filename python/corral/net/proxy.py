@@ -25,7 +25,7 @@ import _socket as socket  # the C module: `socket` imports enum, ~10 ms of a cor
 import contextlib
 import threading
 
-from corral.net.allowlist import RULE, RULE_PRIVATE
+from corral.net.allowlist import BLOCKED, RULE, RULE_PRIVATE, UNRESOLVED
 from corral.net.hosts import ip_of, normal_host, valid_name
 
 TYPE_CHECKING = False
@@ -372,7 +372,7 @@ class Proxy:
             entry = f"[{host}]" if ":" in host else host  # (an IPv6 address, as RULE spells it)
             raise Refused(
                 403,
-                f"blocked connection to {entry}:{port}: not in {RULE}; to allow it, add "
+                f"{BLOCKED}{entry}:{port}: not in {RULE}; to allow it, add "
                 f'"{entry}" (or "{entry}:{port}" for that port alone) to {RULE}',
                 host,
                 port,
@@ -390,9 +390,7 @@ class Proxy:
                     )
                 )
             except (OSError, UnicodeError, ValueError) as e:
-                raise Refused(
-                    502, f"cannot resolve {host} (port {port}): {e}", host, port
-                ) from None
+                raise Refused(502, f"{UNRESOLVED}{host} (port {port}): {e}", host, port) from None
             if not addresses:
                 raise Refused(502, f"{host} has no IPv4 or IPv6 address", host, port)
         from corral.net.rules import NEVER_ALLOWED, blocked_address  # (off the start's path)
@@ -413,7 +411,7 @@ class Proxy:
                 if host == text
                 else f"it resolves to {text} ({reason})"
             )
-            raise Refused(403, f"blocked connection to {host}:{port}: {what}; {hint}", host, port)
+            raise Refused(403, f"{BLOCKED}{host}:{port}: {what}; {hint}", host, port)
         return addresses
 
     def _connect(self, host: str, port: int, addresses: list[str]) -> socket.socket:

@@ -128,6 +128,24 @@ def quiet_network(
     }]  # fmt: skip
 
 
+def proxy_refusals(repairs: object) -> list[dict[str, str]]:
+    """corral's proxy's lines after a run (a host not on the allowlist, a private address, a
+    name it cannot resolve) as refusals: the model was told only "exit 56", the reason was
+    in what the user reads (r61c PROXYREASON, r64c PROXYREFUSAL)."""
+    from corral.net.allowlist import BLOCKED, RULE, UNRESOLVED
+
+    found = []
+    for line in repairs if isinstance(repairs, list) else []:
+        if isinstance(line, str) and line.startswith((BLOCKED, UNRESOLVED)):
+            message, _, hint = line.partition("; ")
+            found.append({
+                "code": "network", "rule": RULE, "layer": "", "message": message,
+                "hint": hint.removeprefix("to allow it, ") or "check the host name",
+                "what": "a connection through corral's proxy",
+            })  # fmt: skip
+    return found
+
+
 def _paths_in(line: str, cwd: str) -> list[str]:
     """The paths an error message names (quoted, or before its `: reason`)."""
     import re
