@@ -126,3 +126,14 @@ def test_background_children_die_when_the_command_exits(host, mode):
     assert r.stdout == "started\n"
     assert elapsed < 5, elapsed
     assert left == [], f"still running on the host after the command exited: {left}"
+
+
+def test_timeout_zero_lifts_the_configured_one(host) -> None:  # type: ignore[no-untyped-def]
+    """r64c TIMEOUTZERO: `--help` said "0 = none", and `--timeout 0` was refused."""
+    config = host.home / ".config" / "corral" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[sandbox.limits]\ntimeout = 1\n")
+    r = host.corral("run", "--", "sh", "-c", "sleep 1.5", timeout=30)
+    assert r.returncode == 124, r.stderr
+    r = host.corral("run", "--timeout", "0", "--", "sh", "-c", "sleep 1.5", timeout=30)
+    assert r.returncode == 0, r.stderr

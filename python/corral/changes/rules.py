@@ -89,7 +89,7 @@ INERT_DOT = frozenset({
     ".env.sample", ".env.template", ".github", ".gitlab", ".gitlab-ci.yml", ".circleci",
     ".travis.yml", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".cache",
     ".venv", ".tox", ".nox", ".coverage", ".eggs", ".ipynb_checkpoints", ".next", ".nuxt",
-    ".turbo", ".parcel-cache", ".svelte-kit", ".angular", ".gradle", ".DS_Store",
+    ".turbo", ".parcel-cache", ".svelte-kit", ".angular", ".gradle", ".DS_Store", ".benchmarks",
     ".sass-cache", ".eslintcache", ".stylelintcache", ".yarn", ".husky",
     ".pnpm-store", ".npm", ".direnv", ".mvn", ".devcontainer",
     ".cargo", ".mise", ".nvim", ".vim", ".lazy.lua", ".mailmap",

@@ -94,9 +94,9 @@ def parse(command: str, args: list[str]) -> tuple[dict[str, Any], list[str]]:
             opts["timeout"] = float(opts["timeout"])
         except ValueError:
             opts["timeout"] = -1.0
-        if not 0 < opts["timeout"] <= MAX_TIMEOUT:  # also refuses nan and inf
+        if not 0 <= opts["timeout"] <= MAX_TIMEOUT:  # also refuses nan and inf
             raise UsageError(
-                f"corral {command}: --timeout needs a number of seconds above 0 and at most "
+                f"corral {command}: --timeout needs a number of seconds, 0 (none) to "
                 f"{MAX_TIMEOUT} (a year)"
             )
     # Paths on the command line are relative to where the user typed them.

@@ -78,7 +78,8 @@ def run(args: list[str]) -> int:
         _held_earlier(policy.cwd, "")  # (a held .venv's bin/python, r51c HELDNOTSHOWN)
         return NOT_FOUND
     sys.stdout.flush()
-    timeout = opts.get("timeout") or policy.timeout or None
+    # (--timeout 0: none, even where sandbox.limits.timeout sets one, r64c TIMEOUTZERO)
+    timeout = opts.get("timeout", policy.timeout) or None
     tail = bytearray()  # the end of the command's stderr: what the sandbox refused, told after
     refused: list[str] = []  # what corral's proxy refused
     code: int | None = None
