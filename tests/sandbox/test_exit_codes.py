@@ -129,6 +129,12 @@ def test_a_quiet_failure_of_a_fetching_program_names_the_missing_network(host) -
     pep668 = "echo 'error: externally-managed-environment' >&2; exit 1 # pip install x"
     done = host.corral("run", "--", "sh", "-c", pep668)
     assert done.returncode == 1 and "network" not in done.stderr, done.stderr
+    # r64c NETGUESSCLI: a command that says it is offline; and a guess is said as one
+    offline = "echo \"error: invalid command 'bdist_wheel'\" >&2; exit 1 # pip install --no-index ."
+    done = host.corral("run", "--", "sh", "-c", offline)
+    assert done.returncode == 1 and "network" not in done.stderr, done.stderr
+    done = host.corral("run", "--", "sh", "-c", "npm --version >/dev/null 2>&1; exit 1")
+    assert "the sandbox refused" not in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize("command", ["no-such-program-r51c", "./no-such-program", "bin/x"])

@@ -103,6 +103,9 @@ NOT_NETWORK = (
     "externally-managed-environment", "command not found", "No module named",
     "No such file or directory", "Read-only file system", "Permission denied",
 )  # fmt: skip
+# a command that says it works offline: its failure is not the network's (r64c NETGUESSCLI:
+# `pip install --no-index` failing on a missing wheel was told as a network refusal)
+OFFLINE = ("--no-index", "--offline")
 # the message of a guessed network refusal: corral's words, never quoted as the command's
 GUESSED = "the command runs a program that fetches (its output did not say so)"
 
@@ -118,7 +121,7 @@ def quiet_network(
         return []
     if any(r.get("code") == "network" for r in seen) or any(m in output for m in NOT_NETWORK):
         return []
-    if not names_a_network_tool(words):
+    if not names_a_network_tool(words) or any(f in w for w in words for f in OFFLINE):
         return []
     _code, _phrases, hint, rule, what = next(s for s in SIGNS if s[0] == "network")
     return [{
@@ -265,6 +268,10 @@ def explain(refusals: list[dict[str, str]]) -> list[str]:
         first = same[0]
         times = f"{len(same)} times, first: " if len(same) > 1 else ""
         where = f" [{first['rule']}, from {first['layer']}]" if first.get("layer") else ""
+        if first["message"] == GUESSED:  # (a guess, not a refusal seen: said as one)
+            lines.append(f"corral: the sandbox has no network, and {GUESSED}; if that is why "
+                         f"it failed, to allow: {first['hint']}")  # fmt: skip
+            continue
         lines.append(
             f"corral: the sandbox refused {first['what']} ({times}{first['message']}){where}; "
             f"to allow: {first['hint']}"
