@@ -1342,8 +1342,12 @@ def test_host_tools_settings_are_held_so_mypy_runs_no_program_of_the_workspace(
     assert "pyproject.toml" in held and "host tools' settings" in held, held
     for change_id in held_ids(host):
         host.corral("discard", change_id)
-    run(host, "printf '[tool.pylsp-mypy]\\noverrides = [true]\\n' >> pyproject.toml; mkdir sub; "
-              "printf '[tool.ruff]\\ncache-dir = \"/x\"\\n' > sub/pyproject.toml\n")  # fmt: skip
+    said = run(host, "printf '[tool.pylsp-mypy]\\noverrides = [true]\\n' >> pyproject.toml; "
+                     "mkdir sub; printf '[tool.ruff]\\ncache-dir = \"/x\"\\n' > "
+                     "sub/pyproject.toml\n")  # fmt: skip
+    # (r64c TOOLTABLE: which table, not a list of the kinds of file)
+    assert "a change to host tools' settings (tool.pylsp-mypy)" in said, said
+    assert "a change to host tools' settings (tool.ruff)" in said, said
     assert "pylsp" not in (host.ws / "pyproject.toml").read_text()
     assert not (host.ws / "sub" / "pyproject.toml").exists()
     for change_id in held_ids(host):

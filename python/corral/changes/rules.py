@@ -330,12 +330,18 @@ class Checker(
                 f"a new Lua module {lua} at the top of the workspace: Lua and Neovim look in "
                 "the current directory before what is installed (`require` would load it)",
             )  # fmt: skip
-        if self._tool_settings(entry):
+        setting = self._tool_settings(entry)
+        if setting is not None:
+            what = (
+                f"a change to host tools' settings ({setting})"
+                if setting
+                else "a change to host tools' settings that corral cannot read (a [tool.*] "
+                "table of pyproject.toml, another tool's section of setup.cfg or tox.ini, a "
+                "tool's key of package.json)"
+            )
             return self.refusal(
                 "protected", path, TOOL_SETTINGS,
-                "a change to host tools' settings (a [tool.*] table of pyproject.toml, "
-                "another tool's section of setup.cfg or tox.ini, a tool's key of "
-                "package.json): type checkers, linters, formatters and language servers on the "
+                f"{what}: type checkers, linters, formatters and language servers on the "
                 "host obey them, and some run programs or write files they name",
             )  # fmt: skip
         home = self.home_dot

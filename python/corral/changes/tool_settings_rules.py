@@ -295,28 +295,37 @@ def tool_settings(name: str, text: str) -> list[tuple[str, str]] | None:
 
 
 class ToolSettingsRules(RuleSet):
-    def _tool_settings(self, entry: Entry) -> bool:
-        """Whether a change to pyproject.toml, setup.cfg, tox.ini, package.json or a
-        TypeScript project file (any depth) changes the host tools' settings in it, or
-        cannot be read to tell."""
+    def _tool_settings(self, entry: Entry) -> str | None:
+        """What a change to pyproject.toml, setup.cfg, tox.ini, package.json or a TypeScript
+        project file (any depth) changes of the host tools' settings in it (`[tool.ruff]`,
+        the first that differs), "" where it cannot be read to tell; None for no change."""
         name = os.path.basename(entry.path)
         if entry.kind not in ("file", "link"):
-            return False
+            return None
         json_file = name.endswith((".json", ".jsonc"))
         if not (name in SHARED_CONFIGS or ts_project(name) or json_file):
-            return False
+            return None
+        judged = name in SHARED_CONFIGS or ts_project(name)
         if entry.kind == "link":  # (what it leads to is read as the config; another
             # JSON file's link leads to a file judged on its own)
-            return name in SHARED_CONFIGS or ts_project(name)
+            return "" if judged else None
         staged = read(entry.source)
         host = read(entry.path)
         if staged is None or host is None:
-            return name in SHARED_CONFIGS or ts_project(name)
-        if json_file and not ts_project(name) and name not in SHARED_CONFIGS:
+            return "" if judged else None
+        if json_file and not judged:
             # Any JSON file a project file extends or references is read as one, whatever
             # its name (r62b TSREF: `cfg/app.json`): judged so when it says what one does
             if not any(_ts_like(text) for text in (staged, host)):
-                return False
+                return None
             name = "tsconfig.json"
         after = tool_settings(name, staged)
-        return after is None or after != tool_settings(name, host)
+        before = tool_settings(name, host)
+        if after is None:
+            return ""
+        if after == before:
+            return None
+        # (which one: r64c TOOLTABLE, the user could not tell `[tool.ruff]` from the pytest
+        # table that passes)
+        changed = sorted(set(after) ^ set(before or []))
+        return changed[0][0] if changed else ""
