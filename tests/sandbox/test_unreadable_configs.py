@@ -1743,3 +1743,12 @@ def test_config_files_at_a_project_top_are_held_whatever_their_name(host: Host) 
     assert (host.ws / "web" / "package.json").exists(), said
     assert "a config file at the top of the workspace" in said, said
     assert f"a config file at {host.ws}/crates/c, a project's top" in said, said
+
+
+def test_a_held_protected_name_says_which_name(host: Host) -> None:
+    """r64c PROTECTWHY: a new `.prettierrc` was held for "the host runs or obeys it by
+    itself, or it is hidden or corral's own", two reasons that were not its own, where
+    `.prettierrc.yaml` beside it named the protected name."""
+    said = run(host, "echo '{}' > .prettierrc; echo x > .prettierrc.yaml\n")
+    assert "protected name .prettierrc: the host runs" in said, said
+    assert "corral's own" not in said, said

@@ -180,11 +180,13 @@ class Checker(
         hit = self_or_parent_in(path, self.protected_set)
         if hit is not None:
             what = "inside protected " + hit if hit != path else "protected"
-            why = (
-                self.protected_why.get(hit)
-                or _why_kept(hit)
-                or ("the host runs or obeys it by itself, or it is hidden or corral's own")
-            )
+            why = self.protected_why.get(hit) or _why_kept(hit)
+            name = self.protected_name_in(entry.rel.split("/")) if not why else None
+            if name is not None and hit == path:
+                # (a name the host has already, kept read-only: said as a new one is, r64c
+                # PROTECTWHY: `.prettierrc` was "... or it is hidden or corral's own")
+                what, why = f"protected name {name}", "the host runs or obeys it by itself"
+            why = why or "the host runs or obeys it by itself, or it is hidden or corral's own"
             return self.refusal("protected", path, PROTECTED, f"{what}: {why}")
         if entry.kind in ("whiteout", "file", "link", "special") or entry.opaque:
             # Deleting or replacing a directory takes what is below it along; a link put where
