@@ -195,10 +195,10 @@ def test_check_returns_parts_and_every_address() -> None:
 @pytest.mark.parametrize(
     ("url", "code"),
     [
-        ("ftp://example.com/x", "scheme"),
-        ("file:///etc/passwd", "scheme"),
-        ("javascript:alert(1)", "scheme"),
-        ("example.com/x", "scheme"),
+        ("ftp://example.com/x", "bad-url"),
+        ("file:///etc/passwd", "bad-url"),
+        ("javascript:alert(1)", "bad-url"),
+        ("example.com/x", "bad-url"),
         ("http://user:pw@example.com/", "userinfo"),
         ("http://example.com@evil.example/", "userinfo"),
         ("http://example.com\\@evil.example/", "userinfo"),
@@ -489,7 +489,7 @@ def test_fetch_connection_failure_is_a_result() -> None:
 
 def test_fetch_refusals_are_results() -> None:
     got = guard.fetch("gopher://example.com/", ["example.com"])
-    assert got["ok"] is False and got["code"] == "scheme" and got["refusal"]["code"] == "scheme"
+    assert got["ok"] is False and got["code"] == "bad-url" and got["refusal"]["code"] == "bad-url"
     assert guard.fetch("http://x.example/", ["x.example"], max_bytes=0)["code"] == "bad-limit"
 
 

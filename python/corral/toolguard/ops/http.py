@@ -111,7 +111,7 @@ def _split(url: str) -> tuple[str, str, int, str]:
     hostname = _normal_host(parts.hostname or "")
     if scheme not in DEFAULT_PORTS:
         raise _Refused(
-            "scheme",
+            "bad-url",  # (as :help corral-refusal-codes says, r64c FETCHCODE)
             f"only http and https URLs can be fetched, not {scheme or 'a relative URL'}",
             hostname,
             "use an http:// or https:// URL",
