@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from corral.sandbox.backends.registry import Registry
     from corral.toolguard.ops.globs import Permissions
+    from corral.toolguard.ops.refusal import Refusal
 
 # "kept": what a chat's frontmatter said before its file changed on disk outside the editor,
 # in force under what it says now until the user reads it again (review r32b KEPTEDIT)
@@ -485,7 +486,7 @@ class Service:
                 if tool != "read" and tool != "ls" and not args.get("preview"):
                     return self._change_refusal(pol, perms, tool, args)
         except OpError as e:
-            return dict(e.refusal.as_dict())
+            return dict(_held_said(e.refusal).as_dict())
         return None
 
     def _change_refusal(
@@ -554,7 +555,7 @@ class Service:
             if tool == "fetch":
                 return self._fetch(resolved, pol, args)
         except OpError as e:
-            return {"ok": False, "refusal": e.refusal.as_dict()}
+            return {"ok": False, "refusal": _held_said(e.refusal).as_dict()}
         return {"ok": False, "error": f"no operation for tool {tool!r}"}
 
     def _fetch_hosts(
@@ -684,3 +685,21 @@ def _named(origins: Mapping[str, str], request: Mapping[str, Any]) -> dict[str, 
     if not path:
         return dict(origins)
     return {k: v.replace("buffer", f"frontmatter of {path}") for k, v in origins.items()}
+
+
+def _held_said(refusal: Refusal) -> Refusal:
+    """A file tool's "No such file" for a path a held change set holds, said as held (r64c
+    EDITHELD: an edit of the file the model had just written, held for review, was "check
+    the path", and it wrote the file again)."""
+    if refusal.code != "not-found" or not refusal.path:
+        return refusal
+    from corral.changes import earlier
+
+    held = earlier.holding(refusal.path)
+    if held is None:
+        return refusal
+    return refusal.replace(
+        message=f"{refusal.path} is held for the user's review (change set {held}), not in "
+        "the workspace",
+        hint="only the user applies it; do not write it again",
+    )

@@ -517,3 +517,17 @@ def test_the_model_is_told_its_commits_wait_and_later_commits_start_beside(
     r = result(ed)
     assert r["exit"] == 0
     assert "git commits are held for the user's review" in r["summary"], r["summary"]
+
+
+def test_a_file_tool_on_a_file_held_for_review_says_so(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    """r64c EDITHELD: an edit of a file the model had just written, held for review, was
+    "No such file or directory (check the path ...)", and the model wrote it again."""
+    ed = unasked(spawn, workspace)
+    r = call(ed, "write", path="helpers.py", content="X = 1\n")
+    assert r["held"], r
+    r = call(ed, "edit", path="helpers.py", old="X = 1", new="X = 2")
+    assert r["status"] == "refused", r
+    assert "is held for the user's review (change set" in r["summary"], r["summary"]
+    assert "do not write it again" in r["summary"], r["summary"]

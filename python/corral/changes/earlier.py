@@ -16,6 +16,7 @@ from corral.shown import shown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 SETS = 3  # held change sets named after a run (the rest: counted)
@@ -29,6 +30,25 @@ def held_in(cwd: str, but: str = "") -> list[dict[str, Any]]:
     from corral.paths import is_within
 
     found = []
+    for change_id, items in _held_items(cwd, but):
+        # (its commits, held for review: a later run's commit starts beside them, and the
+        # two then do not apply one after the other, r58c DIVERGE)
+        history = [i for i in items if str(i.get("message", "")).startswith(words.HISTORY_WAITS)]
+        git = [str(i.get("path", "")) for i in items if history and "/.git/" in i.get("path", "")]
+        paths = [str(i.get("path", "")) for i in items if str(i.get("path", "")) not in git]
+        paths = [os.path.relpath(p, cwd) if is_within(p, cwd) else p for p in paths]
+        found.append({
+            "id": change_id, "paths": paths[:PATHS], "count": len(paths),
+            **({"commits": True} if history else {}),
+        })  # fmt: skip
+    return found
+
+
+def _held_items(cwd: str, but: str = "") -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """(id, held items of its report) of each held change set, oldest first, with a writable
+    root holding `cwd`, other than `but`."""
+    from corral.paths import is_within
+
     for stage in stages.held():
         change_id = os.path.basename(stage)
         if change_id == but:
@@ -40,17 +60,18 @@ def held_in(cwd: str, but: str = "") -> list[dict[str, Any]]:
             held = stages.read_json(os.path.join(stage, stages.REPORT)).get("held") or []
         except (OSError, ValueError, KeyError, AttributeError, EOFError, TypeError):
             continue  # (another corral version's, or one being written: `corral changes`)
-        items = [item for item in held if isinstance(item, dict)]
-        # (its commits, held for review: a later run's commit starts beside them, and the
-        # two then do not apply one after the other, r58c DIVERGE)
-        history = [i for i in items if str(i.get("message", "")).startswith(words.HISTORY_WAITS)]
-        git = [str(i.get("path", "")) for i in items if history and "/.git/" in i.get("path", "")]
-        paths = [str(i.get("path", "")) for i in items if str(i.get("path", "")) not in git]
-        paths = [os.path.relpath(p, cwd) if is_within(p, cwd) else p for p in paths]
-        found.append({
-            "id": change_id, "paths": paths[:PATHS], "count": len(paths),
-            **({"commits": True} if history else {}),
-        })  # fmt: skip
+        yield change_id, [item for item in held if isinstance(item, dict)]
+
+
+def holding(path: str) -> str | None:
+    """The newest held change set that holds `path` (or a directory above it), or None: a
+    file tool's "No such file" for it means "held for review" (r64c EDITHELD)."""
+    from corral.paths import is_within
+
+    found = None
+    for change_id, items in _held_items(path):
+        if any(is_within(path, str(i.get("path", ""))) for i in items if i.get("path")):
+            found = change_id
     return found
 
 
