@@ -473,6 +473,13 @@ _PROTECTED = (
     "buf.gen.yaml",
     "buf.work.yaml",
     "*.code-workspace",
+    # Sublime Text's project files: their `settings` set a language server's command (r65b)
+    "*.sublime-project",
+    "*.sublime-workspace",
+    # the Gradle the wrapper and an editor's Gradle import download and run (r65b
+    # GRADLEWRAPPER: `distributionUrl` may be a zip in the workspace), as .mvn's
+    "gradle/wrapper/gradle-wrapper.properties",
+    "gradle/wrapper/gradle-wrapper.jar",
     # Universal Ctags' option files, read at every `ctags -R` (`-f` writes anywhere, r42a)
     "ctags.d",
     ".ctags.d",

@@ -1752,3 +1752,30 @@ def test_a_held_protected_name_says_which_name(host: Host) -> None:
     said = run(host, "echo '{}' > .prettierrc; echo x > .prettierrc.yaml\n")
     assert "protected name .prettierrc: the host runs" in said, said
     assert "corral's own" not in said, said
+
+
+def test_configs_below_ci_directories_and_made_tops_later_are_held(host: Host) -> None:
+    """r65b GHCOPILOT: `.github/mcp.json` and `.github/lsp.json` landed (all of .github was
+    inert) and Copilot CLI started the programs they name at a plain `copilot`; DUOMCP:
+    GitLab Duo's `.gitlab/duo/mcp.json`; WDIOCONF: `wdio.conf.ts`, `karma.conf.js`;
+    SUBLIMEPROJ; GRADLEWRAPPER: the Gradle an editor's import downloads and runs.
+    MARKERLATER: a config written where no marker was, then a marker beside it in a second
+    run: each landed, and the config was one at a project's top, never held as one."""
+    held = (
+        ".github/mcp.json", ".github/lsp.json", ".github/copilot/settings.json",
+        ".gitlab/duo/mcp.json", "wdio.conf.ts", "test/karma.conf.js", "app.sublime-project",
+        "gradle/wrapper/gradle-wrapper.properties",
+    )  # fmt: skip
+    landed = (".github/workflows/ci.yml", ".github/CONTRIBUTING.md", ".gitlab/ci/test.yml")
+    said = run(
+        host, "".join(f"mkdir -p $(dirname {n}) && echo x > {n}\n" for n in (*held, *landed))
+    )
+    for name in held:
+        assert not (host.ws / name).exists(), (name, said)
+    for name in landed:
+        assert (host.ws / name).exists(), (name, said)
+    said = run(host, "mkdir -p pkg && echo '{}' > pkg/agent.json\n")
+    assert (host.ws / "pkg" / "agent.json").exists(), said
+    said = run(host, "echo requests > pkg/requirements.txt\n")
+    assert not (host.ws / "pkg" / "requirements.txt").exists(), said
+    assert "a project's manifest where agent.json is" in said, said

@@ -39,6 +39,7 @@ NOT_A_TOOLS_CONFIG = frozenset({
     "Manifest.toml", "package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml",
     "coverage.xml", "coverage.json", "junit.xml",
 })  # fmt: skip
+MAX_LOOKED_AT = 5000  # names of a directory looked through for a config a marker makes one
 # what makes a directory a project's top: a manifest, a build file, a repository
 PROJECT_MARKERS = (
     "package.json", "pyproject.toml", "setup.py", "setup.cfg", "Cargo.toml", "go.mod",
@@ -87,3 +88,29 @@ class ProjectTopRules(RuleSet):
                 )
             )
         return key if self._project_tops[key] else None
+
+    def _makes_top(self, entry: Entry) -> str | None:
+        """A config-format file on the host that a new project marker makes a project-top
+        config, or None: written into a directory with no marker in one run, it landed, and
+        a marker added in the next made it one, never judged as such (r65b MARKERLATER)."""
+        name = os.path.basename(entry.rel)
+        if entry.kind not in ("file", "link") or name not in PROJECT_MARKERS:
+            return None
+        rel = os.path.dirname(entry.rel)
+        directory = os.path.join(entry.root, rel) if rel else entry.root
+        if os.path.lexists(entry.path) or self._was_top(directory):
+            return None
+        try:
+            names = os.listdir(directory)[:MAX_LOOKED_AT]
+        except OSError:
+            return None
+        return next((n for n in sorted(names) if config_format(n)), None)
+
+    def _was_top(self, directory: str) -> bool:
+        """Whether the host's `directory` is a project top already (see _project_top)."""
+        cwd = str(self.plan.get("cwd") or "")
+        return (
+            directory == cwd
+            or any(directory == root and is_within(cwd, root) for root in self.roots)
+            or any(os.path.lexists(os.path.join(directory, m)) for m in PROJECT_MARKERS)
+        )

@@ -99,6 +99,34 @@ INERT_DOT = frozenset({
 })  # fmt: skip
 
 
+# Inert dot directories that hold host tools' configs too: only what is below these names
+# is inert there (and a Markdown file at their top). GitHub Copilot CLI starts the programs
+# `.github/mcp.json` and `.github/lsp.json` name at a plain `copilot` (r65b GHCOPILOT);
+# GitLab Duo reads `.gitlab/duo/mcp.json` (DUOMCP). What GitHub and GitLab run, in CI, stays.
+PARTLY_INERT = {
+    ".github": frozenset({
+        "workflows", "ISSUE_TEMPLATE", "PULL_REQUEST_TEMPLATE", "DISCUSSION_TEMPLATE",
+        "actions", "CODEOWNERS", "dependabot.yml", "dependabot.yaml", "FUNDING.yml",
+        "release.yml", "release.yaml", "labeler.yml", "pull_request_template.md",
+    }),
+    ".gitlab": frozenset({
+        "issue_templates", "merge_request_templates", "ci", "CODEOWNERS",
+    }),
+}  # fmt: skip
+
+
+def _inert_at(parts: list[str], i: int) -> bool:
+    """Whether the i-th part of a path is an inert dot entry for what is below it."""
+    part = parts[i]
+    if part not in INERT_DOT:
+        return False
+    below = PARTLY_INERT.get(part)
+    if below is None or i + 1 >= len(parts):
+        return True
+    name = parts[i + 1]
+    return name in below or (i + 2 == len(parts) and name.endswith(".md"))
+
+
 SIZE = "sandbox.limits.file_size_mb"
 LINKED_COPY_BYTES = 1 << 30
 
@@ -242,7 +270,7 @@ class Checker(
         top = self._project_top(entry)
         if (
             top is not None
-            and not any(p in INERT_DOT for p in parts[:-1])
+            and not any(_inert_at(parts, i) for i in range(len(parts) - 1))
             and not self._in_tool_tree(entry, parts)
         ):
             where = "the top of the workspace" if top == entry.root else f"{top}, a project's top"
@@ -252,6 +280,14 @@ class Checker(
                 "find their configs there by name, and many run a program or load a module "
                 "one names when the project opens, no prompt (no list of the names is "
                 "whole); apply it if you meant it",
+            )  # fmt: skip
+        config = self._makes_top(entry)
+        if config is not None and not self._in_tool_tree(entry, parts):
+            return self.refusal(
+                "protected", path, PROJECT_CONFIG,
+                f"a project's manifest where {config} is: it would make that file a config "
+                "at a project's top, which editors' language servers, linters and agents read "
+                "by name (and it was never held as one); apply both if you meant them",
             )  # fmt: skip
         if entry.kind == "link":
             # `crate/.cargo -> ../cfg`: cfg/config.toml becomes crate/.cargo/config.toml
@@ -577,8 +613,9 @@ TOOL_TREES = {
 # A module named `<tool>.config.<js kind>`: the convention of JavaScript tools whose editor
 # integrations import it at a project's opening (tailwind's language server, vitest's and
 # jest's extensions, cspell's, r59b CSPELL); by name, as no list of the tools is whole. Any
-# `.config.` in the name (r60b TWNAME: tailwind.config.v2.js), and the bare names tools
-# look for by their own patterns (tailwind.js, vitest.workspace.ts)
+# `.config.` in the name (r60b TWNAME: tailwind.config.v2.js), `.conf.` too (karma.conf.js,
+# wdio.conf.ts: r65b WDIOCONF), and the bare names tools look for by their own patterns
+# (tailwind.js, vitest.workspace.ts)
 JS_KINDS = frozenset({"js", "cjs", "mjs", "ts", "cts", "mts", "jsx", "tsx"})
 BARE_CONFIG_MODULES = frozenset({"tailwind", "vitest.workspace", "vitest.projects"})
 STYLESHEETS = (".css", ".scss", ".sass", ".less", ".pcss", ".postcss")
@@ -592,7 +629,11 @@ def _config_module(name: str) -> bool:
     return (
         bool(dot)
         and kind in JS_KINDS
-        and (".config." in name or base.endswith(".config") or base in BARE_CONFIG_MODULES)
+        and (
+            any(w in name for w in (".config.", ".conf."))
+            or base.endswith((".config", ".conf"))
+            or base in BARE_CONFIG_MODULES
+        )
     )
 
 
@@ -710,7 +751,7 @@ def _config_dot(parts: list[str], owned: Callable[[int], bool]) -> str | None:
     for i, part in enumerate(parts[:-1] if len(parts) > 1 else parts):
         if part in TOOL_TREES and owned(i):
             return None
-        if part.startswith(".") and part not in INERT_DOT:
+        if part.startswith(".") and not _inert_at(parts, i):
             return "/".join(parts[: i + 1])
     last = parts[-1]
     if len(parts) > 1 and last.startswith(".") and last not in INERT_DOT:
