@@ -85,6 +85,24 @@ local function complete_ids(arglead)
   end, ids)
 end
 
+---Show the change sets' buffers again after an apply or discard: a `corral://changes/ID`
+---left open still said `held:` for what was applied (r58c NVIMSTALE).
+---@param id string
+local function refresh_changes(id)
+  local engine = require("corral.engine")
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    local name = vim.api.nvim_buf_get_name(bufnr)
+    if name == "corral://changes" or name == "corral://changes/" .. id then
+      local which = name == "corral://changes" and "" or id
+      local result, err = engine.call("changes", engine.request(vim.b[bufnr].corral_source or 0, { id = which }))
+      local lines = result and (#result.out > 0 and result.out or result.err) or { "corral: " .. tostring(err) }
+      vim.bo[bufnr].modifiable = true
+      vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
+      vim.bo[bufnr].modifiable = false
+    end
+  end
+end
+
 ---A subcommand acting on one held change set: `:Sandbox {name} {id} [path...]`.
 ---@param method string the engine's method
 ---@param name string
@@ -99,6 +117,7 @@ local function on_held(method, name, desc, reload)
         return
       end
       change_call(method, { id = args[1], paths = vim.list_slice(args, 2) })
+      refresh_changes(args[1])
       if reload then
         vim.cmd("checktime")
       end

@@ -36,6 +36,9 @@ def test_review_apply_and_undo_from_the_editor(ed: Editor, workspace: Path) -> N
 
     ed.cmd("Sandbox", "apply", change_id, ".nvim.lua")  # named: the user's decision
     assert (workspace / ".nvim.lua").read_text() == "x\n"
+    # r58c NVIMSTALE: the open details still said `held:` for what was applied
+    shown = ed.buffer_lines(f"corral://changes/{change_id}") or []
+    assert not any(".nvim.lua: held" in line for line in shown), shown
     ed.cmd("Sandbox", "undo")
     assert not (workspace / ".nvim.lua").exists()
     ed.cmd("Sandbox", "undo")
