@@ -62,3 +62,15 @@ def test_a_bar_in_a_held_path_typed_back_runs_nothing(ed: Editor, workspace: Pat
     change_id = held_id(ed)
     ed.lua(f"vim.cmd([[Sandbox discard {change_id} x|lua vim.g.corral_chained = 1]])")
     assert ed.lua("return vim.g.corral_chained") is None
+
+
+def test_a_held_set_names_the_line_that_was_typed(ed: Editor, workspace: Path) -> None:
+    """r64c MADEBYQUOTE: `:Sandbox run` was listed as made by `/bin/sh -c 'sh -c '"'"'...`,
+    the shell corral started around the typed line."""
+    ids = "return require('corral.engine').call('held_ids', require('corral.engine').request())"
+    before = len(ed.lua(ids) or [])
+    ed.lua("vim.cmd([[Sandbox run echo x > .exrc]])")
+    ed.wait_for(lambda: len(ed.lua(ids) or []) > before, what="a held set")
+    ed.cmd("Sandbox", "changes")
+    lines = ed.buffer_lines("corral://changes") or []
+    assert any("from `echo x > .exrc` at" in line for line in lines), lines

@@ -83,7 +83,11 @@ def _made(plan: dict[str, Any]) -> str:
         return f", made at {at}"
     import shlex
 
-    made_by = shlex.join(words_)
+    # (the script of the shell corral started for a typed line or a chat's call, as typed:
+    # not `/bin/sh -c 'sh -c '"'"'...`, r64c MADEBYQUOTE)
+    shells = ("/bin/sh", "/usr/bin/sh", "/bin/bash", "/usr/bin/bash")
+    script = len(words_) == 3 and words_[0] in shells and words_[1] == "-c"
+    made_by = words_[2] if script else shlex.join(words_)
     made_by = made_by if len(made_by) <= 80 else made_by[:77] + "..."
     return f", from `{made_by}` at {at}"
 
