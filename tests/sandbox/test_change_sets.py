@@ -284,6 +284,10 @@ def test_a_named_refused_path_is_applied_when_the_user_says_so(host: Host) -> No
     done = host.sh(host.vars() + '\ncd "$WS"\necho "-- mine" > .nvim.lua\n')
     (change_id,) = held_ids(host)
     assert DONE in done.stdout
+    # (r58c CHANGESHINT: the details ended with `corral apply ID [PATH...]`, where the run's
+    # own line named the path)
+    shown = host.corral("changes", change_id).stdout.splitlines()
+    assert shown[-1].startswith(f"apply: corral apply {change_id} {host.ws}/.nvim.lua "), shown
     applied = host.corral("apply", change_id, ".nvim.lua")
     assert applied.returncode == 0, applied.stderr
     assert (host.ws / ".nvim.lua").read_text() == "-- mine\n"

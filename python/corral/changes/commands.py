@@ -289,11 +289,14 @@ def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
         if shown_lines > DIFF_LINES:
             out.out.append(f"(diffs cut after {DIFF_LINES} lines)")
     # (what to do next, where the reader ends up: r33b)
-    out.out.append(
-        f"apply: {words.command('apply', plan['id'], '[PATH...]')} (a PATH that is a directory "
+    # (the paths the run's own line named, not only `[PATH...]`: r58c CHANGESHINT)
+    held = finish.report(stage).get("held") or []
+    paths = finish.apply_args(held) if held else ["[PATH...]"]
+    out.out.append(shown(
+        f"apply: {words.command('apply', plan['id'], *paths)} (a PATH that is a directory "
         "takes what is below it; a held path is applied only when named); "
         f"drop: {words.command('discard', plan['id'])}"
-    )
+    ))  # fmt: skip
     return out
 
 

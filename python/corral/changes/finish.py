@@ -380,8 +380,6 @@ def describe(report: dict[str, Any], frontend: str | None = None) -> list[str]:
 
 
 def _describe(report: dict[str, Any], frontend: str | None) -> list[str]:
-    from corral.paths import is_within
-
     lines = []
     change_id = report["id"]
 
@@ -412,28 +410,9 @@ def _describe(report: dict[str, Any], frontend: str | None) -> list[str]:
     for problem in report.get("problems", []):
         lines.append(f"held, unread: {problem}")
     if report["held"] and report["status"] == "held":
-        # (a refused path is applied only when named: the command says which, r39c)
-        named = [item["path"] for item in report["held"] if item.get("code") != "review"]
-        # (a venv held whole is named as one: `apply ID .venv`, not 1,600 paths, r48c U8)
-        venvs = sorted({
-            m.split(words.HELD_WITH_VENV, 1)[1].split(" (", 1)[0]
-            for m in (item.get("message", "") for item in report["held"])
-            if m.startswith(words.HELD_WITH_VENV)
-        })  # fmt: skip
-        if venvs:
-            named = [*venvs, *(p for p in named if not any(is_within(p, v) for v in venvs))]
-        # (history held for review is named by its git directory, when nothing else held
-        # there rides along: `apply ID .git` takes the commits, never a hook held beside)
-        gits = _history_dirs(report["held"])
-        if gits:
-            named = [*gits, *(p for p in named if not any(is_within(p, g) for g in gits))]
-        paths = named if 0 < len(named) <= NAMED else ["PATH..."]
-        if any(item.get("code") == "conflict" or item.get("since") for item in report["held"]):
-            paths = ["--overwrite", *paths]  # (what the host changed meanwhile: r40c)
+        paths = apply_args(report["held"])
         which = (
-            ", naming the held paths you want from the list above"
-            if not (0 < len(named) <= NAMED)
-            else ""
+            ", naming the held paths you want from the list above" if "PATH..." in paths else ""
         )  # (a refused path is applied only when named: `apply ID` applied none, r42c)
         lines.append(
             f"these changes are held, not in the workspace: {command('changes', change_id)} "
@@ -441,6 +420,33 @@ def _describe(report: dict[str, Any], frontend: str | None) -> list[str]:
             f"{command('discard', change_id)})"
         )
     return lines
+
+
+def apply_args(held: list[dict[str, Any]]) -> list[str]:
+    """What `corral apply ID` needs after it to apply these held items: their paths (a
+    venv's or a git directory's as one), `PATH...` when there are too many, `--overwrite`
+    first where the host changed a path since."""
+    from corral.paths import is_within
+
+    # (a refused path is applied only when named: the command says which, r39c)
+    named = [item["path"] for item in held if item.get("code") != "review"]
+    # (a venv held whole is named as one: `apply ID .venv`, not 1,600 paths, r48c U8)
+    venvs = sorted({
+        m.split(words.HELD_WITH_VENV, 1)[1].split(" (", 1)[0]
+        for m in (item.get("message", "") for item in held)
+        if m.startswith(words.HELD_WITH_VENV)
+    })  # fmt: skip
+    if venvs:
+        named = [*venvs, *(p for p in named if not any(is_within(p, v) for v in venvs))]
+    # (history held for review is named by its git directory, when nothing else held there
+    # rides along: `apply ID .git` takes the commits, never a hook held beside)
+    gits = _history_dirs(held)
+    if gits:
+        named = [*gits, *(p for p in named if not any(is_within(p, g) for g in gits))]
+    paths = named if 0 < len(named) <= NAMED else ["PATH..."]
+    if any(item.get("code") == "conflict" or item.get("since") for item in held):
+        paths = ["--overwrite", *paths]  # (what the host changed meanwhile: r40c)
+    return paths
 
 
 def report(stage_or_id: str) -> dict[str, Any]:
