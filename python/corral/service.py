@@ -284,7 +284,7 @@ class Service:
 
         change_id = str(request.get("id") or "")
         if not change_id:
-            return commands.listing().as_dict()
+            return commands.listing(str(request.get("cwd") or "")).as_dict()
         return commands.show(change_id, self._now(request), diffs=True).as_dict()
 
     def do_held_ids(self, request: Mapping[str, Any]) -> list[str]:

@@ -782,3 +782,19 @@ def test_file_capabilities_do_not_reach_the_host(tmp_path: Path) -> None:
     apply([entry], journal)
     assert (root / "tool").read_text() == "#!/bin/sh\n"
     assert "security.capability" not in os.listxattr(root / "tool")
+
+
+def test_the_list_of_held_sets_puts_this_workspaces_first(host: Host) -> None:
+    """r58c CHANGESGLOBAL: `corral changes` listed every workspace's held sets mixed, another
+    one's above one's own."""
+    other = host.ws.parent / "other"
+    other.mkdir()
+    give_to_test_user(other)
+    done = host.corral("run", "--", "sh", "-c", "echo x > .exrc", cwd=other)
+    assert done.returncode == 0, done.stderr
+    done = host.corral("run", "--", "sh", "-c", "echo x > .exrc")
+    assert done.returncode == 0, done.stderr
+    listed = host.corral("changes").stdout.splitlines()
+    firsts = [line for line in listed if not line.startswith(" ")]
+    assert str(host.ws) in firsts[0] and firsts[1] == "held in other workspaces:", listed
+    assert str(other) in firsts[2], listed

@@ -118,20 +118,35 @@ def held_ids() -> list[str]:
     return [os.path.basename(s) for s in stages.held()]
 
 
-def listing() -> Outcome:
-    """Every held change set, with what it holds and why."""
+def listing(cwd: str = "") -> Outcome:
+    """Every held change set, with what it holds and why: those of the workspace holding
+    `cwd` first, then the others' under a line of their own (r58c CHANGESGLOBAL: as root,
+    other workspaces' sets stood above one's own, mixed)."""
+    from corral.paths import is_within
+
     with finish.Locked():
         stages.collect_garbage(stages.root_dir())
     found = list(stages.held())
     out = Outcome([] if found else ["no held change sets"])
+    here: list[list[str]] = []
+    elsewhere: list[list[str]] = []
     for stage in found:  # (every workspace's: each says which)
         try:
             plan = stages.read_plan(stage)
             workspace = plan["cwd"]
+            roots = [str(r) for r in plan.get("roots") or []]
         except (OSError, ValueError, KeyError, EOFError, TypeError):
-            plan, workspace = {}, ""
+            plan, workspace, roots = {}, "", []
         report = stages.read_json(os.path.join(stage, stages.REPORT))
-        out.out += _held_lines(report, workspace, plan)
+        ours = bool(cwd) and any(is_within(cwd, r) for r in roots)
+        (here if ours or not cwd else elsewhere).append(_held_lines(report, workspace, plan))
+    for lines in here:
+        out.out += lines
+    if elsewhere:
+        out.out.append("held in other workspaces:" if here else "none held here; held in other "
+                       "workspaces:")  # fmt: skip
+        for lines in elsewhere:
+            out.out += lines
     return out
 
 

@@ -4,6 +4,7 @@ print what corral.changes.commands returns)."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 from corral.changes import commands
@@ -41,7 +42,7 @@ def changes(args: list[str]) -> int:
     args = [a for a in args if a != "--diff"]
     if args:
         return _print(commands.show(args[0], _now, diffs=diffs))
-    return _print(commands.listing())
+    return _print(commands.listing(os.getcwd()))
 
 
 def apply(args: list[str]) -> int:
