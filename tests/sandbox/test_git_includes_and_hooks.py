@@ -1895,11 +1895,17 @@ if mode == "smuggle":  # the cached tree of src/ holds the payload, the entry th
     sha = bytes.fromhex(old.decode())
 else:
     git("write-tree")  # (HEAD's trees, valid)
-    with open(path, "wb") as f:
+    old = os.stat(path)
+    if mode == "keep":  # (as large as the old file)
+        payload = payload[: old.st_size - 1].ljust(old.st_size - 1, b"#") + b"\\n"
+    with open(path + b".new", "wb") as f:
         f.write(payload)
+    os.rename(path + b".new", path)
+    if mode == "keep":  # the old mtime put back
+        os.utime(path, ns=(old.st_atime_ns, old.st_mtime_ns))
     st = os.stat(path)
     sha = bytes.fromhex(git("hash-object", "-w", path.decode()).decode())
-    if mode == "stat":  # the old blob, with the new file's times and size
+    if mode in ("stat", "nsec", "keep"):  # the old blob, with the new file's times and size
         sha = bytes.fromhex(git("rev-parse", ":" + path.decode()).decode())
 data = bytearray(open(".git/index", "rb").read())
 i = 12
@@ -1908,8 +1914,11 @@ for _ in range(struct.unpack_from(">I", data, 8)[0]):
     if bytes(data[i + 62 : end]) == path:
         data[i + 40 : i + 60] = sha
         if mode != "smuggle":
-            struct.pack_into(">II", data, i + 8, int(st.st_mtime), st.st_mtime_ns % 10**9)
+            nsec = 0 if mode == "nsec" else st.st_mtime_ns % 10**9
+            struct.pack_into(">II", data, i + 8, int(st.st_mtime), nsec)
             struct.pack_into(">I", data, i + 36, st.st_size)
+            struct.pack_into(">II", data, i, int(st.st_ctime) + 1, 0)  # (the apply's, guessed)
+            struct.pack_into(">I", data, i + 20, st.st_ino & 0xFFFFFFFF)
     i += ((end - i + 8) // 8) * 8
 data[-20:] = hashlib.sha1(bytes(data[:-20])).digest()
 open(".git/index", "wb").write(bytes(data))
@@ -1932,6 +1941,10 @@ def test_an_index_whose_cached_trees_or_stat_data_hide_what_it_stages_is_held(
         ("smuggle", "cached tree of src/ is not the tree its entries make"),
         ("hide", "cached tree of src/ is not the tree its entries make"),
         ("stat", "the index says src/app.py is unchanged"),
+        # r66a NSECHIDE: git compares whole seconds; STATKEEP: the payload at the old size,
+        # the old mtime put back, only ctime and inode new in the entry
+        ("nsec", "the index says src/app.py is unchanged"),
+        ("keep", "the index says src/app.py is unchanged"),
     ):
         said = run(host, f"python3 ../forge.py {mode} src/app.py\n")
         assert why in said, (mode, said)
@@ -1944,6 +1957,11 @@ def test_an_index_whose_cached_trees_or_stat_data_hide_what_it_stages_is_held(
             assert host.git("status", "--short").split() == ["M", "src/app.py"], (mode, said)
         _drop_held(host)
         staged = host.git("ls-files", "--stage")
+    # r66a UNTRHIDE: an untracked cache of the command's, whose directories' times said
+    # nothing changed there, hid a new file from `git status`
+    said = run(host, "git update-index --untracked-cache && git status >/dev/null\n")
+    assert "untracked cache or fsmonitor data changed (UNTR)" in said, said
+    _drop_held(host)
     said = run(
         host,
         "echo 'print(2)' > src/app.py && git add src/app.py && git write-tree >/dev/null && "

@@ -744,26 +744,30 @@ STAT_CHECK_BYTES = 256 << 20  # file bytes hashed to see what an index's stat da
 
 
 def _stat_hides(before: Index, after: Index, host_tree: str, upper_tree: str) -> str | None:
-    """The first path whose index entry, new or with new stat data, has the mtime and size
-    of the work tree's file as the change set leaves it, but another object than that file:
-    git takes such a file for unchanged without reading it, so `git status`, `git diff` and
-    `commit -a` would pass over what it holds (r63a STATHIDE: the staged file's inode and
-    times written into the old blob's entry). GitUnreadable past STAT_CHECK_BYTES."""
+    """The first path whose index entry has the mtime (whole seconds: git built without
+    USE_NSEC compares no more, r66a NSECHIDE) and size of the work tree's file as the change
+    set leaves it, but another object than that file, where the entry is new or changed or
+    the change set writes that file (r66a STATKEEP: the payload at the old size, the old
+    mtime put back, only ctime and inode changed in the entry): git takes such a file for
+    unchanged without reading it, so `git status`, `git diff` and `commit -a` would pass
+    over what it holds (r63a STATHIDE). GitUnreadable past STAT_CHECK_BYTES."""
     left = STAT_CHECK_BYTES
     for key, stat_data in after.stats.items():
         mode, sha = after.entries[key]
         if "\0" in key or mode not in (0o100644, 0o100755, 0o120000):
             continue
-        if before.stats.get(key) == stat_data and before.entries.get(key) == (mode, sha):
-            continue  # (the host's own entry)
         staged = os.path.join(upper_tree, key)
-        path = staged if os.path.lexists(staged) else os.path.join(host_tree, key)
+        written = os.path.lexists(staged)
+        own = before.stats.get(key) == stat_data and before.entries.get(key) == (mode, sha)
+        if own and not written:
+            continue  # (the host's own entry, of a file the change set leaves alone)
+        path = staged if written else os.path.join(host_tree, key)
         try:
             st = os.lstat(path)
         except OSError:
             continue  # (no file: git shows it as deleted)
-        seconds, nanoseconds = divmod(st.st_mtime_ns, 1_000_000_000)
-        if (seconds & 0xFFFFFFFF, nanoseconds, st.st_size & 0xFFFFFFFF) != stat_data:
+        seconds = st.st_mtime_ns // 1_000_000_000
+        if (seconds & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF) != (stat_data[0], stat_data[2]):
             continue  # (git reads the file: what differs shows)
         left -= st.st_size
         if left < 0:
@@ -928,6 +932,21 @@ class GitHistoryRules(RuleSet):
                         "is not the tree its entries make: your next `git commit` would take "
                         "that tree, not "
                         "what `git status` shows you; review it: git status",
+                    )  # fmt: skip
+                changed_caches = sorted(
+                    name.decode() for name in {*before.caches, *after.caches}
+                    if before.caches.get(name) != after.caches.get(name)
+                )  # fmt: skip
+                if changed_caches:
+                    # (r66a UNTRHIDE: an untracked cache whose directories' times were set to
+                    # the apply's second hid a new file from `git status`; the fsmonitor data
+                    # marks entries as unchanged the same way)
+                    return self.refusal(
+                        "protected", entry.path, PROTECTED,
+                        "the index's untracked cache or fsmonitor data changed "
+                        f"({', '.join(changed_caches)}): git trusts them to say which files "
+                        "changed, so `git status` could pass over what the command wrote; "
+                        "review it: git status -uall",
                     )  # fmt: skip
                 hides = _stat_hides(
                     before, after, os.path.dirname(host_git), os.path.dirname(upper_git)

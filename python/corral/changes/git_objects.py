@@ -453,15 +453,18 @@ class Index:
         # each entry's stat data git compares with the work tree's file before its content:
         # (mtime seconds, nanoseconds, size)
         self.stats: dict[str, tuple[int, int, int]] = {}
+        # the untracked cache and fsmonitor data, as they are (see HARMLESS_EXTENSIONS)
+        self.caches: dict[bytes, bytes] = {}
         self.undo: list[tuple[str, int, str]] = []
         # the flags an entry keeps through git's rewrites of the index (assume-unchanged,
         # skip-worktree, intent-to-add), where any is set: the user's, as its entries are
         self.flags: dict[str, int] = {}
 
 
-# extensions that change no content git writes (the untracked cache, the fsmonitor token);
-# the offset tables (EOIE, IEOT) are checked against the entries; any other is read below,
-# or the index is unreadable
+# extensions that change no content git writes (the untracked cache, the fsmonitor token),
+# but what `git status` shows: kept to compare (a command's own is held, r66a UNTRHIDE); the
+# offset tables (EOIE, IEOT) are checked against the entries; any other is read below, or
+# the index is unreadable
 HARMLESS_EXTENSIONS = frozenset({b"UNTR", b"FSMN"})
 
 
@@ -641,7 +644,9 @@ def read_index(path: str) -> Index:
                 _cache_tree(body, index.trees, index.tree_counts)
             elif signature == b"REUC":
                 index.undo += _resolve_undo(body)
-            elif signature not in HARMLESS_EXTENSIONS:
+            elif signature in HARMLESS_EXTENSIONS:
+                index.caches[signature] = body
+            else:
                 # (`link`: a split index, its entries in sharedindex.*; `sdir`: sparse)
                 raise GitUnreadable(f"an index extension corral does not read: {signature!r}")
             i += 8 + size
