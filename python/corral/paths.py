@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 URN_PREFIX = "urn:corral:"
 HOMES_ROOTS = ("/home", "/root")
+PASSWD = "/etc/passwd"  # (other accounts' homes elsewhere: see _passwd_homes)
 
 
 class ExpandError(ValueError):
@@ -127,11 +128,41 @@ def _is_name(name: str) -> bool:
     return bool(name) and not name[0].isdigit() and all(c.isalnum() or c == "_" for c in name)
 
 
+# where a passwd home is a system directory, not an account's own files (bin: /bin,
+# sys: /dev, irc: /run/ircd, systemd's: /): never hidden for being one
+SYSTEM_HOMES = ("/bin", "/sbin", "/usr", "/lib", "/lib64", "/etc", "/dev", "/proc", "/sys",
+                "/run", "/var/run", "/var/tmp", "/nonexistent")  # fmt: skip
+
+
+def _passwd_homes() -> list[str]:
+    """The homes /etc/passwd gives other accounts outside HOMES_ROOTS (postgres's
+    /var/lib/postgresql, jenkins's, /srv/git: r64b OTHERHOMES), but system directories."""
+    try:
+        with open(PASSWD, encoding="utf-8", errors="replace") as f:
+            lines = f.read(1 << 20).splitlines()
+    except OSError:
+        return []
+    found = []
+    for line in lines:
+        fields = line.split(":")
+        if len(fields) < 7 or not fields[5].startswith("/") or fields[2] == str(os.getuid()):
+            continue
+        home = os.path.normpath(fields[5])
+        if home == "/" or any(is_within(home, s) for s in SYSTEM_HOMES):
+            continue
+        if any(is_within(home, r) for r in HOMES_ROOTS):
+            continue  # (listed from the directory below)
+        found.append(home)
+    return found
+
+
 def _other_homes(ctx: Context) -> list[str]:
     found: list[str] = []
-    for root in HOMES_ROOTS:
-        candidates = [root] if root == "/root" else _children(root)
+    for root in (*HOMES_ROOTS, *_passwd_homes()):
+        candidates = [root] if root not in HOMES_ROOTS or root == "/root" else _children(root)
         for home in candidates:
+            if not os.path.isdir(home):
+                continue
             real = os.path.realpath(home)
             if not (is_within(ctx.home, real) or is_within(ctx.cwd, real)):
                 found.append(real)

@@ -71,6 +71,7 @@ def test_other_homes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     (homes / "not-a-dir").write_text("")
     (homes / "link").symlink_to(homes / "alice")
     monkeypatch.setattr(paths, "HOMES_ROOTS", (str(homes),))
+    monkeypatch.setattr(paths, "PASSWD", str(tmp_path / "no-passwd"))
     ctx = Context(str(homes / "me"), {"HOME": str(homes / "me")})
     assert sorted(expand("urn:corral:other-homes", ctx)) == [
         str(homes / "alice"),
@@ -86,8 +87,28 @@ def test_other_homes_never_hides_the_workspace(
         (homes / name).mkdir(parents=True)
     (homes / "bob" / "proj").mkdir()
     monkeypatch.setattr(paths, "HOMES_ROOTS", (str(homes),))
+    monkeypatch.setattr(paths, "PASSWD", str(tmp_path / "no-passwd"))
     ctx = Context(str(homes / "bob" / "proj"), {"HOME": str(homes / "me")})
     assert expand("urn:corral:other-homes", ctx) == [str(homes / "alice")]
+
+
+def test_other_homes_are_also_where_passwd_puts_them(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """r64b OTHERHOMES: postgres's /var/lib/postgresql, jenkins's, /srv/git were shown;
+    system directories given as homes (/bin, /dev, /) are not hidden for it."""
+    (tmp_path / "srv" / "git").mkdir(parents=True)
+    (tmp_path / "me").mkdir()
+    passwd = tmp_path / "passwd"
+    passwd.write_text(
+        f"git:x:998:998::{tmp_path}/srv/git:/bin/sh\nbin:x:2:2:bin:/bin:/usr/sbin/nologin\n"
+        "systemd-network:x:997:997::/:/usr/sbin/nologin\nnobody:x:65534:65534::/nonexistent:"
+        "/usr/sbin/nologin\nbroken line\n"
+    )
+    monkeypatch.setattr(paths, "HOMES_ROOTS", ())
+    monkeypatch.setattr(paths, "PASSWD", str(passwd))
+    ctx = Context(str(tmp_path / "me"), {"HOME": str(tmp_path / "me")})
+    assert expand("urn:corral:other-homes", ctx) == [str(tmp_path / "srv" / "git")]
 
 
 def test_other_homes_takes_no_suffix(ctx: Context) -> None:
