@@ -99,14 +99,30 @@ def test_filtered_syscalls_fail_inside_but_work_on_the_host(mode: str, tmp_path:
     assert inside["af_unix"] == (-1, EPERM)
     assert inside["socketpair_dgram"] == (-1, EPERM)
     assert inside["socketpair"] == (0, 0)
-    # r64b SUIDDIRECT: no setuid or setgid bit is set (with direct writes the file landed as
-    # it was); LDISC: no line discipline that outlives the run; openat2's mode is unread
+    # r64b SUIDDIRECT: no setuid bit is set (with direct writes the file landed as it was);
+    # LDISC: no line discipline that outlives the run; openat2's mode is unread. r66c
+    # SGIDDIRS: a chmod may set the setgid bit with change sets (their apply drops it; git's
+    # shared repositories set it on every directory), not with direct writes
+    direct = _results([*CORRAL, "--mode", mode, "--writes", "direct", "--"], tmp_path)
     for name in ("chmod_setuid", "chmod_setgid", "create_setuid", "tiocsetd"):
         assert host[name] == (0, 0), f"{name} must work on the host for this test to mean it"
-        assert inside[name] == (-1, EPERM), f"{name} was not refused inside: {inside[name]}"
+        assert direct[name] == (-1, EPERM), f"{name} was not refused inside: {direct[name]}"
+        if name != "chmod_setgid":
+            assert inside[name] == (-1, EPERM), f"{name} was not refused: {inside[name]}"
+    assert inside["chmod_setgid"] == (0, 0), inside["chmod_setgid"]
     for name in ("chmod_plain", "open_plain", "tiocgwinsz"):
         assert host[name] == inside[name] == (0, 0), (name, inside[name])
     assert host["openat2"][0] >= 0 and inside["openat2"] == (-1, 38), inside["openat2"]
+
+
+def test_a_shared_repository_commits_in_the_sandbox(host) -> None:  # type: ignore[no-untyped-def]
+    """r66c SGIDDIRS: git in a repository with core.sharedRepository sets the setgid bit on
+    each directory of .git/objects; `git add` failed on EPERM."""
+    host.git("init", "-q", "--shared=group")
+    (host.ws / "a.txt").write_text("a\n")
+    done = host.corral("run", "--", "sh", "-c", "git add a.txt && git -c user.name=u "
+                       "-c user.email=u@x commit -qm one && echo COMMITTED")  # fmt: skip
+    assert "COMMITTED" in done.stdout, done.stderr
 
 
 def test_program_refuses_foreign_architectures() -> None:

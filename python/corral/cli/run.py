@@ -148,8 +148,13 @@ def _plain_terminal(tail: bytearray, wrapped: Wrapped) -> None:
     if not sys.stderr.isatty():
         return
     # (and the colours a command's OSC 4, 10 and 11 redefined: a foreground the same as the
-    # background hides all that follows, r64b)
-    reset = "\033[0m\033]104\007\033]110\007\033]111\007"
+    # background hides all that follows, r64b; the line-drawing character set, a scroll
+    # region that scrolls corral's lines away, the alternate screen, mouse reporting and a
+    # hidden cursor, r66c ESCRESET)
+    reset = (
+        "\033[0m\033]104\007\033]110\007\033]111\007\033(B\033)B\017\033[r\033[?1049l"
+        "\033[?1000l\033[?1002l\033[?1003l\033[?1006l\033[?25h"
+    )
     sys.stderr.write(reset + ("\n" if tail and not tail.endswith(b"\n") else ""))
     if not wrapped.sandboxed:
         warn("this ran UNSANDBOXED (see the warning before it)")

@@ -18,8 +18,11 @@ Refused with EPERM in every sandbox:
   that create a file; mknod, mknodat): with direct writes (`sandbox.writes = "direct"`, or an
   old bwrap without overlays) the file lands in the workspace as it is, and any local user
   could run it as the command's user, as root when corral runs as root (review r64b
-  SUIDDIRECT). A change set drops these bits at its apply; this keeps them from being set at
-  all. openat2, whose mode seccomp cannot read, answers ENOSYS: callers fall back to openat.
+  SUIDDIRECT). openat2, whose mode seccomp cannot read, answers ENOSYS: callers fall back to
+  openat. With change sets (which drop both bits at the apply) and no file bound writable
+  by name, a chmod may set the setgid bit: a setgid directory is everyday work (git's
+  `core.sharedRepository` sets it on every directory of .git/objects; every new directory
+  below a setgid one has it, and `cp -a` or `tar` set it back: r66c SGIDDIRS).
 - the terminal ioctls that reach beyond the command: TIOCSTI and TIOCLINUX (typing into the
   terminal, pasting its selection) and TIOCSETD (a line discipline that outlives the run: the
   user's shell got no input or output after it, r64b LDISC).
@@ -54,6 +57,8 @@ RET_ALLOW = 0x7FFF0000
 RET_EPERM = 0x00050000 | 1  # SECCOMP_RET_ERRNO | EPERM
 RET_ENOSYS = 0x00050000 | 38  # SECCOMP_RET_ERRNO | ENOSYS
 SET_ID_BITS = 0o6000  # S_ISUID | S_ISGID
+SET_UID = 0o4000
+CHMODS = frozenset({"chmod", "fchmod", "fchmodat", "fchmodat2"})
 CREATES = 0o100 | 0o20000000  # O_CREAT | __O_TMPFILE (the same on x86_64 and aarch64)
 TERMINAL_IOCTLS = (0x5412, 0x541C, 0x5423)  # TIOCSTI, TIOCLINUX, TIOCSETD
 AF_UNIX = 1
@@ -135,19 +140,20 @@ def _insn(code: int, jt: int, jf: int, k: int) -> bytes:
     return code.to_bytes(2, order) + bytes((jt, jf)) + k.to_bytes(4, order)
 
 
-_programs: dict[tuple[str, bool], bytes | None] = {}
+_programs: dict[tuple[str, bool, bool], bytes | None] = {}
 _verified: dict[str, tuple[int, int, int]] = {}  # filter file -> (inode, size, mtime) seen
 
 
-def program(machine: str, block_unix_sockets: bool) -> bytes | None:
-    """The filter for `machine` (as os.uname() names it), or None where it is not known."""
-    key = (machine, block_unix_sockets)
+def program(machine: str, block_unix_sockets: bool, setgid_ok: bool = False) -> bytes | None:
+    """The filter for `machine` (as os.uname() names it), or None where it is not known;
+    `setgid_ok`: a chmod may set the setgid bit (see the module's note)."""
+    key = (machine, block_unix_sockets, setgid_ok)
     if key not in _programs:
-        _programs[key] = _assemble(machine, block_unix_sockets)
+        _programs[key] = _assemble(machine, block_unix_sockets, setgid_ok)
     return _programs[key]
 
 
-def _assemble(machine: str, block_unix_sockets: bool) -> bytes | None:
+def _assemble(machine: str, block_unix_sockets: bool, setgid_ok: bool) -> bytes | None:
     if machine not in ARCHES:
         return None
     audit_arch, numbers = ARCHES[machine]
@@ -175,9 +181,10 @@ def _assemble(machine: str, block_unix_sockets: bool) -> bytes | None:
                 _insn(AND_K, 0, 0, CREATES),
                 _insn(JEQ_K, 3, 0, 0),
             ]
+        bits = SET_UID if setgid_ok and name in CHMODS else SET_ID_BITS
         block += [
             _insn(LD_W_ABS, 0, 0, mode_arg),
-            _insn(AND_K, 0, 0, SET_ID_BITS),
+            _insn(AND_K, 0, 0, bits),
             _insn(JEQ_K, 0, 1, 0),
             _insn(RET_K, 0, 0, RET_ALLOW),
             _insn(RET_K, 0, 0, RET_EPERM),
@@ -217,17 +224,17 @@ def _assemble(machine: str, block_unix_sockets: bool) -> bytes | None:
     return b"".join(out)
 
 
-def program_path(block_unix_sockets: bool) -> str | None:
+def program_path(block_unix_sockets: bool, setgid_ok: bool = False) -> str | None:
     """The filter in a file of corral's cache directory (read-only inside every sandbox),
     for launchers that can open a file but not pass a descriptor; None where that fails."""
     machine = os.uname().machine
-    code = program(machine, block_unix_sockets)
+    code = program(machine, block_unix_sockets, setgid_ok)
     if code is None:
         return None
     from corral import dirs
 
     # (-4: set-id modes, terminal ioctls, openat2; -3: socketpair types, pdeathsig)
-    kind = "no-unix-4" if block_unix_sockets else "base-4"
+    kind = ("no-unix-4" if block_unix_sockets else "base-4") + ("-sgid" if setgid_ok else "")
     path = os.path.join(dirs.user_cache_dir(), f"seccomp-{machine}-{kind}.bpf")
     try:
         st = os.stat(path)
@@ -251,9 +258,9 @@ def program_path(block_unix_sockets: bool) -> str | None:
     return path
 
 
-def program_fd(block_unix_sockets: bool) -> int | None:
+def program_fd(block_unix_sockets: bool, setgid_ok: bool = False) -> int | None:
     """An inheritable descriptor holding the filter, positioned at its start (or None)."""
-    code = program(os.uname().machine, block_unix_sockets)
+    code = program(os.uname().machine, block_unix_sockets, setgid_ok)
     if code is None:
         return None
     fd = os.memfd_create("corral-seccomp")

@@ -197,6 +197,12 @@ def mount_args(policy: Policy, stage: str | None = None) -> list[str]:
     return args
 
 
+def _setgid_ok(policy: Policy, stage: str | None) -> bool:
+    """Whether a chmod may set the setgid bit: with a change set (whose apply drops it) and
+    every writable root an overlay (a file made writable by name is bound straight)."""
+    return stage is not None and all(os.path.isdir(root) for root in policy.rw_roots)
+
+
 FIFO_AREAS = ("/run",)
 FIFO_SCAN_LIMIT = 4096
 
@@ -482,7 +488,7 @@ class BwrapBackend(Backend):
             # another program (jobstart) cannot carry: a constant sh script opens the filter
             # file on descriptor 3 and starts bwrap; with a change set, it then runs the check
             # (see LAUNCH_CHANGES). Data reaches sh only as arguments.
-            path = seccomp.program_path(block_unix_sockets=not policy.unix_sockets)
+            path = seccomp.program_path(not policy.unix_sockets, _setgid_ok(policy, stage))
             shell = hostbin.find("sh")
             if shell is None:
                 if stage is not None:
@@ -530,7 +536,7 @@ class BwrapBackend(Backend):
                 network=(policy.network_allow, policy.network_private),
             )
 
-        seccomp_fd = seccomp.program_fd(block_unix_sockets=not policy.unix_sockets)
+        seccomp_fd = seccomp.program_fd(not policy.unix_sockets, _setgid_ok(policy, stage))
         status_r, status_w = os.pipe()
         os.set_inheritable(status_w, True)
         fds = (status_w,) if seccomp_fd is None else (status_w, seccomp_fd)
