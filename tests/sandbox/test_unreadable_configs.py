@@ -1778,4 +1778,23 @@ def test_configs_below_ci_directories_and_made_tops_later_are_held(host: Host) -
     assert (host.ws / "pkg" / "agent.json").exists(), said
     said = run(host, "echo requests > pkg/requirements.txt\n")
     assert not (host.ws / "pkg" / "requirements.txt").exists(), said
-    assert "a project's manifest where agent.json is" in said, said
+    assert "a project's manifest beside agent.json" in said, said
+    # r66b MARKERDIR: a directory of a marker's name; MARKERMANY: past the names looked at
+    said = run(host, "mkdir -p p2 && echo '{}' > p2/agent.json\n")
+    said = run(host, "mkdir p2/requirements.txt\n")
+    assert not (host.ws / "p2" / "requirements.txt").exists(), said
+    said = run(host, "mkdir -p big && cd big && seq 1 5001 | xargs touch && echo '{}' > x.json\n")
+    said = run(host, "echo x > big/requirements.txt\n")
+    assert not (host.ws / "big" / "requirements.txt").exists(), said
+
+
+def test_a_program_in_node_modules_bin_named_as_a_system_one_is_held(host: Host) -> None:
+    """r66b HUSKYPATH: husky v9's hooks put node_modules/.bin first on PATH and then run
+    `sh -e .husky/pre-commit`: a new node_modules/.bin/sh ran at the user's `git commit`.
+    Names no system program has (a package's own bins) land."""
+    said = run(host, "mkdir -p node_modules/.bin && for n in sh env git node-x-tool; do "
+                     "printf '#!/bin/sh\\n' > node_modules/.bin/$n; done\n")  # fmt: skip
+    for name in ("sh", "env", "git"):
+        assert not (host.ws / "node_modules" / ".bin" / name).exists(), (name, said)
+    assert "a program in node_modules/.bin named as the system's /usr/bin/env" in said, said
+    assert (host.ws / "node_modules" / ".bin" / "node-x-tool").exists(), said

@@ -94,16 +94,20 @@ class ProjectTopRules(RuleSet):
         config, or None: written into a directory with no marker in one run, it landed, and
         a marker added in the next made it one, never judged as such (r65b MARKERLATER)."""
         name = os.path.basename(entry.rel)
-        if entry.kind not in ("file", "link") or name not in PROJECT_MARKERS:
+        # (a directory of a marker's name counts too, as it does to editors' root finders
+        # and to _project_top: r66b MARKERDIR)
+        if entry.kind not in ("file", "link", "dir") or name not in PROJECT_MARKERS:
             return None
         rel = os.path.dirname(entry.rel)
         directory = os.path.join(entry.root, rel) if rel else entry.root
         if os.path.lexists(entry.path) or self._was_top(directory):
             return None
         try:
-            names = os.listdir(directory)[:MAX_LOOKED_AT]
+            names = os.listdir(directory)
         except OSError:
             return None
+        if len(names) > MAX_LOOKED_AT:  # (r66b MARKERMANY: the 18,102nd name was one)
+            return f"one of its {len(names)} entries (more than corral looks through)"
         return next((n for n in sorted(names) if config_format(n)), None)
 
     def _was_top(self, directory: str) -> bool:

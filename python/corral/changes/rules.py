@@ -285,9 +285,17 @@ class Checker(
         if config is not None and not self._in_tool_tree(entry, parts):
             return self.refusal(
                 "protected", path, PROJECT_CONFIG,
-                f"a project's manifest where {config} is: it would make that file a config "
+                f"a project's manifest beside {config}: it would make that file a config "
                 "at a project's top, which editors' language servers, linters and agents read "
                 "by name (and it was never held as one); apply both if you meant them",
+            )  # fmt: skip
+        shadowed = _system_program(parts) if entry.kind in ("file", "link") else None
+        if shadowed is not None:
+            return self.refusal(
+                "protected", path, PROTECTED,
+                f"a program in node_modules/.bin named as the system's {shadowed}: husky's git "
+                "hooks and npm scripts put node_modules/.bin first on PATH, so your next `git "
+                f"commit` would run it in place of {shadowed}; apply it if you meant it",
             )  # fmt: skip
         if entry.kind == "link":
             # `crate/.cargo -> ../cfg`: cfg/config.toml becomes crate/.cargo/config.toml
@@ -742,6 +750,18 @@ def _session(entry: Entry) -> str | None:
                 if other != name and _session_file(os.path.join(where, other)):
                     return f"the script the session {other} sources beside itself"
     return None
+
+
+def _system_program(parts: list[str]) -> str | None:
+    """The system program (a path) a new `node_modules/.bin/<name>` would stand in for on a
+    PATH that puts node_modules/.bin first (r66b HUSKYPATH: husky v9's `.husky/_/h` then runs
+    `sh -e .husky/pre-commit`, and a planted `sh` ran at the user's `git commit`)."""
+    if len(parts) < 3 or parts[-2] != ".bin" or parts[-3] != "node_modules":
+        return None
+    from corral.sandbox.hostbin import SYSTEM_BIN_DIRS
+
+    found = (os.path.join(d, parts[-1]) for d in (*SYSTEM_BIN_DIRS, "/usr/local/bin"))
+    return next((p for p in found if os.path.lexists(p)), None)
 
 
 def _config_dot(parts: list[str], owned: Callable[[int], bool]) -> str | None:
