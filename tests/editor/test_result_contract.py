@@ -218,6 +218,8 @@ def test_bash_takes_a_cwd_inside_the_writable_roots(fresh: Editor, workspace: Pa
         execute(fresh, "bash", command="touch x", cwd=bad)
         r = shaped(result(fresh), "refused")
         assert r["refusal"]["code"] == "invalid-input" and "input.cwd" in r["refusal"]["message"]
+    # (r61c CWDHINT: a directory yet to make was only "send the inputs the tool takes")
+    assert "make it first (mkdir -p missing)" in r["summary"], r["summary"]
     d = fresh.lua(
         "return require('corral').decide(...)",
         {"name": "bash", "input": {"command": "git status", "cwd": "sub"}},

@@ -92,9 +92,16 @@ def bash_command(tool_input: Mapping[str, Any], policy: Policy) -> tuple[str, st
 
     real = os.path.realpath(os.path.join(policy.cwd, os.path.expanduser(cwd)))
     roots = policy.rw_roots if policy.enabled else (policy.cwd,)
-    if not os.path.isdir(real) or not any(is_within(real, r) for r in roots):
-        where = "the writable roots" if policy.enabled else "the workspace"
-        return command, f"input.cwd {cwd!r} is not a directory inside {where}"
+    where = "the writable roots" if policy.enabled else "the workspace"
+    if not any(is_within(real, r) for r in roots):
+        return command, f"input.cwd {cwd!r} is not inside {where}"
+    if not os.path.isdir(real):
+        # (not "send the inputs the tool takes" alone: it was a directory yet to make, r61c
+        # CWDHINT)
+        return command, (
+            f"input.cwd {cwd!r} is not a directory inside {where}: make it first "
+            f"(mkdir -p {shlex.quote(str(cwd))}) or pass one that exists"
+        )
     if real == policy.cwd:
         return command, None
     return f"cd -- {shlex.quote(real)} || exit 1\n{command}", None
