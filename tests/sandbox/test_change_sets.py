@@ -221,6 +221,8 @@ def test_undo_puts_the_workspace_back(host: Host) -> None:
     assert "README.md" in listed[1] and "new.txt" in listed[1], listed
     undo = host.corral("undo")
     assert undo.returncode == 0, undo.stderr
+    # (r58c UNDOID: it said "undid" a journal entry's name, which the list never showed)
+    assert undo.stdout.splitlines()[-1] == f"undid {listed[1].split()[0].rstrip(',')}", undo
     assert (host.ws / "README.md").read_text() == before
     assert (host.ws / "sub" / "keep.txt").read_text() == "sub\n"
     assert not (host.ws / "new.txt").exists()

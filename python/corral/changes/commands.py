@@ -429,12 +429,19 @@ def _pick(names: list[str], change_id: str | None, cwd: str | None) -> str:
     for later in names[names.index(chosen) + 1 :]:
         if any(is_within(p, q) or is_within(q, p) for p in touched(later) for q in mine):
             raise CorralError(
-                f"{later}, applied after {chosen}, changed the same paths: undo it first"
+                f"{_id_of(later)}, applied after {_id_of(chosen)}, changed the same paths: "
+                "undo it first"
             )
     return chosen
 
 
 UNDO_LISTED = 20  # applied change sets `corral undo --list` names
+
+
+def _id_of(entry: str) -> str:
+    """The change set's id of an undo journal's entry (`<order>-<id>`), as `undo --list`
+    names it (r58c UNDOID: messages named journal entries the list never showed)."""
+    return entry.split("-", 1)[1] if "-" in entry else entry
 
 
 def undo_list(cwd: str | None = None) -> Outcome:
@@ -447,7 +454,7 @@ def undo_list(cwd: str | None = None) -> Outcome:
     names = journals.entries()
     mine = [n for n in reversed(names) if not cwd or any(is_within(p, cwd) for p in _touched(n))]
     # (a held part applied later is journaled under its change set's id too: said so)
-    ids = [n.split("-", 1)[1] if "-" in n else n for n in names]
+    ids = [_id_of(n) for n in names]
     later = {n for i, n in enumerate(names) if ids[i] in ids[:i]}
     if not mine:
         where = f" in {cwd}" if cwd else ""
@@ -460,7 +467,7 @@ def undo_list(cwd: str | None = None) -> Outcome:
             report = stages.read_json(os.path.join(stages.journal_dir(), name, stages.REPORT))
         except (OSError, ValueError):
             report = {}
-        change_id = name.split("-", 1)[1] if "-" in name else name
+        change_id = _id_of(name)
         if not report.get("created_ns"):
             report["created_ns"] = int(change_id.split("-")[0], 16) if "-" in change_id else 0
         counts = report.get("counts") or {}
@@ -493,13 +500,13 @@ def undo(change_id: str | None = None, cwd: str | None = None) -> Outcome:
         busy = stages.direct_writers(_roots_of(newest))
         if busy:
             why = f"a command with direct writes runs in this workspace (pid {busy[0]})"
-            out = Outcome([], [f"{newest} not undone: {why}; undo once it has ended"])
+            out = Outcome([], [f"{_id_of(newest)} not undone: {why}; undo once it has ended"])
             out.code = 1
             return out
         conflicts = journals.conflicts(newest)
         if conflicts:
-            out = Outcome([], [*conflicts, f"{newest} not undone: nothing was changed"])
+            out = Outcome([], [*conflicts, f"{_id_of(newest)} not undone: nothing was changed"])
             out.code = 1
             return out
         done = journals.undo(newest)
-    return Outcome([*done, f"undid {newest}"])
+    return Outcome([*done, f"undid {_id_of(newest)}"])
