@@ -360,6 +360,8 @@ def test_setuid_bits_do_not_reach_the_host(host: Host, writes: str) -> None:
     assert DONE in done.stdout, done.stderr
     assert (host.ws / "tool").stat().st_mode & 0o7777 == 0o755
     assert (host.ws / "t2").stat().st_mode & 0o6000 == 0, oct((host.ws / "t2").stat().st_mode)
+    # (r66c EXPLAINWRONG: the filter's EPERM was told as a hidden or protected path)
+    assert "the sandbox refused a setuid or setgid mode" in done.stderr, done.stderr
 
 
 def test_a_new_tree_is_moved_whole_checked_and_undone_file_by_file(host: Host) -> None:

@@ -177,9 +177,26 @@ def _hidden(line: str, policy: Policy) -> str | None:
     return None
 
 
+# what chmod, cp -p, install and tar say when a mode is refused (see SET_ID)
+MODE_REFUSED = (
+    "changing permissions of", "preserving permissions", "Cannot change mode",
+    "cannot change permissions",
+)  # fmt: skip
+SET_ID = (
+    "the sandbox refuses the setuid bit, and the setgid bit with direct writes (a program "
+    "any local user could run as you): set modes without them (chmod u-s), or set them "
+    "yourself outside the sandbox; or the file is not the command's to change"
+)
+
+
 def _denied(line: str, policy: Policy, rule: str, hint: str, what: str) -> tuple[str, ...]:
-    """A "Permission denied" for a path a deny list hides says so (not "protected")."""
+    """A "Permission denied" for a path a deny list hides says so (not "protected"); an
+    "Operation not permitted" of a mode change is the seccomp filter's (r66c EXPLAINWRONG:
+    told as a hidden or protected path)."""
     from corral.paths import is_within
+
+    if "Operation not permitted" in line and any(m in line for m in MODE_REFUSED):
+        return "sandbox seccomp filter", SET_ID, "a setuid or setgid mode"
 
     for path in _paths_in(line, policy.cwd):
         hidden = next((d for d, _ in policy.deny_read if is_within(path, d)), None)
