@@ -11,6 +11,15 @@ local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
 ---The calls, with what a newcomer should notice in each.
 ---@return {say: string, call: corral.ToolCall}[]
 function M.calls()
+  -- (a key this machine has: where there is none, the step showed only "No such file", r61c
+  -- DEMOSSH)
+  local secret
+  for _, name in ipairs({ "~/.ssh/id_ed25519", "~/.ssh/id_rsa", "~/.ssh/id_ecdsa", "~/.ssh/config",
+    "~/.aws/credentials", "~/.netrc", "~/.bash_history" }) do
+    if not secret and vim.uv.fs_stat(vim.fn.expand(name)) then
+      secret = name
+    end
+  end
   local fetch = vim.fn.executable("curl") == 1 and "curl -sS https://example.com"
     or "python3 -c 'import urllib.request as u; u.urlopen(\"https://example.com\")'"
   return {
@@ -18,8 +27,9 @@ function M.calls()
       call = { name = "bash", input = { command = "ls -a" } } },
     { say = "a file write: corral asks you first (a/y approves, d/n denies)",
       call = { name = "write", input = { path = "notes-from-the-model.txt", content = "hello\n" } } },
-    { say = "a credential: the sandbox hides it, as if it were not there",
-      call = { name = "bash", input = { command = "cat ~/.ssh/id_rsa" } } },
+    { say = secret and "a credential: the sandbox hides it, and corral says so"
+        or "a credential (this machine has none in ~/.ssh: `scripts/demo --cli` shows one hidden)",
+      call = { name = "bash", input = { command = "cat " .. (secret or "~/.ssh/id_rsa") } } },
     { say = "a privileged command: refused before anything runs",
       call = { name = "bash", input = { command = "sudo apt-get install nmap" } } },
     { say = "the network: off in this mode, and corral says how to allow it",

@@ -47,6 +47,7 @@ def test_the_scripted_chat_shows_each_kind_of_answer(
     assert write["ok"] and write["decision"]["source"] == "user"
     assert (workspace / "notes-from-the-model.txt").read_text() == "hello\n"
     assert ssh["status"] == "ran" and not ssh["ok"]
+    assert ssh["sandbox_refusals"][0]["code"] == "hidden", ssh  # (told as hidden, r52c)
     assert sudo["status"] == "refused" and sudo["refusal"]["code"] == "privileged"
     assert net["sandbox_refusals"][0]["code"] == "network", net
     text = "\n".join(ed.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
