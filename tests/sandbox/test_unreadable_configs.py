@@ -1786,6 +1786,12 @@ def test_configs_below_ci_directories_and_made_tops_later_are_held(host: Host) -
     said = run(host, "mkdir -p big && cd big && seq 1 5001 | xargs touch && echo '{}' > x.json\n")
     said = run(host, "echo x > big/requirements.txt\n")
     assert not (host.ws / "big" / "requirements.txt").exists(), said
+    # r67b UNLISTEDMARKERS: a .NET project, an nx package, Bazel, a gem
+    markers = ("dotnet/App.csproj", "nx/project.json", "bz/BUILD.bazel", "gem/x.gemspec")
+    said = run(host, "".join(f"mkdir -p $(dirname {m}) && echo x > {m} && echo '{{}}' > "
+                             f"$(dirname {m})/tool.json\n" for m in markers))  # fmt: skip
+    for marker in markers:
+        assert not (host.ws / os.path.dirname(marker) / "tool.json").exists(), (marker, said)
 
 
 def test_a_program_in_node_modules_bin_named_as_a_system_one_is_held(host: Host) -> None:
@@ -1796,5 +1802,13 @@ def test_a_program_in_node_modules_bin_named_as_a_system_one_is_held(host: Host)
                      "printf '#!/bin/sh\\n' > node_modules/.bin/$n; done\n")  # fmt: skip
     for name in ("sh", "env", "git"):
         assert not (host.ws / "node_modules" / ".bin" / name).exists(), (name, said)
-    assert "a program in node_modules/.bin named as the system's /usr/bin/env" in said, said
+    assert "a program in node_modules/.bin named as your /usr/bin/env" in said, said
     assert (host.ws / "node_modules" / ".bin" / "node-x-tool").exists(), said
+    # r67b HUSKYUSERPATH: a hook's cargo from ~/.cargo/bin, node from nvm: not in /usr/bin
+    for where in (".cargo/bin/cargo-r67b", ".nvm/versions/node/v22.1.0/bin/node-r67b"):
+        (host.home / where).parent.mkdir(parents=True, exist_ok=True)
+        (host.home / where).write_text("#!/bin/sh\n")
+    said = run(host, "for n in cargo-r67b node-r67b; do printf '#!/bin/sh\\n' > "
+                     "node_modules/.bin/$n; done\n")  # fmt: skip
+    for name in ("cargo-r67b", "node-r67b"):
+        assert not (host.ws / "node_modules" / ".bin" / name).exists(), (name, said)

@@ -49,7 +49,33 @@ PROJECT_MARKERS = (
     "CMakeLists.txt", "meson.build", "Makefile", "flake.nix", "stack.yaml", "cabal.project",
     "dune-project", "build.zig", "Project.toml", "deps.edn", "project.clj", "Pipfile",
     "requirements.txt", ".git", ".hg",
+    # (r67b UNLISTEDMARKERS: an nx package, Bazel, .NET, Erlang, Elm, Gleam, Crystal, Dune)
+    "project.json", "BUILD.bazel", "BUILD", "WORKSPACE", "WORKSPACE.bazel", "MODULE.bazel",
+    "Directory.Build.props", "global.json", "rebar.config", "elm.json", "gleam.toml",
+    "shard.yml", "dune", "nx.json", "lerna.json", "turbo.json", "build.mill",
 )  # fmt: skip
+# ... and by what a name ends with: a .NET project or solution, a gem, a Haskell, Nim or
+# OCaml package
+MARKER_SUFFIXES = (
+    ".csproj", ".fsproj", ".vbproj", ".sln", ".gemspec", ".cabal", ".nimble", ".opam",
+)  # fmt: skip
+
+
+def is_marker(name: str) -> bool:
+    """Whether a file of this name makes its directory a project's top."""
+    return name in PROJECT_MARKERS or name.endswith(MARKER_SUFFIXES)
+
+
+def _has_marker(directory: str) -> bool:
+    """Whether `directory` holds a project marker (a directory of a marker's name counts,
+    as it does to editors' root finders)."""
+    if any(os.path.lexists(os.path.join(directory, m)) for m in PROJECT_MARKERS):
+        return True
+    try:
+        with os.scandir(directory) as it:
+            return any(e.name.endswith(MARKER_SUFFIXES) for e in it)
+    except OSError:
+        return False
 
 
 def config_format(name: str) -> bool:
@@ -81,11 +107,7 @@ class ProjectTopRules(RuleSet):
             self._project_tops[key] = (
                 key == cwd
                 or (not rel and is_within(cwd, key))
-                or any(
-                    os.path.lexists(os.path.join(top, marker))
-                    for top in (key, upper)
-                    for marker in PROJECT_MARKERS
-                )
+                or any(_has_marker(top) for top in (key, upper))
             )
         return key if self._project_tops[key] else None
 
@@ -96,7 +118,7 @@ class ProjectTopRules(RuleSet):
         name = os.path.basename(entry.rel)
         # (a directory of a marker's name counts too, as it does to editors' root finders
         # and to _project_top: r66b MARKERDIR)
-        if entry.kind not in ("file", "link", "dir") or name not in PROJECT_MARKERS:
+        if entry.kind not in ("file", "link", "dir") or not is_marker(name):
             return None
         rel = os.path.dirname(entry.rel)
         directory = os.path.join(entry.root, rel) if rel else entry.root
@@ -116,5 +138,5 @@ class ProjectTopRules(RuleSet):
         return (
             directory == cwd
             or any(directory == root and is_within(cwd, root) for root in self.roots)
-            or any(os.path.lexists(os.path.join(directory, m)) for m in PROJECT_MARKERS)
+            or _has_marker(directory)
         )

@@ -289,12 +289,12 @@ class Checker(
                 "at a project's top, which editors' language servers, linters and agents read "
                 "by name (and it was never held as one); apply both if you meant them",
             )  # fmt: skip
-        shadowed = _system_program(parts) if entry.kind in ("file", "link") else None
+        shadowed = self._system_program(parts) if entry.kind in ("file", "link") else None
         if shadowed is not None:
             return self.refusal(
                 "protected", path, PROTECTED,
-                f"a program in node_modules/.bin named as the system's {shadowed}: husky's git "
-                "hooks and npm scripts put node_modules/.bin first on PATH, so your next `git "
+                f"a program in node_modules/.bin named as your {shadowed}: husky's git hooks "
+                "and npm scripts put node_modules/.bin first on PATH, so your next `git "
                 f"commit` would run it in place of {shadowed}; apply it if you meant it",
             )  # fmt: skip
         if entry.kind == "link":
@@ -402,6 +402,42 @@ class Checker(
                 "your home directory's dot entries",
             )  # fmt: skip
         return None
+
+    def _system_program(self, parts: list[str]) -> str | None:
+        """The program (a path) a new `node_modules/.bin/<name>` would stand in for on a PATH
+        that puts node_modules/.bin first (r66b HUSKYPATH: husky v9's `.husky/_/h` then ran a
+        planted `sh` at the user's `git commit`): one of that name in a system directory, on
+        the PATH the command was started with, or in a toolchain's usual home (r67b
+        HUSKYUSERPATH: cargo in ~/.cargo/bin, node from nvm)."""
+        if len(parts) < 3 or parts[-2] != ".bin" or parts[-3] != "node_modules":
+            return None
+        for directory in self._program_dirs():
+            path = os.path.join(directory, parts[-1])
+            if os.path.lexists(path):
+                return path
+        return None
+
+    def _program_dirs(self) -> list[str]:
+        """Where programs a hook names are found: system directories, the PATH the command
+        was started with (but node_modules' own), the toolchains' homes."""
+        if self._programs is None:
+            import glob
+            import pwd
+
+            from corral.sandbox.hostbin import SYSTEM_BIN_DIRS
+
+            homes = {str(self.plan.get("host_home") or "")}
+            try:
+                homes.add(pwd.getpwuid(os.getuid()).pw_dir)
+            except KeyError:
+                pass
+            path = str(self.plan.get("host_path") or "").split(":")
+            found = [*SYSTEM_BIN_DIRS, "/usr/local/bin", *(p for p in path if p.startswith("/"))]
+            for home in sorted(h for h in homes if h.startswith("/") and h != "/"):
+                for pattern in TOOLCHAIN_HOMES:
+                    found += glob.glob(os.path.join(home, pattern))
+            self._programs = [d for d in dict.fromkeys(found) if "node_modules" not in d.split("/")]
+        return self._programs
 
     def _in_tool_tree(self, entry: Entry, parts: list[str]) -> bool:
         """Whether a directory above the entry is a tree a tool owns (see _tool_tree)."""
@@ -607,6 +643,15 @@ class Checker(
         )  # fmt: skip
 
 
+# where toolchains put the programs a hook runs, below $HOME (see Checker._system_program)
+TOOLCHAIN_HOMES = (
+    ".cargo/bin", ".local/bin", "bin", ".volta/bin", ".bun/bin", ".deno/bin", "go/bin",
+    ".pyenv/shims", ".local/share/mise/shims", ".asdf/shims", ".local/share/pnpm",
+    ".nvm/versions/node/*/bin", ".local/share/fnm/node-versions/*/installation/bin",
+    ".fnm/node-versions/*/installation/bin", ".local/share/nvim/mason/bin",
+)  # fmt: skip
+
+
 # trees a tool writes and owns, each known by what its tool leaves in it (a name alone is
 # the command's to choose: `docs/vendor/.markdownlint.cjs`, a `venv/` that is no venv,
 # r43a TREEDOT): below one the host has, or one holding its marker, dot entries are the
@@ -750,18 +795,6 @@ def _session(entry: Entry) -> str | None:
                 if other != name and _session_file(os.path.join(where, other)):
                     return f"the script the session {other} sources beside itself"
     return None
-
-
-def _system_program(parts: list[str]) -> str | None:
-    """The system program (a path) a new `node_modules/.bin/<name>` would stand in for on a
-    PATH that puts node_modules/.bin first (r66b HUSKYPATH: husky v9's `.husky/_/h` then runs
-    `sh -e .husky/pre-commit`, and a planted `sh` ran at the user's `git commit`)."""
-    if len(parts) < 3 or parts[-2] != ".bin" or parts[-3] != "node_modules":
-        return None
-    from corral.sandbox.hostbin import SYSTEM_BIN_DIRS
-
-    found = (os.path.join(d, parts[-1]) for d in (*SYSTEM_BIN_DIRS, "/usr/local/bin"))
-    return next((p for p in found if os.path.lexists(p)), None)
 
 
 def _config_dot(parts: list[str], owned: Callable[[int], bool]) -> str | None:

@@ -88,6 +88,7 @@ class RuleSet:
         self._git_packs: dict[str, list[Any]] = {}  # the pack indexes a change set leaves
         self._git_configs: dict[str, list[str]] = {}  # the host index's shared configs
         self._project_tops: dict[str, bool] = {}  # (see ProjectTopRules._project_top)
+        self._programs: list[str] | None = None  # (see Checker._program_dirs)
 
     def refusal(
         self, code: str, path: str, rule: str, message: str, layer: str = BUILTIN

@@ -116,6 +116,10 @@ def create(policy: Policy, made_by: Sequence[str] = ()) -> str:
         "created_ns": time.time_ns(),
         "made_by": [str(word)[:200] for word in made_by[:20]],
         "cwd": policy.cwd,
+        # (the PATH programs are looked up on where the command was started: a program in
+        # node_modules/.bin named as one of them is held, see rules._system_program)
+        "host_path": os.environ.get("PATH", ""),
+        "host_home": os.path.expanduser("~"),
         "writes": policy.writes,
         "roots": list(policy.rw_roots),
         **protection(policy),
