@@ -1970,3 +1970,28 @@ def test_an_index_whose_cached_trees_or_stat_data_hide_what_it_stages_is_held(
     assert host.git("ls-files", "--stage") != staged, said
     assert not held_ids(host), said
     assert host.git("status", "--short").startswith("M  src/app.py"), said
+
+
+def test_a_submodule_whose_git_dir_is_in_its_work_tree_keeps_its_hooks(host: Host) -> None:
+    """r67a SUBINPLACE: `git submodule add` of a clone already in place leaves `lib/.git` a
+    directory, not under .git/modules: its hook's script (a tracked file) was writable, was
+    rewritten, and ran at the user's `git commit` in lib."""
+    pwned, _ = _payload(host)
+    ident = ["-c", "user.name=u", "-c", "user.email=u@x"]
+    _committed(host)
+    lib = host.ws / "lib"
+    (lib / "scripts").mkdir(parents=True)
+    (lib / "scripts" / "check.sh").write_text("exit 0\n")
+    host.git("init", "-q", "-b", "main", cwd=lib)
+    host.git("add", "scripts/check.sh", cwd=lib)
+    host.git(*ident, "commit", "-qm", "lib", cwd=lib)
+    hook = lib / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\nsh scripts/check.sh\n")
+    hook.chmod(0o755)
+    host.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", "./lib", "lib")
+    host.git(*ident, "commit", "-qm", "submodule")
+    assert (lib / ".git").is_dir(), "git made lib/.git a file: the case is not set up"
+    said = run(host, f"printf 'touch {pwned}\\n' > lib/scripts/check.sh\n")
+    assert (lib / "scripts" / "check.sh").read_text() == "exit 0\n", said
+    host.git(*ident, "commit", "-q", "--allow-empty", "-m", "user", cwd=lib, check=False)
+    assert not os.path.exists(pwned), "a submodule's hook ran a script the command wrote"

@@ -117,7 +117,7 @@ def repositories(root: str, depth: int = DEPTH, limit: int = LIMIT) -> tuple[lis
     thousands of directories to push a repository past any limit, and one not found gets no
     protection."""
     if os.path.lexists(os.path.join(root, ".git")):
-        return [root, *_linked_worktrees(root)], True
+        return [root, *_linked_worktrees(root), *_in_place_submodules(root)], True
     found: list[str] = []
     level = [root]
     seen = 0
@@ -138,6 +138,30 @@ def repositories(root: str, depth: int = DEPTH, limit: int = LIMIT) -> tuple[lis
                     below.append(entry.path)
         level = below
     return found, True
+
+
+MAX_SUBMODULES = 500  # submodules of one work tree, at every depth, looked at
+
+
+def _in_place_submodules(root: str, depth: int = 0) -> list[str]:
+    """The submodules `.gitmodules` names whose `.git` is a directory of their own in the
+    work tree, not under .git/modules (`git submodule add` of a clone already there), at
+    every depth: each is a repository with hooks of its own (r67a SUBINPLACE: its hook's
+    script, a tracked file, was rewritten and ran at the user's `git commit` there)."""
+    text = gitconfig.read_text(os.path.join(root, ".gitmodules"))
+    if not text or depth > MAX_MODULE_DEPTH:
+        return []
+    found: list[str] = []
+    for section, key, value in gitconfig.entries(text):
+        if not section.lower().startswith("submodule.") or key != "path" or not value:
+            continue
+        tree = os.path.normpath(os.path.join(root, value))
+        if not tree.startswith(root + "/") or not os.path.isdir(os.path.join(tree, ".git")):
+            continue  # (outside, or a .git file: its git dir is in .git/modules, found there)
+        if os.path.islink(os.path.join(tree, ".git")) or len(found) >= MAX_SUBMODULES:
+            continue
+        found += [tree, *_in_place_submodules(tree, depth + 1)]
+    return found
 
 
 MAX_WORKTREE_ENTRIES = 4096
