@@ -1995,3 +1995,26 @@ def test_a_submodule_whose_git_dir_is_in_its_work_tree_keeps_its_hooks(host: Hos
     assert (lib / "scripts" / "check.sh").read_text() == "exit 0\n", said
     host.git(*ident, "commit", "-q", "--allow-empty", "-m", "user", cwd=lib, check=False)
     assert not os.path.exists(pwned), "a submodule's hook ran a script the command wrote"
+
+
+def test_a_branch_a_prompt_would_run_and_escapes_in_a_reflog_are_held(host: Host) -> None:
+    """r67a REFMETA: `git checkout -b '$(touch${IFS}x)'` on HEAD's own commit landed, and a
+    prompt that builds PS1 from the branch name ran it; REFLOGESC: a reflog message's
+    escapes, which `git reflog` prints as they are; RRCACHE: an empty rr-cache turned rerere
+    on. With "hold" too: none of these is new history."""
+    _committed(host)
+    head = host.git("rev-parse", "--abbrev-ref", "HEAD")
+    for body in (
+        "git checkout -q -b '$(touch${IFS}x)'",
+        "git tag 'v1;id'",
+        "printf '%s %s u <u@x> 1 +0000\\tcheckout: \\033]0;pwned\\007\\n' $(git rev-parse "
+        "HEAD) $(git rev-parse HEAD) >> .git/logs/HEAD",
+        "mkdir .git/rr-cache",
+    ):
+        said = run(host, body + "\n")
+        assert held_ids(host), (body, said)
+        assert host.git("rev-parse", "--abbrev-ref", "HEAD") == head, (body, said)
+        assert host.git("tag") == "", (body, said)
+        assert not (host.ws / ".git" / "rr-cache").exists(), (body, said)
+        _drop_held(host)
+    assert "\x1b" not in (host.ws / ".git" / "logs" / "HEAD").read_text()

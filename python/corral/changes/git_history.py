@@ -740,6 +740,27 @@ def _index_paths(
         yield path, mode, sha
 
 
+# characters git allows in a ref's name that a shell would read as code (r67a REFMETA:
+# `git checkout -b '$(touch${IFS}x)'` ran at a prompt that builds PS1 from the branch name)
+SHELL_CHARS = frozenset("$`;|&()<>\"'!{}\n")
+
+
+def _escapes(path: str) -> bool:
+    """Whether a file holds a control character other than a tab or a line end."""
+    data = _bytes(path) or b""
+    return any((c < 0x20 and c not in (9, 10)) or c == 0x7F for c in data)
+
+
+def _shell_ref_name(inside: list[str], source: str) -> str | None:
+    """The first ref name with SHELL_CHARS that a staged ref, reflog, packed-refs or HEAD
+    file gives (by its path, or in its text), or None."""
+    names = ["/".join(inside)] if inside[0] in ("refs", "logs") else []
+    if inside == ["packed-refs"] or (len(inside) == 1 and inside[0].endswith("HEAD")):
+        text = _text(source) or ""
+        names += [w for line in text.splitlines() for w in line.split()[1:2]]
+    return next((n for n in names if SHELL_CHARS & set(n)), None)
+
+
 STAT_CHECK_BYTES = 256 << 20  # file bytes hashed to see what an index's stat data hides
 
 
@@ -874,6 +895,13 @@ class GitHistoryRules(RuleSet):
             # rest of the state (r40a GCOPAQUE: applied alone, a fetched branch was gone)
             self._git_state[entry.path] = os.path.join(entry.root, git_rel)
             return None
+        if entry.kind == "dir" and inside == ["rr-cache"] and not os.path.lexists(entry.path):
+            # (r67a RRCACHE: an empty rr-cache turns git's rerere on where you never did)
+            return self.refusal(
+                "protected", entry.path, PROTECTED,
+                "a new rr-cache: git would start recording and replaying conflict "
+                "resolutions (rerere) at your merges; review it: git config rerere.enabled",
+            )  # fmt: skip
         if entry.kind in ("dir", "link", "special"):
             return None  # (links and devices: the rules after this one refuse them)
         name = "/".join(inside)
@@ -892,6 +920,24 @@ class GitHistoryRules(RuleSet):
                 return None
             if entry.kind != "file":
                 raise GitUnreadable(f"a {entry.kind} where git keeps its files")
+            if inside[0] == "logs" and entry.kind == "file" and _escapes(entry.source):
+                # (r67a REFLOGESC: `git reflog` without a pager prints a message's bytes as they
+                # are: a window title, a clipboard write, a line rewritten)
+                self._git_state[entry.path] = host_git
+                return self.refusal(
+                    "protected", entry.path, PROTECTED,
+                    "a reflog whose messages hold terminal escapes or other control characters "
+                    "(`git reflog` prints them as they are); review it: cat -v",
+                )  # fmt: skip
+            shelly = _shell_ref_name(inside, entry.source)
+            if shelly is not None:
+                self._git_state[entry.path] = host_git
+                return self.refusal(
+                    "protected", entry.path, PROTECTED,
+                    f"a branch or tag named {shelly!r}: a shell prompt or status line that puts "
+                    "the branch's name into a command would run what it holds; review it: git "
+                    "branch -a",
+                )  # fmt: skip
             plain_ref = name in PLAIN and _as_ref(_text(entry.source)) is not None
             if name in PLAIN and not plain_ref:
                 return None  # (git would not read it as a ref: `git checkout -` can't use it)
