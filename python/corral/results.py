@@ -193,17 +193,22 @@ def _changes(changes: Mapping[str, Any] | None) -> str:
             f"; {_count(total, 'change')} applied, and its git commits are held for the user's "
             "review: not on the user's branch until they apply them (do not commit them again)"
         )
+    # (which, and not to write them again: a model told only "1 path held" wrote it again,
+    # r68c MODELSUMMARY)
+    names = [str(h.get("path", "")) for h in held if isinstance(h, dict)][:3]
+    more = " and more" if held_count > len(names) else ""
+    which = f": {', '.join(names)}{more}" if names and all(names) else ""
+    again = "; do not write them again: the user applies them"
     if state == "held" and not total:
         paths = f" ({_count(held_count, 'path')})" if held_count else ""
         return (
-            f"; its changes{paths} are held for the user's review and are not in the workspace yet"
+            f"; its changes{paths} are held for the user's review and are not in the workspace "
+            f"yet{which}{again if which else ''}"
         )
     if state in ("applied", "held") and held:  # (held: what passed was applied, r46c)
-        names = [str(h.get("path", "")) for h in held if isinstance(h, dict)][:3]
-        which = f": {', '.join(names)}" if names and all(names) and held_count <= 3 else ""
         return (
             f"; {_count(total, 'change')} applied, {_count(held_count, 'path')} held back for "
-            f"the user's review (not in the workspace){which}"  # (which: r48c U9)
+            f"the user's review (not in the workspace){which}{again}"  # (which: r48c U9)
         )
     return ""
 

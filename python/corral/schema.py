@@ -687,6 +687,19 @@ FIELDS: tuple[Field, ...] = (
         narrows=ORDERED,
     ),
     Field(
+        "sandbox.project_configs",
+        CHOICE,
+        "hold",
+        "What becomes of a new or changed file in a config format (TOML, YAML, JSON, INI, "
+        "XML, ...) at a project's top whose name corral does not know. hold: held for "
+        "review, since editors' language servers, linters and agents find their configs "
+        "there by name and many run a program one names; apply: applied (an app's "
+        "config.yaml, a compose file, a test report), and only the names corral knows "
+        "(sandbox.policy.protected, the shared configs' tool tables) are held.",
+        ("hold", "apply"),
+        narrows=ORDERED,
+    ),
+    Field(
         "sandbox.git_history",
         CHOICE,
         "hold",

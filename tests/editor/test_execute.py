@@ -525,6 +525,11 @@ def test_a_file_tool_on_a_file_held_for_review_says_so(
     """r64c EDITHELD: an edit of a file the model had just written, held for review, was
     "No such file or directory (check the path ...)", and the model wrote it again."""
     ed = unasked(spawn, workspace)
+    # (r68c WRITEREFUSED: a config-format file at the top was refused outright, where the
+    # same file written by bash was held for the user to apply)
+    r = call(ed, "write", path="tool.yaml", content="x: 1\n")
+    assert r["status"] == "ran" and r["held"], r
+    assert "held for the user's review" in r["summary"], r["summary"]
     r = call(ed, "write", path="helpers.py", content="X = 1\n")
     assert r["held"], r
     r = call(ed, "edit", path="helpers.py", old="X = 1", new="X = 2")

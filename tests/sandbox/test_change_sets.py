@@ -465,6 +465,8 @@ def test_a_held_change_set_is_checked_against_what_is_protected_now(host: Host) 
     applied = host.corral("apply", change_id)
     # (nothing applied says so and fails: "applied 0 added" with status 0 read as done, r46c)
     assert applied.returncode == 1 and "nothing applied" in applied.stderr, applied.stderr
+    # (r68c APPLYALL: `apply ID .` takes all of them, and nothing said so)
+    assert f"corral apply {change_id} . takes all of them" in applied.stderr, applied.stderr
     assert not (host.ws / ".envrc.local").exists()
 
 

@@ -2006,7 +2006,7 @@ def test_a_branch_a_prompt_would_run_and_escapes_in_a_reflog_are_held(host: Host
     head = host.git("rev-parse", "--abbrev-ref", "HEAD")
     for body in (
         "git checkout -q -b '$(touch${IFS}x)'",
-        "git tag 'v1;id'",
+        "git tag 'v1`id`'",
         "printf '%s %s u <u@x> 1 +0000\\tcheckout: \\033]0;pwned\\007\\n' $(git rev-parse "
         "HEAD) $(git rev-parse HEAD) >> .git/logs/HEAD",
         "mkdir .git/rr-cache",

@@ -1741,8 +1741,21 @@ def test_config_files_at_a_project_top_are_held_whatever_their_name(host: Host) 
         assert (host.ws / name).read_text().endswith("# x\n"), (name, said)
     assert (state / "settings.json").exists(), said
     assert (host.ws / "web" / "package.json").exists(), said
-    assert "a config file at the top of the workspace" in said, said
-    assert f"a config file at {host.ws}/crates/c, a project's top" in said, said
+    assert "a config-format file at the workspace's top" in said, said
+    assert f"a config-format file at {host.ws}/crates/c, a project's top" in said, said
+    # r68c NMPKGJSON: an installed package's own package.json, whatever its keys, lands
+    said = run(host, "mkdir -p node_modules/p && echo '{\"name\": \"p\", \"gitHead\": \"x\", "
+                     "\"prettier\": {}}' > node_modules/p/package.json\n")  # fmt: skip
+    assert (host.ws / "node_modules" / "p" / "package.json").exists(), said
+    # r68c TOPDATA, NOTRUST: sandbox.project_configs = "apply" for a workspace you trust;
+    # the names corral knows stay held
+    config = host.home / ".config" / "corral" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[sandbox]\nproject_configs = "apply"\n')
+    said = run(host, "echo x > app.yaml && echo x > opencode.json\n")
+    assert (host.ws / "app.yaml").exists(), said
+    assert not (host.ws / "opencode.json").exists(), said
+    config.unlink()
 
 
 def test_a_held_protected_name_says_which_name(host: Host) -> None:
@@ -1798,6 +1811,13 @@ def test_a_program_in_node_modules_bin_named_as_a_system_one_is_held(host: Host)
     """r66b HUSKYPATH: husky v9's hooks put node_modules/.bin first on PATH and then run
     `sh -e .husky/pre-commit`: a new node_modules/.bin/sh ran at the user's `git commit`.
     Names no system program has (a package's own bins) land."""
+    # (r68c NMBINGLOBAL: only where husky v9's hooks are installed)
+    said = run(
+        host, "mkdir -p node_modules/.bin && printf '#!/bin/sh\\n' > node_modules/.bin/env\n"
+    )
+    assert (host.ws / "node_modules" / ".bin" / "env").exists(), said
+    (host.ws / "node_modules" / ".bin" / "env").unlink()
+    (host.ws / ".husky" / "_").mkdir(parents=True)
     said = run(host, "mkdir -p node_modules/.bin && for n in sh env git node-x-tool; do "
                      "printf '#!/bin/sh\\n' > node_modules/.bin/$n; done\n")  # fmt: skip
     for name in ("sh", "env", "git"):

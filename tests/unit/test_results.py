@@ -42,7 +42,13 @@ def shape(tool: str, **raw: object) -> dict[str, object]:
         ("bash", {"exit": 0, "changes": {"status": "held", "counts": {"added": 1},
                                          "held": [{"path": "/w/.envrc"}]}},
          "ran", True, "exit 0; 1 change applied, 1 path held back for the user's review (not "
-         "in the workspace): /w/.envrc"),
+         "in the workspace): /w/.envrc; do not write them again: the user applies them"),
+        # r68c MODELSUMMARY: all of it held, named, and not to be written again
+        ("bash", {"exit": 0, "changes": {"status": "held", "counts": {"held": 4},
+                                         "held": [{"path": "/w/a.yaml"}, {"path": "/w/b"}]}},
+         "ran", True, "exit 0; its changes (4 paths) are held for the user's review and are not "
+         "in the workspace yet: /w/a.yaml, /w/b and more; do not write them again: the user "
+         "applies them"),
         # r48c U7: a venv of 1,672 held paths was told as 100 (the list's length)
         ("bash", {"exit": 0, "changes": {"status": "held", "counts": {"held": 1672},
                                          "held": [{}] * 100}},

@@ -346,7 +346,12 @@ def apply(change_id: str, paths: list[str], now: Now) -> Outcome:
         # done, r46c F4)
         # (the way on is the last line of describe's: it names a venv as one path and
         # adds --overwrite for what the host changed since, r51c STALEHINT)
-        why = f"nothing applied: every path of {change_id} is held; name the ones you want"
+        why = (
+            f"nothing applied: what you named of {change_id} is still held (why: below)"
+            if wanted  # (r64c SAMEHELD: "name the ones you want", after naming them)
+            else f"nothing applied: every path of {change_id} is held; name the ones you want "
+            f"({words.command('apply', change_id, '.')} takes all of them)"
+        )  # (the `.`: said nowhere, r68c APPLYALL)
         done = Outcome([], [why, *finish.describe(report, words.frontend())])
         done.code = 1
         return done

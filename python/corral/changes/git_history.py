@@ -740,9 +740,10 @@ def _index_paths(
         yield path, mode, sha
 
 
-# characters git allows in a ref's name that a shell would read as code (r67a REFMETA:
-# `git checkout -b '$(touch${IFS}x)'` ran at a prompt that builds PS1 from the branch name)
-SHELL_CHARS = frozenset("$`;|&()<>\"'!{}\n")
+# characters git allows in a ref's name that a prompt expands (r67a REFMETA: `git checkout
+# -b '$(touch${IFS}x)'` ran at a prompt that builds PS1 from the branch name); not `()`, `!`
+# or `{}`, which prompts leave as they are (r68c BRANCHCHARS: `fix(ui)` was held)
+SHELL_CHARS = frozenset("$`")
 
 
 def _escapes(path: str) -> bool:

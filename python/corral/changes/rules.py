@@ -267,29 +267,28 @@ class Checker(
                 "load it when you open the project (tailwind, vitest, cspell), no prompt; "
                 "apply it if you meant it",
             )  # fmt: skip
-        top = self._project_top(entry)
+        top = self._project_top(entry) if self.project_configs == "hold" else None
         if (
             top is not None
             and not any(_inert_at(parts, i) for i in range(len(parts) - 1))
             and not self._in_tool_tree(entry, parts)
         ):
-            where = "the top of the workspace" if top == entry.root else f"{top}, a project's top"
+            where = "the workspace's top" if top == entry.root else f"{top}, a project's top"
+            # (shorter, and what it is: a file in a config format, r68c CONFIGWORD)
             return self.refusal(
-                "protected", path, PROJECT_CONFIG,
-                f"a config file at {where}: editors' language servers, linters and agents "
-                "find their configs there by name, and many run a program or load a module "
-                "one names when the project opens, no prompt (no list of the names is "
-                "whole); apply it if you meant it",
+                "project-config", path, PROJECT_CONFIG,
+                f"a config-format file at {where}: editors' tools find their configs there by "
+                "name, and some run a program one names (sandbox.project_configs)",
             )  # fmt: skip
-        config = self._makes_top(entry)
+        config = self._makes_top(entry) if self.project_configs == "hold" else None
         if config is not None and not self._in_tool_tree(entry, parts):
             return self.refusal(
-                "protected", path, PROJECT_CONFIG,
+                "project-config", path, PROJECT_CONFIG,
                 f"a project's manifest beside {config}: it would make that file a config "
                 "at a project's top, which editors' language servers, linters and agents read "
                 "by name (and it was never held as one); apply both if you meant them",
             )  # fmt: skip
-        shadowed = self._system_program(parts) if entry.kind in ("file", "link") else None
+        shadowed = self._system_program(entry, parts) if entry.kind in ("file", "link") else None
         if shadowed is not None:
             return self.refusal(
                 "protected", path, PROTECTED,
@@ -376,7 +375,8 @@ class Checker(
                 f"a new Lua module {lua} at the top of the workspace: Lua and Neovim look in "
                 "the current directory before what is installed (`require` would load it)",
             )  # fmt: skip
-        setting = self._tool_settings(entry)
+        # (not an installed package's own package.json: npm install was held, r68c NMPKGJSON)
+        setting = None if self._in_tool_tree(entry, parts) else self._tool_settings(entry)
         if setting is not None:
             what = (
                 f"a change to host tools' settings ({setting})"
@@ -403,13 +403,18 @@ class Checker(
             )  # fmt: skip
         return None
 
-    def _system_program(self, parts: list[str]) -> str | None:
+    def _system_program(self, entry: Entry, parts: list[str]) -> str | None:
         """The program (a path) a new `node_modules/.bin/<name>` would stand in for on a PATH
         that puts node_modules/.bin first (r66b HUSKYPATH: husky v9's `.husky/_/h` then ran a
         planted `sh` at the user's `git commit`): one of that name in a system directory, on
         the PATH the command was started with, or in a toolchain's usual home (r67b
-        HUSKYUSERPATH: cargo in ~/.cargo/bin, node from nvm)."""
+        HUSKYUSERPATH: cargo in ~/.cargo/bin, node from nvm). Only where husky v9's hooks
+        are installed (its `.husky/_` at the top, or beside that node_modules): elsewhere a
+        package's `tsc` beside your global one was held for nothing (r68c NMBINGLOBAL)."""
         if len(parts) < 3 or parts[-2] != ".bin" or parts[-3] != "node_modules":
+            return None
+        beside = os.path.join(entry.root, *parts[:-3])
+        if not any(os.path.isdir(os.path.join(d, ".husky", "_")) for d in (entry.root, beside)):
             return None
         for directory in self._program_dirs():
             path = os.path.join(directory, parts[-1])

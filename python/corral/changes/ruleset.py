@@ -61,6 +61,7 @@ class RuleSet:
         # its own dependencies included, which corral cannot list: no new module is taken
         self.strict_module_dirs = frozenset(d[:-2] for d in dirs if d.endswith("/*"))
         self.new_modules: str = plan.get("new_modules", "hold")  # sandbox.new_modules
+        self.project_configs: str = plan.get("project_configs", "hold")
         self.git_history: str = plan.get("git_history", "hold")  # sandbox.git_history
         self.max_bytes = int(plan.get("max_file_bytes") or 0)
         self.created_ns = int(plan["created_ns"])

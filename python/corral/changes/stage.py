@@ -130,6 +130,7 @@ def create(policy: Policy, made_by: Sequence[str] = ()) -> str:
         "unreadable": list(policy.unreadable),
         "unreadable_configs": policy.unreadable_configs,
         "new_modules": policy.new_modules,
+        "project_configs": policy.project_configs,
         "git_history": policy.git_history,
         "indexes": indexes,
         "frontend": words.frontend(),  # how the check after the run names commands

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 WHITEOUT = os.makedev(0, 0)  # what overlayfs writes for a deletion; unprivileged since 5.8
 # what the check holds for your review rather than refuses: a tool's write of it is held,
 # with its change set's id, as a command's would be
-FOR_REVIEW = frozenset({"new-module"})
+FOR_REVIEW = frozenset({"new-module", "project-config"})
 
 
 class ToolChanges:

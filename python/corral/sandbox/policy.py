@@ -48,6 +48,7 @@ class Policy(Frozen):
         "new_modules",
         "notes",
         "pinned",
+        "project_configs",
         "protected_names",
         "protected_why",
         "read_only",
@@ -104,6 +105,7 @@ class Policy(Frozen):
     unreadable: tuple[str, ...]
     unreadable_configs: str  # "hold" or "apply": also for the configs below a root's top
     new_modules: str  # "hold" or "apply": new top-level Python names (changes.module_rules)
+    project_configs: str  # "hold" or "apply": config files at a project's top (project_top_rules)
     git_history: str  # "hold" or "check": new commits a ref would reach (changes.git_history)
 
     def __init__(self, **values: object) -> None:
@@ -234,5 +236,6 @@ def resolve(
         unreadable=tuple(build.unreadable),
         unreadable_configs=config["sandbox.unreadable_configs"],
         new_modules=config["sandbox.new_modules"],
+        project_configs=config["sandbox.project_configs"],
         git_history=config["sandbox.git_history"],
     )
