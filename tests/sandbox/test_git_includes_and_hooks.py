@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from .conftest import give_to_test_user
 from .sandbox_support import DONE, q, run
 from .test_change_sets import held_ids
 
@@ -2018,3 +2019,45 @@ def test_a_branch_a_prompt_would_run_and_escapes_in_a_reflog_are_held(host: Host
         assert not (host.ws / ".git" / "rr-cache").exists(), (body, said)
         _drop_held(host)
     assert "\x1b" not in (host.ws / ".git" / "logs" / "HEAD").read_text()
+
+
+def test_in_place_submodules_are_found_inside_submodules_and_folders(host: Host) -> None:
+    """r68a NESTINPLACE: an in-place submodule inside another was missed; FOLDERINPLACE: in
+    a folder of repositories too; GITMODULESCR: a `.gitmodules` with CRLF line ends read
+    `path = lib\\r` where git reads `lib`. Each hook's script was rewritten and ran."""
+    pwned, _ = _payload(host)
+    ident = ["-c", "user.name=u", "-c", "user.email=u@x"]
+
+    def repo(path: os.PathLike[str], script: bool = False) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        host.git("init", "-q", "-b", "main", cwd=path)
+        if script:
+            (path / "scripts").mkdir()
+            (path / "scripts" / "check.sh").write_text("exit 0\n")
+            hook = path / ".git" / "hooks" / "pre-commit"
+            hook.write_text("#!/bin/sh\nsh scripts/check.sh\n")
+            hook.chmod(0o755)
+        (path / "f").write_text("f\n")
+        host.git("add", "-A", cwd=path)
+        host.git(*ident, "commit", "-qm", "one", cwd=path)
+
+    folder = host.ws.parent / "folder"  # (a folder of repositories, not one itself)
+    app = folder / "app"
+    repo(app)
+    repo(app / "lib")
+    repo(app / "lib" / "vendor", script=True)
+    for parent, child in ((app / "lib", "vendor"), (app, "lib")):
+        host.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", f"./{child}",
+                 child, cwd=parent)  # fmt: skip
+        host.git(*ident, "commit", "-qm", "sub", cwd=parent)
+    gitmodules = app / ".gitmodules"
+    gitmodules.write_bytes(gitmodules.read_bytes().replace(b"\n", b"\r\n"))
+    assert (app / "lib" / "vendor" / ".git").is_dir(), "the case is not set up"
+    give_to_test_user(folder)
+    done = host.corral("run", "--", "sh", "-c", f"printf 'touch {pwned}\\n' > "
+                       "app/lib/vendor/scripts/check.sh", cwd=folder)  # fmt: skip
+    said = done.stderr
+    assert (app / "lib" / "vendor" / "scripts" / "check.sh").read_text() == "exit 0\n", said
+    host.git(*ident, "commit", "-q", "--allow-empty", "-m", "u", cwd=app / "lib" / "vendor",
+             check=False)  # fmt: skip
+    assert not os.path.exists(pwned), "a nested submodule's hook ran a script the command wrote"

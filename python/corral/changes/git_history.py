@@ -1478,7 +1478,10 @@ class GitHistoryRules(RuleSet):
             if hit is None and work_tree:
                 there = os.path.join(work_tree, path)
                 kept = self_or_parent_in(there, self.protected_set)
-                if kept is None and kind != TREE:
+                # (not a submodule's: its checkout leaves the directory, and the submodule's
+                # own git dir there is protected, r67a SUBINPLACE; what its commit holds is
+                # judged below)
+                if kept is None and kind not in (TREE, GITLINK):
                     kept = self.above_protected.get(there)
                 hit = f"protected {os.path.relpath(kept, work_tree)}" if kept else None
             target = trees.store.read(sha)[1] if hit is None and kind == SYMLINK else b""

@@ -94,7 +94,7 @@ INERT_DOT = frozenset({
     ".pnpm-store", ".npm", ".direnv", ".mvn", ".devcontainer",
     ".cargo", ".mise", ".nvim", ".vim", ".lazy.lua", ".mailmap",
     ".git-blame-ignore-revs", ".readthedocs.yaml", ".readthedocs.yml", ".clang-format",
-    ".clang-tidy", ".gitmodules", ".ctags.d", ".ctags", ".codecov.yml", ".mergify.yml",
+    ".clang-tidy", ".ctags.d", ".ctags", ".codecov.yml", ".mergify.yml",
     ".renovaterc", ".renovaterc.json", ".pre-commit-hooks.yaml", ".changeset",
 })  # fmt: skip
 

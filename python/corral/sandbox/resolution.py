@@ -990,7 +990,8 @@ class Resolution:
                 self.problem(
                     "sandbox.policy.rw_paths",
                     f"{root} holds more than {gitguard.LIMIT} directories in its top "
-                    f"{gitguard.DEPTH} levels: corral cannot find every repository in it to "
+                    f"{gitguard.DEPTH} levels, or more than {gitguard.MAX_TREES} work trees "
+                    "(repositories, worktrees, submodules): corral cannot find every one to "
                     "keep its hooks and config as they are; open a narrower workspace (a "
                     "project, not a folder of everything)",
                 )
@@ -1007,6 +1008,8 @@ class Resolution:
                 d + "/*" for d in dict.fromkeys(guard.module_dirs) if writable(d)
             )
             self.notes.extend(guard.notes)
+            for config, runs, unknown in guard.unknown:
+                self._unreadable(config, runs, unknown, config)
             listed: dict[str, list[str]] = {}
             try:  # one listing instead of a system call for each of ~90 names, most missing
                 top = set(os.listdir(root))

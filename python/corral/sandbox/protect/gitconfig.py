@@ -129,7 +129,9 @@ def read_text(path: str) -> str | None:
             data = f.read(MAX_FILE_BYTES + 1)
     except OSError:
         return None
-    return data[:MAX_FILE_BYTES].decode("utf-8", errors="replace")
+    # (a CR before a line's end is no part of it to git: `path = lib\r` is `lib`, r68a
+    # GITMODULESCR; a lone CR stays, as git reads it)
+    return data[:MAX_FILE_BYTES].decode("utf-8", errors="replace").replace("\r\n", "\n")
 
 
 def _include_target(value: str, including: str, home: str) -> str:

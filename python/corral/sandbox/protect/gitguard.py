@@ -32,7 +32,7 @@ class Protection:
 
     __slots__ = (
         "create_dirs", "incomplete", "links", "module_dirs", "notes", "pinned", "read_only",
-        "watch",
+        "unknown", "watch",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -46,6 +46,8 @@ class Protection:
         # where a Python the hooks start looks first: the work-tree top for `python -m`, a
         # script's own directory for `python3 scripts/x.py` (no new module is taken there)
         self.module_dirs: list[str] = []
+        # what a hook manager runs that cannot all be found (see hookmanagers.Found.unknown)
+        self.unknown: list[tuple[str, str, list[str]]] = []
 
     def control_files(self, git_dir: str, names: Iterable[str]) -> None:
         for name in names:
@@ -111,13 +113,13 @@ BULKY = frozenset({
 def repositories(root: str, depth: int = DEPTH, limit: int = LIMIT) -> tuple[list[str], bool]:
     """(work trees at or below `root`, whether that is all of them): `root` itself when it
     has a `.git`, else the directories below it (to `depth` levels, past tools' own trees)
-    that have one: a workspace that is a folder of repositories. Nested repositories inside
-    a repository are its submodules, found through .git/modules. Past `limit` directories
+    that have one: a workspace that is a folder of repositories. Their linked worktrees and
+    submodules are added by _all_trees. Past `limit` directories
     looked at, the answer is incomplete, never quietly cut: a sandboxed command can make
     thousands of directories to push a repository past any limit, and one not found gets no
     protection."""
     if os.path.lexists(os.path.join(root, ".git")):
-        return [root, *_linked_worktrees(root), *_in_place_submodules(root)], True
+        return [root], True
     found: list[str] = []
     level = [root]
     seen = 0
@@ -140,28 +142,41 @@ def repositories(root: str, depth: int = DEPTH, limit: int = LIMIT) -> tuple[lis
     return found, True
 
 
-MAX_SUBMODULES = 500  # submodules of one work tree, at every depth, looked at
+MAX_TREES = 500  # work trees of one writable root (worktrees, submodules) looked at
 
 
-def _in_place_submodules(root: str, depth: int = 0) -> list[str]:
-    """The submodules `.gitmodules` names whose `.git` is a directory of their own in the
-    work tree, not under .git/modules (`git submodule add` of a clone already there), at
-    every depth: each is a repository with hooks of its own (r67a SUBINPLACE: its hook's
-    script, a tracked file, was rewritten and ran at the user's `git commit` there)."""
-    text = gitconfig.read_text(os.path.join(root, ".gitmodules"))
-    if not text or depth > MAX_MODULE_DEPTH:
-        return []
+def _submodule_paths(tree: str) -> list[str]:
+    """The work trees of the submodules `tree`'s `.gitmodules` names that are there (a `.git`
+    file or directory in them), inside `tree`."""
+    text = gitconfig.read_text(os.path.join(tree, ".gitmodules"))
     found: list[str] = []
-    for section, key, value in gitconfig.entries(text):
+    for section, key, value in gitconfig.entries(text or ""):
         if not section.lower().startswith("submodule.") or key != "path" or not value:
             continue
-        tree = os.path.normpath(os.path.join(root, value))
-        if not tree.startswith(root + "/") or not os.path.isdir(os.path.join(tree, ".git")):
-            continue  # (outside, or a .git file: its git dir is in .git/modules, found there)
-        if os.path.islink(os.path.join(tree, ".git")) or len(found) >= MAX_SUBMODULES:
-            continue
-        found += [tree, *_in_place_submodules(tree, depth + 1)]
+        path = os.path.normpath(os.path.join(tree, value))
+        dot_git = os.path.join(path, ".git")
+        if path.startswith(tree + "/") and os.path.lexists(dot_git):
+            found.append(path)
     return found
+
+
+def _all_trees(trees: list[str]) -> tuple[list[str], bool]:
+    """(each work tree, its linked worktrees inside it and its submodules' work trees, at
+    every depth, whatever their `.git` is; whether that is all of them). A submodule's hooks
+    run the scripts of its own work tree: r67a SUBINPLACE (its `.git` a directory in its work
+    tree), r68a WTSUB (a linked worktree's submodules, their git dirs in the worktree's),
+    NESTINPLACE (one inside another), FOLDERINPLACE (in a folder of repositories)."""
+    found: list[str] = []
+    queue = list(trees)
+    while queue:
+        tree = queue.pop(0)
+        if tree in found:
+            continue
+        if len(found) >= MAX_TREES:
+            return found, False
+        found.append(tree)
+        queue += _linked_worktrees(tree) + _submodule_paths(tree)
+    return found, True
 
 
 MAX_WORKTREE_ENTRIES = 4096
@@ -240,8 +255,9 @@ def protect(
     its global config."""
     names = tuple(names)
     trees, complete = repositories(root)
+    trees, every = _all_trees(trees)
     result = Protection()
-    result.incomplete = not complete
+    result.incomplete = not (complete and every)
     enclosing = enclosing_work_tree(root) if not trees else None
     if enclosing is not None:
         result.watch.append(os.path.join(root, ".git"))
@@ -342,6 +358,7 @@ def _protect_config(
     for path in found.files:
         result.file(path)
     result.notes.extend(found.notes)
+    result.unknown.extend(found.unknown)
     # What git runs from the work tree without being a hook: `core.fsmonitor =
     # tools/fsmon.sh`, a filter's `./tools/clean.sh`, an alias `!scripts/x`; and what the
     # installed hooks run there (a hook that is a link into the work tree, or one that runs

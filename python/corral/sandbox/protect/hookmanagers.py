@@ -42,11 +42,14 @@ PRE_COMMIT_DEFAULT = ".pre-commit-config.yaml"
 
 
 class Found:
-    __slots__ = ("files", "notes")
+    __slots__ = ("files", "notes", "unknown")
 
     def __init__(self) -> None:
         self.files: list[str] = []
         self.notes: list[str] = []
+        # (config, what runs it, what cannot be known of it): the workspace's change sets are
+        # held for review then (Resolution._unreadable)
+        self.unknown: list[tuple[str, str, list[str]]] = []
 
 
 def hook_files(directories: Iterable[str]) -> list[tuple[str, str, str | None]]:
@@ -109,18 +112,21 @@ def _local_entries(config: str, tree: str, base: str) -> list[str]:
 
 
 PREK_CONFIGS = ("prek.toml", ".pre-commit-config.yaml", ".pre-commit-config.yml")
-MAX_WALK = 4000  # directories looked at for prek's nested projects
+MAX_WALK = 50_000  # entries looked at for prek's nested projects
 NOT_PROJECTS = frozenset({
     ".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", "target", ".mypy_cache",
     ".pytest_cache", ".ruff_cache",
 })  # fmt: skip
 
 
-def _prek_configs(tree: str) -> list[tuple[str, str]]:
-    """(config, the directory its hooks run in) of every project prek runs without --config:
-    the top's and, in its workspace mode, each directory below with a config of its own
-    (prek.toml preferred). The names are protected at any depth as well: a config a
-    command adds below is held whether or not this walk reaches it."""
+def _prek_configs(tree: str) -> tuple[list[tuple[str, str]], bool]:
+    """((config, the directory its hooks run in) of every project prek runs without
+    --config: the top's and, in its workspace mode, each directory below with a config of
+    its own (prek.toml preferred); whether that is all of them: past MAX_WALK entries it is
+    not, and that is said, never quietly cut (r68a PREKWALK: 4,100 files a command added hid
+    a nested project's `entry:` script, rewritten in the next run). The names are protected
+    at any depth as well: a config a command adds below is held whether or not this walk
+    reaches it."""
     found: list[tuple[str, str]] = []
     level, seen = [tree], 0
     while level and seen < MAX_WALK:
@@ -137,7 +143,7 @@ def _prek_configs(tree: str) -> list[tuple[str, str]]:
                     below.append(entry.path)
             seen += len(entries)
         level = below
-    return found
+    return found, not level
 
 
 def _runs_prek(text: str) -> bool:
@@ -157,7 +163,14 @@ def detect(tree: str, hook_dirs: Iterable[str]) -> Found:
             named = _pre_commit_configs(text)
             if _runs_prek(text) and named == [PRE_COMMIT_DEFAULT]:
                 top = [(os.path.join(tree, n), tree) for n in PREK_CONFIGS]
-                configs = list(dict.fromkeys([*top, *_prek_configs(tree)]))
+                nested, complete = _prek_configs(tree)
+                configs = list(dict.fromkeys([*top, *nested]))
+                if not complete:
+                    found.unknown.append((
+                        os.path.join(tree, PREK_CONFIGS[0]),
+                        "prek runs the hooks of every project below the top at `git commit`",
+                        [f"the projects below its first {MAX_WALK} entries"],
+                    ))  # fmt: skip
             else:
                 configs = [(os.path.normpath(os.path.join(tree, n)), tree) for n in named]
             for config, base in configs:

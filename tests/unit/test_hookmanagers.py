@@ -1,0 +1,32 @@
+"""What the hook managers' installed hooks run, as corral finds it (sandbox.protect)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from corral.sandbox.protect import hookmanagers
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pytest
+
+
+def test_a_prek_walk_cut_short_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """r68a PREKWALK: prek's nested projects were looked for in the first 4,000 entries, and
+    past them nothing was said: a command's 4,100 files hid a nested project's `entry:`
+    script, rewritten in its next run. Past the walk it is unknown (the workspace's change
+    sets are then held, as for any config corral cannot read ahead)."""
+    hooks = tmp_path / ".git" / "hooks"
+    hooks.mkdir(parents=True)
+    (hooks / "pre-commit").write_text("#!/bin/sh\nexec prek hook-impl --hook-type=pre-commit\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "prek.toml").write_text("")
+    found = hookmanagers.detect(str(tmp_path), [str(hooks)])
+    assert found.unknown == [] and str(tmp_path / "pkg" / "prek.toml") in found.files
+    monkeypatch.setattr(hookmanagers, "MAX_WALK", 3)
+    for i in range(4):
+        (tmp_path / "data" / str(i)).mkdir(parents=True)
+    found = hookmanagers.detect(str(tmp_path), [str(hooks)])
+    [(config, runs, _)] = found.unknown
+    assert config == str(tmp_path / "prek.toml") and "every project below" in runs, runs
