@@ -2061,3 +2061,25 @@ def test_in_place_submodules_are_found_inside_submodules_and_folders(host: Host)
     host.git(*ident, "commit", "-q", "--allow-empty", "-m", "u", cwd=app / "lib" / "vendor",
              check=False)  # fmt: skip
     assert not os.path.exists(pwned), "a nested submodule's hook ran a script the command wrote"
+
+
+def test_lefthook_jobs_run_from_their_root_and_source_dir_are_kept(host: Host) -> None:
+    """r68a LEFTHOOKDIR: a job's `root: api/` runs `./lint.sh` as api/lint.sh, and the
+    `source_dir: tools/lefthook/` scripts run at the hook: both were rewritten and ran."""
+    host.git("init", "-q", str(host.ws))
+    (host.ws / ".git" / "hooks" / "pre-commit").write_text(
+        '#!/bin/sh\n# lefthook\nexec lefthook run pre-commit "$@"\n'
+    )
+    (host.ws / "api").mkdir()
+    (host.ws / "api" / "lint.sh").write_text("# the project's\n")
+    audit = host.ws / "tools" / "lefthook" / "pre-commit" / "audit.sh"
+    audit.parent.mkdir(parents=True)
+    audit.write_text("# the project's\n")
+    (host.ws / "lefthook.yml").write_text(
+        "source_dir: tools/lefthook/\npre-commit:\n  jobs:\n"
+        '    - run: ./lint.sh\n      root: "api/"\n'
+    )
+    run(host, "echo 'touch CANARY' > api/lint.sh; echo 'touch CANARY' > "
+              "tools/lefthook/pre-commit/audit.sh\n")  # fmt: skip
+    assert (host.ws / "api" / "lint.sh").read_text() == "# the project's\n"
+    assert audit.read_text() == "# the project's\n"

@@ -178,6 +178,7 @@ def detect(tree: str, hook_dirs: Iterable[str]) -> Found:
                 found.files.extend(_local_entries(config, tree, base))
         if "lefthook" in text:
             found.files.extend(os.path.join(tree, name) for name in LEFTHOOK_FILES)
+            found.files.extend(lefthook_sources(tree))
         if "overcommit" in text.lower():
             found.files.extend(os.path.join(tree, name) for name in OVERCOMMIT_FILES)
         if os.path.basename(directory) == "_" and (
@@ -216,6 +217,24 @@ def _read(path: str) -> str:
             return f.read(MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return ""
+
+
+def _lefthook_places(text: str) -> tuple[list[str], list[str]]:
+    """(each job's `root:`, each `source_dir:` and `source_dir_local:`) of a lefthook config,
+    in any of its syntaxes: lefthook runs a job's command from its root, and the scripts of
+    `<source_dir>/<hook>/` (r68a LEFTHOOKDIR: `root: api/` and `source_dir: tools/lefthook/`
+    moved the scripts it ran away from what corral kept)."""
+    import re
+
+    roots: list[str] = []
+    sources: list[str] = []
+    pattern = (
+        r"""(?:^|[\s{,"'])(root|source_dir_local|source_dir)["']?\s*[:=]\s*["']?"""
+        r"""([^"'\s,}]+)"""
+    )
+    for key, value in re.findall(pattern, text, re.M):
+        (roots if key == "root" else sources).append(value)
+    return roots, sources
 
 
 def _lefthook_extends(text: str) -> list[str]:
@@ -263,9 +282,29 @@ def manager_texts(
         if config not in files or not os.path.isfile(config):
             continue
         text = _read(config)
-        texts.append((tree, text, True))
+        extended = [text]
         for extra in _lefthook_extends(text)[:MAX_HOOKS]:
             path = os.path.normpath(os.path.join(tree, extra))
             if path.startswith(tree + os.sep):
-                texts.append((tree, _read(path), True))
+                extended.append(_read(path))
+        for part in extended:
+            roots = _lefthook_places(part)[0][:MAX_HOOKS]
+            # (a job's words, read from the top and from each root a job names)
+            for base in (tree, *(os.path.normpath(os.path.join(tree, r)) for r in roots)):
+                if base == tree or base.startswith(tree + os.sep):
+                    texts.append((base, part, True))
     return texts
+
+
+def lefthook_sources(tree: str) -> list[str]:
+    """The script directories lefthook configs at `tree` name (`source_dir:`), kept as the
+    default `.lefthook` is."""
+    found = []
+    for name in LEFTHOOK_FILES:
+        config = os.path.join(tree, name)
+        if os.path.isfile(config):
+            for source in _lefthook_places(_read(config))[1]:
+                path = os.path.normpath(os.path.join(tree, source))
+                if path.startswith(tree + os.sep):
+                    found.append(path)
+    return found
