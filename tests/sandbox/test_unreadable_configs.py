@@ -1832,3 +1832,28 @@ def test_a_program_in_node_modules_bin_named_as_a_system_one_is_held(host: Host)
                      "node_modules/.bin/$n; done\n")  # fmt: skip
     for name in ("cargo-r67b", "node-r67b"):
         assert not (host.ws / "node_modules" / ".bin" / name).exists(), (name, said)
+
+
+def test_code_cargo_runs_while_it_builds_and_links_named_as_ci_dirs_are_held(
+    host: Host,
+) -> None:
+    """r68b RSTARGETMACRO: a proc macro copied over the project's own in target/ (a tool's
+    tree: nothing below was judged) ran at the host's `cargo check`, rust-analyzer's first
+    step, with `git diff` empty. GITLABLINK: `.gitlab -> docs/gl` made docs/gl/duo/mcp.json
+    GitLab Duo's config. A crate's compiled library lands."""
+    deps = host.ws / "target" / "debug" / "deps"
+    deps.mkdir(parents=True)
+    (host.ws / "target" / "CACHEDIR.TAG").write_text(
+        "Signature: 8a477f597d28d172789f06886806bc55\n"
+    )
+    (deps / "libm-1.so").write_text("old\n")
+    said = run(
+        host,
+        "echo new > target/debug/deps/libm-1.so && echo x > target/debug/deps/liba-2.rlib && "
+        "mkdir -p target/debug/build/b-3 && echo x > target/debug/build/b-3/build-script-build "
+        "&& mkdir -p docs/gl && ln -s docs/gl .gitlab\n",
+    )
+    assert (deps / "libm-1.so").read_text() == "old\n", said
+    assert not (host.ws / "target" / "debug" / "build" / "b-3" / "build-script-build").exists()
+    assert (deps / "liba-2.rlib").exists(), said
+    assert not (host.ws / ".gitlab").is_symlink(), said

@@ -288,6 +288,21 @@ class Checker(
                 "at a project's top, which editors' language servers, linters and agents read "
                 "by name (and it was never held as one); apply both if you meant them",
             )  # fmt: skip
+        if entry.kind in ("file", "link") and _build_time_code(parts):
+            return self.refusal(
+                "protected", path, PROTECTED,
+                "a proc macro or build script in cargo's target/: cargo and rustc run it at the "
+                "next build or check (rust-analyzer's, when you open the project) without "
+                "building it again from a source you can read; apply it (or target/) if your "
+                "command built it",
+            )  # fmt: skip
+        if entry.kind == "link" and parts[-1] in PARTLY_INERT:
+            # (r68b GITLABLINK: `.gitlab -> docs/gl` made docs/gl/duo/mcp.json Duo's config)
+            return self.refusal(
+                "protected", path, PROJECT_DOT,
+                f"a symlink named {parts[-1]}: what it leads to would be read as that "
+                "directory, whose tools' configs (Copilot's, GitLab Duo's) are held",
+            )  # fmt: skip
         shadowed = self._system_program(entry, parts) if entry.kind in ("file", "link") else None
         if shadowed is not None:
             return self.refusal(
@@ -800,6 +815,19 @@ def _session(entry: Entry) -> str | None:
                 if other != name and _session_file(os.path.join(where, other)):
                     return f"the script the session {other} sources beside itself"
     return None
+
+
+def _build_time_code(parts: list[str]) -> bool:
+    """Whether a path below a `target/` is code cargo runs while it builds: a proc macro
+    (`deps/lib*.so`, `.dylib`, `.dll`), which rustc loads, or a build script's program (r68b
+    RSTARGETMACRO: a planted macro newer than the crate using it had that crate rebuilt,
+    the macro taken for fresh, and rustc ran it at `cargo check`)."""
+    if "target" not in parts[:-1]:
+        return False
+    name = parts[-1]
+    return (
+        len(parts) > 1 and parts[-2] == "deps" and name.endswith((".so", ".dylib", ".dll"))
+    ) or name.startswith("build-script-")
 
 
 def _config_dot(parts: list[str], owned: Callable[[int], bool]) -> str | None:
