@@ -1285,9 +1285,9 @@ def test_compiled_modules_no_lua_require_reaches_are_not_held(host: Host) -> Non
     optional require); one the host already has still marks its tool's cache."""
     (host.ws / "out-cache").mkdir()
     (host.ws / "out-cache" / "CACHEDIR.TAG").write_text("Signature: x\n")
+    # (not cargo's target/ any more: a build tree is held whole, r69b RSBUILDOUTPUT)
     deep = (".venv/lib/python3.11/site-packages/x/_c.cpython-311-x86_64-linux-gnu.so",
-            "target/debug/deps/libm-0a1b.so", "build/lib.linux/x.so",
-            "out-cache/x/y.so")  # fmt: skip
+            "build/lib.linux/x.so", "out-cache/x/y.so")  # fmt: skip
     run(host, "".join(f"mkdir -p $(dirname {n}); echo x > {n}; " for n in deep)
               + "echo 'Signature: 8a477f597d28d172789f06886806bc55' > target/CACHEDIR.TAG; "
               + "mkdir -p zz-opt; echo x > zz-opt/CACHEDIR.TAG; echo x > zz-opt/mod.so; "
@@ -1847,13 +1847,26 @@ def test_code_cargo_runs_while_it_builds_and_links_named_as_ci_dirs_are_held(
         "Signature: 8a477f597d28d172789f06886806bc55\n"
     )
     (deps / "libm-1.so").write_text("old\n")
+    (host.ws / "cm" / "build").mkdir(parents=True)
+    (host.ws / "cm" / "build" / "CMakeCache.txt").write_text("CMAKE_BUILD_TYPE:STRING=\n")
+    (host.ws / "jv").mkdir()
+    (host.ws / "jv" / "pom.xml").write_text("<project/>\n")
     said = run(
         host,
-        "echo new > target/debug/deps/libm-1.so && echo x > target/debug/deps/liba-2.rlib && "
-        "mkdir -p target/debug/build/b-3 && echo x > target/debug/build/b-3/build-script-build "
-        "&& mkdir -p docs/gl && ln -s docs/gl .gitlab\n",
+        "echo new > target/debug/deps/libm-1.so && echo x > target/debug/libx.so && "
+        "mkdir -p target/debug/build/b-3 && echo x >> target/debug/build/b-3/output && "
+        "echo 'CMAKE_PROJECT_INCLUDE:FILEPATH=/x' >> cm/build/CMakeCache.txt && "
+        "mkdir -p jv/target/classes && echo x > jv/target/classes/P.class && "
+        "mkdir -p docs/gl && ln -s docs/gl .gitlab && mkdir -p build/lib && "
+        "echo x > build/lib/a.txt\n",
     )
     assert (deps / "libm-1.so").read_text() == "old\n", said
-    assert not (host.ws / "target" / "debug" / "build" / "b-3" / "build-script-build").exists()
-    assert (deps / "liba-2.rlib").exists(), said
+    # r69b RSBUILDOUTPUT: a build script's output and a library outside deps/; CMAKECACHE;
+    # MVNPROC: what a build reuses is held, the whole tree, named as one to apply
+    for name in ("target/debug/libx.so", "target/debug/build/b-3/output",
+                 "jv/target/classes/P.class"):  # fmt: skip
+        assert not (host.ws / name).exists(), (name, said)
+    assert "CMAKE_PROJECT_INCLUDE" not in (host.ws / "cm" / "build" / "CMakeCache.txt").read_text()
+    assert (host.ws / "build" / "lib" / "a.txt").exists(), said  # (no build tree's marks)
+    assert f"in the build tree {host.ws}/cm/build (" in said, said
     assert not (host.ws / ".gitlab").is_symlink(), said

@@ -430,11 +430,13 @@ def apply_args(held: list[dict[str, Any]]) -> list[str]:
 
     # (a refused path is applied only when named: the command says which, r39c)
     named = [item["path"] for item in held if item.get("code") != "review"]
-    # (a venv held whole is named as one: `apply ID .venv`, not 1,600 paths, r48c U8)
+    # (a venv held whole is named as one: `apply ID .venv`, not 1,600 paths, r48c U8; and
+    # a build tree)
     venvs = sorted({
-        m.split(words.HELD_WITH_VENV, 1)[1].split(" (", 1)[0]
+        m.split(prefix, 1)[1].split(" (", 1)[0]
         for m in (item.get("message", "") for item in held)
-        if m.startswith(words.HELD_WITH_VENV)
+        for prefix in (words.HELD_WITH_VENV, words.IN_BUILD_TREE)
+        if m.startswith(prefix)
     })  # fmt: skip
     if venvs:
         named = [*venvs, *(p for p in named if not any(is_within(p, v) for v in venvs))]

@@ -288,13 +288,14 @@ class Checker(
                 "at a project's top, which editors' language servers, linters and agents read "
                 "by name (and it was never held as one); apply both if you meant them",
             )  # fmt: skip
-        if entry.kind in ("file", "link") and _build_time_code(parts):
+        tree = self._build_tree(entry, parts) if entry.kind != "whiteout" else None
+        if tree is not None:
             return self.refusal(
                 "protected", path, PROTECTED,
-                "a proc macro or build script in cargo's target/: cargo and rustc run it at the "
-                "next build or check (rust-analyzer's, when you open the project) without "
-                "building it again from a source you can read; apply it (or target/) if your "
-                "command built it",
+                f"{words.IN_BUILD_TREE}{tree} (cargo's, CMake's, Maven's or Gradle's): a build "
+                "reuses what is there without building it again from sources you can read "
+                "(rust-analyzer's `cargo check` when you open the project, cmake, mvn); apply "
+                "the tree if your command built it",
             )  # fmt: skip
         if entry.kind == "link" and parts[-1] in PARTLY_INERT:
             # (r68b GITLABLINK: `.gitlab -> docs/gl` made docs/gl/duo/mcp.json Duo's config)
@@ -458,6 +459,31 @@ class Checker(
                     found += glob.glob(os.path.join(home, pattern))
             self._programs = [d for d in dict.fromkeys(found) if "node_modules" not in d.split("/")]
         return self._programs
+
+    def _build_tree(self, entry: Entry, parts: list[str]) -> str | None:
+        """The build tree (a host path) an entry is in, or None: cargo's `target/` (its
+        CACHEDIR.TAG), Maven's (beside a pom.xml), CMake's build directory (its
+        CMakeCache.txt), Gradle's `build/` (beside a build script). Each fix that listed one
+        more of cargo's files a build loads missed another (r68b RSTARGETMACRO: a proc macro;
+        r69b RSBUILDOUTPUT: a build script's `output`, CMAKECACHE, MVNPROC): what a build
+        reuses there is held whole, as a venv is."""
+        for i, part in enumerate(parts[:-1] if entry.kind != "dir" else parts):
+            if part not in ("target", "build"):
+                continue
+            rel = "/".join(parts[: i + 1])
+            key = os.path.join(entry.root, rel)
+            if key not in self._build_trees:
+                parent = "/".join(parts[:i])
+                marks = BUILD_MARKS[part]
+                tops = (entry.root, entry.upper_root())
+                self._build_trees[key] = any(
+                    os.path.lexists(os.path.join(t, rel, m)) for t in tops for m in marks[0]
+                ) or any(
+                    os.path.lexists(os.path.join(t, parent, m)) for t in tops for m in marks[1]
+                )
+            if self._build_trees[key]:
+                return key
+        return None
 
     def _in_tool_tree(self, entry: Entry, parts: list[str]) -> bool:
         """Whether a directory above the entry is a tree a tool owns (see _tool_tree)."""
@@ -663,6 +689,14 @@ class Checker(
         )  # fmt: skip
 
 
+# build trees (see Checker._build_tree): (what marks one inside it, what marks one beside it)
+BUILD_MARKS = {
+    "target": (("CACHEDIR.TAG",), ("pom.xml", "Cargo.toml")),
+    "build": (("CMakeCache.txt",), ("build.gradle", "build.gradle.kts", "settings.gradle",
+                                    "settings.gradle.kts")),
+}  # fmt: skip
+
+
 # where toolchains put the programs a hook runs, below $HOME (see Checker._system_program)
 TOOLCHAIN_HOMES = (
     ".cargo/bin", ".local/bin", "bin", ".volta/bin", ".bun/bin", ".deno/bin", "go/bin",
@@ -815,19 +849,6 @@ def _session(entry: Entry) -> str | None:
                 if other != name and _session_file(os.path.join(where, other)):
                     return f"the script the session {other} sources beside itself"
     return None
-
-
-def _build_time_code(parts: list[str]) -> bool:
-    """Whether a path below a `target/` is code cargo runs while it builds: a proc macro
-    (`deps/lib*.so`, `.dylib`, `.dll`), which rustc loads, or a build script's program (r68b
-    RSTARGETMACRO: a planted macro newer than the crate using it had that crate rebuilt,
-    the macro taken for fresh, and rustc ran it at `cargo check`)."""
-    if "target" not in parts[:-1]:
-        return False
-    name = parts[-1]
-    return (
-        len(parts) > 1 and parts[-2] == "deps" and name.endswith((".so", ".dylib", ".dll"))
-    ) or name.startswith("build-script-")
 
 
 def _config_dot(parts: list[str], owned: Callable[[int], bool]) -> str | None:

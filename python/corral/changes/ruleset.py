@@ -90,6 +90,7 @@ class RuleSet:
         self._git_configs: dict[str, list[str]] = {}  # the host index's shared configs
         self._project_tops: dict[str, bool] = {}  # (see ProjectTopRules._project_top)
         self._programs: list[str] | None = None  # (see Checker._program_dirs)
+        self._build_trees: dict[str, bool] = {}  # (see Checker._build_tree)
 
     def refusal(
         self, code: str, path: str, rule: str, message: str, layer: str = BUILTIN

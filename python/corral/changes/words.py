@@ -16,6 +16,8 @@ NVIM = "nvim"
 HELD_WITH = "held with the rest of"
 HELD_WITH_VENV = f"{HELD_WITH} the venv "
 HELD_WITH_GIT = f"{HELD_WITH} its repository's HEAD, refs and index"
+# how a build tree's paths are held (finish names the tree as one path in the apply hint)
+IN_BUILD_TREE = "in the build tree "
 # (which one, and why, is said on a line of its own: "see there" pointed nowhere when that
 # line was cut from a short listing, r61c INDEXSEE)
 HELD_GIT_WHY = (
