@@ -2083,3 +2083,41 @@ def test_lefthook_jobs_run_from_their_root_and_source_dir_are_kept(host: Host) -
               "tools/lefthook/pre-commit/audit.sh\n")  # fmt: skip
     assert (host.ws / "api" / "lint.sh").read_text() == "# the project's\n"
     assert audit.read_text() == "# the project's\n"
+
+
+def test_a_monorepos_hooks_stay_kept_beside_a_submodule_and_bare_worktrees_are_found(
+    host: Host,
+) -> None:
+    """r69a ENCLNESTED: a workspace inside a monorepo (its package) lost the monorepo's
+    protection as soon as a repository was found below it (a submodule): the hooksPath
+    script there was rewritten and ran. BAREWT: worktrees of a bare repository beside them
+    (`.git` a file naming `./.bare`) were not found, so their relative hooksPath was not."""
+    ident = ["-c", "user.name=u", "-c", "user.email=u@x"]
+    mono = host.ws.parent / "mono"
+    hooks = mono / "app" / "githooks"
+    hooks.mkdir(parents=True)
+    (hooks / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    host.git("init", "-q", "-b", "main", cwd=mono)
+    host.git("config", "core.hooksPath", "app/githooks", cwd=mono)
+    inner = mono / "app" / "vendor" / "ui"
+    inner.mkdir(parents=True)
+    host.git("init", "-q", "-b", "main", cwd=inner)
+    give_to_test_user(mono)
+    done = host.corral("run", "--", "sh", "-c", "echo 'touch x' > githooks/pre-commit",
+                       cwd=mono / "app")  # fmt: skip
+    assert (hooks / "pre-commit").read_text() == "#!/bin/sh\nexit 0\n", done.stderr
+    # BAREWT
+    proj = host.ws.parent / "proj"
+    proj.mkdir()
+    host.git("clone", "-q", "--bare", str(host.ws), str(proj / ".bare"))
+    (proj / ".git").write_text("gitdir: ./.bare\n")
+    host.git("config", "core.hooksPath", "githooks", cwd=proj)
+    host.git(*ident, "worktree", "add", "-q", "-b", "wt", "main", "HEAD", cwd=proj)
+    (proj / "main" / "githooks").mkdir()
+    (proj / "main" / "githooks" / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    give_to_test_user(proj)
+    done = host.corral("run", "--", "sh", "-c", "echo 'touch x' > main/githooks/pre-commit",
+                       cwd=proj)  # fmt: skip
+    assert (proj / "main" / "githooks" / "pre-commit").read_text() == "#!/bin/sh\nexit 0\n", (
+        done.stderr
+    )

@@ -30,3 +30,13 @@ def test_a_prek_walk_cut_short_says_so(tmp_path: Path, monkeypatch: pytest.Monke
     found = hookmanagers.detect(str(tmp_path), [str(hooks)])
     [(config, runs, _)] = found.unknown
     assert config == str(tmp_path / "prek.toml") and "every project below" in runs, runs
+
+
+def test_hks_config_is_found_from_its_installed_hook(tmp_path: Path) -> None:
+    """r69a HKPKL: hk's installed hook (`hk run pre-commit`) names no file, and its Pkl
+    config, whose steps it runs, was not kept."""
+    hooks = tmp_path / ".git" / "hooks"
+    hooks.mkdir(parents=True)
+    (hooks / "pre-commit").write_text('#!/bin/sh\n"$HOME/.local/bin/hk" run pre-commit "$@"\n')
+    found = hookmanagers.detect(str(tmp_path), [str(hooks)])
+    assert str(tmp_path / "hk.pkl") in found.files, found.files

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 CONFIG_FORMATS = frozenset({
     "toml", "yaml", "yml", "json", "jsonc", "json5", "hjson", "ini", "cfg", "conf", "neon",
-    "nims", "xml", "properties", "edn", "kdl", "ron", "hcl", "cue", "dhall", "plist",
+    "nims", "xml", "properties", "edn", "kdl", "ron", "hcl", "cue", "dhall", "plist", "pkl",
 })  # fmt: skip
 # what passes at a project's top (see the module's note)
 NOT_A_TOOLS_CONFIG = frozenset({

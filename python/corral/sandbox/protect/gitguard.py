@@ -187,14 +187,19 @@ def _linked_worktrees(root: str) -> list[str]:
     .worktrees/feat`): each is a work tree of its own, where a relative core.hooksPath and
     the files the config names are found from its own top."""
     found = []
+    git_dir = os.path.join(root, ".git")
+    if os.path.isfile(git_dir):  # (`gitdir: ./.bare`, the bare repository's worktrees beside
+        # it, r69a BAREWT)
+        target = _read_pointer(git_dir, "gitdir:")
+        git_dir = os.path.realpath(os.path.join(root, target)) if target else git_dir
     try:
-        names = os.listdir(os.path.join(root, ".git", "worktrees"))
+        names = os.listdir(os.path.join(git_dir, "worktrees"))
     except OSError:
         return []
     # Only entries with a gitdir count: a command cannot add one (gitdir is a control file,
     # and a new entry is held), so empty directories cannot push a real worktree out.
     for name in sorted(names)[:MAX_WORKTREE_ENTRIES]:
-        pointer = _read_pointer(os.path.join(root, ".git", "worktrees", name, "gitdir"))
+        pointer = _read_pointer(os.path.join(git_dir, "worktrees", name, "gitdir"))
         if pointer is None:
             continue
         tree = os.path.dirname(os.path.realpath(pointer))
@@ -258,13 +263,16 @@ def protect(
     trees, every = _all_trees(trees)
     result = Protection()
     result.incomplete = not (complete and every)
-    enclosing = enclosing_work_tree(root) if not trees else None
+    # (whatever is found below: a submodule inside a monorepo's package dropped the
+    # monorepo's own protection, r69a ENCLNESTED)
+    on_top = os.path.lexists(os.path.join(root, ".git"))
+    enclosing = None if on_top else enclosing_work_tree(root)
     if enclosing is not None:
         result.watch.append(os.path.join(root, ".git"))
         # The workspace is part of a larger repository (a monorepo package opened alone):
         # that repository's config may name files in the workspace (husky's
         # `frontend/.husky`, an fsmonitor script); what lies outside is read-only anyway.
-        trees = [enclosing]
+        trees = [enclosing, *trees]
     configs = global_configs(home, env if env is not None else {"HOME": home})
     for path in (p for p in configs if os.path.isabs(p)):
         # git reads these for every repository: one inside a writable root ($GIT_CONFIG_GLOBAL

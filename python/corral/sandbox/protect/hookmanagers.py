@@ -38,6 +38,7 @@ LEFTHOOK_FILES = (
     ".lefthook-local",
 )
 OVERCOMMIT_FILES = (".overcommit.yml", ".git-hooks")
+HK_FILES = ("hk.pkl", "hk.local.pkl", ".config/hk.pkl", ".hk.pkl")
 PRE_COMMIT_DEFAULT = ".pre-commit-config.yaml"
 
 
@@ -146,6 +147,16 @@ def _prek_configs(tree: str) -> tuple[list[tuple[str, str]], bool]:
     return found, not level
 
 
+def _runs_hk(text: str) -> bool:
+    """Whether a hook runs hk (`hk run pre-commit`, `"$HOME/.local/bin/hk" run ...`)."""
+    import itertools
+
+    words = [w.strip("\"'") for w in text.split()]
+    return any(
+        os.path.basename(w) == "hk" and after == "run" for w, after in itertools.pairwise(words)
+    )
+
+
 def _runs_prek(text: str) -> bool:
     """prek, a rewrite of pre-commit, installs hooks that run `prek` with the same config."""
     import re
@@ -176,6 +187,9 @@ def detect(tree: str, hook_dirs: Iterable[str]) -> Found:
             for config, base in configs:
                 found.files.append(config)
                 found.files.extend(_local_entries(config, tree, base))
+        if _runs_hk(text):
+            # (hk's hooks run the steps its Pkl config names, r69a HKPKL)
+            found.files.extend(os.path.join(tree, name) for name in HK_FILES)
         if "lefthook" in text:
             found.files.extend(os.path.join(tree, name) for name in LEFTHOOK_FILES)
             found.files.extend(lefthook_sources(tree))
