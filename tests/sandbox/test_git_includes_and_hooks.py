@@ -2121,3 +2121,28 @@ def test_a_monorepos_hooks_stay_kept_beside_a_submodule_and_bare_worktrees_are_f
     assert (proj / "main" / "githooks" / "pre-commit").read_text() == "#!/bin/sh\nexit 0\n", (
         done.stderr
     )
+
+
+def test_what_shared_hooks_and_global_commands_run_outside_a_repository_is_kept(
+    host: Host,
+) -> None:
+    """r70a SHAREDHOOKS: two repositories of a folder workspace share `core.hooksPath` in
+    it, whose hook runs `$(dirname "$0")/../lint.sh`: that script, outside each repository,
+    was rewritten and ran. GLOBALCMD: your global config's `core.pager` naming a script in
+    the folder, outside every repository there, the same."""
+    folder = host.ws.parent / "folder"
+    shared = folder / "shared"
+    (shared / "hooks").mkdir(parents=True)
+    (shared / "hooks" / "pre-commit").write_text('#!/bin/sh\n"$(dirname "$0")/../lint.sh"\n')
+    (shared / "lint.sh").write_text("exit 0\n")
+    (shared / "pager.sh").write_text("exec cat\n")
+    for name in ("a", "b"):
+        host.git("init", "-q", str(folder / name))
+        host.git("config", "core.hooksPath", str(shared / "hooks"), cwd=folder / name)
+    with open(host.home / ".gitconfig", "a") as f:
+        f.write(f"[core]\n\tpager = {shared}/pager.sh\n")
+    give_to_test_user(folder)
+    done = host.corral("run", "--", "sh", "-c", "echo 'touch x' > shared/lint.sh; "
+                       "echo 'touch x' > shared/pager.sh", cwd=folder)  # fmt: skip
+    assert (shared / "lint.sh").read_text() == "exit 0\n", done.stderr
+    assert (shared / "pager.sh").read_text() == "exec cat\n", done.stderr

@@ -1262,8 +1262,7 @@ def test_dot_entries_at_the_top_are_held_but_the_inert_ones(host: Host) -> None:
         "node_modules/.bin/x",
         ".venv/.gitignore",
         ".tox/py/x",
-        "target/CACHEDIR.TAG",
-        "target/.rustc_info.json",
+        "node_modules/.cache/x",
         ".benchmarks/Linux-CPython-3.11-64bit/0001_run.json",
     )  # fmt: skip (r64c BENCHHOLD)
     (host.ws / ".coveragerc").write_text("[run]\n")
@@ -1869,4 +1868,21 @@ def test_code_cargo_runs_while_it_builds_and_links_named_as_ci_dirs_are_held(
     assert "CMAKE_PROJECT_INCLUDE" not in (host.ws / "cm" / "build" / "CMakeCache.txt").read_text()
     assert (host.ws / "build" / "lib" / "a.txt").exists(), said  # (no build tree's marks)
     assert f"in the build tree {host.ws}/cm/build (" in said, said
+    # r70b: a build tree by what its tool leaves in it, whatever its name (CARGOTARGETDIR:
+    # cargo's `target-dir = "build"`; CMAKENAMES; NINJAEDGE), and a link named as one
+    # (TARGETLINK: `target -> node_modules/t`, the build behind it)
+    for tree, mark in (("build", ".rustc_info.json"), ("cmake-build-debug", "CMakeCache.txt"),
+                       ("out", "build.ninja")):  # fmt: skip
+        (host.ws / tree).mkdir(exist_ok=True)
+        (host.ws / tree / mark).write_text("x\n")
+    said = run(
+        host,
+        "mkdir -p build/debug/build/p-1 && echo x > build/debug/build/p-1/output && "
+        "echo x >> cmake-build-debug/CMakeCache.txt && echo x >> out/build.ninja && "
+        "rm -rf target && mkdir -p node_modules/t && ln -s node_modules/t target\n",
+    )
+    assert not (host.ws / "build" / "debug" / "build" / "p-1" / "output").exists(), said
+    for name in ("cmake-build-debug/CMakeCache.txt", "out/build.ninja"):
+        assert (host.ws / name).read_text() == "x\n", (name, said)
+    assert not (host.ws / "target").is_symlink(), said
     assert not (host.ws / ".gitlab").is_symlink(), said

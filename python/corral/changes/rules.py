@@ -461,26 +461,30 @@ class Checker(
         return self._programs
 
     def _build_tree(self, entry: Entry, parts: list[str]) -> str | None:
-        """The build tree (a host path) an entry is in, or None: cargo's `target/` (its
-        CACHEDIR.TAG), Maven's (beside a pom.xml), CMake's build directory (its
-        CMakeCache.txt), Gradle's `build/` (beside a build script). Each fix that listed one
-        more of cargo's files a build loads missed another (r68b RSTARGETMACRO: a proc macro;
-        r69b RSBUILDOUTPUT: a build script's `output`, CMAKECACHE, MVNPROC): what a build
-        reuses there is held whole, as a venv is."""
+        """The build tree (a host path) an entry is in, or None: a directory holding what a
+        build tool leaves in its own, whatever its name (cargo's `.rustc_info.json` or a
+        profile's `.fingerprint`, CMake's CMakeCache.txt, Ninja's build.ninja, Meson's
+        meson-private: r70b CARGOTARGETDIR, `target-dir = "build"`; CMAKENAMES,
+        `cmake-build-debug`, `build/debug`; NINJAEDGE), and by name beside its project's
+        files (a `target` with CACHEDIR.TAG or beside Cargo.toml, pom.xml or build.sbt;
+        Gradle's `build`; zig-cache). Each fix that listed one more of cargo's files a build
+        loads missed another (r68b RSTARGETMACRO: a proc macro; r69b RSBUILDOUTPUT: a build
+        script's `output`, CMAKECACHE, MVNPROC): what a build reuses there is held whole, as
+        a venv is. A link named as such a tree is one too (r70b TARGETLINK: `target ->
+        node_modules/x`, the build behind it in a tool's tree)."""
+        if entry.kind == "link" and parts[-1] in BUILD_MARKS:
+            return entry.path
+        tops = (entry.root, entry.upper_root())
         for i, part in enumerate(parts[:-1] if entry.kind != "dir" else parts):
-            if part not in ("target", "build"):
-                continue
             rel = "/".join(parts[: i + 1])
             key = os.path.join(entry.root, rel)
             if key not in self._build_trees:
+                inside = [*BUILD_CONTENTS, *BUILD_MARKS.get(part, ((), ()))[0]]
+                beside = BUILD_MARKS.get(part, ((), ()))[1]
                 parent = "/".join(parts[:i])
-                marks = BUILD_MARKS[part]
-                tops = (entry.root, entry.upper_root())
-                self._build_trees[key] = any(
-                    os.path.lexists(os.path.join(t, rel, m)) for t in tops for m in marks[0]
-                ) or any(
-                    os.path.lexists(os.path.join(t, parent, m)) for t in tops for m in marks[1]
-                )
+                found = (os.path.join(t, rel, m) for t in tops for m in inside)
+                beside_found = (os.path.join(t, parent, m) for t in tops for m in beside)
+                self._build_trees[key] = any(map(os.path.lexists, (*found, *beside_found)))
             if self._build_trees[key]:
                 return key
         return None
@@ -691,10 +695,15 @@ class Checker(
 
 # build trees (see Checker._build_tree): (what marks one inside it, what marks one beside it)
 BUILD_MARKS = {
-    "target": (("CACHEDIR.TAG",), ("pom.xml", "Cargo.toml")),
-    "build": (("CMakeCache.txt",), ("build.gradle", "build.gradle.kts", "settings.gradle",
-                                    "settings.gradle.kts")),
+    "target": (("CACHEDIR.TAG",), ("pom.xml", "Cargo.toml", "build.sbt")),
+    "build": ((), ("build.gradle", "build.gradle.kts", "settings.gradle",
+                   "settings.gradle.kts")),
+    "zig-cache": ((), ("build.zig",)),
 }  # fmt: skip
+# what a build tool leaves in its own tree, whatever the tree's name
+BUILD_CONTENTS = (
+    ".rustc_info.json", ".fingerprint", "CMakeCache.txt", "build.ninja", "meson-private",
+)  # fmt: skip
 
 
 # where toolchains put the programs a hook runs, below $HOME (see Checker._system_program)

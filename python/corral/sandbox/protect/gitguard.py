@@ -287,6 +287,10 @@ def protect(
         expanded = os.path.join(home, configured[2:]) if configured.startswith("~/") else configured
         if os.path.isabs(expanded):
             result.file(os.path.normpath(expanded))
+    # ... and the scripts their commands name by an absolute path (`core.pager =
+    # ~/scripts/pager.sh`), for a workspace with no repository too (r70a GLOBALCMD)
+    if reading.commands:
+        hookwords.keep_named(root, reading.commands, [], [], result)
     for tree in trees:
         _protect_tree(tree, names, home, configs, result)
     return result

@@ -234,7 +234,7 @@ MAX_GLOB_MATCHES = 256
 def _placed(
     tree: str, word: str, directory: str | None, entered: tuple[str, ...] = ()
 ) -> list[tuple[str, bool]]:
-    """Where a path word of a hook or config may lead inside the work tree, and whether it is
+    """Where a path word of a hook or config may lead, and whether it is
     the plain reading: from the top (`scripts/x`); with a substitution or variable before it
     (`"$(git rev-parse --show-toplevel)/x"`, `$ROOT/x`, `$(dirname "$0")/../x`), from the hook's
     own directory and from the top once what stands before is dropped; and from a directory
@@ -244,9 +244,10 @@ def _placed(
     places: list[tuple[str, bool]] = []
 
     def add(base: str, rest: str, sure: bool) -> None:
-        path = os.path.normpath(os.path.join(base, os.path.expanduser(rest)))
-        if path.startswith(tree + os.sep):
-            places.append((path, sure))
+        # (anywhere, not only in the work tree: a shared hooks directory's `../lint.sh`, a
+        # global config's script in a folder workspace, r70a SHAREDHOOKS, GLOBALCMD; what is
+        # outside the writable roots is read-only anyway, and dropped by the caller)
+        places.append((os.path.normpath(os.path.join(base, os.path.expanduser(rest))), sure))
 
     plain = word
     if word.startswith("/") and not os.path.exists(word):
