@@ -392,7 +392,9 @@ class Checker(
                 "the current directory before what is installed (`require` would load it)",
             )  # fmt: skip
         # (not an installed package's own package.json: npm install was held, r68c NMPKGJSON)
-        setting = None if self._in_tool_tree(entry, parts) else self._tool_settings(entry)
+        setting = self._tool_settings(entry)
+        if setting is not None and self._in_tool_tree(entry, parts):
+            setting = None
         if setting is not None:
             what = (
                 f"a change to host tools' settings ({setting})"
