@@ -1886,3 +1886,18 @@ def test_code_cargo_runs_while_it_builds_and_links_named_as_ci_dirs_are_held(
         assert (host.ws / name).read_text() == "x\n", (name, said)
     assert not (host.ws / "target").is_symlink(), said
     assert not (host.ws / ".gitlab").is_symlink(), said
+
+
+def test_what_every_mise_config_name_puts_on_path_is_kept(host: Host) -> None:
+    """r71a MISELOCAL: `.config/mise.local.toml` (and `mise/config.<env>.toml` with MISE_ENV)
+    were protected by name but never read: the `_.path` directory one named took a planted
+    `git` that the next prompt put first on PATH."""
+    ws = host.ws
+    (ws / ".config").mkdir(exist_ok=True)
+    (ws / ".config" / "mise.local.toml").write_text('[env]\n_.path = ["tools/lbin"]\n')
+    (ws / "mise").mkdir()
+    (ws / "mise" / "config.dev.toml").write_text('[env]\n_.path = ["tools/dbin"]\n')
+    said = run(host, "mkdir -p tools/lbin tools/dbin && echo x > tools/lbin/git && "
+                     "echo x > tools/dbin/git\n")  # fmt: skip
+    assert not (ws / "tools" / "lbin" / "git").exists(), said
+    assert not (ws / "tools" / "dbin" / "git").exists(), said

@@ -98,6 +98,9 @@ def _mise_project(config: str) -> str:
             return config[: -len(name) - 1]
         if os.path.dirname(config).endswith("/" + name):  # conf.d/x.toml
             return os.path.dirname(config)[: -len(name) - 1]
+    for directory, _ in sorted(toolconfigs.MISE_NESTED_PATTERNS, key=lambda d: -len(d[0])):
+        if os.path.dirname(config).endswith("/" + directory):  # .config/mise.local.toml
+            return os.path.dirname(config)[: -len(directory) - 1]
     return os.path.dirname(config)
 
 

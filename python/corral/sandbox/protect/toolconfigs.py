@@ -42,6 +42,12 @@ MISE_FILES = (
     "mise/config.local.toml", ".mise/config.toml", ".mise/config.local.toml",
 )  # fmt: skip
 MISE_PATTERNS = ("mise.*.toml", ".mise.*.toml")
+MISE_NESTED_PATTERNS = (
+    (".config", ("mise.toml", "mise.*.toml")),
+    ("mise", ("config.toml", "config.*.toml")),
+    (".config/mise", ("config.toml", "config.*.toml")),
+    (".mise", ("config.toml", "config.*.toml")),
+)
 MISE_CONF_DIRS = (".config/mise/conf.d", "mise/conf.d", ".mise/conf.d")
 MISE_TASK_DIRS = ("mise-tasks", ".mise-tasks", "mise/tasks", ".mise/tasks", ".config/mise/tasks")
 CARGO_FILES = (".cargo/config.toml", ".cargo/config")
@@ -209,6 +215,14 @@ def _mise_files(root: str) -> list[str]:
     except OSError:
         listed = []
     names += [n for n in listed for p in MISE_PATTERNS if name_matches(n, p)]
+    # (every name mise reads, whatever MISE_ENV is now: `.config/mise.local.toml`,
+    # `mise/config.<env>.toml`, ...: r71a MISELOCAL, what one named was not kept)
+    for directory, patterns in MISE_NESTED_PATTERNS:
+        try:
+            inside = sorted(os.listdir(os.path.join(root, directory)))
+        except OSError:
+            continue
+        names += [f"{directory}/{n}" for n in inside for p in patterns if name_matches(n, p)]
     for directory in MISE_CONF_DIRS:
         try:
             names += [f"{directory}/{n}" for n in sorted(os.listdir(os.path.join(root, directory)))
