@@ -977,8 +977,7 @@ class GitHistoryRules(RuleSet):
                         "protected", entry.path, PROTECTED,
                         f"the index's cached tree of {cached + '/' if cached else 'the top'} "
                         "is not the tree its entries make: your next `git commit` would take "
-                        "that tree, not "
-                        "what `git status` shows you; review it: git status",
+                        "that tree, not what `git status` shows you; review it: git status",
                     )  # fmt: skip
                 changed_caches = sorted(
                     name.decode() for name in {*before.caches, *after.caches}

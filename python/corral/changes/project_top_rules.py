@@ -102,14 +102,17 @@ class ProjectTopRules(RuleSet):
         rel = os.path.dirname(entry.rel)
         key = os.path.join(entry.root, rel) if rel else entry.root
         if key not in self._project_tops:
-            cwd = str(self.plan.get("cwd") or "")
             upper = os.path.join(entry.upper_root(), rel)
-            self._project_tops[key] = (
-                key == cwd
-                or (not rel and is_within(cwd, key))
-                or any(_has_marker(top) for top in (key, upper))
+            self._project_tops[key] = self._top_by_place(key, not rel) or any(
+                _has_marker(top) for top in (key, upper)
             )
         return key if self._project_tops[key] else None
+
+    def _top_by_place(self, directory: str, at_root: bool) -> bool:
+        """Whether a directory is a project's top by where it is: the command's own, or the
+        top of the writable root the command ran in."""
+        cwd = str(self.plan.get("cwd") or "")
+        return directory == cwd or (at_root and is_within(cwd, directory))
 
     def _makes_top(self, entry: Entry) -> str | None:
         """A config-format file on the host that a new project marker makes a project-top
@@ -134,9 +137,4 @@ class ProjectTopRules(RuleSet):
 
     def _was_top(self, directory: str) -> bool:
         """Whether the host's `directory` is a project top already (see _project_top)."""
-        cwd = str(self.plan.get("cwd") or "")
-        return (
-            directory == cwd
-            or any(directory == root and is_within(cwd, root) for root in self.roots)
-            or _has_marker(directory)
-        )
+        return self._top_by_place(directory, directory in self.roots) or _has_marker(directory)

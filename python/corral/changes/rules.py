@@ -481,12 +481,13 @@ class Checker(
             rel = "/".join(parts[: i + 1])
             key = os.path.join(entry.root, rel)
             if key not in self._build_trees:
-                inside = [*BUILD_CONTENTS, *BUILD_MARKS.get(part, ((), ()))[0]]
-                beside = BUILD_MARKS.get(part, ((), ()))[1]
+                marks_inside, marks_beside = BUILD_MARKS.get(part, ((), ()))
                 parent = "/".join(parts[:i])
-                found = (os.path.join(t, rel, m) for t in tops for m in inside)
-                beside_found = (os.path.join(t, parent, m) for t in tops for m in beside)
-                self._build_trees[key] = any(map(os.path.lexists, (*found, *beside_found)))
+                inside = (
+                    os.path.join(t, rel, m) for t in tops for m in (*BUILD_CONTENTS, *marks_inside)
+                )
+                beside = (os.path.join(t, parent, m) for t in tops for m in marks_beside)
+                self._build_trees[key] = any(map(os.path.lexists, (*inside, *beside)))
             if self._build_trees[key]:
                 return key
         return None
