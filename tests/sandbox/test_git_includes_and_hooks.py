@@ -2123,6 +2123,39 @@ def test_a_monorepos_hooks_stay_kept_beside_a_submodule_and_bare_worktrees_are_f
     )
 
 
+def test_a_monorepos_in_place_submodule_deep_inside_the_workspace_keeps_its_hooks(
+    host: Host,
+) -> None:
+    """ENCLNESTED's enclosing repository was added after submodules were looked for, so
+    its in-place submodule deeper than the folder scan looks (5 levels below a package
+    opened alone) was never found: the script its hook runs was rewritten and ran."""
+    pwned, _ = _payload(host)
+    ident = ["-c", "user.name=u", "-c", "user.email=u@x"]
+    mono = host.ws.parent / "mono"
+    lib = mono / "app" / "a" / "b" / "c" / "d" / "lib"
+    (lib / "scripts").mkdir(parents=True)
+    (lib / "scripts" / "check.sh").write_text("exit 0\n")
+    host.git("init", "-q", "-b", "main", cwd=lib)
+    host.git("add", "scripts/check.sh", cwd=lib)
+    host.git(*ident, "commit", "-qm", "lib", cwd=lib)
+    hook = lib / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\nsh scripts/check.sh\n")
+    hook.chmod(0o755)
+    (mono / "README").write_text("mono\n")
+    host.git("init", "-q", "-b", "main", cwd=mono)
+    host.git("add", "README", cwd=mono)
+    host.git("-c", "protocol.file.allow=always", "submodule", "add", "-q",
+             "./app/a/b/c/d/lib", "app/a/b/c/d/lib", cwd=mono)  # fmt: skip
+    host.git(*ident, "commit", "-qm", "submodule", cwd=mono)
+    assert (lib / ".git").is_dir(), "git made lib/.git a file: the case is not set up"
+    give_to_test_user(mono)
+    done = host.corral("run", "--", "sh", "-c", f"printf 'touch {pwned}\\n' > "
+                       "a/b/c/d/lib/scripts/check.sh", cwd=mono / "app")  # fmt: skip
+    assert (lib / "scripts" / "check.sh").read_text() == "exit 0\n", done.stderr
+    host.git(*ident, "commit", "-q", "--allow-empty", "-m", "u", cwd=lib, check=False)
+    assert not os.path.exists(pwned), "a monorepo's submodule hook ran a script the command wrote"
+
+
 def test_what_shared_hooks_and_global_commands_run_outside_a_repository_is_kept(
     host: Host,
 ) -> None:

@@ -160,12 +160,14 @@ def _submodule_paths(tree: str) -> list[str]:
     return found
 
 
-def _all_trees(trees: list[str]) -> tuple[list[str], bool]:
+def _all_trees(trees: list[str], within: str) -> tuple[list[str], bool]:
     """(each work tree, its linked worktrees inside it and its submodules' work trees, at
-    every depth, whatever their `.git` is; whether that is all of them). A submodule's hooks
-    run the scripts of its own work tree: r67a SUBINPLACE (its `.git` a directory in its work
-    tree), r68a WTSUB (a linked worktree's submodules, their git dirs in the worktree's),
-    NESTINPLACE (one inside another), FOLDERINPLACE (in a folder of repositories)."""
+    every depth, whatever their `.git` is, as far as they lie in `within`; whether that is
+    all of them). A submodule's hooks run the scripts of its own work tree: r67a SUBINPLACE
+    (its `.git` a directory in its work tree), r68a WTSUB (a linked worktree's submodules,
+    their git dirs in the worktree's), NESTINPLACE (one inside another), FOLDERINPLACE (in
+    a folder of repositories). An enclosing monorepo's trees outside `within` are read-only
+    in the sandbox, so they are not looked at."""
     found: list[str] = []
     queue = list(trees)
     while queue:
@@ -175,7 +177,11 @@ def _all_trees(trees: list[str]) -> tuple[list[str], bool]:
         if len(found) >= MAX_TREES:
             return found, False
         found.append(tree)
-        queue += _linked_worktrees(tree) + _submodule_paths(tree)
+        queue += [
+            t
+            for t in _linked_worktrees(tree) + _submodule_paths(tree)
+            if t == within or t.startswith(within + os.sep)
+        ]
     return found, True
 
 
@@ -260,9 +266,7 @@ def protect(
     its global config."""
     names = tuple(names)
     trees, complete = repositories(root)
-    trees, every = _all_trees(trees)
     result = Protection()
-    result.incomplete = not (complete and every)
     # (whatever is found below: a submodule inside a monorepo's package dropped the
     # monorepo's own protection, r69a ENCLNESTED)
     on_top = os.path.lexists(os.path.join(root, ".git"))
@@ -272,7 +276,11 @@ def protect(
         # The workspace is part of a larger repository (a monorepo package opened alone):
         # that repository's config may name files in the workspace (husky's
         # `frontend/.husky`, an fsmonitor script); what lies outside is read-only anyway.
+        # Its submodules and worktrees in the workspace are looked for as anyone's: one
+        # deeper than the folder scan goes was missed when it was added after.
         trees = [enclosing, *trees]
+    trees, every = _all_trees(trees, root)
+    result.incomplete = not (complete and every)
     configs = global_configs(home, env if env is not None else {"HOME": home})
     for path in (p for p in configs if os.path.isabs(p)):
         # git reads these for every repository: one inside a writable root ($GIT_CONFIG_GLOBAL
