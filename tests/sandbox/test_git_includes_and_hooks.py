@@ -2156,6 +2156,46 @@ def test_a_monorepos_in_place_submodule_deep_inside_the_workspace_keeps_its_hook
     assert not os.path.exists(pwned), "a monorepo's submodule hook ran a script the command wrote"
 
 
+def test_a_linked_worktrees_submodule_keeps_the_script_its_hook_runs(host: Host) -> None:
+    """r68a WTSUB: the workspace is a linked worktree (`git worktree add ../agent`) of a
+    project with a submodule; `git submodule update` there puts the submodule's git dir
+    under the worktree's, and its `.git` is a file. The script its hook runs was rewritten
+    and ran at the user's next commit in the submodule."""
+    pwned, _ = _payload(host)
+    ident = ["-c", "user.name=u", "-c", "user.email=u@x"]
+    top = host.ws.parent / "wtsub"
+    origin = top / "lib-origin"
+    (origin / "scripts").mkdir(parents=True)
+    (origin / "scripts" / "check.sh").write_text("exit 0\n")
+    host.git("init", "-q", "-b", "main", cwd=origin)
+    host.git("add", "-A", cwd=origin)
+    host.git(*ident, "commit", "-qm", "lib", cwd=origin)
+    main = top / "main"
+    main.mkdir()
+    host.git("init", "-q", "-b", "main", cwd=main)
+    host.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(origin),
+             "lib", cwd=main)  # fmt: skip
+    host.git(*ident, "commit", "-qm", "submodule", cwd=main)
+    agent = top / "agent"
+    host.git("worktree", "add", "-q", "-b", "agent", str(agent), cwd=main)
+    host.git("-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init",
+             cwd=agent)  # fmt: skip
+    lib = agent / "lib"
+    assert (lib / ".git").is_file(), "the case is not set up"
+    git_dir = host.git("rev-parse", "--absolute-git-dir", cwd=lib).strip()
+    hook = host.ws.parent.joinpath(git_dir, "hooks", "pre-commit")
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\nexec ./scripts/check.sh\n")
+    hook.chmod(0o755)
+    (lib / "scripts" / "check.sh").chmod(0o755)
+    give_to_test_user(top)
+    done = host.corral("run", "--", "sh", "-c", f"printf '#!/bin/sh\\ntouch {pwned}\\n' > "
+                       "lib/scripts/check.sh", cwd=agent)  # fmt: skip
+    assert (lib / "scripts" / "check.sh").read_text() == "exit 0\n", done.stderr
+    host.git(*ident, "commit", "-q", "--allow-empty", "-m", "u", cwd=lib, check=False)
+    assert not os.path.exists(pwned), "a worktree's submodule hook ran a script the command wrote"
+
+
 def test_what_shared_hooks_and_global_commands_run_outside_a_repository_is_kept(
     host: Host,
 ) -> None:
