@@ -656,6 +656,47 @@ def test_applying_a_held_path_names_it_and_never_undoes_a_later_change_unasked(
 
 
 @pytest.mark.sandbox
+def test_a_second_held_edit_of_a_file_is_merged_into_the_first_once_that_is_applied(
+    host: Host,
+) -> None:
+    """r68c HELDSTACK: an agent edits a config twice before the user reviews the first
+    edit; the second command saw the file without the first edit, so applying it undid
+    that edit or was refused, and `--overwrite` lost the first edit. The second change is
+    now merged into the host's copy where the two do not meet, and refused where they do."""
+    config = host.ws / "config.yaml"
+    config.write_text("name: shop\nlow_stock: 5\ncurrency: EUR\n")
+    host.corral("run", "--", "sed", "-i", "s/low_stock: 5/low_stock: 10/", "config.yaml",
+                cwd=host.ws)  # fmt: skip
+    (first,) = held_ids(host)
+    host.corral("run", "--", "sh", "-c", "echo 'reorder: true' >> config.yaml", cwd=host.ws)
+    (second,) = set(held_ids(host)) - {first}
+    host.corral("run", "--", "sed", "-i", "s/low_stock: 5/low_stock: 7/", "config.yaml",
+                cwd=host.ws)  # fmt: skip
+    (third,) = set(held_ids(host)) - {first, second}
+    assert config.read_text() == "name: shop\nlow_stock: 5\ncurrency: EUR\n"
+    host.corral("apply", first, "config.yaml")
+    assert config.read_text() == "name: shop\nlow_stock: 10\ncurrency: EUR\n"
+    # the second one's diff is its own change, not the first one's undone
+    diff = host.corral("changes", second, "--diff").stdout
+    assert "+reorder: true" in diff and "-low_stock: 10" not in diff, diff
+    assert "changed in your copy since the command ran" in diff, diff
+    done = host.corral("apply", second, "config.yaml")
+    assert done.returncode == 0, done
+    assert config.read_text() == "name: shop\nlow_stock: 10\ncurrency: EUR\nreorder: true\n"
+    assert f"merged {config}" in done.stderr, done.stderr
+    # the third changed the line the first did: nothing is merged, the host's copy stays
+    clash = host.corral("apply", third, "config.yaml")
+    assert clash.returncode == 1, clash
+    assert "conflicts (your copy's line 2, changed by both)" in clash.stderr, clash.stderr
+    assert "--overwrite" in clash.stderr, clash.stderr
+    assert config.read_text() == "name: shop\nlow_stock: 10\ncurrency: EUR\nreorder: true\n"
+    # undo of the merge takes the host's copy back to what it was before it
+    host.corral("undo")
+    assert config.read_text() == "name: shop\nlow_stock: 10\ncurrency: EUR\n"
+    assert not list((stage_root(host)).glob("*/u*/*.corral-merge.tmp"))
+
+
+@pytest.mark.sandbox
 def test_showing_diffs_never_opens_a_fifo_of_the_host(host: Host) -> None:
     """r40c FIFODIFF: a held change set replacing a FIFO of the host's (or a directory
     holding one) opened it for the diff, and waited for a writer: the editor froze."""

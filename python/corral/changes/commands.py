@@ -238,6 +238,7 @@ def _history(checked: list[tuple[Entry, Refusal | None]]) -> list[str]:
 def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
     """What one held change set holds, path by path with its verdict; with `diffs`, a unified
     diff of each file against the workspace (what applying it would change)."""
+    from corral.changes.merge import base_of
     from corral.changes.scan import replaced
 
     with finish.Locked():
@@ -298,7 +299,17 @@ def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
                 "modified" if os.path.lexists(entry.path) else "added"
             )  # fmt: skip
             label = os.path.relpath(entry.path, plan["cwd"])
-            lines = _diff(entry.path, entry.source, label, kind)
+            against = entry.path
+            base = base_of(stage, entry.path) if kind == "modified" else None
+            if base is not None and _text(base) != _text(entry.path):
+                # (the host's copy changed since the run: against it, the diff would show
+                # that change undone, which apply does not do, see merge)
+                out.out.append(shown(
+                    f"({label} changed in your copy since the command ran: the command's "
+                    "change to the file as it saw it, which apply merges into yours)"
+                ))  # fmt: skip
+                against = base
+            lines = _diff(against, entry.source, label, kind)
             out.out += lines[: DIFF_LINES + 1 - shown_lines]
             shown_lines += len(lines)
         if shown_lines > DIFF_LINES:

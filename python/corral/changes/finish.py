@@ -172,6 +172,7 @@ def settle(
 
     accepted = []
     held = []
+    merged: list[str] = []
     busy = stages.direct_writers(plan["roots"])
     if busy:
         # A command writing straight to the workspace could swap a directory for a link
@@ -187,9 +188,20 @@ def settle(
             continue
         if forced and refusal is not None and not overwrite and _changed_since(entry, plan):
             # a refused path named to apply, which the host changed since the run (you, or a
-            # change set applied since): it would undo that change, silently (r39c)
+            # change set applied since): it would undo that change, silently (r39c); a text
+            # file is merged with that change where the two do not meet (r68c HELDSTACK)
+            why = ""
+            if git_dir_of(entry.path) is None:
+                from corral.changes.merge import merged_entry
+
+                mixed, why = merged_entry(stage, entry)
+                if mixed is not None:
+                    accepted.append(mixed)
+                    merged.append(entry.path)
+                    continue
             since = GIT_CHANGED_SINCE if _git_state(entry.path) else CHANGED_SINCE
-            held.append({"path": entry.path, "code": "conflict", "message": since})
+            message = f"{why}; {since}" if why else since
+            held.append({"path": entry.path, "code": "conflict", "message": message})
             continue
         if (refusal is None and not hold_all) or forced:
             accepted.append(entry)
@@ -220,6 +232,7 @@ def settle(
             message = f"held for review: {why_all}" if why_all else "held for review"
             held.append({"path": entry.path, "code": "review", "message": message})
     accepted = _git_state_together(accepted, held)
+    _keep_bases(stage, plan, checked, held)
     journal = journals.Journal(plan["id"])
     why = ""
     try:
@@ -241,6 +254,7 @@ def settle(
         "applied": changed,
         "counts": _counts(changed),
         "held": held,
+        "merged": merged if changed else [],
         "problems": problems,
         "why": why,
         "frontend": plan.get("frontend", "cli"),
@@ -256,6 +270,30 @@ def settle(
     if changed:
         stages.write_report(journal.path, report)
     return report
+
+
+def _keep_bases(
+    stage: str,
+    plan: dict[str, Any],
+    checked: list[tuple[Entry, Refusal | None]],
+    held: list[dict[str, Any]],
+) -> None:
+    """Keep each held text file's host copy as its command saw it, while the host has not
+    changed it since: what a later apply merges the command's change into (see merge)."""
+    paths = {item["path"] for item in held if item.get("code") != "conflict"}
+    if not paths:
+        return
+    from corral.changes.merge import keep_base
+
+    for entry, _ in checked:
+        if (
+            entry.path in paths
+            and entry.kind == "file"
+            and git_dir_of(entry.path) is None
+            and os.path.isfile(entry.path)
+            and not _changed_since(entry, plan)
+        ):
+            keep_base(stage, entry)
 
 
 def git_dir_of(path: str) -> str | None:
@@ -388,6 +426,11 @@ def _describe(report: dict[str, Any], frontend: str | None) -> list[str]:
 
     if report.get("why"):
         lines.append(f"{report['why']}; see: {command('changes', change_id)}")
+    for path in report.get("merged") or []:
+        lines.append(
+            f"merged {path}: the command's change, into your copy as it is now (changed "
+            "since the command ran); undo takes your copy back"
+        )
     # (what was held for its own reason first, then what is held with it: a venv's 1,600
     # paths "held with the rest" hid the one that held it, r47b)
     causes = [i for i in report["held"] if not i.get("message", "").startswith(words.HELD_WITH)]
