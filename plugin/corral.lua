@@ -32,14 +32,7 @@ end, {
 })
 
 -- Chat buffers (*.chat unless setup() says otherwise) get their frontmatter read.
-vim.api.nvim_create_augroup("corral_chat", { clear = true })
-vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile" }, {
-  group = "corral_chat",
-  pattern = "*.chat",
-  callback = function(ev)
-    require("corral.chat").attach(ev.buf)
-  end,
-})
+require("corral.chat_files").watch()
 
 -- Where each buffer was last current: the workspace of a chat that no window shows any more
 -- (a chat plugin's calls go on while you read another file) is the directory it was shown in

@@ -3,8 +3,6 @@ local state = require("corral.state")
 
 local M = {}
 
-M.DEFAULT_CHAT_PATTERNS = { "*.chat" } -- the schema's default of chat.patterns
-
 ---@param value any
 ---@return string[]|nil
 local function string_list(value)
@@ -17,19 +15,6 @@ local function string_list(value)
     end
   end
   return value
-end
-
----Which files are chat buffers: their frontmatter is read when they are opened.
----@param patterns string[]
-local function watch_chat_files(patterns)
-  vim.api.nvim_create_augroup("corral_chat", { clear = true })
-  vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile" }, {
-    group = "corral_chat",
-    pattern = patterns,
-    callback = function(ev)
-      require("corral.chat").attach(ev.buf)
-    end,
-  })
 end
 
 ---Optional; safe to call again. Options use the engine's schema (`:help corral-options`):
@@ -51,7 +36,7 @@ function M.setup(opts)
   state.global_checked = false
   state.global_problems = {}
   local chat = type(opts.chat) == "table" and opts.chat or {}
-  watch_chat_files(string_list(chat.patterns or opts["chat.patterns"]) or M.DEFAULT_CHAT_PATTERNS)
+  require("corral.chat_files").watch(string_list(chat.patterns or opts["chat.patterns"]))
 end
 
 ---Run a chat's tool call through the guard, the sandbox and the guarded operations

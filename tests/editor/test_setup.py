@@ -73,3 +73,24 @@ def test_chat_patterns(fresh: Editor, workspace: Path) -> None:
     assert fresh.lua("return require('corral.chat').is_attached(...)", old) is False
     assert fresh.config(old)["values"]["sandbox.mode"] == "workspace-write"
     assert fresh.messages() == []
+
+
+def test_the_chat_files_watched_before_setup_are_the_schemas_default(
+    fresh: Editor, workspace: Path
+) -> None:
+    """One default, the schema's: plugin/corral.lua and setup() without patterns watch the
+    same chat files (the pattern was written out in three places)."""
+    from corral.schema import defaults
+
+    lua_default = fresh.lua("return require('corral.chat_files').DEFAULT_PATTERNS")
+    assert lua_default == list(defaults()["chat.patterns"])
+    watched = (
+        "return vim.tbl_map(function(a) return a.pattern end, "
+        "vim.api.nvim_get_autocmds({ group = 'corral_chat' }))"
+    )
+    before = fresh.lua(watched)
+    fresh.lua("require('corral').setup({})")
+    assert fresh.lua(watched) == before == [*lua_default, *lua_default]
+    (workspace / "a.chat").write_text("hello\n")
+    buf = fresh.edit(workspace / "a.chat")
+    assert fresh.lua("return require('corral.chat').is_attached(...)", buf) is True
