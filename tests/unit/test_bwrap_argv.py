@@ -191,9 +191,16 @@ def test_mount_order_with_private_home(
     assert not any(str(home / ".ssh") in o for o in found)
 
 
-def test_deny_inside_a_reexposed_path_is_masked(ws: Path) -> None:
-    p = Policy(
-        enabled=True, mode="read-only", backend="auto", cwd=str(ws), home="/home/u",
+def _policy(made: Policy, **changed: object) -> Policy:
+    """A resolved policy with some fields changed (every field is required)."""
+    return Policy(**{**dict(made._fields()), **changed})  # type: ignore[arg-type]
+
+
+def test_deny_inside_a_reexposed_path_is_masked(
+    ws: Path, make_policy: Callable[..., Policy]
+) -> None:
+    p = _policy(
+        make_policy(ws, {"sandbox.mode": "read-only"}), home="/home/u",
         network=False, allow_privileged=False, rw_roots=(), pinned=(), links=(), read_only=(),
         hidden=("/tmp", "/home/u"), visible=("/home/u/.config",),
         deny_read=(("/home/u/.config/gh", True), ("/home/u/.ssh", True), ("/etc/shadow", False)),
@@ -207,16 +214,11 @@ def test_deny_inside_a_reexposed_path_is_masked(ws: Path) -> None:
     assert args.index("/home/u/.config/gh") > args.index("/home/u/.config")
 
 
-def test_namespace_args_pure() -> None:
-    fields = dict(
-        enabled=True, mode="workspace-write", backend="auto", cwd="/", home="/root",
-        network=True, allow_privileged=True, rw_roots=(), pinned=(), links=(), read_only=(),
-        hidden=("/tmp",), visible=(), deny_read=(), env=(), bwrap_path="",
-        bwrap_extra_args=(), notes=(),
-    )  # fmt: skip
-    loose = namespace_args(Policy(**fields))
+def test_namespace_args_pure(ws: Path, make_policy: Callable[..., Policy]) -> None:
+    made = make_policy(ws)
+    loose = namespace_args(_policy(made, network=True, allow_privileged=True))
     assert "--unshare-net" not in loose and "--cap-drop" not in loose
-    strict = namespace_args(Policy(**{**fields, "network": False, "allow_privileged": False}))
+    strict = namespace_args(_policy(made, network=False, allow_privileged=False))
     assert {"--unshare-net", "--disable-userns", "--cap-drop", "ALL"} <= set(strict)
 
 
