@@ -465,3 +465,75 @@ def test_a_compiled_module_beside_a_new_source_or_a_package_link_is_held(host: H
     assert (host.ws / "pkg" / "util.py").exists()
     assert not (host.ws / "pkg" / "util.cpython-311-x86_64-linux-gnu.so").exists()
     assert not os.path.lexists(host.ws / "app")
+
+
+LOAD_ENTRY_POINTS = (
+    "from importlib.metadata import entry_points\n"
+    "for e in entry_points(group='pytest11'):\n"
+    "    e.load()\n"
+)
+
+
+def test_compiled_modules_and_entry_points_anywhere_in_the_workspace_are_held(
+    host: Host,
+) -> None:
+    """r72b EGGINFOEP: with an editable install putting src/ on Python's path, a new
+    `src/zz.egg-info/entry_points.txt` naming a sourceless `src/pkg/_zz.pyc` (both hidden
+    by the usual .gitignore) ran at pytest's, flake8's and pylsp's start; DISTINFOTOP: the
+    same as `zz.dist-info` at the top, for `python -m pytest`. EXTSTANDIN: the project's
+    built `_fast.*.so` (its `_fast.c` unchanged, no `.py` of it) rewritten, loaded by Jedi's
+    completion. A rewrite with the same bytes, and an installation's own, pass."""
+    canary = host.base / "CANARY-entry-points"
+    pkg = host.ws / "src" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "_fast.c").write_text("/* the reviewed source */\n")
+    so = pkg / "_fast.cpython-311-x86_64-linux-gnu.so"
+    so.write_bytes(b"\x7fELF the host's build")
+    own = host.ws / "src" / "pkg.egg-info"
+    own.mkdir()
+    (own / "entry_points.txt").write_text("[console_scripts]\npkg = pkg:main\n")
+    site = host.ws / ".venv" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    plugin = f"open({str(canary)!r}, 'w')\n"
+    (host.ws.parent / "plugin.py").write_text(plugin)
+    said = run(host, "set -e\n"
+               "/usr/bin/python3 -c 'import py_compile,sys; py_compile.compile(sys.argv[1], "
+               "cfile=sys.argv[2])' ../plugin.py src/pkg/_zz.pyc\n"
+               "mkdir src/zz.egg-info zz-1.dist-info\n"
+               "printf '[pytest11]\\nzz = pkg._zz\\n' > src/zz.egg-info/entry_points.txt\n"
+               "cp src/zz.egg-info/entry_points.txt zz-1.dist-info/entry_points.txt\n"
+               "printf 'Name: zz\\nVersion: 1\\n' > zz-1.dist-info/METADATA\n"
+               "echo planted > src/pkg/_fast.cpython-311-x86_64-linux-gnu.so\n"
+               "echo planted > src/pkg/_other.abi3.so\n"
+               "cp src/pkg.egg-info/entry_points.txt x; mv x src/pkg.egg-info/entry_points.txt\n"
+               "echo lib > .venv/lib/python3.11/site-packages/lib.cpython-311.so\n")  # fmt: skip
+    for path in ("src/pkg/_zz.pyc", "src/zz.egg-info/entry_points.txt",
+                 "zz-1.dist-info/entry_points.txt", "src/pkg/_other.abi3.so"):  # fmt: skip
+        assert not os.path.lexists(host.ws / path), (path, said)
+    assert so.read_bytes() == b"\x7fELF the host's build", said
+    assert (site / "lib.cpython-311.so").exists(), said
+    assert (own / "entry_points.txt").read_text() == "[console_scripts]\npkg = pkg:main\n"
+    for where in ("src", "."):  # (the editable install's path entry, and `python -m`)
+        subprocess.run(
+            [*user_prefix(), "/usr/bin/python3", "-c", LOAD_ENTRY_POINTS],
+            cwd=host.ws, check=False, env={**host.env, "PYTHONPATH": where},
+        )  # fmt: skip
+    assert not canary.exists(), "an entry point the command wrote ran on the host"
+
+
+def test_sbts_meta_build_and_msbuilds_imports_are_held(host: Host) -> None:
+    """r72b SBTMETA: sbt keeps its compiled build definition in `project/target/`, beside
+    project/build.properties (no build.sbt there): its classes were applied while the top
+    target/ was held. MSBuild's Directory.Build.targets (property functions run when a C#
+    language server loads the project) passed as no config format."""
+    (host.ws / "build.sbt").write_text('name := "x"\n')
+    (host.ws / "project").mkdir()
+    (host.ws / "project" / "build.properties").write_text("sbt.version=1.10.0\n")
+    (host.ws / "app.csproj").write_text("<Project/>\n")
+    said = run(host, "mkdir -p project/target/config-classes project/project/target/streams\n"
+               "echo c > project/target/config-classes/x.class\n"
+               "echo c > project/project/target/streams/y\n"
+               "echo '<Project/>' > Directory.Build.targets\n")  # fmt: skip
+    for path in ("project/target", "project/project/target", "Directory.Build.targets"):
+        assert not os.path.lexists(host.ws / path), (path, said)

@@ -49,6 +49,7 @@ from corral.changes.git_objects import (
 from corral.changes.git_objects import tree_of as _tree_of
 from corral.changes.link_rules import climbs_back
 from corral.changes.ruleset import RuleSet
+from corral.changes.scan import same_bytes
 from corral.changes.words import HELD_GIT_WHY, HELD_WITH_GIT, HISTORY_WAITS
 from corral.paths import self_or_parent_in
 from corral.toolguard.ops.refusal import PROTECTED, Refusal
@@ -360,18 +361,6 @@ IN_PROGRESS = frozenset({"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBAS
 CHAINED = frozenset({".gitattributes", "package.json"})
 
 
-def _same_bytes(staged: str, host: str) -> bool:
-    """Whether a staged file holds exactly what the host's does (both regular files)."""
-    import filecmp
-
-    try:
-        if not (stat.S_ISREG(os.lstat(staged).st_mode) and stat.S_ISREG(os.lstat(host).st_mode)):
-            return False
-        return filecmp.cmp(staged, host, shallow=False)
-    except OSError:
-        return False
-
-
 def staying_packs(host_git: str, upper_git: str) -> list[str]:
     """The pack indexes a change set leaves in place: the host's and its own, not those it
     deletes."""
@@ -442,7 +431,7 @@ def _check_object(
             return staged if os.path.lexists(staged) else os.path.join(host_git, stem + suffix)
 
         host_copy = os.path.join(host_git, "objects", "pack", rel[1])
-        if _same_bytes(entry.source, host_copy):
+        if same_bytes(entry.source, host_copy):
             return  # (git freshening a pack it has: only its time changed, r33b)
         if os.path.lexists(where(".idx")):
             verify_pack(where(".idx"), where(".pack"), store)

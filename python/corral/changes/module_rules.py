@@ -9,7 +9,7 @@ import os
 import stat
 
 from corral.changes.ruleset import RuleSet
-from corral.changes.scan import will_be_file
+from corral.changes.scan import same_bytes, will_be_file
 from corral.imports import STARTUP_MODULES
 from corral.paths import is_within
 
@@ -247,6 +247,11 @@ def _names_at(directory: str) -> frozenset[str]:
     return frozenset(names)
 
 
+# where an installation keeps what is installed (the threat model: a project venv's packages)
+SITE_DIRS = frozenset({"site-packages", "dist-packages", "lib-dynload"})
+METADATA_SUFFIXES = (".egg-info", ".dist-info")
+
+
 def _is_site_dir(directory: str) -> bool:
     return os.path.basename(directory) in ("site-packages", "dist-packages")
 
@@ -352,6 +357,53 @@ class ModuleRules(RuleSet):
             if os.path.isfile(there) and not os.path.islink(there):
                 return source
         return None
+
+    def _unreadable_code(self, entry: Entry) -> str | None:
+        """What a new or changed file is when Python or its tools load it from the
+        workspace and nothing of it can be read in review, wherever it is (but in an
+        installation's site directory, see the threat model): an extension module or a
+        sourceless `.pyc` (r72b EXTSTANDIN: a rebuilt `_fast.*.so` of an unchanged `_fast.c`
+        ran at Jedi's completion, which imports compiled modules; EGGINFOEP: `pkg/_zz.pyc`),
+        or a distribution's entry points, which pytest, flake8 and pylsp load plugins from
+        in every directory on Python's path (EGGINFOEP: `src/x.egg-info/entry_points.txt`
+        with an editable install; DISTINFOTOP: `x.dist-info` at the top for `python -m`).
+        A rewrite with the same bytes (a `pip install -e .` in the sandbox) is none."""
+        if entry.kind not in ("file", "link"):
+            return None
+        parts = entry.rel.split("/")
+        if any(p in SITE_DIRS for p in parts[:-1]):
+            return None
+        name, directory = parts[-1], parts[-2] if len(parts) > 1 else ""
+        if name == "entry_points.txt" and (
+            directory.endswith(METADATA_SUFFIXES) or directory == "EGG-INFO"
+        ):
+            what = "a distribution's entry points"
+        elif (
+            not name.partition(".")[0].isidentifier()
+            or directory == "__pycache__"
+            or not self._importable_below(entry, parts)
+        ):
+            return None
+        elif name.endswith(".pyc"):
+            what = "bytecode with no source"
+        elif name.endswith((".so", ".pyd")):
+            what = "an extension module"
+        else:
+            return None
+        return None if same_bytes(entry.source, entry.path) else what
+
+    def _importable_below(self, entry: Entry, parts: list[str]) -> bool:
+        """Whether an import names the entry's directory from the top of its root or of a
+        directory where Python looks first: each directory between is an identifier (not
+        `build/lib.linux-x86_64-3.11/`, `out-cache/`, `.venv/`: r42c, a build's or a
+        cache's compiled files no import reaches)."""
+        if all(p.isidentifier() for p in parts[:-1]):
+            return True
+        return any(
+            entry.path.startswith(d + "/")
+            and all(p.isidentifier() for p in entry.path[len(d) + 1 :].split("/")[:-1])
+            for d in self.module_dirs
+        )
 
     def _namespace_made_regular(self, entry: Entry) -> str | None:
         """The namespace package at the top of a directory where Python looks first (a

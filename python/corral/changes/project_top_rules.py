@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 CONFIG_FORMATS = frozenset({
     "toml", "yaml", "yml", "json", "jsonc", "json5", "hjson", "ini", "cfg", "conf", "neon",
     "nims", "xml", "properties", "edn", "kdl", "ron", "hcl", "cue", "dhall", "plist", "pkl",
+    # MSBuild's (XML; Directory.Build.props and .targets run property functions when a C#
+    # language server loads the project) and its response files (r72b)
+    "props", "targets", "rsp",
 })  # fmt: skip
 # what passes at a project's top (see the module's note)
 NOT_A_TOOLS_CONFIG = frozenset({

@@ -377,6 +377,15 @@ class Checker(
                 "it if it is the project's"
             )
             return self.refusal("protected" if real else "new-module", path, MODULES, what)
+        unread = self._unreadable_code(entry)
+        if unread is not None:
+            return self.refusal(
+                "protected", path, MODULES,
+                f"{unread}: Python and its tools load it from the workspace (Jedi imports a "
+                "compiled module to complete its names; pytest, flake8 and pylsp load the "
+                "plugins entry points name) and there is no source of it to review; apply it "
+                "if your command built or installed it",
+            )  # fmt: skip
         lua = self._lua_at_top(entry)
         if lua is not None and lua.endswith("/"):
             return self.refusal(
@@ -698,7 +707,12 @@ class Checker(
 
 # build trees (see Checker._build_tree): (what marks one inside it, what marks one beside it)
 BUILD_MARKS = {
-    "target": (("CACHEDIR.TAG",), ("pom.xml", "Cargo.toml", "build.sbt")),
+    # (sbt's meta-build `project/target` has project/build.properties beside it, and
+    # sbt's task `streams` or compiled `config-classes` in it, r72b SBTMETA)
+    "target": (
+        ("CACHEDIR.TAG", "streams", "config-classes"),
+        ("pom.xml", "Cargo.toml", "build.sbt", "build.properties"),
+    ),
     "build": ((), ("build.gradle", "build.gradle.kts", "settings.gradle",
                    "settings.gradle.kts")),
     "zig-cache": ((), ("build.zig",)),

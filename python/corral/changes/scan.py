@@ -74,6 +74,18 @@ def _kind(st: os.stat_result) -> str:
     return "special"
 
 
+def same_bytes(staged: str, host: str) -> bool:
+    """Whether a staged file holds exactly what the host's does (both regular files)."""
+    import filecmp
+
+    try:
+        if not (stat.S_ISREG(os.lstat(staged).st_mode) and stat.S_ISREG(os.lstat(host).st_mode)):
+            return False
+        return filecmp.cmp(staged, host, shallow=False)
+    except OSError:
+        return False
+
+
 def will_be_file(entry: Entry, path: str) -> bool:
     """Whether `path`, a host path in `entry`'s root, is a regular file once the change set
     is applied: the staging area's copy when it has one (a whiteout is none), else the
