@@ -187,7 +187,8 @@ def test_a_writable_root_that_is_a_bare_repository_keeps_its_hooks(host: Host) -
     )  # fmt: skip
     assert not (bare / "hooks" / "post-receive").exists(), "a hook reached the bare repository"
     assert "[core]\n[core]" not in (bare / "config").read_text()
-    assert "held" in held, held
+    # (kept read-only in the run since r72a BAREHOOK: refused there, not held after)
+    assert "refused a write to a protected path" in held, held
 
 
 @pytest.mark.sandbox
@@ -2194,6 +2195,79 @@ def test_a_linked_worktrees_submodule_keeps_the_script_its_hook_runs(host: Host)
     assert (lib / "scripts" / "check.sh").read_text() == "exit 0\n", done.stderr
     host.git(*ident, "commit", "-q", "--allow-empty", "-m", "u", cwd=lib, check=False)
     assert not os.path.exists(pwned), "a worktree's submodule hook ran a script the command wrote"
+
+
+def test_the_superproject_of_a_submodule_workspace_and_its_worktrees_keep_their_hooks(
+    host: Host,
+) -> None:
+    """r72a ENCLSUB: a workspace that is a submodule (its own `.git` a file) dropped the
+    superproject around it: the superproject's core.hooksPath into the submodule was
+    rewritten and ran at its next commit. SUBWT: a submodule's linked worktree beside it
+    (`git -C lib worktree add ../lib-feat`) was never a work tree: its relative hooksPath
+    hook was rewritten and ran."""
+    ident = ["-c", "user.name=u", "-c", "user.email=u@x"]
+    top = host.ws.parent / "enclsub"
+    tools_origin = top / "tools-origin"
+    (tools_origin / "githooks").mkdir(parents=True)
+    (tools_origin / "githooks" / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    host.git("init", "-q", "-b", "main", cwd=tools_origin)
+    host.git("add", "-A", cwd=tools_origin)
+    host.git(*ident, "commit", "-qm", "tools", cwd=tools_origin)
+    mono = top / "mono"
+    mono.mkdir()
+    host.git("init", "-q", "-b", "main", cwd=mono)
+    for name in ("tools", "lib"):
+        host.git("-c", "protocol.file.allow=always", "submodule", "add", "-q",
+                 str(tools_origin), name, cwd=mono)  # fmt: skip
+    host.git(*ident, "commit", "-qm", "submodules", cwd=mono)
+    host.git("config", "core.hooksPath", "tools/githooks", cwd=mono)
+    host.git("config", "core.hooksPath", "githooks", cwd=mono / "lib")
+    host.git(*ident, "worktree", "add", "-q", "-b", "feat", "../lib-feat", cwd=mono / "lib")
+    assert (mono / "tools" / ".git").is_file(), "the case is not set up"
+    give_to_test_user(top)
+    hook = "#!/bin/sh\nexit 0\n"
+    done = host.corral("run", "--", "sh", "-c", "echo 'touch x' > githooks/pre-commit",
+                       cwd=mono / "tools")  # fmt: skip
+    assert (mono / "tools" / "githooks" / "pre-commit").read_text() == hook, done.stderr
+    done = host.corral("run", "--", "sh", "-c", "echo 'touch x' > lib-feat/githooks/pre-commit",
+                       cwd=mono)  # fmt: skip
+    assert (mono / "lib-feat" / "githooks" / "pre-commit").read_text() == hook, done.stderr
+
+
+def test_global_templates_global_hooks_and_bare_repositories_in_a_folder_are_kept(
+    host: Host,
+) -> None:
+    """r72a GLOBALTEMPLATE: the global init.templateDir in a folder workspace with no
+    repository took a new hooks/post-checkout, which ran at the next `git clone`
+    anywhere. GLOBALHOOKRUN: the global hooks directory there was kept, not the script its
+    hook runs by `$(dirname "$0")/../lint.sh`. BAREHOOK: a bare repository (a local remote
+    beside its clone) was no repository: the script its post-receive runs was rewritten
+    and ran at `git push`."""
+    pwned, _ = _payload(host)
+    folder = host.ws.parent / "plainfolder"
+    template = folder / "git-template"
+    (template / "hooks").mkdir(parents=True)
+    hooks = folder / "githooks"
+    hooks.mkdir()
+    (hooks / "pre-commit").write_text('#!/bin/sh\nexec "$(dirname "$0")/../lint.sh"\n')
+    (folder / "lint.sh").write_text("exit 0\n")
+    with open(host.home / ".gitconfig", "a") as f:
+        f.write(f"[init]\n\ttemplateDir = {template}\n[core]\n\thooksPath = {hooks}\n")
+    site = folder / "work" / "site"
+    (site / "scripts").mkdir(parents=True)
+    (site / "scripts" / "publish.sh").write_text("exit 0\n")
+    bare = folder / "work" / "site.git"
+    host.git("init", "-q", "--bare", str(bare))
+    (bare / "hooks" / "post-receive").write_text(f"#!/bin/sh\nexec {site}/scripts/publish.sh\n")
+    give_to_test_user(folder)
+    done = host.corral("run", "--", "sh", "-c",
+                       "printf '#!/bin/sh\\ntouch x\\n' > git-template/hooks/post-checkout; "
+                       "echo 'touch x' > lint.sh; echo 'touch x' > work/site/scripts/publish.sh",
+                       cwd=folder)  # fmt: skip
+    assert not (template / "hooks" / "post-checkout").exists(), done.stderr
+    assert (folder / "lint.sh").read_text() == "exit 0\n", done.stderr
+    assert (site / "scripts" / "publish.sh").read_text() == "exit 0\n", done.stderr
+    assert not os.path.exists(pwned)
 
 
 def test_what_shared_hooks_and_global_commands_run_outside_a_repository_is_kept(

@@ -65,7 +65,7 @@ def test_workspace_inside_a_work_tree_watches_for_a_new_git(tmp_path: Path) -> N
     git("init", "-q", str(tmp_path / "mono"), cwd=tmp_path)
     pkg = tmp_path / "mono" / "pkg"
     pkg.mkdir()
-    assert gitguard.inside_work_tree(str(pkg))
+    assert gitguard.enclosing_work_trees(str(pkg)) == [str(tmp_path / "mono")]
     assert str(pkg / ".git") in gitguard.protect(str(pkg), NAMES).watch
     assert gitguard.protect(str(tmp_path / "mono"), NAMES).watch != [str(pkg / ".git")]
 

@@ -118,7 +118,7 @@ def repositories(root: str, depth: int = DEPTH, limit: int = LIMIT) -> tuple[lis
     looked at, the answer is incomplete, never quietly cut: a sandboxed command can make
     thousands of directories to push a repository past any limit, and one not found gets no
     protection."""
-    if os.path.lexists(os.path.join(root, ".git")):
+    if os.path.lexists(os.path.join(root, ".git")) or is_bare(root):
         return [root], True
     found: list[str] = []
     level = [root]
@@ -134,12 +134,22 @@ def repositories(root: str, depth: int = DEPTH, limit: int = LIMIT) -> tuple[lis
                 seen += 1
                 if seen > limit:
                     return found, False
-                if os.path.lexists(os.path.join(entry.path, ".git")):
-                    found.append(entry.path)
+                if os.path.lexists(os.path.join(entry.path, ".git")) or is_bare(entry.path):
+                    found.append(entry.path)  # (a bare one too: a push runs its hooks)
                 elif entry.name not in BULKY:  # dot directories too: .worktrees/x, .repos/y
                     below.append(entry.path)
         level = below
     return found, True
+
+
+def is_bare(directory: str) -> bool:
+    """Whether git takes a directory for a bare repository (a HEAD, objects and refs): a
+    local remote beside its clone, whose hooks a `git push` runs (r72a BAREHOOK)."""
+    return (
+        os.path.isfile(os.path.join(directory, "HEAD"))
+        and os.path.isdir(os.path.join(directory, "objects"))
+        and os.path.isdir(os.path.join(directory, "refs"))
+    )
 
 
 MAX_TREES = 500  # work trees of one writable root (worktrees, submodules) looked at
@@ -180,7 +190,7 @@ def _all_trees(trees: list[str], within: str) -> tuple[list[str], bool]:
         queue += [
             t
             for t in _linked_worktrees(tree) + _submodule_paths(tree)
-            if t == within or t.startswith(within + os.sep)
+            if t != tree and (t == within or t.startswith(within + os.sep))
         ]
     return found, True
 
@@ -189,15 +199,21 @@ MAX_WORKTREE_ENTRIES = 4096
 
 
 def _linked_worktrees(root: str) -> list[str]:
-    """The linked worktrees of the repository at `root` that lie inside it (`git worktree add
-    .worktrees/feat`): each is a work tree of its own, where a relative core.hooksPath and
-    the files the config names are found from its own top."""
+    """The linked worktrees of the repository at `root` (a work tree, or a bare repository)
+    wherever they are (the caller keeps those in the workspace: `git -C lib worktree add
+    ../lib-feat` puts a submodule's beside it, r72a SUBWT): each is a work tree of its own,
+    where a relative core.hooksPath and the files the config names are found from its own
+    top."""
     found = []
     git_dir = os.path.join(root, ".git")
-    if os.path.isfile(git_dir):  # (`gitdir: ./.bare`, the bare repository's worktrees beside
-        # it, r69a BAREWT)
+    if not os.path.lexists(git_dir) and is_bare(root):
+        git_dir = root
+    elif os.path.isfile(git_dir):  # (`gitdir: ./.bare`, the bare repository's worktrees
+        # beside it, r69a BAREWT; a submodule's, in the superproject's modules)
         target = _read_pointer(git_dir, "gitdir:")
         git_dir = os.path.realpath(os.path.join(root, target)) if target else git_dir
+        common = _read_pointer(os.path.join(git_dir, "commondir"))
+        git_dir = os.path.realpath(os.path.join(git_dir, common)) if common else git_dir
     try:
         names = os.listdir(os.path.join(git_dir, "worktrees"))
     except OSError:
@@ -208,9 +224,7 @@ def _linked_worktrees(root: str) -> list[str]:
         pointer = _read_pointer(os.path.join(git_dir, "worktrees", name, "gitdir"))
         if pointer is None:
             continue
-        tree = os.path.dirname(os.path.realpath(pointer))
-        if tree != root and tree.startswith(root + os.sep):
-            found.append(tree)
+        found.append(os.path.dirname(os.path.realpath(pointer)))
     return found
 
 
@@ -242,20 +256,15 @@ def _worktree_of(git_dir: str) -> str | None:
     return os.path.realpath(os.path.join(git_dir, value)) if value else None
 
 
-def enclosing_work_tree(root: str) -> str | None:
-    """The nearest directory above `root` that holds a `.git`, or None."""
+def enclosing_work_trees(root: str) -> list[str]:
+    """The directories above `root` that hold a `.git`, nearest first."""
+    found = []
     parent = os.path.dirname(root)
     while parent != os.path.dirname(parent):
         if os.path.lexists(os.path.join(parent, ".git")):
-            return parent
+            found.append(parent)
         parent = os.path.dirname(parent)
-    return None
-
-
-def inside_work_tree(root: str) -> bool:
-    """Whether a directory above `root` holds a `.git`: then a new `<root>/.git` would take
-    over git commands run in `root` on the host."""
-    return enclosing_work_tree(root) is not None
+    return found
 
 
 def protect(
@@ -268,18 +277,17 @@ def protect(
     trees, complete = repositories(root)
     result = Protection()
     # (whatever is found below: a submodule inside a monorepo's package dropped the
-    # monorepo's own protection, r69a ENCLNESTED)
-    on_top = os.path.lexists(os.path.join(root, ".git"))
-    enclosing = None if on_top else enclosing_work_tree(root)
-    if enclosing is not None:
+    # monorepo's own protection, r69a ENCLNESTED; and whatever the root is: a workspace
+    # that is a submodule, its own `.git` a file, dropped the superproject's, r72a ENCLSUB)
+    enclosing = enclosing_work_trees(root)
+    if enclosing and not os.path.lexists(os.path.join(root, ".git")):
         result.watch.append(os.path.join(root, ".git"))
-        # The workspace is part of a larger repository (a monorepo package opened alone):
-        # that repository's config may name files in the workspace (husky's
-        # `frontend/.husky`, an fsmonitor script); what lies outside is read-only anyway.
-        # Its submodules and worktrees in the workspace are looked for as anyone's: one
-        # deeper than the folder scan goes was missed when it was added after.
-        trees = [enclosing, *trees]
-    trees, every = _all_trees(trees, root)
+    # The workspace is part of larger repositories (a monorepo package opened alone, a
+    # submodule): their configs may name files in the workspace (husky's `frontend/.husky`,
+    # a core.hooksPath into the shared hooks' submodule); what lies outside is read-only
+    # anyway. Their submodules and worktrees in the workspace are looked for as anyone's:
+    # one deeper than the folder scan goes was missed when they were added after.
+    trees, every = _all_trees([*enclosing, *trees], root)
     result.incomplete = not (complete and every)
     configs = global_configs(home, env if env is not None else {"HOME": home})
     for path in (p for p in configs if os.path.isabs(p)):
@@ -291,17 +299,43 @@ def protect(
     reading = gitconfig.read([p for p in configs if os.path.isabs(p)], home)
     for path in reading.files:
         result.file(path)
-    for configured in reading.hooks_paths:
+    hook_dirs = []
+    for configured, below in (
+        *((c, "") for c in reading.hooks_paths),
+        # (a template's hooks are copied into every repository `git clone` makes, and its
+        # post-checkout runs at once: r72a GLOBALTEMPLATE)
+        *((c, HOOKS) for c in reading.template_dirs),
+    ):
         expanded = os.path.join(home, configured[2:]) if configured.startswith("~/") else configured
         if os.path.isabs(expanded):
             result.file(os.path.normpath(expanded))
-    # ... and the scripts their commands name by an absolute path (`core.pager =
-    # ~/scripts/pager.sh`), for a workspace with no repository too (r70a GLOBALCMD)
-    if reading.commands:
-        hookwords.keep_named(root, reading.commands, [], [], result)
+            hook_dirs.append(os.path.normpath(os.path.join(expanded, below)))
+    # ... and the scripts their commands and hooks name by an absolute path (`core.pager =
+    # ~/scripts/pager.sh`, a global hook's `"$(dirname "$0")/../lint.sh"`), for a workspace
+    # with no repository too (r70a GLOBALCMD, r72a GLOBALHOOKRUN)
+    hooks = hookmanagers.hook_files(hook_dirs)
+    if reading.commands or hooks:
+        texts = [(directory, text, False) for directory, text, _ in hooks]
+        hookwords.keep_named(root, reading.commands, texts, hooks, result)
     for tree in trees:
-        _protect_tree(tree, names, home, configs, result)
+        if is_bare(tree) and not os.path.lexists(os.path.join(tree, ".git")):
+            _protect_bare(tree, names, home, configs, result)
+        else:
+            _protect_tree(tree, names, home, configs, result)
     return result
+
+
+def _protect_bare(
+    git_dir: str, names: tuple[str, ...], home: str, globals_: list[str], result: Protection
+) -> None:
+    """A bare repository in the workspace: its control files kept, and what its config and
+    hooks name (a post-receive's `exec ../site/scripts/publish.sh`) as for any repository;
+    its hooks run in it (r72a BAREHOOK: the script ran at the user's `git push`; with direct
+    writes its hooks themselves were writable)."""
+    result.pinned.append(git_dir)
+    result.control_files(git_dir, names)
+    own = [*globals_, os.path.join(git_dir, "config")]
+    _protect_config(git_dir, git_dir, own, home, result)
 
 
 def _protect_tree(
