@@ -742,13 +742,20 @@ def _escapes(path: str) -> bool:
 
 
 def _shell_ref_name(inside: list[str], source: str) -> str | None:
-    """The first ref name with SHELL_CHARS that a staged ref, reflog, packed-refs or HEAD
-    file gives (by its path, or in its text), or None."""
+    """The first ref name with SHELL_CHARS or a control character that a staged ref,
+    reflog, packed-refs or HEAD file gives (by its path, or in its text), or None: git's
+    own prompt (`__git_ps1`) reads HEAD and prints the name as it is (r72a HEADESC: an OSC
+    sequence at every prompt), and git refuses such a name everywhere else."""
     names = ["/".join(inside)] if inside[0] in ("refs", "logs") else []
     if inside == ["packed-refs"] or (len(inside) == 1 and inside[0].endswith("HEAD")):
         text = _text(source) or ""
-        names += [w for line in text.splitlines() for w in line.split()[1:2]]
-    return next((n for n in names if SHELL_CHARS & set(n)), None)
+        # (the rest of each line after its first word: split() would cut a name at the
+        # control characters it counts as spaces, \x1c to \x1f)
+        names += [line.partition(" ")[2].strip(" \r") for line in text.split("\n")]
+    return next(
+        (n for n in names if SHELL_CHARS & set(n) or any(c < " " or c == "\x7f" for c in n)),
+        None,
+    )
 
 
 STAT_CHECK_BYTES = 256 << 20  # file bytes hashed to see what an index's stat data hides

@@ -164,6 +164,9 @@ COMMANDS = {
     ("trailer", "command"), ("trailer", "cmd"), ("difftool", "cmd"), ("mergetool", "cmd"),
     ("man", "cmd"), ("browser", "cmd"), ("web", "browser"), ("sendemail", "sendmailcmd"),
     ("gpg", "defaultkeycommand"),
+    # git 2.54's hooks set in config (`[hook "lint"] event = pre-commit`, `command =
+    # scripts/lint.sh`), which run as surely as .git/hooks' (r72a CFGHOOK)
+    ("hook", "command"),
 }  # fmt: skip
 
 

@@ -87,6 +87,26 @@ def _pre_commit_configs(text: str) -> list[str]:
     return names or [PRE_COMMIT_DEFAULT]
 
 
+# what a script's name ends with, as a hook manager's config names one
+SCRIPT_SUFFIXES = (
+    ".sh", ".bash", ".zsh", ".fish", ".py", ".rb", ".pl", ".js", ".mjs", ".cjs", ".ts",
+    ".php", ".lua", ".ps1",
+)  # fmt: skip
+
+
+def script_like(word: str) -> bool:
+    """Whether a word of a config names a script by a path (`scripts/local.sh`), whether
+    or not it is there yet; not a directory (`docs/_build/`) or a pattern."""
+    word = word.strip("\"'")
+    return (
+        "/" in word
+        and not word.endswith("/")
+        and not word.startswith(("^", "("))
+        and not any(c in word for c in "*?[]$")
+        and word.endswith(SCRIPT_SUFFIXES)
+    )
+
+
 def _local_entries(config: str, tree: str, base: str) -> list[str]:
     """Scripts in the work tree that a pre-commit config's hooks run (`entry: ./x.sh`),
     relative to `base`, where its hooks run."""
@@ -107,7 +127,8 @@ def _local_entries(config: str, tree: str, base: str) -> list[str]:
             if not word or word.startswith("-") or os.path.isabs(word) or "://" in word:
                 continue
             path = os.path.normpath(os.path.join(base, word))
-            if path.startswith(tree + os.sep) and os.path.isfile(path):
+            # (missing, when named as a script is: r72a CFGOPTIONAL)
+            if path.startswith(tree + os.sep) and (os.path.isfile(path) or script_like(word)):
                 scripts.append(path)
     return scripts
 
@@ -157,6 +178,39 @@ def _runs_hk(text: str) -> bool:
     )
 
 
+def _runs_mise(text: str) -> bool:
+    """Whether a hook runs a mise task (`exec mise run pre-commit`, `mise r lint`)."""
+    import itertools
+
+    words = [w.strip("\"'") for w in text.split()]
+    return any(
+        os.path.basename(w) == "mise" and after in ("run", "r", "tasks", "watch")
+        for w, after in itertools.pairwise(words)
+    )
+
+
+MAX_PKL = 50  # Pkl files followed from hk's config
+
+
+def _pkl_imports(config: str, tree: str) -> list[str]:
+    """The work tree's Pkl files an hk config imports, amends or extends (to MAX_PKL):
+    `import "steps/extra.pkl"`, not a `package://` or an `https:` one."""
+    import re
+
+    found: list[str] = []
+    queue = [config]
+    while queue and len(found) < MAX_PKL:
+        text = _read(queue.pop(0))
+        for value in re.findall(r"""\b(?:import\*?|amends|extends)\s+["']([^"']+)["']""", text):
+            if ":" in value:
+                continue  # (package://, https://, pkl:, modulepath:)
+            path = os.path.normpath(os.path.join(os.path.dirname(config), value))
+            if path.startswith(tree + os.sep) and path not in found:
+                found.append(path)
+                queue.append(path)
+    return found
+
+
 def _runs_prek(text: str) -> bool:
     """prek, a rewrite of pre-commit, installs hooks that run `prek` with the same config."""
     import re
@@ -188,8 +242,21 @@ def detect(tree: str, hook_dirs: Iterable[str]) -> Found:
                 found.files.append(config)
                 found.files.extend(_local_entries(config, tree, base))
         if _runs_hk(text):
-            # (hk's hooks run the steps its Pkl config names, r69a HKPKL)
-            found.files.extend(os.path.join(tree, name) for name in HK_FILES)
+            # (hk's hooks run the steps its Pkl config names, r69a HKPKL; and the Pkl files
+            # it imports or amends, whose steps' words are read as a config's, r72a HKSCRIPT)
+            for name in HK_FILES:
+                found.files.append(os.path.join(tree, name))
+                found.files.extend(_pkl_imports(os.path.join(tree, name), tree))
+        if _runs_mise(text):
+            from corral.sandbox.protect.toolconfigs import mise_task_files
+
+            unknown: list[str] = []
+            found.files.extend(mise_task_files(tree, unknown))
+            if unknown:
+                found.unknown.append((
+                    os.path.join(directory, "pre-commit"),
+                    "a git hook runs mise's tasks at `git commit`", unknown,
+                ))  # fmt: skip
         if "lefthook" in text:
             found.files.extend(os.path.join(tree, name) for name in LEFTHOOK_FILES)
             found.files.extend(lefthook_sources(tree))
@@ -291,6 +358,10 @@ def manager_texts(
             name.endswith((".yaml", ".yml")) and name.startswith((".pre-commit", "pre-commit"))
         ):
             texts.append((os.path.dirname(config), _read(config), True))
+        elif name.endswith(".pkl") and os.path.isfile(config):
+            # (hk's steps: `check = "scripts/lint.sh {{files}}"` runs from the top, r72a
+            # HKSCRIPT)
+            texts.append((tree, _read(config), True))
     for name in LEFTHOOK_FILES:
         config = os.path.join(tree, name)
         if config not in files or not os.path.isfile(config):

@@ -90,7 +90,11 @@ def keep_named(
                 # `python3 tools/check`, no shebang: Python looks in tools/ first
                 result.module_dirs.append(os.path.dirname(os.path.realpath(path)))
             if files_only:
-                if os.path.isfile(path):
+                # (a config's words are not all paths: one names a file when it is there,
+                # or, missing, when it is named as a script is: the optional per-developer
+                # hook, `test -x scripts/local.sh && scripts/local.sh`, git-ignored, r72a
+                # CFGOPTIONAL)
+                if os.path.isfile(path) or (sure and hookmanagers.script_like(word)):
                     result.file(path)
             elif any(c in path for c in "*?["):
                 _globbed(tree, path, result)
@@ -99,6 +103,23 @@ def keep_named(
             # only by another reading of the word, when it is there
             elif (sure and "/" in word) or os.path.isfile(path):
                 result.file(path)
+                venv = _venv_of(path)
+                if venv is not None:
+                    # a venv's program (pre-commit's INSTALL_PYTHON=.venv/bin/python3): it
+                    # reads the venv's .pth files and modules at every start, so the venv is
+                    # kept whole, as one on PATH is (r72a HOOKVENV)
+                    result.file(venv)
+
+
+def _venv_of(program: str) -> str | None:
+    """The venv a program is in (`X/bin/python3` beside `X/pyvenv.cfg`), or None."""
+    directory = os.path.dirname(program)
+    venv = os.path.dirname(directory)
+    if os.path.basename(directory) in ("bin", "Scripts") and os.path.isfile(
+        os.path.join(venv, "pyvenv.cfg")
+    ):
+        return venv
+    return None
 
 
 # Python options whose value is the next word (`-W error`, `-X dev`)
@@ -253,7 +274,9 @@ def _placed(
     if word.startswith("/") and not os.path.exists(word):
         plain = word.lstrip("/")  # what a substitution before it left: from the top
     add(tree, plain, True)
-    rest = re.sub(r"^(?:\$\{?\w+\}?|\$\d)/", "", word)  # `$ROOT/x`, `${DIR}/x`, `$0/...`
+    # `$ROOT/x`, `${DIR}/x`, `$0/...`, and any parameter expansion: `${0%/*}/../x`, the
+    # hook's own directory (r72a HOOKDIRSPELL)
+    rest = re.sub(r"^(?:\$\{[^}]*\}|\$\w+)/", "", word)
     if directory is not None:
         add(directory, rest.lstrip("/"), False)
     stripped = re.sub(r"^(?:/|\./|\.\./)+", "", rest)

@@ -201,6 +201,26 @@ def _tasks(name: str, tasks: dict[str, Any], unknown: list[str]) -> list[str]:
     return words
 
 
+def mise_task_files(root: str, unknown: list[str]) -> list[str]:
+    """What the tasks of `root`'s mise configs run, and the file tasks' directories: a git
+    hook that runs `mise run TASK` (`mise generate git-pre-commit`'s) runs them at every
+    `git commit` (r72a MISEHOOK)."""
+    words = list(MISE_TASK_DIRS)
+    for name in _mise_files(root):
+        path = os.path.join(root, name)
+        if not os.path.isfile(path):
+            continue
+        data = _parsed(_text(path), name, unknown)
+        words += _tasks(name, _table(data, "tasks"), unknown)
+        for included in _strings(_table(data, "task_config").get("includes")):
+            words.append(included)
+            if included.endswith(".toml"):
+                there = os.path.join(root, included)
+                words += _tasks(included, _parsed(_text(there), included, unknown), unknown)
+    _unplaced("mise", words, unknown)
+    return [p for w in words if (p := _placed(root, w)) is not None]
+
+
 def _placed(base: str, word: str) -> str | None:
     word = word.strip("\"'")
     if not word or "$" in word or "`" in word or "://" in word or "{{" in word:
