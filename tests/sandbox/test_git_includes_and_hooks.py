@@ -2368,3 +2368,27 @@ def test_what_shared_hooks_and_global_commands_run_outside_a_repository_is_kept(
                        "echo 'touch x' > shared/pager.sh", cwd=folder)  # fmt: skip
     assert (shared / "lint.sh").read_text() == "exit 0\n", done.stderr
     assert (shared / "pager.sh").read_text() == "exec cat\n", done.stderr
+
+
+def test_a_fifo_a_command_leaves_never_hangs_the_check_or_the_next_run(host: Host) -> None:
+    """r72c FIFOHANG: a FIFO in place of a commit's loose object hung `corral run` after
+    the command ended (the check opened it and waited for a writer), holding corral's lock
+    for every other run; `corral changes ID` hung again. With direct writes a FIFO named
+    `.gitmodules` hung every later `corral status` and `corral run` in the workspace."""
+    _committed(host)
+    body = (
+        "git -c user.name=u -c user.email=u@x commit -q --allow-empty -m x && "
+        "o=$(git rev-parse HEAD) && p=.git/objects/$(echo $o | cut -c1-2)/$(echo $o | cut -c3-) "
+        "&& rm -f $p && mkfifo $p && echo DONE"
+    )
+    done = host.corral("run", "--", "sh", "-c", body, cwd=host.ws, timeout=30)
+    assert "DONE" in done.stdout, done
+    (change_id,) = held_ids(host)
+    shown = host.corral("changes", change_id, "--diff", timeout=30)
+    assert change_id in shown.stdout, shown
+    host.corral("discard", change_id)
+    done = host.corral("run", "--writes", "direct", "--", "mkfifo", ".gitmodules", cwd=host.ws)
+    assert (host.ws / ".gitmodules").is_fifo(), done
+    assert host.corral("status", cwd=host.ws, timeout=30).returncode == 0
+    done = host.corral("run", "--", "true", cwd=host.ws, timeout=30)
+    assert done.returncode == 0, done

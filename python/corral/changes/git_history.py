@@ -51,7 +51,7 @@ from corral.changes.link_rules import climbs_back
 from corral.changes.ruleset import RuleSet
 from corral.changes.scan import same_bytes
 from corral.changes.words import HELD_GIT_WHY, HELD_WITH_GIT, HISTORY_WAITS
-from corral.paths import self_or_parent_in
+from corral.paths import read_regular, self_or_parent_in
 from corral.toolguard.ops.refusal import PROTECTED, Refusal
 
 TYPE_CHECKING = False
@@ -794,8 +794,7 @@ def _stat_hides(before: Index, after: Index, host_tree: str, upper_tree: str) ->
             if stat.S_ISLNK(st.st_mode):
                 data = os.readlink(path).encode("utf-8", "surrogateescape")
             else:
-                with open(path, "rb") as f:
-                    data = f.read()
+                data = read_regular(path, 1 << 40, follow=False)
         except OSError:
             return key
         if blob_id(data) != sha:

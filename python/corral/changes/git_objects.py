@@ -11,6 +11,8 @@ import os
 import struct
 import zlib
 
+from corral.paths import open_regular, read_regular
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -48,15 +50,16 @@ class ObjectStore:
         for directory in self.directories:
             path = os.path.join(directory, sha[:2], sha[2:])
             try:
-                with open(path, "rb") as f:
-                    raw = f.read(MAX_OBJECT)
-            except OSError:
+                raw = read_regular(path, MAX_OBJECT, follow=False)
+            except FileNotFoundError:
                 continue
+            except OSError as e:
+                raise GitUnreadable(f"object {sha}: {e.strerror}") from None
             return _loose(raw, sha)
         for pack, index in self._pack_indexes():
             offset = _find(index, bytes.fromhex(sha))
             if offset is not None:
-                with open(pack, "rb") as f:
+                with os.fdopen(open_regular(pack, follow=False), "rb") as f:
                     kind_, data_ = _pack_object(f, offset, self, depth)
                 if _hash(kind_, data_) != sha:
                     raise GitUnreadable(f"packed object {sha} holds another object")
@@ -89,7 +92,7 @@ def _map(path: str) -> Buffer | None:
     import mmap
 
     try:
-        with open(path, "rb") as f:
+        with os.fdopen(open_regular(path, follow=False), "rb") as f:
             if os.fstat(f.fileno()).st_size < 8 + 256 * 4:
                 return None
             return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -563,8 +566,7 @@ def read_index(path: str) -> Index:
     GitUnreadable for one it does not read (a split or sparse index, an unknown extension)."""
     index = Index()
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_OBJECT + 1)
+        data = read_regular(path, MAX_OBJECT + 1, follow=False)
     except FileNotFoundError:
         return index
     except OSError as e:
@@ -735,8 +737,7 @@ def _loose(raw: bytes, sha: str) -> tuple[str, bytes]:
 def verify_loose(path: str, sha: str) -> None:
     """A loose object a command wrote holds what its name says: else GitUnreadable."""
     try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_OBJECT)
+        raw = read_regular(path, MAX_OBJECT, follow=False)
     except OSError as e:
         raise GitUnreadable(f"object {sha}: {e.strerror}") from None
     _loose(raw, sha)
@@ -764,7 +765,7 @@ def verify_pack(index_path: str, pack_path: str, store: ObjectStore) -> None:
     listed = _listed(index, index_path)
     assert index is not None  # (_listed raised otherwise)
     try:
-        with open(pack_path, "rb") as f:
+        with os.fdopen(open_regular(pack_path, follow=False), "rb") as f:
             for sha in listed:
                 offset = _find(index, bytes.fromhex(sha))
                 if offset is None:

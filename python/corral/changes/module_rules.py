@@ -11,7 +11,7 @@ import stat
 from corral.changes.ruleset import RuleSet
 from corral.changes.scan import same_bytes, will_be_file
 from corral.imports import STARTUP_MODULES
-from corral.paths import is_within
+from corral.paths import is_within, read_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -85,8 +85,8 @@ def _editable_names(site: str, listed: list[str]) -> set[str]:
     names: set[str] = set()
     for entry in [n for n in listed if n.endswith(".pth")][:MAX_PTH]:
         try:
-            with open(os.path.join(site, entry), encoding="utf-8", errors="replace") as f:
-                lines = f.read(65536).splitlines()
+            raw = read_regular(os.path.join(site, entry), 65536)
+            lines = raw.decode("utf-8", errors="replace").splitlines()
         except OSError:
             continue
         for line in lines:
@@ -98,8 +98,8 @@ def _editable_names(site: str, listed: list[str]) -> set[str]:
                     pass
     for entry in [n for n in listed if n.startswith("__editable__") and n.endswith(".py")]:
         try:
-            with open(os.path.join(site, entry), encoding="utf-8", errors="replace") as f:
-                tree = ast.parse(f.read(1 << 20))
+            raw = read_regular(os.path.join(site, entry), 1 << 20)
+            tree = ast.parse(raw.decode("utf-8", errors="replace"))
         except (OSError, SyntaxError, ValueError, RecursionError):
             continue
         for node in ast.walk(tree):
@@ -545,8 +545,7 @@ class ModuleRules(RuleSet):
             resolved = self._resolved(entry)
             return resolved is None or any(is_within(resolved, r) for r in self.roots)
         try:
-            with open(entry.source, "rb") as f:
-                return f.read(4) != b"\x7fELF"
+            return read_regular(entry.source, 4, follow=False) != b"\x7fELF"
         except OSError:
             return True
 

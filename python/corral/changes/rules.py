@@ -44,7 +44,7 @@ from corral.changes.link_rules import LinkRules
 from corral.changes.module_rules import LuaRules, ModuleRules
 from corral.changes.project_top_rules import ProjectTopRules
 from corral.changes.tool_settings_rules import ToolSettingsRules
-from corral.paths import self_or_parent_in
+from corral.paths import read_regular, self_or_parent_in
 from corral.toolguard.ops.refusal import BUILTIN, PROTECTED, Refusal
 
 TYPE_CHECKING = False
@@ -781,8 +781,7 @@ def _loads_plugins(entry: Entry) -> bool:
 
     def directives(path: str) -> set[bytes] | None:
         try:
-            with open(path, "rb") as f:
-                data = f.read(STYLESHEET_READ + 1)
+            data = read_regular(path, STYLESHEET_READ + 1)
         except FileNotFoundError:
             return set()
         except OSError:

@@ -21,6 +21,7 @@ from corral.paths import (
     name_matches,
     outermost,
     planted_link,
+    read_regular,
     real_existing,
 )
 from corral.sandbox import environment, limits
@@ -279,8 +280,7 @@ def _own_script(path: str) -> bool:
     free text (`curl -u`, `mysql -p`, a dict with an Authorization header, r41b
     LOCALBINSPELL2; one directory down or without `#!`, r42b)."""
     try:
-        with open(path, "rb") as f:
-            head = f.read(4097)
+        head = read_regular(path, 4097)
     except OSError:
         return False
     if b"\0" in head:
@@ -440,8 +440,7 @@ def _holds_credentials(path: str, code: bool = True, script: bool = False) -> bo
     `script`: for a literal assigned to a secret's name and a URL with a token (see
     SHELL_SUFFIXES)."""
     try:
-        with open(path, "rb") as f:
-            text = f.read(SMALL_TEXT)
+        text = read_regular(path, SMALL_TEXT)
     except OSError:
         return False
     if not code and b"\0" in text[:4096]:
@@ -1306,8 +1305,8 @@ class Resolution:
                 continue
             for name in pths:
                 try:
-                    with open(os.path.join(site, name), encoding="utf-8", errors="replace") as f:
-                        lines = f.read(MAX_PTH_BYTES).splitlines()
+                    raw = read_regular(os.path.join(site, name), MAX_PTH_BYTES)
+                    lines = raw.decode("utf-8", errors="replace").splitlines()
                 except OSError:
                     continue
                 for line in lines:

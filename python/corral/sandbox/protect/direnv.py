@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import os
 
+from corral.paths import read_regular
+
 MAX_BYTES = 64 * 1024
 NAME = ".envrc"
 
@@ -368,8 +370,7 @@ def assignment(variable: str, value: str, base: str, found: Referenced) -> None:
 def _text(path: str) -> str:
     """A script's text, its first MAX_BYTES; "" when it cannot be read."""
     try:
-        with open(path, "rb") as f:
-            return f.read(MAX_BYTES).decode("utf-8", errors="replace")
+        return read_regular(path, MAX_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return ""
 

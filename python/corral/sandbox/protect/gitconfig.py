@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import os
 
+from corral.paths import read_regular
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -125,8 +127,7 @@ def entries(text: str) -> Iterator[tuple[str, str, str]]:
 
 def read_text(path: str) -> str | None:
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
+        data = read_regular(path, MAX_FILE_BYTES + 1)
     except OSError:
         return None
     # (a CR before a line's end is no part of it to git: `path = lib\r` is `lib`, r68a

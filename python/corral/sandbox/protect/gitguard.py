@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 
+from corral.paths import read_regular
 from corral.sandbox.protect import gitconfig, hookmanagers, hookwords
 
 TYPE_CHECKING = False
@@ -66,8 +67,8 @@ class Protection:
 
 def _read_pointer(path: str, prefix: str = "") -> str | None:
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            line = f.readline().strip()
+        first = read_regular(path, 8192).split(b"\n", 1)[0]
+        line = first.decode("utf-8", errors="replace").strip()
     except OSError:
         return None
     if not line.startswith(prefix):

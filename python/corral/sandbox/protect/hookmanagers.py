@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 
+from corral.paths import read_regular
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -69,8 +71,8 @@ def hook_files(directories: Iterable[str]) -> list[tuple[str, str, str | None]]:
                 continue
             link = os.path.realpath(entry.path) if entry.is_symlink() else None
             try:
-                with open(entry.path, "rb") as f:
-                    text = f.read(MAX_HOOK_BYTES).decode("utf-8", errors="replace")
+                raw = read_regular(entry.path, MAX_HOOK_BYTES)
+                text = raw.decode("utf-8", errors="replace")
             except OSError:
                 text = ""
             found.append((directory, text, link))
@@ -111,8 +113,7 @@ def _local_entries(config: str, tree: str, base: str) -> list[str]:
     """Scripts in the work tree that a pre-commit config's hooks run (`entry: ./x.sh`),
     relative to `base`, where its hooks run."""
     try:
-        with open(config, "rb") as f:
-            text = f.read(MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
+        text = read_regular(config, MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return []
     scripts = []
@@ -294,8 +295,7 @@ def run_modules(text: str) -> list[str]:
 
 def _read(path: str) -> str:
     try:
-        with open(path, "rb") as f:
-            return f.read(MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
+        return read_regular(path, MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return ""
 

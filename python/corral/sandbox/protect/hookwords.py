@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from corral.paths import read_regular
 from corral.sandbox.protect import hookmanagers
 
 TYPE_CHECKING = False
@@ -21,8 +22,7 @@ def is_python_script(path: str) -> bool:
     if path.endswith((".py", ".pyw")):
         return os.path.isfile(path)
     try:
-        with open(path, "rb") as f:
-            first = f.readline(256)
+        first = read_regular(path, 256).split(b"\n", 1)[0]
     except OSError:
         return False
     return first.startswith(b"#!") and any(w in first for w in (b"python", b"pypy", b"uv run"))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 
-from corral.paths import name_matches
+from corral.paths import name_matches, read_regular
 from corral.sandbox.protect import gitguard, toolconfigs
 
 # names at a directory's top that mean one of the configs is there
@@ -118,8 +118,8 @@ def activated(root: str) -> list[str]:
     ):
         for record in _records(allow):  # each holds the path of the .envrc it allows
             try:
-                with open(record, encoding="utf-8", errors="replace") as f:
-                    envrc = f.readline(4096).strip()
+                first = read_regular(record, 4096).split(b"\n", 1)[0]
+                envrc = first.decode("utf-8", errors="replace").strip()
             except OSError:
                 continue
             found.append(envrc)

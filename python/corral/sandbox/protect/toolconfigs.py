@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 
-from corral.paths import name_matches
+from corral.paths import name_matches, read_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -62,8 +62,7 @@ CWD = r"\{\{\s*cwd\s*\}\}"
 
 def _text(path: str) -> str | None:
     try:
-        with open(path, "rb") as f:
-            return f.read(MAX_BYTES).decode("utf-8", errors="replace")
+        return read_regular(path, MAX_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return None
 
