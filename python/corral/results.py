@@ -42,7 +42,7 @@ GUARD_REFUSALS: dict[str, tuple[str, str, str]] = {
         "add the tool to tools.available (or drop the frontmatter line that removes it)",
     ),
     "urn:corral:guard:invalid-input": (
-        "invalid-input", "", "send the inputs the tool takes (see :help corral.execute())",
+        "invalid-input", "", "send the inputs the tool takes, as the message says",
     ),
     "urn:corral:guard:privileged": (
         "privileged", "", "privileged commands never run from a chat: run it yourself in a "
@@ -296,11 +296,22 @@ def summary(result: Mapping[str, Any]) -> str:
         cut = f"; cut short: {result.get('notice', '')}" if result.get("truncated") else ""
         cut = cut or (f"; {result['notice']}" if result.get("notice") else "")
         return f"read {path}{cut}"
-    held = "; held for the user's review: not in the workspace yet" if result.get("held") else ""
+    # (not to write it again either: a model that rewrote a held file stacked held sets,
+    # r72d WRITEHELDSUMMARY)
+    held = (
+        "; held for the user's review: not in the workspace yet; do not write it again: the "
+        "user applies it"
+        if result.get("held")
+        else ""
+    )
     if tool == "write":
         return f"wrote {_count(int(result.get('bytes', 0)), 'byte')} to {path}{held}"
     if tool == "edit":
-        return f"replaced {_count(int(result.get('count', 0)), 'occurrence')} in {path}{held}"
+        count = _count(int(result.get("count", 0)), "occurrence")
+        if result.get("written") is False and not result.get("held"):
+            # (a preview: it said "replaced", though nothing was, r72d PREVIEWSUMMARY)
+            return f"would replace {count} in {path} (a preview: nothing written)"
+        return f"replaced {count} in {path}{held}"
     if tool == "delete":
         return f"deleted {path}{held}"
     if tool == "ls":

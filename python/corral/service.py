@@ -540,7 +540,7 @@ class Service:
                 return files.read(pol, perms, path, limit, int(args.get("offset") or 0))
             if tool == "write":
                 content = str(args.get("content", ""))
-                create = bool(args.get("create_dirs"))
+                create = args.get("create_dirs") is not False  # (made unless refused)
                 return files.write(pol, perms, path, content, create, changes)
             if tool == "edit":
                 return files.edit(

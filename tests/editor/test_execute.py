@@ -536,3 +536,18 @@ def test_a_file_tool_on_a_file_held_for_review_says_so(
     assert r["status"] == "refused", r
     assert "is held for the user's review (change set" in r["summary"], r["summary"]
     assert "do not write it again" in r["summary"], r["summary"]
+
+
+def test_a_write_makes_missing_directories_unless_told_not_to(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    """r72d CREATEDIRS: a write into a new directory (`src/utils/x.py`, one of an agent's
+    most common steps) was refused with a hint naming an undocumented input in Python's
+    spelling (`create_dirs=True`), which no integration's tool schema offers."""
+    ed = unasked(spawn, workspace)
+    done = call(ed, "write", path="src/utils/x.py", content="x = 1\n")
+    assert done["ok"], done
+    assert (workspace / "src" / "utils" / "x.py").read_text() == "x = 1\n"
+    refused = call(ed, "write", path="other/y.py", content="y", create_dirs=False)
+    assert not refused["ok"] and "create_dirs = true" in refused["refusal"]["hint"], refused
+    assert not (workspace / "other").exists()

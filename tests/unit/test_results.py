@@ -85,7 +85,13 @@ def shape(tool: str, **raw: object) -> dict[str, object]:
          "that fetches (to allow: h)"),
         ("write", {"ok": True, "path": "/w/a", "bytes": 1}, "ran", True, "wrote 1 byte to /w/a"),
         ("write", {"ok": True, "path": "/w/a", "bytes": 3, "held": {"id": "x"}}, "ran", True,
-         "wrote 3 bytes to /w/a; held for the user's review: not in the workspace yet"),
+         "wrote 3 bytes to /w/a; held for the user's review: not in the workspace yet; do "
+         "not write it again: the user applies it"),
+        # r72d PREVIEWSUMMARY
+        ("edit", {"ok": True, "path": "/w/a", "count": 1, "written": False}, "ran", True,
+         "would replace 1 occurrence in /w/a (a preview: nothing written)"),
+        ("edit", {"ok": True, "path": "/w/a", "count": 2, "written": True}, "ran", True,
+         "replaced 2 occurrences in /w/a"),
         ("ls", {"ok": True, "path": "/w", "entries": [{}]}, "ran", True, "listed /w: 1 entry"),
         ("read", {"ok": True, "path": "/w/a", "content": "", "notice": "[corral: past]"}, "ran",
          True, "read /w/a; [corral: past]"),

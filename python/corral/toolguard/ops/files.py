@@ -184,7 +184,7 @@ def _open_dir(real: str, path: str, create: bool) -> int:
         raise _refuse(
             "not-found",
             path,
-            "pass create_dirs=True, or create the directory first",
+            "pass create_dirs = true, or create the directory first",
             f"directory {os.path.join(existing, missing[0])} does not exist",
         )
     fd = os.open(existing, DIR_FLAGS)
