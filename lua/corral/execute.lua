@@ -107,6 +107,7 @@ local function run_bash(request, tool_call, decision, finish, handle)
   -- The end of the output is kept (errors come last): at most `cap` bytes, the oldest dropped.
   local cap = config.output_cap
   local chunks, size, dropped = {}, 0, 0
+  local dropped_last = "\n" -- the last byte dropped: whether the kept output starts a line
   local function collect(_, data)
     if not data then
       return
@@ -121,20 +122,27 @@ local function run_bash(request, tool_call, decision, finish, handle)
       local over = size - cap
       if #chunks[1] <= over then
         size, dropped = size - #chunks[1], dropped + #chunks[1]
+        dropped_last = chunks[1]:sub(-1)
         table.remove(chunks, 1)
       else
+        dropped_last = chunks[1]:sub(over, over)
         chunks[1] = chunks[1]:sub(over + 1)
         size, dropped = size - over, dropped + over
       end
     end
   end
-  ---The kept output, starting on a whole UTF-8 character, saying what was cut.
+  ---The kept output, starting on a whole line (or at least a whole UTF-8 character), saying
+  ---what was cut: the tail of a cut line read as a line of its own (`34` of 82934, r72d OUTCUT).
   local function kept()
     local output = table.concat(chunks, "")
     if dropped == 0 then
       return output
     end
     local start = 1
+    local newline = dropped_last ~= "\n" and output:find("\n", 1, true) or nil
+    if newline and newline <= 4096 and newline < #output then
+      start = newline + 1
+    end
     while start <= #output and start <= 4 do
       local byte = output:byte(start)
       if byte < 0x80 or byte >= 0xC0 then

@@ -924,7 +924,8 @@ FIELDS: tuple[Field, ...] = (
         INT,
         102400,
         "Bytes of bash output kept: the last ones (errors come last), starting on a whole "
-        "character; the result says how much was cut.",
+        "line (or, with none in the first 4 KiB, a whole character); the result says how "
+        "much was cut.",
         narrows=MORE_LOOSENS,
     ),
     Field(

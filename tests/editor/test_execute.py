@@ -350,16 +350,19 @@ def test_a_later_bash_result_says_what_earlier_calls_left_held(
 
 def test_a_long_output_keeps_its_end_and_says_what_was_cut(fresh: Editor) -> None:
     # Issue 9: the cap kept the start; errors come last. Cut on a whole UTF-8 character.
-    fresh.lua("require('corral').setup({ tools = { bash = { output_cap = 100 } } })")
+    # (103: the cut falls inside a line of 6 bytes, `é186\n`)
+    fresh.lua("require('corral').setup({ tools = { bash = { output_cap = 103 } } })")
     execute(fresh, "bash", command="for i in $(seq 1 200); do echo é$i; done; echo LAST-LINE")
     r = result(fresh)
     assert r["truncated"] is True
     header, _, kept = r["output"].partition("\n")
     assert header.startswith("[corral: output cut: the first ") and "dropped" in header
     assert kept.rstrip().endswith("LAST-LINE")
-    assert len(kept.encode()) <= 100
+    assert len(kept.encode()) <= 103
     kept.encode("utf-8")  # whole characters only
     assert "\ufffd" not in kept
+    # r72d OUTCUT: on a whole line: the tail of a cut `é187` read as a line `87`
+    assert all(line.startswith("é") for line in kept.splitlines()[:-1]), kept
 
 
 @pytest.mark.parametrize(

@@ -845,3 +845,17 @@ def test_the_list_of_held_sets_puts_this_workspaces_first(host: Host) -> None:
     firsts = [line for line in listed if not line.startswith(" ")]
     assert str(host.ws) in firsts[0] and firsts[1] == "held in other workspaces:", listed
     assert str(other) in firsts[2], listed
+
+
+@pytest.mark.sandbox
+def test_what_is_held_for_review_alone_is_applied_by_the_id_the_hint_gives(host: Host) -> None:
+    """r72d REVIEWHINT: under `--writes review` the hint said `corral apply ID PATH...,
+    naming the held paths you want`, though `corral apply ID` takes what is held for
+    review whole."""
+    done = host.corral("run", "--writes", "review", "--", "sh", "-c", "echo r > r.txt",
+                       cwd=host.ws)  # fmt: skip
+    (change_id,) = held_ids(host)
+    assert f"(apply: corral apply {change_id}; drop:" in done.stderr, done.stderr
+    assert "PATH..." not in done.stderr, done.stderr
+    host.corral("apply", change_id)
+    assert (host.ws / "r.txt").read_text() == "r\n"

@@ -73,6 +73,8 @@ def test_value_is_taken_verbatim_even_if_it_looks_like_an_option() -> None:
         ("status", ["--timeout", "5"], "unknown option --timeout"),
         ("run", ["--mode"], "--mode needs a value"),
         ("run", ["--allow-write"], "--allow-write needs a value"),
+        # r72d ALLOWHOSTDASH: `--` was taken as the host, and the proxy started for it
+        ("run", ["--allow-host", "--", "sh"], "--allow-host needs a value"),
         ("run", ["--mode", "a", "--mode", "b", "ls"], "--mode given twice"),
         ("run", ["--cwd=/a", "--cwd", "/b", "ls"], "--cwd given twice"),
         ("run", ["--network=yes", "ls"], "--network takes no value"),

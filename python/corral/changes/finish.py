@@ -488,7 +488,9 @@ def apply_args(held: list[dict[str, Any]]) -> list[str]:
     gits = _history_dirs(held)
     if gits:
         named = [*gits, *(p for p in named if not any(is_within(p, g) for g in gits))]
-    paths = named if 0 < len(named) <= NAMED else ["PATH..."]
+    # (none named: all of it held for review, which `apply ID` takes whole; it said to name
+    # paths, r72d REVIEWHINT)
+    paths = named if len(named) <= NAMED else ["PATH..."]
     if any(item.get("code") == "conflict" or item.get("since") for item in held):
         paths = ["--overwrite", *paths]  # (what the host changed meanwhile: r40c)
     return paths

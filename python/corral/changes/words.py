@@ -21,7 +21,8 @@ IN_BUILD_TREE = "in the build tree "
 # (which one, and why, is said on a line of its own: "see there" pointed nowhere when that
 # line was cut from a short listing, r61c INDEXSEE)
 HELD_GIT_WHY = (
-    "applied or held together; the one held for its own reason says why: corral changes ID"
+    "applied or held together; the one held for its own reason says why, in this change "
+    "set's listing"  # (not `corral changes ID`: a literal ID, r72d IDPLACEHOLDER)
 )
 # how sandbox.git_history = "hold" starts what it says of new history (finish names its git
 # directory as one path in the apply hint, when nothing else there is held)

@@ -71,10 +71,10 @@ def parse(command: str, args: list[str]) -> tuple[dict[str, Any], list[str]]:
         if takes_value:
             if eq:
                 value = inline
-            elif i + 1 < len(args):
+            elif i + 1 < len(args) and args[i + 1] != "--":
                 i += 1
                 value = args[i]
-            else:
+            else:  # (`--allow-host -- CMD` took `--` as the host, r72d ALLOWHOSTDASH)
                 raise UsageError(f"corral {command}: {name} needs a value")
             if repeatable:
                 opts[dest].append(value)
