@@ -537,3 +537,37 @@ def test_sbts_meta_build_and_msbuilds_imports_are_held(host: Host) -> None:
                "echo '<Project/>' > Directory.Build.targets\n")  # fmt: skip
     for path in ("project/target", "project/project/target", "Directory.Build.targets"):
         assert not os.path.lexists(host.ws / path), (path, said)
+
+
+def test_metadata_by_any_case_or_link_and_libraries_and_packages_by_link_are_held(
+    host: Host,
+) -> None:
+    """r73b EGGCASE: `Zz.EGG-INFO/entry_points.txt` (importlib.metadata matches the name in
+    lower case) ran its plugin at pytest's, flake8's and pylsp's start; LINKMETA: a link
+    `zz.egg-info -> ../build/zzmeta` led to entry points judged at a path of no metadata;
+    EXTDEPLIB: the project's `libfastcore.so.1`, which its unchanged extension loads by
+    RPATH, was rewritten; PKGLINK: `pkg/_fast -> ../pkg.egg-info/impl`, a package Python
+    imports before the built `_fast.*.so`, ran at Jedi's completion."""
+    canary = host.base / "CANARY-case"
+    pkg = host.ws / "src" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "_fast.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\x7fELF host")
+    (pkg / "libfastcore.so.1").write_bytes(b"\x7fELF host lib")
+    (pkg / "zzplugin.py").write_text(f"open({str(canary)!r}, 'w')\n")
+    said = run(host, "mkdir -p src/Zz.EGG-INFO build/zzmeta src/pkg.egg-info/impl\n"
+               "printf '[pytest11]\\nzz = pkg.zzplugin\\n' > src/Zz.EGG-INFO/entry_points.txt\n"
+               "cp src/Zz.EGG-INFO/entry_points.txt build/zzmeta/entry_points.txt\n"
+               "printf 'Name: zz\\nVersion: 1\\n' > build/zzmeta/METADATA\n"
+               "ln -s ../build/zzmeta src/yy.egg-info\n"
+               "echo planted > src/pkg/libfastcore.so.1\n"
+               "echo planted > src/pkg.egg-info/impl/__init__.cpython-311-x86_64-linux-gnu.so\n"
+               "ln -s ../pkg.egg-info/impl src/pkg/_fast\n")  # fmt: skip
+    for path in ("src/Zz.EGG-INFO/entry_points.txt", "src/yy.egg-info", "src/pkg/_fast"):
+        assert not os.path.lexists(host.ws / path), (path, said)
+    assert (pkg / "libfastcore.so.1").read_bytes() == b"\x7fELF host lib", said
+    subprocess.run(
+        [*user_prefix(), "/usr/bin/python3", "-c", LOAD_ENTRY_POINTS],
+        cwd=host.ws, check=False, env={**host.env, "PYTHONPATH": "src"},
+    )  # fmt: skip
+    assert not canary.exists(), "an entry point the command wrote ran on the host"

@@ -252,6 +252,32 @@ SITE_DIRS = frozenset({"site-packages", "dist-packages", "lib-dynload"})
 METADATA_SUFFIXES = (".egg-info", ".dist-info")
 
 
+def _compiled_beside(directory: str, stem: str) -> str | None:
+    """The host's compiled module `stem.<tag>.so` (`.pyd`, `.pyc`) in `directory`, if any."""
+    try:
+        with os.scandir(directory) as listing:
+            for n, e in enumerate(listing):
+                if n >= LISTED:
+                    return os.path.join(directory, stem)  # (past what is looked at: held)
+                if (
+                    e.name.partition(".")[0] == stem
+                    and e.name.endswith(MODULE_SUFFIXES[1:])
+                    and e.is_file(follow_symlinks=False)
+                ):
+                    return e.path
+    except OSError:
+        return None
+    return None
+
+
+def _shared_library(name: str) -> bool:
+    """`libx.so`, `libx.so.1.2`, `x.so.3`, `x.dylib`: a library a program or an extension
+    module loads."""
+    import re
+
+    return bool(re.fullmatch(r"lib[^/]*\.so(\.\d+)*|[^/]+\.so\.\d+(\.\d+)*|[^/]+\.dylib", name))
+
+
 def _is_site_dir(directory: str) -> bool:
     return os.path.basename(directory) in ("site-packages", "dist-packages")
 
@@ -356,6 +382,11 @@ class ModuleRules(RuleSet):
         for there in (source, staged):
             if os.path.isfile(there) and not os.path.islink(there):
                 return source
+        if entry.kind == "link" and "." not in name:
+            # a package by a link over the host's compiled module of its name (r73b
+            # PKGLINK: `pkg/_fast -> ../pkg.egg-info/impl` over the built `_fast.*.so`, the
+            # package's files judged where no import reaches)
+            return _compiled_beside(directory, stem)
         return None
 
     def _unreadable_code(self, entry: Entry) -> str | None:
@@ -374,10 +405,20 @@ class ModuleRules(RuleSet):
         if any(p in SITE_DIRS for p in parts[:-1]):
             return None
         name, directory = parts[-1], parts[-2] if len(parts) > 1 else ""
+        # (importlib.metadata matches a metadata directory's name in lower case: r73b
+        # EGGCASE, `Zzz.EGG-INFO` was one)
         if name == "entry_points.txt" and (
-            directory.endswith(METADATA_SUFFIXES) or directory == "EGG-INFO"
+            directory.lower().endswith(METADATA_SUFFIXES) or directory.lower() == "egg-info"
         ):
             what = "a distribution's entry points"
+        elif entry.kind == "link" and name.lower().endswith(METADATA_SUFFIXES):
+            # (r73b LINKMETA: `x.egg-info -> ../build/zzmeta`, whose entry_points.txt was
+            # judged at a path of no metadata)
+            what = "a link named as a distribution's metadata"
+        elif _shared_library(name):
+            # (r73b EXTDEPLIB: the project's `libfastcore.so.1`, which its unchanged
+            # extension loads by RPATH from wherever it is: not only where imports reach)
+            what = "a shared library"
         elif (
             not name.partition(".")[0].isidentifier()
             or directory == "__pycache__"
