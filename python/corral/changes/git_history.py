@@ -736,9 +736,12 @@ SHELL_CHARS = frozenset("$`")
 
 
 def _escapes(path: str) -> bool:
-    """Whether a file holds a control character other than a tab or a line end."""
+    """Whether a file holds a control character other than a tab or a line end (C1 ones
+    too, as UTF-8: r73a HEADC1)."""
+    import re
+
     data = _bytes(path) or b""
-    return any((c < 0x20 and c not in (9, 10)) or c == 0x7F for c in data)
+    return re.search(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]", data) is not None
 
 
 def _shell_ref_name(inside: list[str], source: str) -> str | None:
@@ -752,10 +755,13 @@ def _shell_ref_name(inside: list[str], source: str) -> str | None:
         # (the rest of each line after its first word: split() would cut a name at the
         # control characters it counts as spaces, \x1c to \x1f)
         names += [line.partition(" ")[2].strip(" \r") for line in text.split("\n")]
-    return next(
-        (n for n in names if SHELL_CHARS & set(n) or any(c < " " or c == "\x7f" for c in n)),
-        None,
-    )
+    return next((n for n in names if SHELL_CHARS & set(n) or _controls(n)), None)
+
+
+def _controls(name: str) -> bool:
+    """Whether a name holds a control character: C0, DEL, or C1 (U+0080 to U+009F, which
+    git accepts in a ref name and a UTF-8 terminal may act on: r73a HEADC1)."""
+    return any(c < " " or "\x7f" <= c <= "\x9f" for c in name)
 
 
 STAT_CHECK_BYTES = 256 << 20  # file bytes hashed to see what an index's stat data hides

@@ -422,6 +422,12 @@ def _protect_config(
     hooks = hookmanagers.hook_files(hook_dirs)
     texts = [(directory, text, False) for directory, text, _ in hooks]
     texts += hookmanagers.manager_texts(tree, hook_dirs, found.files)
+    if any(hookmanagers.runs_mise(text) for _, text, _ in texts):
+        tasks = hookmanagers.Found()
+        hookmanagers.mise_tasks(tree, tasks)
+        for path in tasks.files:
+            result.file(path)
+        result.unknown.extend(tasks.unknown)
     if reading.commands or texts:
         hookwords.keep_named(tree, reading.commands, texts, hooks, result)
     # A Python script among what is kept (`python3 scripts/check.py`, by its shebang `exec

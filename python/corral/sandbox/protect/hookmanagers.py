@@ -89,23 +89,20 @@ def _pre_commit_configs(text: str) -> list[str]:
     return names or [PRE_COMMIT_DEFAULT]
 
 
-# what a script's name ends with, as a hook manager's config names one
-SCRIPT_SUFFIXES = (
-    ".sh", ".bash", ".zsh", ".fish", ".py", ".rb", ".pl", ".js", ".mjs", ".cjs", ".ts",
-    ".php", ".lua", ".ps1",
-)  # fmt: skip
-
-
 def script_like(word: str) -> bool:
-    """Whether a word of a config names a script by a path (`scripts/local.sh`), whether
-    or not it is there yet; not a directory (`docs/_build/`) or a pattern."""
+    """Whether a word of a config may name a script by a path (`scripts/local-pre-commit`,
+    `scripts/local.sh`), whether or not it is there yet: a `/` in it, and neither a
+    directory (`docs/_build/`), a pattern (`^src/`, `*.py`), a variable nor a URL. A
+    missing one is kept as a script would be: the optional per-developer hook,
+    `test -x scripts/local && scripts/local`, git-ignored (r72a CFGOPTIONAL; r73a
+    CFGOPTSUFFIX: one without a suffix)."""
     word = word.strip("\"'")
     return (
         "/" in word
         and not word.endswith("/")
         and not word.startswith(("^", "("))
-        and not any(c in word for c in "*?[]$")
-        and word.endswith(SCRIPT_SUFFIXES)
+        and not any(c in word for c in "*?[]${}|\\")
+        and "://" not in word
     )
 
 
@@ -128,8 +125,11 @@ def _local_entries(config: str, tree: str, base: str) -> list[str]:
             if not word or word.startswith("-") or os.path.isabs(word) or "://" in word:
                 continue
             path = os.path.normpath(os.path.join(base, word))
-            # (missing, when named as a script is: r72a CFGOPTIONAL)
-            if path.startswith(tree + os.sep) and (os.path.isfile(path) or script_like(word)):
+            # (missing, when it may name a script: r72a CFGOPTIONAL, r73a CFGOPTSUFFIX; the
+            # first word of an entry always, `language: script` runs it from `base`)
+            first = word == value.strip().strip("[]").replace(",", " ").split()[0].strip("\"'")
+            missing = not os.path.lexists(path) and (script_like(word) or first)
+            if path.startswith(tree + os.sep) and (os.path.isfile(path) or missing):
                 scripts.append(path)
     return scripts
 
@@ -179,15 +179,35 @@ def _runs_hk(text: str) -> bool:
     )
 
 
-def _runs_mise(text: str) -> bool:
-    """Whether a hook runs a mise task (`exec mise run pre-commit`, `mise r lint`)."""
+def runs_mise(text: str) -> bool:
+    """Whether a hook or a hook manager's config runs mise at all (`exec mise run
+    pre-commit`, `mise -q run lint`, `mise lint`: an unknown word is a task to mise)."""
     import itertools
 
     words = [w.strip("\"'") for w in text.split()]
     return any(
-        os.path.basename(w) == "mise" and after in ("run", "r", "tasks", "watch")
+        os.path.basename(w) == "mise" and bool(after) and after[0] not in "#=:"
         for w, after in itertools.pairwise(words)
     )
+
+
+def mise_tasks(tree: str, found: Found) -> None:
+    """What mise's tasks run, from every config mise reads for the work tree (its own, and
+    each directory's above it: r73a MISEPARENT), where a hook or hook manager runs mise
+    (r72a MISEHOOK: `mise generate git-pre-commit`'s hook; r73a MISEMGR: lefthook's `run:
+    mise run lint`, husky's script, `mise -q run`)."""
+    from corral.sandbox.protect.toolconfigs import mise_task_files
+
+    unknown: list[str] = []
+    directory = tree
+    while True:
+        found.files.extend(mise_task_files(directory, unknown))
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    if unknown:
+        found.unknown.append((tree, "a git hook runs mise's tasks at `git commit`", unknown))
 
 
 MAX_PKL = 50  # Pkl files followed from hk's config
@@ -248,16 +268,6 @@ def detect(tree: str, hook_dirs: Iterable[str]) -> Found:
             for name in HK_FILES:
                 found.files.append(os.path.join(tree, name))
                 found.files.extend(_pkl_imports(os.path.join(tree, name), tree))
-        if _runs_mise(text):
-            from corral.sandbox.protect.toolconfigs import mise_task_files
-
-            unknown: list[str] = []
-            found.files.extend(mise_task_files(tree, unknown))
-            if unknown:
-                found.unknown.append((
-                    os.path.join(directory, "pre-commit"),
-                    "a git hook runs mise's tasks at `git commit`", unknown,
-                ))  # fmt: skip
         if "lefthook" in text:
             found.files.extend(os.path.join(tree, name) for name in LEFTHOOK_FILES)
             found.files.extend(lefthook_sources(tree))

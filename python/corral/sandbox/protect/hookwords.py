@@ -84,31 +84,92 @@ def keep_named(
         if from_top:  # `python3 -c '...'`, `python3 - <<EOF`: the top is looked in first
             result.module_dirs.append(tree)
     for word, base, entered, files_only in named:
-        word = word.strip("\"'")
+        # (quotes anywhere: `"${0%/*}"/../scripts/a.sh`, `"$ROOT"/x`, r73a SPELLQUOTE)
+        word = word.replace('"', "").replace("'", "")
         for path, sure in _placed(tree, word, base, entered):
             if word in python_scripts and os.path.isfile(path):
                 # `python3 tools/check`, no shebang: Python looks in tools/ first
                 result.module_dirs.append(os.path.dirname(os.path.realpath(path)))
             if files_only:
                 # (a config's words are not all paths: one names a file when it is there,
-                # or, missing, when it is named as a script is: the optional per-developer
-                # hook, `test -x scripts/local.sh && scripts/local.sh`, git-ignored, r72a
-                # CFGOPTIONAL)
-                if os.path.isfile(path) or (sure and hookmanagers.script_like(word)):
-                    result.file(path)
+                # or, missing, when it may name a script: the optional per-developer hook,
+                # `test -x scripts/local && scripts/local`, git-ignored, r72a CFGOPTIONAL;
+                # in every reading, a job's `root: api/` reads it from there, r73a
+                # CFGOPTSUFFIX)
+                keep = os.path.isfile(path) or (
+                    not os.path.lexists(path) and hookmanagers.script_like(word)
+                )
             elif any(c in path for c in "*?["):
                 _globbed(tree, path, result)
-            # a script named with a `/` is kept even before it exists (an optional hook's
-            # `[ -x scripts/local.sh ] && ./scripts/local.sh`); a bare name, or one found
-            # only by another reading of the word, when it is there
-            elif (sure and "/" in word) or os.path.isfile(path):
+                keep = False
+            else:
+                # a script named with a `/` is kept even before it exists (an optional
+                # hook's `[ -x scripts/local.sh ] && ./scripts/local.sh`); a bare name, or
+                # one found only by another reading of the word, when it is there
+                keep = (sure and "/" in word) or os.path.isfile(path)
+            if keep:
                 result.file(path)
                 venv = _venv_of(path)
                 if venv is not None:
-                    # a venv's program (pre-commit's INSTALL_PYTHON=.venv/bin/python3): it
-                    # reads the venv's .pth files and modules at every start, so the venv is
-                    # kept whole, as one on PATH is (r72a HOOKVENV)
+                    # a venv's program (pre-commit's INSTALL_PYTHON=.venv/bin/python3, a
+                    # lefthook job's `.venv/bin/python3 -m x`): it reads the venv's .pth
+                    # files and modules at every start, so the venv is kept whole, as one
+                    # on PATH is (r72a HOOKVENV, r73a LHVENV)
                     result.file(venv)
+    for base, text, _ in texts:
+        # the directories a hook or a hook manager's job puts on PATH (`export
+        # PATH="$PWD/tools/bin:$PATH"`, lefthook's `env: PATH: $PATH:tools/bin`): whole
+        # (r73a HOOKPATHDIR)
+        for directory in _path_dirs(text):
+            for place in {os.path.normpath(os.path.join(b, directory)) for b in (tree, base)}:
+                result.file(place)
+        if _runs_venv(text):
+            # `uv run`, `poetry run`: the project's venv, found by the tool (r73a VENVRUNNER)
+            for venv in _top_venvs(tree):
+                result.file(venv)
+
+
+PATH_VALUE = r"""(?:^|[\s;{"'(])(?:export\s+)?PATH["']?\s*[:=]\s*["']?([^"'\n;)}]+)"""
+
+
+def _path_dirs(text: str) -> list[str]:
+    """The relative (or $PWD-based) directories a text puts on PATH."""
+    import re
+
+    found = []
+    for value in re.findall(PATH_VALUE, text, re.M):
+        for part in value.strip().split(":"):
+            part = re.sub(r"^(?:\$\{?PWD\}?|\$\(pwd\)|\$\{[^}]*\}|\$\w+)/", "", part.strip())
+            if part and "$" not in part and "`" not in part and not part.startswith("~"):
+                found.append(part)
+    return found
+
+
+VENV_RUNNERS = ("uv", "poetry", "pdm", "hatch", "pipenv", "rye")
+
+
+def _runs_venv(text: str) -> bool:
+    """Whether a text runs a program in a project venv its tool finds (`uv run pytest`)."""
+    import itertools
+
+    words = [os.path.basename(w.strip("\"'")) for w in text.split()]
+    return any(
+        w in VENV_RUNNERS and after == "run" for w, after in itertools.pairwise(words)
+    ) or any(w == "uvx" for w in words)
+
+
+def _top_venvs(tree: str) -> list[str]:
+    """The venvs at the top of a work tree (a directory with a pyvenv.cfg)."""
+    try:
+        with os.scandir(tree) as listing:
+            return [
+                e.path
+                for e in listing
+                if e.is_dir(follow_symlinks=False)
+                and os.path.isfile(os.path.join(e.path, "pyvenv.cfg"))
+            ]
+    except OSError:
+        return []
 
 
 def _venv_of(program: str) -> str | None:
