@@ -296,11 +296,12 @@ function M.execute(tool_call, opts, on_done)
     local brief = decision and { decision = decision.decision, source = decision.source, reason = decision.reason }
       or { decision = "deny", source = "corral", reason = "the guard could not decide" }
     local command = tool_call.name == "bash" and type(tool_call.input) == "table" and tool_call.input.command or nil
-    local result = engine.call(
+    local answer = engine.call(
       "result",
       engine.request(bufnr, { tool = tool_call.name, raw = raw, decision = brief, command = command })
     )
-    if type(result) ~= "table" or result.error then
+    local result = type(answer) == "table" and answer.result or nil
+    if type(result) ~= "table" then
       -- the engine is gone: still one shape, said plainly
       result = vim.tbl_extend("keep", raw, {
         tool = tool_call.name, decision = brief, sandboxed = false, ok = false,

@@ -486,7 +486,7 @@ class Service:
                 if tool != "read" and tool != "ls" and not args.get("preview"):
                     return self._change_refusal(pol, perms, tool, args)
         except OpError as e:
-            return dict(_held_said(e.refusal).as_dict())
+            return dict(_held_said(_layered(e.refusal, resolved)).as_dict())
         return None
 
     def _change_refusal(
@@ -555,7 +555,7 @@ class Service:
             if tool == "fetch":
                 return self._fetch(resolved, pol, args)
         except OpError as e:
-            return {"ok": False, "refusal": _held_said(e.refusal).as_dict()}
+            return {"ok": False, "refusal": _held_said(_layered(e.refusal, resolved)).as_dict()}
         return {"ok": False, "error": f"no operation for tool {tool!r}"}
 
     def _fetch_hosts(
@@ -599,6 +599,7 @@ class Service:
             hosts,
             private,
             layer=resolved.origins["tools.fetch.allow_hosts"],
+            private_layer=resolved.origins["tools.fetch.allow_private"],
         )
         return result
 
@@ -624,8 +625,9 @@ class Service:
         return explain(report(tail, pol, _named(resolved.origins, request)))
 
     def do_result(self, request: Mapping[str, Any]) -> dict[str, Any]:
-        """A call's result in the one shape chat plugins get (corral.results): `raw` is what
-        ran (or why not); bash output is read for what the sandbox refused."""
+        """`{result = ...}`: a call's result in the one shape chat plugins get
+        (corral.results); `raw` is what ran (or why not); bash output is read for what the
+        sandbox refused."""
         from corral import results
         from corral.toolguard.ops.bash_report import proxy_refusals, quiet_network, report
 
@@ -653,7 +655,9 @@ class Service:
         if tool != "bash":
             sandboxed = tool != "fetch" and pol.enabled
         shaped = results.shape(tool, raw, request.get("decision") or {}, sandboxed)
-        return results.as_text(shaped)  # type: ignore[no-any-return]
+        # (wrapped: a result's own `error`, a failed fetch's, read as the engine's failure,
+        # and the call was "failed" without its refusal, r72d FETCHPRIVSTATUS)
+        return {"result": results.as_text(shaped)}
 
     def audit(self, event: Mapping[str, Any]) -> None:
         from corral.toolguard.audit import AuditLog
@@ -685,6 +689,13 @@ def _named(origins: Mapping[str, str], request: Mapping[str, Any]) -> dict[str, 
     if not path:
         return dict(origins)
     return {k: v.replace("buffer", f"frontmatter of {path}") for k, v in origins.items()}
+
+
+def _layered(refusal: Refusal, resolved: config.Config) -> Refusal:
+    """A refusal by a setting, with the layer that setting's value came from (the delete
+    tool's was "builtin" for a default, r72d REFUSALLAYER)."""
+    origin = resolved.origins.get(refusal.rule) if refusal.rule else None
+    return refusal.replace(layer=origin) if origin and refusal.layer == "builtin" else refusal
 
 
 def _held_said(refusal: Refusal) -> Refusal:

@@ -333,3 +333,25 @@ def test_a_call_whose_chat_was_closed_while_it_waited_does_not_run(
     fresh.nvim.input("a")
     r = shaped(result(fresh), "cancelled")
     assert not (workspace / "w.txt").exists(), r
+
+
+def test_a_fetch_of_a_private_address_is_refused_with_the_layer_of_its_setting(
+    fresh: Editor,
+) -> None:
+    """r72d FETCHPRIVSTATUS: a fetch refused for a private address came back "failed"
+    ("could not run"), though its code was private-address; REFUSALLAYER: its layer was
+    allow_hosts' (global), not allow_private's (default)."""
+    fresh.lua(
+        "require('corral').setup({ sandbox = { mode = 'workspace-write-network' },"
+        " tools = { approval = 'auto', auto_approve = { 'fetch' },"
+        " fetch = { allow_hosts = { '127.0.0.1' } } } })"
+    )
+    execute(fresh, "fetch", url="http://127.0.0.1:9/")
+    r = shaped(result(fresh), "refused")
+    assert r["refusal"]["code"] == "private-address", r
+    assert r["refusal"]["layer"] == "default", r["refusal"]
+    assert r["summary"].startswith("not run: "), r["summary"]
+    # ... and the delete tool's refusal named "builtin" for its setting's default
+    execute(fresh, "delete", path="x.txt")
+    r = shaped(result(fresh), "refused")
+    assert (r["refusal"]["code"], r["refusal"]["layer"]) == ("delete-disabled", "default"), r

@@ -52,7 +52,7 @@ def test_a_quiet_command_that_needed_the_network_is_told_so(tmp_path: Path) -> N
                     "sandboxed": True},
             "decision": {"decision": "approve", "source": "s", "reason": ""},
         }  # fmt: skip
-        return Service().call("result", request)  # type: ignore[no-any-return]
+        return Service().call("result", request)["result"]  # type: ignore[no-any-return]
 
     done = result("pip install -q pytest", 1)
     assert [r["code"] for r in done["sandbox_refusals"]] == ["network"], done

@@ -236,9 +236,15 @@ def _check(
     return Checked(scheme, host, port, path, tuple(addresses))
 
 
-def _raise(url: str, refused: _Refused, layer: str) -> HttpRefused:
-    # Only the settings come from a layer; the fixed rules are the builtin ones.
-    where = layer if refused.rule in (RULE_HOSTS, RULE_PRIVATE) else BUILTIN if refused.rule else ""
+def _raise(url: str, refused: _Refused, layer: str, private_layer: str = "") -> HttpRefused:
+    # Only the settings come from a layer (allow_private its own: it said allow_hosts', r72d
+    # REFUSALLAYER); the fixed rules are the builtin ones.
+    where = (
+        (private_layer or layer) if refused.rule == RULE_PRIVATE
+        else layer if refused.rule == RULE_HOSTS
+        else BUILTIN if refused.rule
+        else ""
+    )  # fmt: skip
     refusal = Refusal(refused.code, url, refused.rule, where, refused.hint, refused.message)
     return HttpRefused(refusal, refused.host)
 
@@ -250,16 +256,17 @@ def check(
     resolve: Resolver = socket.getaddrinfo,
     *,
     layer: str = "",
+    private_layer: str = "",
 ) -> Checked:
     """The URL's parts and resolved addresses, or HttpRefused saying which rule refused it.
 
-    `allow_hosts` and `allow_private` are patterns as expand_hosts returns them; `layer` names the
-    configuration layer they came from, for the refusal.
+    `allow_hosts` and `allow_private` are patterns as expand_hosts returns them; `layer` and
+    `private_layer` name the configuration layers they came from, for the refusal.
     """
     try:
         return _check(url, allow_hosts, allow_private, resolve)
     except _Refused as refused:
-        raise _raise(url, refused, layer) from None
+        raise _raise(url, refused, layer, private_layer) from None
 
 
 # ---- fetch --------------------------------------------------------------------------------------
@@ -386,12 +393,13 @@ def _prepare(
     resolve: Resolver,
     headers: Mapping[str, str] | None,
     layer: str,
+    private_layer: str,
 ) -> tuple[Checked, dict[str, str]]:
     try:
         request_headers = _request_headers(headers)  # before DNS: a bad call costs no lookup
         return _check(url, allow_hosts, allow_private, resolve), request_headers
     except _Refused as refused:
-        raise _raise(url, refused, layer) from None
+        raise _raise(url, refused, layer, private_layer) from None
 
 
 def fetch(
@@ -404,6 +412,7 @@ def fetch(
     headers: Mapping[str, str] | None = None,
     *,
     layer: str = "",
+    private_layer: str = "",
     context: ssl.SSLContext | None = None,
 ) -> dict[str, Any]:
     """GET `url` through the guard. Never raises for a refused or failed request.
@@ -419,7 +428,7 @@ def fetch(
         return _failure(url, "bad-limit", "max_bytes and timeout must be positive")
     try:
         checked, request_headers = _prepare(
-            url, allow_hosts, allow_private, resolve, headers, layer
+            url, allow_hosts, allow_private, resolve, headers, layer, private_layer
         )
     except HttpRefused as e:
         return _failure(url, e.refusal.code, str(e), e.as_dict())
