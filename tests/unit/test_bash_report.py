@@ -35,7 +35,12 @@ def test_outside_the_workspace_the_hint_fits_the_mode(tmp_path: Path) -> None:
     assert written["rule"] == "sandbox.policy.rw_paths", written
     assert "workspace-write" not in written["hint"], written  # it is that mode already
     (read_only,) = bash_report.report(line, _policy(tmp_path, "read-only"))
-    assert "workspace-write" in read_only["hint"], read_only
+    assert read_only["rule"] == "sandbox.policy.rw_paths", read_only  # (no mode makes /etc so)
+    # r72d CLICHATWORD: in the workspace, a read-only sandbox says so, in no chat's words
+    inside = f"sh: 1: cannot create {tmp_path}/x: Read-only file system"
+    (mode,) = bash_report.report(inside, _policy(tmp_path, "read-only"))
+    assert mode["rule"] == "sandbox.mode" and "workspace-write" in mode["hint"], mode
+    assert "chat" not in mode["hint"] and "outside" not in mode["hint"], mode
 
 
 def test_the_model_is_told_how_to_allow_what_the_sandbox_refused() -> None:

@@ -783,7 +783,8 @@ class Resolution:
             self.problem(extra_key, why)
         found = limits.resolve(self.config, self.problems)
         if not os.path.isdir(self.ctx.cwd):
-            self.problems.append(Problem("cwd", "call", f"workspace {cwd!r} is not a directory"))
+            # (no layer: "cwd (call)" in a terminal, where --cwd gave it, r72d CLICHATWORD)
+            self.problems.append(Problem("cwd", "", f"the workspace {cwd!r} is not a directory"))
         return found
 
     def network_allow(self, used: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:

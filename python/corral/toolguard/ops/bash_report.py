@@ -23,8 +23,7 @@ SIGNS = (
     (
         "read-only-file-system",
         ("Read-only file system",),
-        "outside the writable roots: add the directory to sandbox.policy.rw_paths (or use mode "
-        '"workspace-write" where this chat is read-only)',
+        "outside the writable roots: add the directory to sandbox.policy.rw_paths",
         "sandbox.policy.rw_paths",
         "a write outside the writable area",
     ),
@@ -236,8 +235,22 @@ def _read_only(line: str, policy: Policy, rule: str, hint: str, what: str) -> tu
                 f"to, or see {words.command('status')}",
                 "a write to a protected path",
             )
-    if policy.mode != "read-only" and rule == "sandbox.policy.rw_paths":
-        hint = "outside the writable roots: add the directory to sandbox.policy.rw_paths"
+    if (
+        policy.mode == "read-only"
+        and rule == "sandbox.policy.rw_paths"
+        and (not paths or any(is_within(p, policy.cwd) for p in paths))
+    ):
+        # (in the workspace, in a read-only sandbox: not "outside the writable roots", and
+        # in a terminal's words, not a chat's, r72d CLICHATWORD)
+        how = (
+            "--mode workspace-write" if words.frontend() == "cli"
+            else 'sandbox.mode = "workspace-write"'
+        )  # fmt: skip
+        return (
+            "sandbox.mode",
+            f"the sandbox is read-only: {how} makes the workspace writable",
+            ("a write in a read-only sandbox"),
+        )
     return rule, hint, what
 
 
