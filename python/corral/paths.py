@@ -521,6 +521,10 @@ def open_regular(path: str, follow: bool = True) -> int:
     written is opened this way (r72c FIFOHANG: a FIFO in place of a git object hung the
     check after the run, holding corral's lock; a link to /dev/stdin would have read the
     terminal)."""
+    # (its type before it is opened: opening a device has effects of its own, a serial
+    # line's reset or a watchdog armed, r73c DEVOPEN; checked again once open)
+    if not stat.S_ISREG((os.stat(path) if follow else os.lstat(path)).st_mode):
+        raise OSError(22, "not a regular file", path)
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
     fd = os.open(path, flags)
     try:

@@ -859,3 +859,37 @@ def test_what_is_held_for_review_alone_is_applied_by_the_id_the_hint_gives(host:
     assert "PATH..." not in done.stderr, done.stderr
     host.corral("apply", change_id)
     assert (host.ws / "r.txt").read_text() == "r\n"
+
+
+@pytest.mark.sandbox
+def test_naming_a_path_of_a_set_held_whole_applies_only_that_path(host: Host) -> None:
+    """r73c APPLYSUBSET: in a change set held whole (`--writes review`, an `.envrc` corral
+    cannot read ahead, an interrupted command), `corral apply ID want.txt` applied every
+    passing path with it."""
+    host.corral("run", "--writes", "review", "--", "sh", "-c",
+                "echo w > want.txt; echo u > unnamed.txt", cwd=host.ws)  # fmt: skip
+    (change_id,) = held_ids(host)
+    done = host.corral("apply", change_id, "want.txt")
+    assert (host.ws / "want.txt").read_text() == "w\n", done
+    assert not (host.ws / "unnamed.txt").exists(), done
+    assert held_ids(host) == [change_id]
+    done = host.corral("run", "--timeout", "2", "--", "sh", "-c",
+                       "echo k > keep.txt; echo o > other.txt; sleep 30", cwd=host.ws)  # fmt: skip
+    (late,) = set(held_ids(host)) - {change_id}
+    host.corral("apply", late, "keep.txt")
+    assert (host.ws / "keep.txt").exists() and not (host.ws / "other.txt").exists(), done
+
+
+@pytest.mark.sandbox
+def test_a_diff_that_apply_cannot_merge_is_shown_against_the_hosts_copy(host: Host) -> None:
+    """r73c SHOWOVERWRITE: after a change that conflicts with the host's, `corral changes
+    ID --diff` showed the command's change against its base and said "apply merges", while
+    apply could only `--overwrite`, which put back a host line the diff never showed."""
+    config = host.ws / "config.yaml"
+    config.write_text("a: 1\nb: 2\n")
+    host.corral("run", "--", "sed", "-i", "s/a: 1/a: 3/", "config.yaml", cwd=host.ws)
+    (change_id,) = held_ids(host)
+    config.write_text("a: USER\nb: 2\n")
+    diff = host.corral("changes", change_id, "--diff").stdout
+    assert "-a: USER" in diff and "+a: 3" in diff, diff
+    assert "what --overwrite would put there" in diff and "merges into" not in diff, diff

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import time
 from typing import TYPE_CHECKING
 
 import pytest
@@ -2463,3 +2464,31 @@ def test_what_hooks_run_is_kept_in_more_spellings_and_places(host: Host) -> None
     c1 += "'.git/refs/heads/x\\302\\2330my')\" && printf 'ref: refs/heads/x\\302\\2330my\\n' "
     done = host.corral("run", "--", "sh", "-c", c1 + "> .git/HEAD", cwd=repo)
     assert (repo / ".git" / "HEAD").read_text() == head, done.stderr
+
+
+def test_no_fifo_or_device_a_command_leaves_is_opened_by_a_later_check(host: Host) -> None:
+    """r73c TSFIFO: a FIFO `sub/x.json` left by a direct-writes run hung the next run's
+    check of a write there (tool settings were read with a blocking open), holding corral's
+    lock; DEVOPEN: a link `.gitmodules -> fifo` was opened by `corral status` (a device's
+    open has effects of its own): a writer waiting on the FIFO saw it."""
+    host.git("init", "-q", str(host.ws))
+    (host.ws / "sub").mkdir(exist_ok=True)
+    host.corral("run", "--writes", "direct", "--", "sh", "-c", "mkfifo sub/x.json pipe",
+                cwd=host.ws)  # fmt: skip
+    assert (host.ws / "sub" / "x.json").is_fifo()
+    # (as one left it: a direct-writes run's new `.gitmodules` is swept, not this one)
+    (host.ws / ".gitmodules").symlink_to("pipe")
+    done = host.corral("run", "--", "sh", "-c", "rm sub/x.json; echo '{}' > sub/x.json",
+                       cwd=host.ws, timeout=30)  # fmt: skip
+    assert done.returncode == 0, done
+    # a writer waits in its open until a reader opens the FIFO: it ends once one has (its
+    # write then fails, the reader gone)
+    writer = subprocess.Popen(["sh", "-c", f"echo x > {q(host.ws / 'pipe')}"])
+    try:
+        time.sleep(1)
+        host.corral("status", cwd=host.ws, timeout=30)
+        time.sleep(0.5)
+        assert writer.poll() is None, "corral opened a FIFO the command left"
+    finally:
+        writer.kill()
+        writer.wait()

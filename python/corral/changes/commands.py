@@ -238,7 +238,7 @@ def _history(checked: list[tuple[Entry, Refusal | None]]) -> list[str]:
 def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
     """What one held change set holds, path by path with its verdict; with `diffs`, a unified
     diff of each file against the workspace (what applying it would change)."""
-    from corral.changes.merge import base_of
+    from corral.changes.merge import base_of, mergeable
     from corral.changes.scan import replaced
 
     with finish.Locked():
@@ -303,12 +303,22 @@ def show(change_id: str, now: Now, diffs: bool = False) -> Outcome:
             base = base_of(stage, entry.path) if kind == "modified" else None
             if base is not None and _text(base) != _text(entry.path):
                 # (the host's copy changed since the run: against it, the diff would show
-                # that change undone, which apply does not do, see merge)
-                out.out.append(shown(
-                    f"({label} changed in your copy since the command ran: the command's "
-                    "change to the file as it saw it, which apply merges into yours)"
-                ))  # fmt: skip
-                against = base
+                # that change undone, which a merging apply does not do, see merge; where
+                # apply cannot merge, against your copy: what --overwrite puts there, r73c
+                # SHOWOVERWRITE)
+                merges, why = mergeable(stage, entry)
+                if merges:
+                    out.out.append(shown(
+                        f"({label} changed in your copy since the command ran: the command's "
+                        "change to the file as it saw it, which apply merges into yours)"
+                    ))  # fmt: skip
+                    against = base
+                else:
+                    out.out.append(shown(
+                        f"({label} changed in your copy since the command ran, and "
+                        f"{why or 'corral cannot merge it'}: against your copy, what "
+                        "--overwrite would put there)"
+                    ))  # fmt: skip
             lines = _diff(against, entry.source, label, kind)
             out.out += lines[: DIFF_LINES + 1 - shown_lines]
             shown_lines += len(lines)
@@ -344,13 +354,18 @@ def apply(change_id: str, paths: list[str], now: Now) -> Outcome:
             if not any(is_within(e.path, path) or is_within(path, e.path) for e, _ in checked):
                 raise CorralError(f"{path} is not in change set {change_id}: see "
                                   f"{words.command('changes', change_id)}")  # fmt: skip
-        report = finish.settle(stage, plan, checked, problems, force=wanted, overwrite=overwrite)
+        # (held whole, a set gives only what is named: r73c APPLYSUBSET)
+        whole = bool(wanted) and finish.held_whole(stage, plan)
+        report = finish.settle(
+            stage, plan, checked, problems, force=wanted, hold_all=whole, overwrite=overwrite
+        )
         if wanted and report.get("applied") and report.get("held") and os.path.isdir(stage):
             # What was held with what you named may pass now (a commit of a new module you
             # applied: r48c U2, its git state stayed held, with the old reason, until a
             # second `apply` with no path)
             plan, checked, problems = finish.read(stage, now(stage))
-            again = finish.settle(stage, plan, checked, problems, overwrite=overwrite)
+            again = finish.settle(stage, plan, checked, problems, hold_all=whole,
+                                  overwrite=overwrite)  # fmt: skip
             report = _merged(report, again)
     if not report.get("applied") and report.get("held"):
         # (every path refused and none named: "applied 0 added" with status 0 read as

@@ -296,6 +296,18 @@ def _keep_bases(
             keep_base(stage, entry)
 
 
+def held_whole(stage: str, plan: dict[str, Any]) -> bool:
+    """Whether a change set is held whole, nothing of it applied unasked: with `writes =
+    "review"`, where corral cannot read ahead what a host-run config runs, or when its
+    command was interrupted. Naming paths to apply takes only those (r73c APPLYSUBSET:
+    every passing path came with the one named)."""
+    if plan.get("writes") == "review" or plan.get("unreadable"):
+        return True
+    if os.path.exists(os.path.join(stage, stages.INTERRUPTED)):
+        return True
+    return str(report(stage).get("why", "")).startswith(stages.INTERRUPTED_WHY)
+
+
 def git_dir_of(path: str) -> str | None:
     """The `.git` directory a path is inside, or None."""
     at = path.find("/.git/")

@@ -397,12 +397,15 @@ def collect_garbage(base: str) -> None:
             continue
 
 
+INTERRUPTED_WHY = "the command did not finish"
+
+
 def interrupted_report(stage: str) -> dict[str, Any]:
     return {
         "id": os.path.basename(stage),
         "status": "held",
-        "why": "the command did not finish (stopped, killed or timed out): its changes are "
-        "held, not applied",
+        "why": f"{INTERRUPTED_WHY} (stopped, killed or timed out): its changes are held, not "
+        "applied",
         "applied": [],
         "held": [],
     }

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 
 from corral.changes.ruleset import RuleSet
+from corral.paths import read_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -149,15 +150,12 @@ def read(path: str) -> str | None:
     """The text of a config, "" where there is none; None where it cannot be read whole
     (too large, not a regular file, a link)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        # (no blocking open: a FIFO there hung the check and corral's lock, r73c TSFIFO)
+        data = read_regular(path, MAX_CONFIG_BYTES + 1, follow=False)
     except FileNotFoundError:
         return ""
     except OSError:
         return None
-    try:
-        data = os.read(fd, MAX_CONFIG_BYTES + 1)
-    finally:
-        os.close(fd)
     if len(data) > MAX_CONFIG_BYTES:
         return None
     return data.decode("utf-8", "replace")
