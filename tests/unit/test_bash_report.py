@@ -67,3 +67,15 @@ def test_a_path_a_deny_list_hides_is_told_as_hidden(tmp_path: Path) -> None:
     line = "cat: secret-notes.txt: Permission denied"
     (found,) = bash_report.report(line, policy)
     assert found["rule"] == "sandbox.policy.deny_read", found
+
+
+def test_one_failed_connection_is_one_refusal() -> None:
+    """r72d NETCOUNT: Python's traceback of one failed lookup says it twice (gaierror, then
+    URLError): "the sandbox refused 2 operations"."""
+    output = (
+        "socket.gaierror: [Errno -3] Temporary failure in name resolution\n"
+        "urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name "
+        "resolution>\n"
+    )
+    (seen,) = bash_report.report(output)
+    assert seen["code"] == "network", seen

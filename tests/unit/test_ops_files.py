@@ -530,3 +530,13 @@ def test_write_a_long_multibyte_name(tmp_path: Path, name: str) -> None:
     assert result["ok"] is True
     assert (ws / name).read_text() == "hi\n"
     assert sorted(p.name for p in ws.iterdir()) == [name]  # no temp file left
+
+
+def test_read_refuses_a_binary_file(guard: Callable[..., Guard], ws: Path) -> None:
+    """r72d READBINARY: NUL bytes went into the model's context as text; edit refused the
+    same file as not text."""
+    (ws / "bin.dat").write_bytes(b"\x00\x01\x02binary")
+    found = refused(files.read, *guard(ws), "bin.dat")
+    assert found["code"] == "not-text" and "xxd" in found["hint"], found
+    (ws / "text.txt").write_bytes(b"caf\xc3\xa9\n")
+    assert files.read(*guard(ws), "text.txt")["content"] == "café\n"

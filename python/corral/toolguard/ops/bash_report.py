@@ -266,6 +266,8 @@ def report(
                     continue  # with network allowed, a failure is the network's, not ours
                 if code == "network" and policy is not None and policy.network_allow:
                     continue  # corral's proxy says what it refused, by host
+                if code == "network" and any(f["code"] == "network" for f in found):
+                    break  # (one refusal: a traceback says it twice, r72d NETCOUNT)
                 if code == "hidden":
                     found_hidden = _hidden(line, policy) if policy is not None else None
                     if found_hidden is None:

@@ -358,6 +358,13 @@ def read(
             os.close(fd)
     truncated = len(data) > max_bytes
     data = data[:max_bytes]
+    if b"\0" in data:
+        # (NULs and control bytes into the model's context: edit refused such a file, read
+        # returned it, r72d READBINARY)
+        raise _refuse(
+            "not-text", lexical, "use bash to look at a binary file (file, xxd, strings)",
+            f"{real} is not text (it holds NUL bytes)",
+        )  # fmt: skip
     import codecs
 
     # A cut can split a character: leave its first bytes for the next read, do not mangle it.
