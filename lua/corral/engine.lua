@@ -31,8 +31,9 @@ local function raw_call(method, request)
 end
 
 -- setup() options are checked by the engine's schema on first use, so that setup() itself
--- never starts the Python host. Invalid options are reported once and dropped whole: the
--- sandbox stays at its safe defaults rather than half-applied.
+-- never starts the Python host. Invalid options are reported once and set aside whole for a
+-- read-only sandbox: never half-applied, and never wider than asked (a typo in
+-- `mode = "read-only"` left the default, writable mode: r72d SETUPFALLBACK).
 local function check_global()
   if state.global_checked or state.global == nil then
     return
@@ -45,9 +46,9 @@ local function check_global()
   end
   if result.problems and #result.problems > 0 then
     state.global_problems = result.problems
-    state.global = nil
+    state.global = { sandbox = { mode = "read-only" } }
     vim.notify(
-      "corral: setup() options are invalid; the sandbox keeps its safe defaults:\n  "
+      "corral: setup() options are invalid, so commands run in a read-only sandbox until you fix them:\n  "
         .. table.concat(result.problems, "\n  "),
       vim.log.levels.ERROR
     )

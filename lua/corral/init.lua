@@ -20,7 +20,7 @@ end
 ---Optional; safe to call again. Options use the engine's schema (`:help corral-options`):
 ---`setup({sandbox = {mode = "read-only"}, chat = {patterns = {"*.chat", "*.md"}}})`.
 ---They are validated by the engine on first use, so this never starts the Python host;
----invalid options are reported once and dropped whole (the sandbox keeps its defaults).
+---invalid options are reported once and set aside whole for a read-only sandbox.
 ---@param opts corral.Options|nil
 function M.setup(opts)
   opts = opts or {}
@@ -31,6 +31,9 @@ function M.setup(opts)
   if type(opts.tools) == "table" and type(opts.tools.auto_approve) == "function" then
     state.auto_approve_fn = opts.tools.auto_approve
     opts.tools.auto_approve = nil
+    if next(opts.tools) == nil then
+      opts.tools = nil -- (an empty table goes to the engine as a list, which is invalid)
+    end
   end
   state.global = opts
   state.global_checked = false
