@@ -34,6 +34,10 @@ function M.visible(text)
       INVISIBLE[cp]
       or (cp >= 0x80 and cp <= 0x9F) -- C1 controls
       or (cp >= 0xFE00 and cp <= 0xFE0F) -- variation selectors
+      or (cp >= 0xE0100 and cp <= 0xE01EF) -- ... and their supplement (r74c INVISVS)
+      or (cp >= 0x180B and cp <= 0x180F) -- Mongolian variation selectors
+      or (cp >= 0xFFF9 and cp <= 0xFFFB) -- interlinear annotation marks
+      or (cp >= 0x1D173 and cp <= 0x1D17A) -- musical formatting characters
       or (cp >= 0xE0000 and cp <= 0xE007F) -- tag characters
     then
       out[#out + 1] = ("<U+%04X>"):format(cp)

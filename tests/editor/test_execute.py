@@ -123,11 +123,14 @@ def test_deny_in_the_window_runs_nothing(fresh: Editor, workspace: Path) -> None
 
 def test_the_window_shows_control_characters_and_invisible_unicode(fresh: Editor) -> None:
     fresh.lua("require('corral').setup({ sandbox = { mode = 'off' } })")  # so bash must ask
-    execute(fresh, "bash", command="echo \x1b[31mred\x1b[0m # \u202eevil\u200b")
+    # (r74c INVISVS: U+E0100 and U+180B, drawn with no width: `rm -f notes.txt<U+E0100>`
+    # read as notes.txt)
+    execute(fresh, "bash", command="echo \x1b[31mred\x1b[0m # \u202eevil\u200b x\U000e0100 y\u180b")
     lines = fresh.wait_for(lambda: confirm_window(fresh), what="the confirmation window")
     text = "\n".join(lines)
     assert "^[[31mred^[[0m" in text
     assert "<U+202E>" in text and "<U+200B>" in text
+    assert "x<U+E0100>" in text and "y<U+180B>" in text
     assert "\x1b" not in text and "\u202e" not in text
     fresh.nvim.input("q")
     assert result(fresh)["refusal"]["code"] == "denied-by-user"

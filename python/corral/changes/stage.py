@@ -401,7 +401,14 @@ INTERRUPTED_WHY = "the command did not finish"
 
 
 def interrupted_report(stage: str) -> dict[str, Any]:
+    try:  # (in the words of the frontend that ran it: the editor's user was told
+        # `corral changes ID`, and the model read it as a command of its own, r74c
+        # CANCELWORDS)
+        frontend = read_plan(stage).get("frontend", "cli")
+    except (OSError, ValueError, EOFError, TypeError):
+        frontend = "cli"
     return {
+        "frontend": frontend,
         "id": os.path.basename(stage),
         "status": "held",
         "why": f"{INTERRUPTED_WHY} (stopped, killed or timed out): its changes are held, not "
