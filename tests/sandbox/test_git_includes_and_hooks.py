@@ -2492,3 +2492,38 @@ def test_no_fifo_or_device_a_command_leaves_is_opened_by_a_later_check(host: Hos
     finally:
         writer.kill()
         writer.wait()
+
+
+def test_git_config_given_through_the_environment_is_followed_or_holds_the_change_set(
+    host: Host,
+) -> None:
+    """r74a ENVHOOKSPATH: `core.hooksPath` given to git through GIT_CONFIG_COUNT and
+    GIT_CONFIG_KEY_0/VALUE_0 (exported where Neovim was started, or set by a project's
+    mise.toml `[env]` or .envrc) was never read: the hook, or the script it runs, was
+    rewritten and ran at the next commit. LHENVCONFIG: LEFTHOOK_CONFIG in mise's `[env]`
+    named a config corral never read."""
+    host.git("init", "-q", str(host.ws))
+    (host.ws / "githooks").mkdir()
+    (host.ws / "githooks" / "pre-commit").write_text('#!/bin/sh\nexec "$(dirname "$0")/../'
+                                                     'scripts/lint.sh"\n')  # fmt: skip
+    (host.ws / "scripts").mkdir()
+    (host.ws / "scripts" / "lint.sh").write_text("exit 0\n")
+    host.env.update(GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="core.hooksPath",
+                    GIT_CONFIG_VALUE_0="githooks")  # fmt: skip
+    said = run(host, "echo 'touch x' > scripts/lint.sh 2>/dev/null; "
+               "echo 'touch x' > githooks/pre-commit 2>/dev/null\n")  # fmt: skip
+    assert (host.ws / "scripts" / "lint.sh").read_text() == "exit 0\n", said
+    assert "touch x" not in (host.ws / "githooks" / "pre-commit").read_text(), said
+    for name in ("GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0"):
+        del host.env[name]
+    for env in (
+        'GIT_CONFIG_COUNT = "1"\nGIT_CONFIG_KEY_0 = "core.hooksPath"\n'
+        'GIT_CONFIG_VALUE_0 = "githooks"\n',
+        'LEFTHOOK_CONFIG = "config/lh.yml"\n',
+    ):
+        (host.ws / "mise.toml").write_text(f"[env]\n{env}")
+        said = run(host, "echo 'touch x' > scripts/lint.sh\n")
+        assert (host.ws / "scripts" / "lint.sh").read_text() == "exit 0\n", (env, said)
+        assert held_ids(host), said
+        for change_id in held_ids(host):
+            host.corral("discard", change_id)

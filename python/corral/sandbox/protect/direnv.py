@@ -312,6 +312,13 @@ def without_itself(variable: str, value: str) -> str:
     return re.sub(rf"(^|(?<=[:\s]))\$(\{{{own}\}}|{own}\b)(:|(?=\s)|$)", "", value).strip(": ")
 
 
+# variables naming where git or a hook manager finds its config or hooks (GIT_CONFIG* too)
+CONFIG_VARIABLES = frozenset({
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_TEMPLATE_DIR", "GIT_EXEC_PATH",
+    "LEFTHOOK_CONFIG", "PRE_COMMIT_CONFIG", "HUSKY_GIT_HOOKS",
+})  # fmt: skip
+
+
 def assignment(variable: str, value: str, base: str, found: Referenced) -> None:
     """What one assignment of an .envrc, a dotenv file or mise's [env] has the next prompt
     run, load or look in: PATH entries, PYTHONPATH (where no start-up module is taken), a
@@ -319,6 +326,11 @@ def assignment(variable: str, value: str, base: str, found: Referenced) -> None:
     for the variables a runtime loads code from, the directories they name too
     (`GIT_CONFIG_VALUE_0=hooks` with `GIT_CONFIG_KEY_0=core.hooksPath`: any git value)."""
     value = without_itself(variable, value.strip().strip("\"'"))
+    if variable.startswith("GIT_CONFIG") or variable in CONFIG_VARIABLES:
+        # git's config (`GIT_CONFIG_KEY_0=core.hooksPath`) or a hook manager's config file
+        # given at the prompt: what they have git run is not read here (r74a ENVHOOKSPATH,
+        # LHENVCONFIG: the hooks' scripts were rewritten and ran)
+        found.unknown.append(f"{variable}, which sets what git or a hook manager runs")
     if variable in ("PATH", "MANPATH") or variable in VENV_VARIABLES + MODULE_VARIABLES:
         dirs, odd = _path_entries(value, base, relative_unknown=variable == "PATH")
         if variable in VENV_VARIABLES:

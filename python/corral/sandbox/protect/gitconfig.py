@@ -22,7 +22,7 @@ from corral.paths import read_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Mapping
 
 MAX_INCLUDE_DEPTH = 10  # git's own limit
 MAX_FILE_BYTES = 1024 * 1024
@@ -138,6 +138,8 @@ def read_text(path: str) -> str | None:
 def _include_target(value: str, including: str, home: str) -> str:
     if value.startswith("~/") or value == "~":
         return os.path.join(home, value[2:])
+    if including.startswith(ENVIRONMENT):
+        return os.path.abspath(value)  # (as git reads it: from where it runs)
     return os.path.normpath(os.path.join(os.path.dirname(including), value))
 
 
@@ -176,8 +178,49 @@ def _is_command(section: str, key: str) -> bool:
     return (first, key) in COMMANDS or (first, "*") in COMMANDS
 
 
+# (a config "path" standing for the config git takes from the environment: its text follows)
+ENVIRONMENT = "\0environment:"
+MAX_ENV_ENTRIES = 1000
+
+
+def environment(env: Mapping[str, str]) -> list[str]:
+    """[a pseudo config file of the config git takes from the environment], or []:
+    GIT_CONFIG_COUNT with GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n, and GIT_CONFIG_PARAMETERS
+    (`git -c`'s). Neovim started from a shell that exported `core.hooksPath` this way ran
+    hooks corral never read (r74a ENVHOOKSPATH). Its text is read as a file's (see read)."""
+    items: list[tuple[str, str]] = []
+    try:
+        count = int(env.get("GIT_CONFIG_COUNT") or 0)
+    except ValueError:
+        count = 0
+    for i in range(min(count, MAX_ENV_ENTRIES)):
+        key = env.get(f"GIT_CONFIG_KEY_{i}")
+        if key:
+            items.append((key, env.get(f"GIT_CONFIG_VALUE_{i}", "")))
+    words: list[str] = []
+    if env.get("GIT_CONFIG_PARAMETERS"):
+        import shlex  # (only then: it imports re, which a run without changes never does)
+
+        try:
+            words = shlex.split(env["GIT_CONFIG_PARAMETERS"])
+        except ValueError:
+            words = []
+    items += [(k, v) for k, _, v in (w.partition("=") for w in words[:MAX_ENV_ENTRIES])]
+    lines = []
+    for key, value in items:
+        section, _, name = key.rpartition(".")
+        head, dot, sub = section.partition(".")
+        if not head or not name:
+            continue
+        quoted = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        sub = sub.replace("\\", "\\\\").replace('"', '\\"')
+        lines += [f'[{head} "{sub}"]' if dot else f"[{head}]", f'\t{name} = "{quoted}"']
+    return [ENVIRONMENT + "\n".join(lines) + "\n"] if lines else []
+
+
 def read(config_files: Iterable[str], home: str) -> Reading:
-    """Follow the includes of `config_files` (those that exist) to git's depth limit."""
+    """Follow the includes of `config_files` (those that exist) to git's depth limit; one
+    of them may be the environment's (see environment), and is not a file."""
     result = Reading()
     stack = [(path, 0) for path in reversed(list(config_files))]
     while stack:
@@ -185,7 +228,7 @@ def read(config_files: Iterable[str], home: str) -> Reading:
         if path in result.files:
             continue
         result.files.append(path)
-        text = read_text(path)
+        text = path[len(ENVIRONMENT) :] if path.startswith(ENVIRONMENT) else read_text(path)
         if text is None:
             continue
         includes: list[str] = []

@@ -290,16 +290,21 @@ def protect(
     # one deeper than the folder scan goes was missed when they were added after.
     trees, every = _all_trees([*enclosing, *trees], root)
     result.incomplete = not (complete and every)
-    configs = global_configs(home, env if env is not None else {"HOME": home})
+    env = env if env is not None else {"HOME": home}
+    configs = global_configs(home, env)
     for path in (p for p in configs if os.path.isabs(p)):
         # git reads these for every repository: one inside a writable root ($GIT_CONFIG_GLOBAL
         # pointing into the workspace) is kept as it is (resolution drops what is outside)
         result.file(path)
+    # (and the config the environment gives git, `GIT_CONFIG_COUNT`'s: read with the files
+    # for every repository, r74a ENVHOOKSPATH)
+    configs = [*gitconfig.environment(env), *(p for p in configs if os.path.isabs(p))]
     # ... and what they name for every repository, this folder's or any other: an absolute
     # core.hooksPath inside a writable root runs at any repository's next commit
-    reading = gitconfig.read([p for p in configs if os.path.isabs(p)], home)
+    reading = gitconfig.read(configs, home)
     for path in reading.files:
-        result.file(path)
+        if os.path.isabs(path):
+            result.file(path)
     hook_dirs = []
     for configured, below in (
         *((c, "") for c in reading.hooks_paths),
