@@ -480,6 +480,23 @@ _PROTECTED = (
     # GRADLEWRAPPER: `distributionUrl` may be a zip in the workspace), as .mvn's
     "gradle/wrapper/gradle-wrapper.properties",
     "gradle/wrapper/gradle-wrapper.jar",
+    # ... and the JVM Gradle 8.13+ downloads and runs its daemon on (`toolchainUrl.*`, r74b
+    # GRADLEDAEMONJVM)
+    "gradle/gradle-daemon-jvm.properties",
+    # cabal's project files: `with-compiler:` names the program HLS runs at open (r74b
+    # CABALLOCAL: `cabal.project.local`, git-ignored, ran dist-newstyle/cache/ghc)
+    "cabal.project",
+    "cabal.project.local",
+    "cabal.project.freeze",
+    # MSBuild imports, code at every project load, wherever MSBuild finds them (r74b
+    # MSBUILDHIDDEN: obj/<proj>.*.props, <proj>.user, git-ignored), and NuGet's config
+    "*.props",
+    "*.targets",
+    "*.user",
+    "Directory.Build.rsp",
+    "nuget.config",
+    "NuGet.config",
+    "NuGet.Config",
     # Universal Ctags' option files, read at every `ctags -R` (`-f` writes anywhere, r42a)
     "ctags.d",
     ".ctags.d",

@@ -2516,12 +2516,22 @@ def test_git_config_given_through_the_environment_is_followed_or_holds_the_chang
     assert "touch x" not in (host.ws / "githooks" / "pre-commit").read_text(), said
     for name in ("GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0"):
         del host.env[name]
-    for env in (
-        'GIT_CONFIG_COUNT = "1"\nGIT_CONFIG_KEY_0 = "core.hooksPath"\n'
-        'GIT_CONFIG_VALUE_0 = "githooks"\n',
-        'LEFTHOOK_CONFIG = "config/lh.yml"\n',
+    for name, env in (
+        (
+            "mise.toml",
+            '[env]\nGIT_CONFIG_COUNT = "1"\nGIT_CONFIG_KEY_0 = "core.hooksPath"\n'
+            'GIT_CONFIG_VALUE_0 = "githooks"\n',
+        ),
+        ("mise.toml", '[env]\nLEFTHOOK_CONFIG = "config/lh.yml"\n'),
+        (
+            ".envrc",
+            "export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath "
+            "GIT_CONFIG_VALUE_0=githooks\n",
+        ),
     ):
-        (host.ws / "mise.toml").write_text(f"[env]\n{env}")
+        for other in ("mise.toml", ".envrc"):
+            (host.ws / other).unlink(missing_ok=True)
+        (host.ws / name).write_text(env)
         said = run(host, "echo 'touch x' > scripts/lint.sh\n")
         assert (host.ws / "scripts" / "lint.sh").read_text() == "exit 0\n", (env, said)
         assert held_ids(host), said

@@ -1558,8 +1558,8 @@ def test_every_variable_a_runtime_loads_code_from_is_read_wherever_it_is_set(
     (ws / ".envrc").write_text(
         "dotenv\nexport PERL5OPT='-Iperllib -MTrace'\n"
         "export JAVA_TOOL_OPTIONS=-javaagent:agent.jar\n"
-        "export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=hooks\n"
-    )
+    )  # (GIT_CONFIG_* there holds every change set since r74a ENVHOOKSPATH: see
+    # test_git_config_given_through_the_environment_is_followed_or_holds_the_change_set)
     (ws / ".env").write_text('NODE_OPTIONS="--require ./tools/a.js"\n')
     (ws / "envs" / "m.env").write_text('NODE_OPTIONS="--require ./tools/b.js"\n')
     (ws / "mise.toml").write_text(
@@ -1574,13 +1574,12 @@ def test_every_variable_a_runtime_loads_code_from_is_read_wherever_it_is_set(
     for name in kept:
         (ws / name).write_text("# the project's\n")
     run(host, "".join(f"echo x >> {n}\n" for n in kept)
-        + "echo x > perllib/Trace.pm; echo x > hooks/pre-commit\n"
+        + "echo x > perllib/Trace.pm\n"
         + "echo x > tools/new.txt\n")  # fmt: skip
     for name in kept:
         assert (ws / name).read_text() == "# the project's\n", name
     assert not (ws / "perllib" / "Trace.pm").exists()
     assert (ws / "tools" / "new.txt").exists()  # tools/ itself is not kept whole
-    assert not (ws / "hooks" / "pre-commit").exists()
 
 
 def test_vim_session_files_nvim_s_sources_are_held(host: Host) -> None:
@@ -1901,3 +1900,20 @@ def test_what_every_mise_config_name_puts_on_path_is_kept(host: Host) -> None:
                      "echo x > tools/dbin/git\n")  # fmt: skip
     assert not (ws / "tools" / "lbin" / "git").exists(), said
     assert not (ws / "tools" / "dbin" / "git").exists(), said
+
+
+def test_cabal_msbuild_gradle_and_nuget_configs_are_held(host: Host) -> None:
+    """r74b CABALLOCAL: `cabal.project.local` (git-ignored) naming `with-compiler:
+    dist-newstyle/cache/ghc` landed, and HLS's `cabal exec -- ghc --print-libdir` ran it;
+    MSBUILDHIDDEN: MSBuild's `obj/<proj>.nuget.g.props` and `<proj>.csproj.user`, imported at
+    every project load; GRADLEDAEMONJVM: `gradle/gradle-daemon-jvm.properties`, the JVM
+    Gradle downloads and runs; CONFIGEXT: NuGet.Config and phpunit.xml.dist at the top."""
+    (host.ws / "app.cabal").write_text("name: app\n")
+    (host.ws / "app.csproj").write_text("<Project/>\n")
+    (host.ws / "gradle").mkdir()
+    names = ("cabal.project.local", "dist-newstyle/cache/ghc", "obj/app.csproj.nuget.g.props",
+             "app.csproj.user", "gradle/gradle-daemon-jvm.properties", "NuGet.Config",
+             "phpunit.xml.dist")  # fmt: skip
+    said = run(host, "".join(f"mkdir -p $(dirname {n}); echo x > {n}; " for n in names) + "\n")
+    for name in names:
+        assert not (host.ws / name).exists(), (name, said)

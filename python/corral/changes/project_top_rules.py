@@ -33,9 +33,13 @@ CONFIG_FORMATS = frozenset({
     "toml", "yaml", "yml", "json", "jsonc", "json5", "hjson", "ini", "cfg", "conf", "neon",
     "nims", "xml", "properties", "edn", "kdl", "ron", "hcl", "cue", "dhall", "plist", "pkl",
     # MSBuild's (XML; Directory.Build.props and .targets run property functions when a C#
-    # language server loads the project) and its response files (r72b)
-    "props", "targets", "rsp",
+    # language server loads the project) and its response files (r72b); `.config`
+    # (NuGet.Config), `.project` (cabal's, Eclipse's), `.user` (r74b CONFIGEXT)
+    "props", "targets", "rsp", "config", "project", "user",
 })  # fmt: skip
+# what may follow a config format's suffix and keep it one: `phpunit.xml.dist`,
+# `cabal.project.local`, `settings.json.example` (r74b CONFIGEXT)
+CONFIG_MODIFIERS = frozenset({"local", "dist", "default", "example", "sample", "template", "in"})
 # what passes at a project's top (see the module's note)
 NOT_A_TOOLS_CONFIG = frozenset({
     "Cargo.toml", "composer.json", "pom.xml", "pubspec.yaml", "Project.toml",
@@ -83,10 +87,12 @@ def _has_marker(directory: str) -> bool:
 
 def config_format(name: str) -> bool:
     """Whether a file name is in a config format and not one that passes at a project's top."""
-    base, dot, kind = name.rpartition(".")
+    parts = [p.lower() for p in name.split(".")[1:]]
+    while len(parts) > 1 and parts[-1] in CONFIG_MODIFIERS:
+        parts.pop()  # (`phpunit.xml.dist` is XML)
     return (
-        bool(dot and base)
-        and kind.lower() in CONFIG_FORMATS
+        bool(parts and name.rpartition(".")[0])
+        and parts[-1] in CONFIG_FORMATS
         and name not in NOT_A_TOOLS_CONFIG
         and name not in SHARED_CONFIGS
         and not ts_project(name)

@@ -716,6 +716,8 @@ BUILD_MARKS = {
     "build": ((), ("build.gradle", "build.gradle.kts", "settings.gradle",
                    "settings.gradle.kts")),
     "zig-cache": ((), ("build.zig",)),
+    # cabal's build tree, where HLS's compiler could be planted (r74b CABALLOCAL)
+    "dist-newstyle": (("cache", "packagedb"), ("cabal.project",)),
 }  # fmt: skip
 # what a build tool leaves in its own tree, whatever the tree's name
 BUILD_CONTENTS = (

@@ -1176,7 +1176,7 @@ class Resolution:
                 if root not in value:
                     continue  # (most values name nothing of a writable root)
                 named = direnv.Referenced(root)
-                direnv.assignment(variable, value, root, named)
+                direnv.assignment(variable, value, root, named, corral_env=True)
                 why = f"named by ${variable} of the environment corral runs with"
                 self._keep_named(root, named.paths, found, named.unknown, why)
                 self._unreadable(

@@ -319,17 +319,20 @@ CONFIG_VARIABLES = frozenset({
 })  # fmt: skip
 
 
-def assignment(variable: str, value: str, base: str, found: Referenced) -> None:
+def assignment(
+    variable: str, value: str, base: str, found: Referenced, corral_env: bool = False
+) -> None:
     """What one assignment of an .envrc, a dotenv file or mise's [env] has the next prompt
     run, load or look in: PATH entries, PYTHONPATH (where no start-up module is taken), a
     venv's bin, what Node's loaders name, every word that names a file of the project, and
     for the variables a runtime loads code from, the directories they name too
     (`GIT_CONFIG_VALUE_0=hooks` with `GIT_CONFIG_KEY_0=core.hooksPath`: any git value)."""
     value = without_itself(variable, value.strip().strip("\"'"))
-    if variable.startswith("GIT_CONFIG") or variable in CONFIG_VARIABLES:
+    if (variable.startswith("GIT_CONFIG") and not corral_env) or variable in CONFIG_VARIABLES:
         # git's config (`GIT_CONFIG_KEY_0=core.hooksPath`) or a hook manager's config file
         # given at the prompt: what they have git run is not read here (r74a ENVHOOKSPATH,
-        # LHENVCONFIG: the hooks' scripts were rewritten and ran)
+        # LHENVCONFIG: the hooks' scripts were rewritten and ran); `corral_env`: the environment
+        # corral runs in, whose git config gitguard reads as a file
         found.unknown.append(f"{variable}, which sets what git or a hook manager runs")
     if variable in ("PATH", "MANPATH") or variable in VENV_VARIABLES + MODULE_VARIABLES:
         dirs, odd = _path_entries(value, base, relative_unknown=variable == "PATH")
