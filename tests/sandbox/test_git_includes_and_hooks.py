@@ -19,6 +19,8 @@ from .sandbox_support import DONE, q, run
 from .test_change_sets import held_ids
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .conftest import Host
 
 FSMONITOR = '[core]\n\tfsmonitor = "touch {pwned}"\n'
@@ -2134,12 +2136,7 @@ def test_a_monorepos_in_place_submodule_deep_inside_the_workspace_keeps_its_hook
     pwned, _ = _payload(host)
     ident = ["-c", "user.name=u", "-c", "user.email=u@x"]
     mono = host.ws.parent / "mono"
-    lib = mono / "app" / "a" / "b" / "c" / "d" / "lib"
-    (lib / "scripts").mkdir(parents=True)
-    (lib / "scripts" / "check.sh").write_text("exit 0\n")
-    host.git("init", "-q", "-b", "main", cwd=lib)
-    host.git("add", "scripts/check.sh", cwd=lib)
-    host.git(*ident, "commit", "-qm", "lib", cwd=lib)
+    lib = _repository(host, mono / "app/a/b/c/d/lib", {"scripts/check.sh": "exit 0\n"})
     hook = lib / ".git" / "hooks" / "pre-commit"
     hook.write_text("#!/bin/sh\nsh scripts/check.sh\n")
     hook.chmod(0o755)
@@ -2158,6 +2155,28 @@ def test_a_monorepos_in_place_submodule_deep_inside_the_workspace_keeps_its_hook
     assert not os.path.exists(pwned), "a monorepo's submodule hook ran a script the command wrote"
 
 
+def _repository(host: Host, path: Path, files: dict[str, str]) -> Path:
+    """A repository on main at `path` with one commit holding `files` (none: an empty one
+    with no commit)."""
+    for name, text in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
+    path.mkdir(parents=True, exist_ok=True)
+    host.git("init", "-q", "-b", "main", cwd=path)
+    if files:
+        host.git("add", "-A", cwd=path)
+        host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one", cwd=path)
+    return path
+
+
+def _submodules(host: Host, repo: Path, origin: Path, *names: str) -> None:
+    """`origin` added to `repo` as a submodule at each of `names`, and committed."""
+    for name in names:
+        host.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(origin),
+                 name, cwd=repo)  # fmt: skip
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "sub", cwd=repo)
+
+
 def test_a_linked_worktrees_submodule_keeps_the_script_its_hook_runs(host: Host) -> None:
     """r68a WTSUB: the workspace is a linked worktree (`git worktree add ../agent`) of a
     project with a submodule; `git submodule update` there puts the submodule's git dir
@@ -2166,18 +2185,9 @@ def test_a_linked_worktrees_submodule_keeps_the_script_its_hook_runs(host: Host)
     pwned, _ = _payload(host)
     ident = ["-c", "user.name=u", "-c", "user.email=u@x"]
     top = host.ws.parent / "wtsub"
-    origin = top / "lib-origin"
-    (origin / "scripts").mkdir(parents=True)
-    (origin / "scripts" / "check.sh").write_text("exit 0\n")
-    host.git("init", "-q", "-b", "main", cwd=origin)
-    host.git("add", "-A", cwd=origin)
-    host.git(*ident, "commit", "-qm", "lib", cwd=origin)
-    main = top / "main"
-    main.mkdir()
-    host.git("init", "-q", "-b", "main", cwd=main)
-    host.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(origin),
-             "lib", cwd=main)  # fmt: skip
-    host.git(*ident, "commit", "-qm", "submodule", cwd=main)
+    origin = _repository(host, top / "lib-origin", {"scripts/check.sh": "exit 0\n"})
+    main = _repository(host, top / "main", {})
+    _submodules(host, main, origin, "lib")
     agent = top / "agent"
     host.git("worktree", "add", "-q", "-b", "agent", str(agent), cwd=main)
     host.git("-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init",
@@ -2208,19 +2218,9 @@ def test_the_superproject_of_a_submodule_workspace_and_its_worktrees_keep_their_
     hook was rewritten and ran."""
     ident = ["-c", "user.name=u", "-c", "user.email=u@x"]
     top = host.ws.parent / "enclsub"
-    tools_origin = top / "tools-origin"
-    (tools_origin / "githooks").mkdir(parents=True)
-    (tools_origin / "githooks" / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
-    host.git("init", "-q", "-b", "main", cwd=tools_origin)
-    host.git("add", "-A", cwd=tools_origin)
-    host.git(*ident, "commit", "-qm", "tools", cwd=tools_origin)
-    mono = top / "mono"
-    mono.mkdir()
-    host.git("init", "-q", "-b", "main", cwd=mono)
-    for name in ("tools", "lib"):
-        host.git("-c", "protocol.file.allow=always", "submodule", "add", "-q",
-                 str(tools_origin), name, cwd=mono)  # fmt: skip
-    host.git(*ident, "commit", "-qm", "submodules", cwd=mono)
+    tools = _repository(host, top / "tools-origin", {"githooks/pre-commit": "#!/bin/sh\nexit 0\n"})
+    mono = _repository(host, top / "mono", {})
+    _submodules(host, mono, tools, "tools", "lib")
     host.git("config", "core.hooksPath", "tools/githooks", cwd=mono)
     host.git("config", "core.hooksPath", "githooks", cwd=mono / "lib")
     host.git(*ident, "worktree", "add", "-q", "-b", "feat", "../lib-feat", cwd=mono / "lib")

@@ -152,25 +152,16 @@ def listing(cwd: str = "") -> Outcome:
 
 def _text(path: str) -> list[str] | None:
     """A file's lines for a diff, or None when it is not text or too large to show."""
-    import stat
+    from corral.paths import read_regular
 
     try:
         # (not a FIFO: opening one waits for a writer, and froze the editor, r40c FIFODIFF)
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        data = read_regular(path, DIFF_BYTES + 1, follow=False)
     except FileNotFoundError:
         return []
     except OSError:
         return None  # (a link, or what cannot be read: no text to show)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > DIFF_BYTES:
-            return None
-        data = os.read(fd, DIFF_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if b"\0" in data:
+    if len(data) > DIFF_BYTES or b"\0" in data:
         return None
     return data.decode("utf-8", errors="replace").splitlines(keepends=True)
 

@@ -32,19 +32,12 @@ def _base_name(stage: str, path: str) -> str:
 
 def _read_small(path: str) -> bytes | None:
     """A regular file's bytes when it is text of at most MERGE_BYTES (no link followed)."""
+    from corral.paths import read_regular
+
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        data = read_regular(path, MERGE_BYTES + 1, follow=False)
     except OSError:
         return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MERGE_BYTES:
-            return None
-        data = os.read(fd, MERGE_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     return None if len(data) > MERGE_BYTES or b"\0" in data else data
 
 
