@@ -14,7 +14,7 @@ import pytest
 from corral.service import Service
 
 from .conftest import give_to_test_user, user_prefix
-from .test_change_sets import stage_root
+from .test_change_sets import held_ids, stage_root
 
 if TYPE_CHECKING:
     from .conftest import Host
@@ -244,3 +244,17 @@ def test_an_edit_is_judged_as_it_leaves_the_file(svc: Service, host: Host) -> No
     decided = svc.call("guard", {**request, "input": plugin})
     assert decided["decision"] == "deny" and "host tools' settings" in decided["reason"]
     assert "plugins" not in pyproject.read_text()
+
+
+def test_a_tools_refused_write_does_not_say_to_apply_it(svc: Service, host: Host) -> None:
+    """r74c REFUSEAPPLYWORDS: a write of a new dot-config directory was refused with "apply
+    it if you meant it", though no change set is kept to apply, beside the hint that only
+    the user can make the change."""
+    request = {
+        "layers": {}, "cwd": str(host.ws), "tool": "write",
+        "input": {"path": "newv/.vscode/settings.json", "content": "{}"},
+    }  # fmt: skip
+    refusal = svc.call("guard", request)["refusal"]  # (refused before asking: no set is kept)
+    assert "apply" not in refusal["message"], refusal
+    assert refusal["hint"].startswith("only the user"), refusal
+    assert held_ids(host) == []

@@ -69,9 +69,15 @@ class ToolChanges:
             return None  # (held for your review, not refused: r48c, the tool could not
             # write a new utils.py at all)
         if found is not None:  # (no change set is left to apply it from)
+            import re
+
             found["hint"] = (
                 "only the user can make this change, outside the sandbox; do not work around it"
             )
+            # (nor its words of applying: "apply it if you meant it" beside that hint,
+            # r74c REFUSEAPPLYWORDS)
+            message = re.sub(r"[;,] (?:if you made this venv, )?apply [^;]*", "", found["message"])
+            found["message"] = re.sub(r" \(apply [^)]*\)", "", message)
         return found
 
     def _staged(self, real: str, data: bytes | None, mode: int | None) -> str:
