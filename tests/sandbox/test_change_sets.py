@@ -893,3 +893,20 @@ def test_a_diff_that_apply_cannot_merge_is_shown_against_the_hosts_copy(host: Ho
     diff = host.corral("changes", change_id, "--diff").stdout
     assert "-a: USER" in diff and "+a: 3" in diff, diff
     assert "what --overwrite would put there" in diff and "merges into" not in diff, diff
+
+
+@pytest.mark.sandbox
+def test_undoing_a_held_path_applied_later_puts_it_back_in_its_held_set(host: Host) -> None:
+    """r72d UNDOHELD: `corral apply ID config.yaml` then `corral undo` deleted config.yaml
+    for good: it was neither in the workspace nor held, and could not be applied again."""
+    host.corral("run", "--", "sh", "-c", "echo 'k: 1' > config.yaml; echo x > .envrc",
+                cwd=host.ws)  # fmt: skip
+    (change_id,) = held_ids(host)
+    host.corral("apply", change_id, "config.yaml")
+    assert (host.ws / "config.yaml").read_text() == "k: 1\n"
+    done = host.corral("undo", cwd=host.ws)
+    assert not (host.ws / "config.yaml").exists(), done
+    assert "back in its held change set" in done.stdout + done.stderr, done
+    assert "config.yaml" in host.corral("changes", change_id).stdout
+    host.corral("apply", change_id, "config.yaml")
+    assert (host.ws / "config.yaml").read_text() == "k: 1\n"

@@ -17,6 +17,7 @@ from corral.changes import tree
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 LOG = "log.jsonl"
@@ -182,11 +183,31 @@ def _git_object(path: str) -> bool:
     return ".git" in parts and "objects" in parts[parts.index(".git") :]
 
 
+def _held_place(change_id: str) -> Callable[[str], str | None]:
+    """Where a path of a change set still held would be staged (see undo), or None."""
+    stage = os.path.join(stages.root_dir(), change_id)
+    try:
+        roots = list(stages.read_plan(stage)["roots"])
+    except (OSError, ValueError, EOFError, TypeError, KeyError):
+        roots = []
+
+    def place(path: str) -> str | None:
+        for i, root in enumerate(roots):
+            if path.startswith(root + os.sep):
+                return os.path.join(stages.upper(stage, i), os.path.relpath(path, root))
+        return None
+
+    return place
+
+
 def undo(entry: str, base: str | None = None) -> list[str]:
     """Reverse one applied change set; returns what was put back. Raises OSError when a step
-    fails midway (the journal entry is then kept)."""
+    fails midway (the journal entry is then kept). A file of a change set still held (what
+    was held and applied later, by name) goes back into it, to review and apply again (r72d
+    UNDOHELD: it was deleted, and could not be applied again)."""
     base = base or stages.journal_dir()
     files = os.path.join(base, entry, FILES)
+    held_place = _held_place(entry.split("-", 1)[1] if "-" in entry else entry)
     done = []
     for r in reversed(records(entry, base)):
         op, path = r["op"], r["path"]
@@ -196,7 +217,13 @@ def undo(entry: str, base: str | None = None) -> list[str]:
             # history applied, the repository was broken for good)
             continue
         if op == "put":
-            os.unlink(path)
+            staged = held_place(path)
+            if staged is not None and not os.path.lexists(staged) and os.path.isfile(path):
+                os.makedirs(os.path.dirname(staged), exist_ok=True)
+                move(path, staged)
+                done.append(f"{path}: back in its held change set")
+            else:
+                os.unlink(path)
         elif op == "mkdir":
             try:
                 os.rmdir(path)
