@@ -333,6 +333,11 @@ def test_protected_git_files_are_refused(
         found = refused(files.write, *g, path, text)
         assert found["code"] == "protected", path
         assert found["rule"] == "sandbox.policy.protected" and found["layer"] == "default"
+    # r72d WORDY: the name said once, no brackets nested before the hint's
+    assert (
+        found["message"] == f"{ws / '.git' / 'config'} is protected: it must not be changed "
+        "from the sandbox"
+    ), found
     found = refused(files.edit, *g, ".git/config", "[core]", "[core]\n\thooksPath = x\n")
     assert found["code"] == "protected"
     # not yet there, and must not appear: watched

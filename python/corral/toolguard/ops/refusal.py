@@ -209,7 +209,10 @@ def _denied(policy: Policy, path: str, real: str, layers: Mapping[str, str]) -> 
         DENY_READ,
         layers.get(DENY_READ, ""),
         f'remove "{show(policy, denied)}" from {DENY_READ} (it holds credentials)',
-        f"{_via(path, real)} is inside {denied}, which the sandbox hides",
+        # (not "~/.ssh is inside ~/.ssh", r72d WORDY)
+        f"{_via(path, real)} is hidden by the sandbox"
+        if real == denied
+        else f"{_via(path, real)} is inside {denied}, which the sandbox hides",
     )
 
 
@@ -218,7 +221,12 @@ def _protected(
 ) -> Refusal:
     from corral.sandbox.resolution import OPEN_CHAT, own_paths
 
-    what = f"{_via(path, real)} is protected ({held} must not be changed from the sandbox)"
+    # (the name once, and no nested brackets before the hint's: r72d WORDY)
+    what = (
+        f"{_via(path, real)} is protected: it must not be changed from the sandbox"
+        if held == real
+        else f"{_via(path, real)} is protected: {held} must not be changed from the sandbox"
+    )
     if any(is_within(held, os.path.realpath(p)) for p in own_paths()):
         return Refusal(
             "protected",
