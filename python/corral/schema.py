@@ -488,6 +488,14 @@ _PROTECTED = (
     "cabal.project",
     "cabal.project.local",
     "cabal.project.freeze",
+    # dune's, its compiler's PATH among them (r75b DUNEWORKSPACE); clangd's compilation
+    # database, whose compiler clangd runs where --query-driver allows (CLANGDCDB)
+    "dune-workspace",
+    "compile_commands.json",
+    "compile_flags.txt",
+    # a local opam switch's programs, first on PATH at every prompt once opam's shell hook
+    # is set up (r75b OPAMLOCAL)
+    "_opam/bin",
     # MSBuild imports, code at every project load, wherever MSBuild finds them (r74b
     # MSBUILDHIDDEN: obj/<proj>.*.props, <proj>.user, git-ignored), and NuGet's config
     "*.props",

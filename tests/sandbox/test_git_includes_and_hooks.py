@@ -2537,3 +2537,52 @@ def test_git_config_given_through_the_environment_is_followed_or_holds_the_chang
         assert held_ids(host), said
         for change_id in held_ids(host):
             host.corral("discard", change_id)
+
+
+def test_what_hooks_run_is_kept_in_subprojects_and_through_mise_sources(host: Host) -> None:
+    """r75a: PYMODMAIN (`python3 -m tools.lint` runs tools/lint/__main__.py), HOOKPATHSPELL
+    (`PATH="$(git rev-parse --show-toplevel)/tools/bin:$PATH"`), VENVRUNNEROPT (`uv -q
+    run`), VENVRUNNERSUB (`cd backend && uv run`: backend/.venv), MISESUB (`cd backend &&
+    mise run lint`: backend/mise.toml's task), MISESOURCE (mise's `_.source` script puts
+    bin/ on PATH), RELWORKTREE (a worktree whose gitdir pointer is relative): each was
+    added or rewritten without a hold and ran at the next commit or prompt."""
+    _committed(host)
+    hooks = host.ws / ".git" / "hooks"
+    (hooks / "pre-commit").write_text(
+        '#!/bin/sh\nexport PATH="$(git rev-parse --show-toplevel)/tools/bin:$PATH"\n'
+        "python3 -m tools.lint\nuv -q run pytest\n(cd backend && uv run pytest)\n"
+        "(cd backend && mise run lint)\n"
+    )
+    for name, text in (("tools/__init__.py", ""), ("tools/lint/__init__.py", ""),
+                       ("tools/lint/__main__.py", "print(1)\n"), ("tools/bin/keep", "x\n"),
+                       ("backend/mise.toml", '[tasks.lint]\nrun = "./scripts/l.sh"\n'),
+                       ("backend/scripts/l.sh", "exit 0\n"), ("scripts/env.sh",
+                       'export PATH="$PWD/bin:$PATH"\n'), ("bin/keep", "x\n"),
+                       ("mise.toml", '[env]\n_.source = "scripts/env.sh"\n')):  # fmt: skip
+        (host.ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (host.ws / name).write_text(text)
+    for venv in (".venv", "backend/.venv"):
+        (host.ws / venv / "lib" / "site-packages").mkdir(parents=True)
+        (host.ws / venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    new = ("tools/bin/project-lint", ".venv/lib/site-packages/zz.pth",
+           "backend/.venv/lib/site-packages/zz.pth", "bin/git")  # fmt: skip
+    changed = ("tools/lint/__main__.py", "backend/scripts/l.sh")
+    said = run(host, "".join(f"echo 'touch x' > {p} 2>/dev/null; " for p in (*new, *changed))
+               + "\n")  # fmt: skip
+    for path in new:
+        assert not (host.ws / path).exists(), (path, said)
+    for path in changed:
+        assert "touch x" not in (host.ws / path).read_text(), (path, said)
+    # RELWORKTREE: git 2.48's worktree.useRelativePaths writes both pointers relative
+    host.git("config", "core.hooksPath", "githooks")
+    (host.ws / "githooks").mkdir()
+    (host.ws / "githooks" / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    host.git("add", "githooks")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "hooks")
+    host.git("worktree", "add", "-q", "-b", "wt", "wt")
+    admin = host.ws / ".git" / "worktrees" / "wt"
+    (admin / "gitdir").write_text("../../../wt/.git\n")
+    (host.ws / "wt" / ".git").write_text("gitdir: ../.git/worktrees/wt\n")
+    assert host.git("rev-parse", "--show-toplevel", cwd=host.ws / "wt").strip().endswith("wt")
+    said = run(host, "echo 'touch x' > wt/githooks/pre-commit 2>/dev/null\n")
+    assert "touch x" not in (host.ws / "wt" / "githooks" / "pre-commit").read_text(), said

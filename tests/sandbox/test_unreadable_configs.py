@@ -1917,3 +1917,22 @@ def test_cabal_msbuild_gradle_and_nuget_configs_are_held(host: Host) -> None:
     said = run(host, "".join(f"mkdir -p $(dirname {n}); echo x > {n}; " for n in names) + "\n")
     for name in names:
         assert not (host.ws / name).exists(), (name, said)
+
+
+def test_mix_and_dotnet_build_trees_dune_clangd_and_opam_files_are_held(host: Host) -> None:
+    """r75b MIXBUILD: a rebuilt .beam in Mix's `_build`, which ElixirLS's compile loaded;
+    OBJASSETS: .NET's `obj/project.assets.json` naming the analyzers a C# language server
+    loads; DUNEWORKSPACE: `dune-workspace` setting the compiler's PATH; CLANGDCDB:
+    `build/compile_commands.json` naming a compiler clangd runs; OPAMLOCAL: a program in a
+    local opam switch's `_opam/bin`, first on PATH at every prompt."""
+    (host.ws / "mix.exs").write_text("defmodule X.MixProject do\nend\n")
+    (host.ws / "_build" / "dev" / "lib" / "x" / "ebin").mkdir(parents=True)
+    (host.ws / "_opam" / "bin").mkdir(parents=True)
+    (host.ws / "app.csproj").write_text("<Project/>\n")
+    names = ("_build/dev/lib/x/ebin/Elixir.X.beam", "obj/project.assets.json",
+             "obj/Analyzer.dll", "dune-workspace", "build/compile_commands.json",
+             "_opam/bin/ls")  # fmt: skip
+    said = run(host, "".join(f"mkdir -p $(dirname {n}); echo x > {n} 2>/dev/null; "
+                             for n in names) + "\n")  # fmt: skip
+    for name in names:
+        assert not (host.ws / name).exists(), (name, said)

@@ -40,3 +40,16 @@ def test_hks_config_is_found_from_its_installed_hook(tmp_path: Path) -> None:
     (hooks / "pre-commit").write_text('#!/bin/sh\n"$HOME/.local/bin/hk" run pre-commit "$@"\n')
     found = hookmanagers.detect(str(tmp_path), [str(hooks)])
     assert str(tmp_path / "hk.pkl") in found.files, found.files
+
+
+def test_the_words_of_hooks_name_venv_runners_modules_and_path_dirs() -> None:
+    """r75a VENVRUNNEROPT (`uv -q run`: an option between), PYMODMAIN (a package's
+    __main__.py), HOOKPATHSPELL (a PATH value with `$(...)` before the directory)."""
+    from corral.sandbox.protect.hookwords import _module_files, _path_dirs, _runs_venv
+
+    assert _runs_venv("uv -q run pytest") and _runs_venv("poetry --no-ansi run x")
+    assert _runs_venv("uv run --directory backend pytest") and not _runs_venv("uv pip list")
+    assert "tools/lint/__main__.py" in _module_files("tools.lint")
+    text = 'export PATH="$(git rev-parse --show-toplevel)/tools/bin:${PWD}/b2:$PATH"\n'
+    assert _path_dirs(text) == ["tools/bin", "b2"]
+    assert _path_dirs("PATH=$(pwd)/c:$PATH; x") == ["c"]

@@ -714,7 +714,12 @@ BUILD_MARKS = {
         ("pom.xml", "Cargo.toml", "build.sbt", "build.properties"),
     ),
     "build": ((), ("build.gradle", "build.gradle.kts", "settings.gradle",
-                   "settings.gradle.kts")),
+                   "settings.gradle.kts", "gleam.toml")),
+    # Mix's and rebar3's (a rebuilt .beam Mix reuses ran at ElixirLS's compile, r75b
+    # MIXBUILD); .NET's obj/, whose project.assets.json names the analyzers a C# language
+    # server loads (OBJASSETS)
+    "_build": ((), ("mix.exs", "rebar.config")),
+    "obj": (("project.assets.json",), ()),
     "zig-cache": ((), ("build.zig",)),
     # cabal's build tree, where HLS's compiler could be planted (r74b CABALLOCAL)
     "dist-newstyle": (("cache", "packagedb"), ("cabal.project",)),

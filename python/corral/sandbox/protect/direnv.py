@@ -315,7 +315,7 @@ def without_itself(variable: str, value: str) -> str:
 # variables naming where git or a hook manager finds its config or hooks (GIT_CONFIG* too)
 CONFIG_VARIABLES = frozenset({
     "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_TEMPLATE_DIR", "GIT_EXEC_PATH",
-    "LEFTHOOK_CONFIG", "PRE_COMMIT_CONFIG", "HUSKY_GIT_HOOKS",
+    "LEFTHOOK_CONFIG", "PRE_COMMIT_CONFIG", "HUSKY_GIT_HOOKS", "HK_FILE", "HK_CONFIG_DIR",
 })  # fmt: skip
 
 
@@ -467,6 +467,12 @@ def _git_top(directory: str) -> str:
         if parent == current:
             return ""
         current = parent
+
+
+def read_script(path: str, base: str, found: Referenced) -> None:
+    """A shell script the prompt sources as an .envrc is read (mise's `_.source`): what it
+    exports, runs and names (r75a MISESOURCE)."""
+    _read(path, base, found, 1)
 
 
 def _read(path: str, base: str, found: Referenced, depth: int) -> None:

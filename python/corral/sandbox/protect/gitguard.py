@@ -222,10 +222,13 @@ def _linked_worktrees(root: str) -> list[str]:
     # Only entries with a gitdir count: a command cannot add one (gitdir is a control file,
     # and a new entry is held), so empty directories cannot push a real worktree out.
     for name in sorted(names)[:MAX_WORKTREE_ENTRIES]:
-        pointer = _read_pointer(os.path.join(git_dir, "worktrees", name, "gitdir"))
+        admin = os.path.join(git_dir, "worktrees", name)
+        pointer = _read_pointer(os.path.join(admin, "gitdir"))
         if pointer is None:
             continue
-        found.append(os.path.dirname(os.path.realpath(pointer)))
+        # (relative to its own directory, as git 2.48's worktree.useRelativePaths writes
+        # it; read from corral's, the worktree was lost: r75a RELWORKTREE)
+        found.append(os.path.dirname(os.path.realpath(os.path.join(admin, pointer))))
     return found
 
 

@@ -179,6 +179,34 @@ def _runs_hk(text: str) -> bool:
     )
 
 
+MISE_DEPTH = 3  # levels below a work tree looked in for mise configs
+MISE_LOOKED = 500  # directories looked at
+NOT_PROJECTS_BELOW = frozenset({".git", "node_modules", ".venv", "target", "__pycache__"})
+
+
+def _directories_below(tree: str, depth: int, limit: int) -> list[str]:
+    """The directories below `tree`, to `depth` levels and `limit` of them, past tools'
+    trees."""
+    found: list[str] = []
+    level = [tree]
+    for _ in range(depth):
+        below = []
+        for directory in level:
+            try:
+                entries = [e for e in os.scandir(directory) if e.is_dir(follow_symlinks=False)]
+            except OSError:
+                continue
+            for e in entries:
+                if e.name in NOT_PROJECTS_BELOW:
+                    continue
+                if len(found) >= limit:
+                    return found
+                found.append(e.path)
+                below.append(e.path)
+        level = below
+    return found
+
+
 def runs_mise(text: str) -> bool:
     """Whether a hook or a hook manager's config runs mise at all (`exec mise run
     pre-commit`, `mise -q run lint`, `mise lint`: an unknown word is a task to mise)."""
@@ -206,6 +234,11 @@ def mise_tasks(tree: str, found: Found) -> None:
         if parent == directory:
             break
         directory = parent
+    # ... and below it: a hook runs mise in a subproject (`cd backend && mise run lint`,
+    # `mise -C backend`, lefthook's `root: backend/`), which reads backend/mise.toml (r75a
+    # MISESUB)
+    for below in _directories_below(tree, MISE_DEPTH, MISE_LOOKED):
+        found.files.extend(mise_task_files(below, unknown))
     if unknown:
         found.unknown.append((tree, "a git hook runs mise's tasks at `git commit`", unknown))
 

@@ -129,17 +129,26 @@ def keep_named(
                 result.file(venv)
 
 
-PATH_VALUE = r"""(?:^|[\s;{"'(])(?:export\s+)?PATH["']?\s*[:=]\s*["']?([^"'\n;)}]+)"""
+# a PATH assignment's value: quoted whole, or a word that may hold `$(...)` with spaces
+PATH_VALUE = (
+    r"""(?:^|[\s;{"'(])(?:export\s+)?PATH["']?\s*[:=]\s*"""
+    r"""((?:"[^"\n]*"|'[^'\n]*'|\$\([^)\n]*\)|[^\s;"'])+)"""
+)
 
 
 def _path_dirs(text: str) -> list[str]:
-    """The relative (or $PWD-based) directories a text puts on PATH."""
+    """The directories a text puts on PATH: relative ones, and those after what names the
+    top or the current directory (`$PWD/x`, `$(git rev-parse --show-toplevel)/x`,
+    `${ROOT}/x`: r75a HOOKPATHSPELL, a value cut at its first `)` kept nothing)."""
     import re
 
     found = []
     for value in re.findall(PATH_VALUE, text, re.M):
+        value = value.replace('"', "").replace("'", "")
+        # (the separators inside a substitution are not PATH's)
+        value = re.sub(r"\$\([^)]*\)", lambda m: m.group(0).replace(":", " "), value)
         for part in value.strip().split(":"):
-            part = re.sub(r"^(?:\$\{?PWD\}?|\$\(pwd\)|\$\{[^}]*\}|\$\w+)/", "", part.strip())
+            part = re.sub(r"^(?:\$\([^)]*\)|\$\{[^}]*\}|\$\w+)/", "", part.strip())
             if part and "$" not in part and "`" not in part and not part.startswith("~"):
                 found.append(part)
     return found
@@ -149,27 +158,42 @@ VENV_RUNNERS = ("uv", "poetry", "pdm", "hatch", "pipenv", "rye")
 
 
 def _runs_venv(text: str) -> bool:
-    """Whether a text runs a program in a project venv its tool finds (`uv run pytest`)."""
-    import itertools
-
+    """Whether a text runs a program in a project venv its tool finds (`uv run pytest`,
+    `uv -q run`, `uv run --directory backend`: r75a VENVRUNNEROPT)."""
     words = [os.path.basename(w.strip("\"'")) for w in text.split()]
-    return any(
-        w in VENV_RUNNERS and after == "run" for w, after in itertools.pairwise(words)
-    ) or any(w == "uvx" for w in words)
+    return (
+        any(w in VENV_RUNNERS and "run" in words[i + 1 : i + 5] for i, w in enumerate(words))
+        or "uvx" in words
+    )
+
+
+VENV_DEPTH = 3  # levels below a work tree's top looked in for venvs
+VENV_LOOKED = 2000  # directories looked at
 
 
 def _top_venvs(tree: str) -> list[str]:
-    """The venvs at the top of a work tree (a directory with a pyvenv.cfg)."""
-    try:
-        with os.scandir(tree) as listing:
-            return [
-                e.path
-                for e in listing
-                if e.is_dir(follow_symlinks=False)
-                and os.path.isfile(os.path.join(e.path, "pyvenv.cfg"))
-            ]
-    except OSError:
-        return []
+    """The venvs of a work tree, to VENV_DEPTH levels down (a directory with a pyvenv.cfg):
+    `cd backend && uv run`, a job's `root: backend/` find backend/.venv (r75a
+    VENVRUNNERSUB)."""
+    found: list[str] = []
+    level, seen = [tree], 0
+    for _ in range(VENV_DEPTH):
+        below = []
+        for directory in level:
+            try:
+                entries = [e for e in os.scandir(directory) if e.is_dir(follow_symlinks=False)]
+            except OSError:
+                continue
+            for e in entries:
+                seen += 1
+                if seen > VENV_LOOKED:
+                    return found
+                if os.path.isfile(os.path.join(e.path, "pyvenv.cfg")):
+                    found.append(e.path)
+                elif e.name not in ("node_modules", ".git", "target", "__pycache__"):
+                    below.append(e.path)
+        level = below
+    return found
 
 
 def _venv_of(program: str) -> str | None:
@@ -292,8 +316,9 @@ def _module_files(module: str) -> list[str]:
     found = []
     for i in range(1, len(parts)):
         found.append("/".join(parts[:i]) + "/__init__.py")
+    # (and the package's __main__.py, what `-m` runs of one: r75a PYMODMAIN)
     found += ["/".join(parts) + ".py", "/".join(parts) + "/__init__.py"]
-    return found
+    return [*found, "/".join(parts) + "/__main__.py"]
 
 
 def _globbed(tree: str, pattern: str, result: Protection) -> None:

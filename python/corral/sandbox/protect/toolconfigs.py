@@ -335,6 +335,10 @@ def _mise(
                 words += _strings(directives.get(key))
             for env_file in _strings(directives.get("file")):  # its variables too
                 _env_file(os.path.join(root, env_file), root, env_found, unknown)
+            for script in _strings(directives.get("source")):
+                # (a bash script mise sources at every prompt: read as an .envrc, what it
+                # exports too, r75a MISESOURCE: its PATH and GIT_CONFIG_* were not)
+                direnv.read_script(os.path.join(root, script), root, env_found)
             venv = _table(directives, "python").get("venv")
             words += [os.path.join(v, "bin") for v in _strings(venv) if not v.isdigit()]
         # `{{ exec(command='sh tools/gen.sh') }}`, in any value of any table ([vars] too);
