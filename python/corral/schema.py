@@ -493,9 +493,10 @@ _PROTECTED = (
     "dune-workspace",
     "compile_commands.json",
     "compile_flags.txt",
-    # a local opam switch's programs, first on PATH at every prompt once opam's shell hook
-    # is set up (r75b OPAMLOCAL)
-    "_opam/bin",
+    # a local opam switch, its programs first on PATH at every prompt once opam's shell
+    # hook is set up (r75b OPAMLOCAL), and all the rest of it (r76b OPAMLIB: findlib.conf,
+    # topfind)
+    "_opam",
     # MSBuild imports, code at every project load, wherever MSBuild finds them (r74b
     # MSBUILDHIDDEN: obj/<proj>.*.props, <proj>.user, git-ignored), and NuGet's config
     "*.props",

@@ -2586,3 +2586,34 @@ def test_what_hooks_run_is_kept_in_subprojects_and_through_mise_sources(host: Ho
     assert host.git("rev-parse", "--show-toplevel", cwd=host.ws / "wt").strip().endswith("wt")
     said = run(host, "echo 'touch x' > wt/githooks/pre-commit 2>/dev/null\n")
     assert "touch x" not in (host.ws / "wt" / "githooks" / "pre-commit").read_text(), said
+
+
+def test_walks_past_their_budget_hold_and_mise_sources_by_config_root_are_read(
+    host: Host,
+) -> None:
+    """r76a WALKFLOOD: 2,600 new directories pushed backend/ past the walks that find the
+    subprojects' venvs and mise tasks, which stopped without a word: backend's task script
+    and a .pth in backend/.venv were then rewritten unheld, and ran at commit.
+    MISESOURCETPL: `_.source = { path = "{{config_root}}/scripts/env.sh" }` was never read:
+    its PATH's bin/git ran at `git status`."""
+    _committed(host)
+    (host.ws / ".git" / "hooks" / "pre-commit").write_text(
+        "#!/bin/sh\n(cd backend && mise run lint)\n(cd backend && uv run pytest)\n"
+    )
+    for n in range(2600):
+        (host.ws / f"d{n:04}").mkdir()
+    (host.ws / "zz" / "backend").mkdir(parents=True)
+    said = run(host, "echo x > zz/backend/x.txt\n")
+    assert held_ids(host), "a workspace past the walks' budget was not held"
+    for change_id in held_ids(host):
+        host.corral("discard", change_id)
+    for n in range(2600):
+        (host.ws / f"d{n:04}").rmdir()
+    (host.ws / "scripts").mkdir()
+    (host.ws / "scripts" / "env.sh").write_text('export PATH="$PWD/bin:$PATH"\n')
+    (host.ws / "bin").mkdir()
+    (host.ws / "mise.toml").write_text(
+        '[env]\n_.source = { path = "{{config_root}}/scripts/env.sh" }\n'
+    )
+    said = run(host, "echo 'touch x' > bin/git 2>/dev/null\n")
+    assert not (host.ws / "bin" / "git").exists(), said

@@ -1936,3 +1936,23 @@ def test_mix_and_dotnet_build_trees_dune_clangd_and_opam_files_are_held(host: Ho
                              for n in names) + "\n")  # fmt: skip
     for name in names:
         assert not (host.ws / name).exists(), (name, said)
+
+
+def test_build_caches_setuptools_builds_beams_at_the_top_and_opam_switches_are_held(
+    host: Host,
+) -> None:
+    """r76b TURBOCACHE: a planted turbo cache archive (`.turbo` was inert) was restored and
+    run at `turbo run start`, `git status` clean; SETUPBUILD: a newer file planted in
+    setuptools' build/lib was installed; BEAMCWD: `httpc.beam` at the top, which Erlang
+    loads from the current directory before OTP's own, ran at `rebar3 compile`; OPAMLIB:
+    a local opam switch's lib/ (findlib.conf, topfind)."""
+    (host.ws / "package.json").write_text('{"name": "x"}\n')
+    (host.ws / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    (host.ws / "rebar.config").write_text("{erl_opts, []}.\n")
+    (host.ws / "_opam" / "lib").mkdir(parents=True)
+    names = (".turbo/cache/abc.tar.zst", ".next/server/x.js", "build/lib/pkg/__init__.py",
+             "httpc.beam", "_opam/lib/findlib.conf")  # fmt: skip
+    said = run(host, "".join(f"mkdir -p $(dirname {n}); echo x > {n} 2>/dev/null; "
+                             for n in names) + "\n")  # fmt: skip
+    for name in names:
+        assert not (host.ws / name).exists(), (name, said)

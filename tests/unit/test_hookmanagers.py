@@ -53,3 +53,16 @@ def test_the_words_of_hooks_name_venv_runners_modules_and_path_dirs() -> None:
     text = 'export PATH="$(git rev-parse --show-toplevel)/tools/bin:${PWD}/b2:$PATH"\n'
     assert _path_dirs(text) == ["tools/bin", "b2"]
     assert _path_dirs("PATH=$(pwd)/c:$PATH; x") == ["c"]
+
+
+def test_venv_runners_with_any_options_and_path_values_after_any_substitution() -> None:
+    """r76a VENVOPTWINDOW (`uv --directory backend --offline --quiet run`: `run` five words
+    on), HOOKPATHDIRNAME (`$(cd "$(dirname "$0")/../.." && pwd)/tools/bin`)."""
+    from corral.sandbox.protect.hookwords import _path_dirs, _runs_venv
+
+    assert _runs_venv("uv --directory backend --offline --quiet run pytest")
+    assert _runs_venv("poetry --no-interaction --no-ansi -C backend run x")
+    assert not _runs_venv("uv pip list\nrun something")
+    text = 'export PATH="$(cd "$(dirname "$0")/../.." && pwd)/tools/bin:$PATH"\n'
+    assert _path_dirs(text) == ["tools/bin"]
+    assert _path_dirs('PATH="$PWD/b/bin${PATH:+:$PATH}"') == ["b/bin"]

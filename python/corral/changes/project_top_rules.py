@@ -117,6 +117,18 @@ class ProjectTopRules(RuleSet):
             )
         return key if self._project_tops[key] else None
 
+    def _beam_at_top(self, entry: Entry) -> bool:
+        """A new or changed Erlang module at a project's top: Erlang (OTP 25) looks in the
+        current directory before every OTP application but kernel, stdlib and compiler, so
+        rebar3 and mix, run there, load an `httpc.beam` or `cover.beam` and run its
+        `-on_load` (r76b BEAMCWD; *.beam is git-ignored by rebar3's template)."""
+        if entry.kind not in ("file", "link") or not entry.rel.endswith(".beam"):
+            return False
+        rel = os.path.dirname(entry.rel)
+        key = os.path.join(entry.root, rel) if rel else entry.root
+        upper = os.path.join(entry.upper_root(), rel)
+        return self._top_by_place(key, not rel) or any(_has_marker(t) for t in (key, upper))
+
     def _top_by_place(self, directory: str, at_root: bool) -> bool:
         """Whether a directory is a project's top by where it is: the command's own, or the
         top of the writable root the command ran in."""

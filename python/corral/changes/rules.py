@@ -288,6 +288,13 @@ class Checker(
                 "at a project's top, which editors' language servers, linters and agents read "
                 "by name (and it was never held as one); apply both if you meant them",
             )  # fmt: skip
+        if self._beam_at_top(entry):
+            return self.refusal(
+                "protected", path, PROTECTED,
+                "an Erlang module at a project's top: Erlang looks in the current directory "
+                "before OTP's own applications, so rebar3 and mix there would load it in "
+                "place of one (httpc, cover) and run its on_load; apply it if you meant it",
+            )  # fmt: skip
         tree = self._build_tree(entry, parts) if entry.kind != "whiteout" else None
         if tree is not None:
             return self.refusal(
@@ -713,13 +720,27 @@ BUILD_MARKS = {
         ("CACHEDIR.TAG", "streams", "config-classes"),
         ("pom.xml", "Cargo.toml", "build.sbt", "build.properties"),
     ),
+    # (and setuptools', whose build/lib a later install copies only what is newer of: a
+    # planted newer file was installed, r76b SETUPBUILD)
     "build": ((), ("build.gradle", "build.gradle.kts", "settings.gradle",
-                   "settings.gradle.kts", "gleam.toml")),
+                   "settings.gradle.kts", "gleam.toml", "setup.py", "pyproject.toml")),
     # Mix's and rebar3's (a rebuilt .beam Mix reuses ran at ElixirLS's compile, r75b
     # MIXBUILD); .NET's obj/, whose project.assets.json names the analyzers a C# language
     # server loads (OBJASSETS)
     "_build": ((), ("mix.exs", "rebar.config")),
     "obj": (("project.assets.json",), ()),
+    # JavaScript build caches a tool restores and runs from (r76b TURBOCACHE: a planted
+    # turbo cache archive ran at `turbo run start`, with `git status` clean), Gradle's
+    # configuration cache, erlang.mk's ebin/ (reused by its times)
+    ".turbo": ((), ("package.json", "turbo.json")),
+    ".next": ((), ("package.json",)),
+    ".nuxt": ((), ("package.json",)),
+    ".svelte-kit": ((), ("package.json",)),
+    ".angular": ((), ("package.json", "angular.json")),
+    ".parcel-cache": ((), ("package.json",)),
+    ".gradle": ((), ("build.gradle", "build.gradle.kts", "settings.gradle",
+                     "settings.gradle.kts")),
+    "ebin": ((), ("erlang.mk",)),
     "zig-cache": ((), ("build.zig",)),
     # cabal's build tree, where HLS's compiler could be planted (r74b CABALLOCAL)
     "dist-newstyle": (("cache", "packagedb"), ("cabal.project",)),

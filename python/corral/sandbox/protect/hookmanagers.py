@@ -184,9 +184,9 @@ MISE_LOOKED = 500  # directories looked at
 NOT_PROJECTS_BELOW = frozenset({".git", "node_modules", ".venv", "target", "__pycache__"})
 
 
-def _directories_below(tree: str, depth: int, limit: int) -> list[str]:
-    """The directories below `tree`, to `depth` levels and `limit` of them, past tools'
-    trees."""
+def _directories_below(tree: str, depth: int, limit: int) -> tuple[list[str], bool]:
+    """(the directories below `tree`, to `depth` levels and `limit` of them, past tools'
+    trees; whether that is all of them)."""
     found: list[str] = []
     level = [tree]
     for _ in range(depth):
@@ -200,11 +200,11 @@ def _directories_below(tree: str, depth: int, limit: int) -> list[str]:
                 if e.name in NOT_PROJECTS_BELOW:
                     continue
                 if len(found) >= limit:
-                    return found
+                    return found, False
                 found.append(e.path)
                 below.append(e.path)
         level = below
-    return found
+    return found, True
 
 
 def runs_mise(text: str) -> bool:
@@ -237,8 +237,12 @@ def mise_tasks(tree: str, found: Found) -> None:
     # ... and below it: a hook runs mise in a subproject (`cd backend && mise run lint`,
     # `mise -C backend`, lefthook's `root: backend/`), which reads backend/mise.toml (r75a
     # MISESUB)
-    for below in _directories_below(tree, MISE_DEPTH, MISE_LOOKED):
-        found.files.extend(mise_task_files(below, unknown))
+    below, complete = _directories_below(tree, MISE_DEPTH, MISE_LOOKED)
+    for directory in below:
+        found.files.extend(mise_task_files(directory, unknown))
+    if not complete:  # (never cut quietly: r76a WALKFLOOD, 2,600 new directories pushed
+        # backend/ past the walk)
+        unknown.append(f"the subprojects past the first {MISE_LOOKED} directories")
     if unknown:
         found.unknown.append((tree, "a git hook runs mise's tasks at `git commit`", unknown))
 

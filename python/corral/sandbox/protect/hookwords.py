@@ -125,31 +125,38 @@ def keep_named(
                 result.file(place)
         if _runs_venv(text):
             # `uv run`, `poetry run`: the project's venv, found by the tool (r73a VENVRUNNER)
-            for venv in _top_venvs(tree):
+            venvs, complete = _top_venvs(tree)
+            for venv in venvs:
                 result.file(venv)
+            if not complete:  # (never cut quietly: a command can make the directories that
+                # push a venv past the walk, r76a WALKFLOOD)
+                result.unknown.append((
+                    tree, "a git hook runs a project venv's Python (uv run, poetry run)",
+                    [f"the venvs past the first {VENV_LOOKED} directories"],
+                ))  # fmt: skip
 
 
-# a PATH assignment's value: quoted whole, or a word that may hold `$(...)` with spaces
-PATH_VALUE = (
-    r"""(?:^|[\s;{"'(])(?:export\s+)?PATH["']?\s*[:=]\s*"""
-    r"""((?:"[^"\n]*"|'[^'\n]*'|\$\([^)\n]*\)|[^\s;"'])+)"""
-)
+# a PATH assignment: its value is the rest of the line
+PATH_VALUE = r"""(?:^|[\s;{"'(])(?:export\s+|declare\s+-x\s+)?PATH\+?["']?\s*[:=]\s*(.*)$"""
 
 
 def _path_dirs(text: str) -> list[str]:
     """The directories a text puts on PATH: relative ones, and those after what names the
     top or the current directory (`$PWD/x`, `$(git rev-parse --show-toplevel)/x`,
-    `${ROOT}/x`: r75a HOOKPATHSPELL, a value cut at its first `)` kept nothing)."""
+    `$(cd "$(dirname "$0")/../.." && pwd)/x`, `${ROOT}/x`: whatever a substitution is,
+    what follows its closing `)/` or `}/`; r75a HOOKPATHSPELL, r76a HOOKPATHDIRNAME)."""
     import re
 
     found = []
     for value in re.findall(PATH_VALUE, text, re.M):
         value = value.replace('"', "").replace("'", "")
-        # (the separators inside a substitution are not PATH's)
-        value = re.sub(r"\$\([^)]*\)", lambda m: m.group(0).replace(":", " "), value)
-        for part in value.strip().split(":"):
-            part = re.sub(r"^(?:\$\([^)]*\)|\$\{[^}]*\}|\$\w+)/", "", part.strip())
-            if part and "$" not in part and "`" not in part and not part.startswith("~"):
+        # (an expansion that ends no directory, `${PATH:+:$PATH}`, holds no entry)
+        value = re.sub(r"\$\{[^}]*\}(?!/)", "", value)
+        for part in value.split(":"):
+            part = re.split(r"[)}]/", part)[-1]  # (after the last substitution)
+            part = re.sub(r"^\$\w+/", "", part.strip())
+            part = re.split(r"[\s;&|]", part, maxsplit=1)[0]
+            if re.fullmatch(r"[\w.][\w./@+-]*", part):
                 found.append(part)
     return found
 
@@ -159,22 +166,25 @@ VENV_RUNNERS = ("uv", "poetry", "pdm", "hatch", "pipenv", "rye")
 
 def _runs_venv(text: str) -> bool:
     """Whether a text runs a program in a project venv its tool finds (`uv run pytest`,
-    `uv -q run`, `uv run --directory backend`: r75a VENVRUNNEROPT)."""
-    words = [os.path.basename(w.strip("\"'")) for w in text.split()]
-    return (
-        any(w in VENV_RUNNERS and "run" in words[i + 1 : i + 5] for i, w in enumerate(words))
-        or "uvx" in words
-    )
+    `uv -q run`, `uv --directory backend --offline --quiet run`: `run` anywhere after the
+    runner on its line, r75a VENVRUNNEROPT, r76a VENVOPTWINDOW)."""
+    for line in text.splitlines():
+        words = [os.path.basename(w.strip("\"'")) for w in line.split()]
+        if "uvx" in words or any(
+            w in VENV_RUNNERS and "run" in words[i + 1 :] for i, w in enumerate(words)
+        ):
+            return True
+    return False
 
 
 VENV_DEPTH = 3  # levels below a work tree's top looked in for venvs
 VENV_LOOKED = 2000  # directories looked at
 
 
-def _top_venvs(tree: str) -> list[str]:
-    """The venvs of a work tree, to VENV_DEPTH levels down (a directory with a pyvenv.cfg):
-    `cd backend && uv run`, a job's `root: backend/` find backend/.venv (r75a
-    VENVRUNNERSUB)."""
+def _top_venvs(tree: str) -> tuple[list[str], bool]:
+    """(the venvs of a work tree, to VENV_DEPTH levels down (a directory with a
+    pyvenv.cfg), whether that is all of them): `cd backend && uv run`, a job's `root:
+    backend/` find backend/.venv (r75a VENVRUNNERSUB)."""
     found: list[str] = []
     level, seen = [tree], 0
     for _ in range(VENV_DEPTH):
@@ -187,13 +197,13 @@ def _top_venvs(tree: str) -> list[str]:
             for e in entries:
                 seen += 1
                 if seen > VENV_LOOKED:
-                    return found
+                    return found, False
                 if os.path.isfile(os.path.join(e.path, "pyvenv.cfg")):
                     found.append(e.path)
                 elif e.name not in ("node_modules", ".git", "target", "__pycache__"):
                     below.append(e.path)
         level = below
-    return found
+    return found, True
 
 
 def _venv_of(program: str) -> str | None:

@@ -334,11 +334,21 @@ def _mise(
             for key in ("source", "file", "path"):
                 words += _strings(directives.get(key))
             for env_file in _strings(directives.get("file")):  # its variables too
+                env_file = re.sub(CONFIG_ROOT, root.replace("\\", "\\\\"), env_file)
                 _env_file(os.path.join(root, env_file), root, env_found, unknown)
             for script in _strings(directives.get("source")):
                 # (a bash script mise sources at every prompt: read as an .envrc, what it
-                # exports too, r75a MISESOURCE: its PATH and GIT_CONFIG_* were not)
-                direnv.read_script(os.path.join(root, script), root, env_found)
+                # exports too, r75a MISESOURCE: its PATH and GIT_CONFIG_* were not; its path
+                # as mise reads it, `{{config_root}}/...` too, r76a MISESOURCETPL)
+                script = re.sub(CONFIG_ROOT, root.replace("\\", "\\\\"), script)
+                if "{{" in script:
+                    unknown.append(f"{name}: [env] _.source = {script}")
+                    continue
+                path = os.path.join(root, script)
+                if not os.path.isfile(path):
+                    unknown.append(f"{name}: [env] _.source = {script}, which is not there")
+                    continue
+                direnv.read_script(path, root, env_found)
             venv = _table(directives, "python").get("venv")
             words += [os.path.join(v, "bin") for v in _strings(venv) if not v.isdigit()]
         # `{{ exec(command='sh tools/gen.sh') }}`, in any value of any table ([vars] too);
