@@ -121,26 +121,20 @@ def repositories(root: str, depth: int = DEPTH, limit: int = LIMIT) -> tuple[lis
     protection."""
     if os.path.lexists(os.path.join(root, ".git")) or is_bare(root):
         return [root], True
-    found: list[str] = []
-    level = [root]
-    seen = 0
-    for _ in range(depth):
-        below = []
-        for directory in level:
-            try:
-                entries = [e for e in os.scandir(directory) if e.is_dir(follow_symlinks=False)]
-            except OSError:
-                continue
-            for entry in entries:
-                seen += 1
-                if seen > limit:
-                    return found, False
-                if os.path.lexists(os.path.join(entry.path, ".git")) or is_bare(entry.path):
-                    found.append(entry.path)  # (a bare one too: a push runs its hooks)
-                elif entry.name not in BULKY:  # dot directories too: .worktrees/x, .repos/y
-                    below.append(entry.path)
-        level = below
-    return found, True
+    from corral.sandbox.protect.dirwalk import directories
+
+    repos: dict[str, bool] = {}
+
+    def repository(path: str) -> bool:
+        if path not in repos:  # (a bare one too: a push runs its hooks)
+            repos[path] = os.path.lexists(os.path.join(path, ".git")) or is_bare(path)
+        return repos[path]
+
+    def descend(path: str) -> bool:  # (dot directories too: .worktrees/x, .repos/y)
+        return not repository(path) and os.path.basename(path) not in BULKY
+
+    below, complete = directories(root, depth, limit, descend=descend)
+    return [d for d in below if repository(d)], complete
 
 
 def is_bare(directory: str) -> bool:

@@ -184,29 +184,6 @@ MISE_LOOKED = 500  # directories looked at
 NOT_PROJECTS_BELOW = frozenset({".git", "node_modules", ".venv", "target", "__pycache__"})
 
 
-def _directories_below(tree: str, depth: int, limit: int) -> tuple[list[str], bool]:
-    """(the directories below `tree`, to `depth` levels and `limit` of them, past tools'
-    trees; whether that is all of them)."""
-    found: list[str] = []
-    level = [tree]
-    for _ in range(depth):
-        below = []
-        for directory in level:
-            try:
-                entries = [e for e in os.scandir(directory) if e.is_dir(follow_symlinks=False)]
-            except OSError:
-                continue
-            for e in entries:
-                if e.name in NOT_PROJECTS_BELOW:
-                    continue
-                if len(found) >= limit:
-                    return found, False
-                found.append(e.path)
-                below.append(e.path)
-        level = below
-    return found, True
-
-
 def runs_mise(text: str) -> bool:
     """Whether a hook or a hook manager's config runs mise at all (`exec mise run
     pre-commit`, `mise -q run lint`, `mise lint`: an unknown word is a task to mise)."""
@@ -237,7 +214,9 @@ def mise_tasks(tree: str, found: Found) -> None:
     # ... and below it: a hook runs mise in a subproject (`cd backend && mise run lint`,
     # `mise -C backend`, lefthook's `root: backend/`), which reads backend/mise.toml (r75a
     # MISESUB)
-    below, complete = _directories_below(tree, MISE_DEPTH, MISE_LOOKED)
+    from corral.sandbox.protect.dirwalk import directories
+
+    below, complete = directories(tree, MISE_DEPTH, MISE_LOOKED, NOT_PROJECTS_BELOW)
     for directory in below:
         found.files.extend(mise_task_files(directory, unknown))
     if not complete:  # (never cut quietly: r76a WALKFLOOD, 2,600 new directories pushed

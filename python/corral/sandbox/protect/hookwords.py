@@ -185,25 +185,14 @@ def _top_venvs(tree: str) -> tuple[list[str], bool]:
     """(the venvs of a work tree, to VENV_DEPTH levels down (a directory with a
     pyvenv.cfg), whether that is all of them): `cd backend && uv run`, a job's `root:
     backend/` find backend/.venv (r75a VENVRUNNERSUB)."""
-    found: list[str] = []
-    level, seen = [tree], 0
-    for _ in range(VENV_DEPTH):
-        below = []
-        for directory in level:
-            try:
-                entries = [e for e in os.scandir(directory) if e.is_dir(follow_symlinks=False)]
-            except OSError:
-                continue
-            for e in entries:
-                seen += 1
-                if seen > VENV_LOOKED:
-                    return found, False
-                if os.path.isfile(os.path.join(e.path, "pyvenv.cfg")):
-                    found.append(e.path)
-                elif e.name not in ("node_modules", ".git", "target", "__pycache__"):
-                    below.append(e.path)
-        level = below
-    return found, True
+    from corral.sandbox.protect.dirwalk import directories
+
+    def venv(path: str) -> bool:
+        return os.path.isfile(os.path.join(path, "pyvenv.cfg"))
+
+    skip = frozenset({"node_modules", ".git", "target", "__pycache__"})
+    below, complete = directories(tree, VENV_DEPTH, VENV_LOOKED, skip, lambda p: not venv(p))
+    return [d for d in below if venv(d)], complete
 
 
 def _venv_of(program: str) -> str | None:
