@@ -280,7 +280,14 @@ def _keep_bases(
 ) -> None:
     """Keep each held text file's host copy as its command saw it, while the host has not
     changed it since: what a later apply merges the command's change into (see merge)."""
-    paths = {item["path"] for item in held if item.get("code") != "conflict"}
+    # (a file held for its own reason: not the 1,600 of a venv or a build tree held with
+    # the one that held it, which no one edits twice)
+    paths = {
+        item["path"]
+        for item in held
+        if item.get("code") != "conflict"
+        and not str(item.get("message", "")).startswith((words.HELD_WITH, words.IN_BUILD_TREE))
+    }
     if not paths:
         return
     from corral.changes.merge import keep_base
