@@ -66,3 +66,4 @@ def test_venv_runners_with_any_options_and_path_values_after_any_substitution() 
     text = 'export PATH="$(cd "$(dirname "$0")/../.." && pwd)/tools/bin:$PATH"\n'
     assert _path_dirs(text) == ["tools/bin"]
     assert _path_dirs('PATH="$PWD/b/bin${PATH:+:$PATH}"') == ["b/bin"]
+    assert _path_dirs("export PATH=/srv/ws/tools/bin:$PATH") == ["/srv/ws/tools/bin"]

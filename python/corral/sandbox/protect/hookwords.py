@@ -156,7 +156,7 @@ def _path_dirs(text: str) -> list[str]:
             part = re.split(r"[)}]/", part)[-1]  # (after the last substitution)
             part = re.sub(r"^\$\w+/", "", part.strip())
             part = re.split(r"[\s;&|]", part, maxsplit=1)[0]
-            if re.fullmatch(r"[\w.][\w./@+-]*", part):
+            if re.fullmatch(r"[\w./][\w./@+-]*", part):
                 found.append(part)
     return found
 
