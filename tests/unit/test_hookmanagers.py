@@ -67,3 +67,4 @@ def test_venv_runners_with_any_options_and_path_values_after_any_substitution() 
     assert _path_dirs(text) == ["tools/bin"]
     assert _path_dirs('PATH="$PWD/b/bin${PATH:+:$PATH}"') == ["b/bin"]
     assert _path_dirs("export PATH=/srv/ws/tools/bin:$PATH") == ["/srv/ws/tools/bin"]
+    assert _path_dirs("PATH=.:./x:$PATH") == ["./x"]

@@ -156,7 +156,8 @@ def _path_dirs(text: str) -> list[str]:
             part = re.split(r"[)}]/", part)[-1]  # (after the last substitution)
             part = re.sub(r"^\$\w+/", "", part.strip())
             part = re.split(r"[\s;&|]", part, maxsplit=1)[0]
-            if re.fullmatch(r"[\w./][\w./@+-]*", part):
+            # (not the top itself, `.`: kept read-only, it would be the whole workspace)
+            if re.fullmatch(r"[\w./][\w./@+-]*", part) and os.path.normpath(part) != ".":
                 found.append(part)
     return found
 
