@@ -120,15 +120,14 @@ def _local_entries(config: str, tree: str, base: str) -> list[str]:
             continue
         # Every word that names a file of the work tree: `./x.sh`, and what an interpreter
         # runs (`bash scripts/lint.sh`, `python3 check.py`), args: `[scripts/x.py]` too.
-        for word in value.strip().strip("[]").replace(",", " ").split():
-            word = word.strip("\"'")
+        words = [w.strip("\"'") for w in value.strip().strip("[]").replace(",", " ").split()]
+        for word in words:
             if not word or word.startswith("-") or os.path.isabs(word) or "://" in word:
                 continue
             path = os.path.normpath(os.path.join(base, word))
             # (missing, when it may name a script: r72a CFGOPTIONAL, r73a CFGOPTSUFFIX; the
             # first word of an entry always, `language: script` runs it from `base`)
-            first = word == value.strip().strip("[]").replace(",", " ").split()[0].strip("\"'")
-            missing = not os.path.lexists(path) and (script_like(word) or first)
+            missing = not os.path.lexists(path) and (script_like(word) or word == words[0])
             if path.startswith(tree + os.sep) and (os.path.isfile(path) or missing):
                 scripts.append(path)
     return scripts

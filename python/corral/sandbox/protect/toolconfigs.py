@@ -200,6 +200,25 @@ def _tasks(name: str, tasks: dict[str, Any], unknown: list[str]) -> list[str]:
     return words
 
 
+def _task_words(name: str, data: dict[str, Any], root: str, unknown: list[str]) -> list[str]:
+    """What the tasks of one mise config run, and the directories and files of tasks
+    `[task_config] includes` adds (a file of tasks: what they run too)."""
+    words = _tasks(name, _table(data, "tasks"), unknown)
+    for included in _strings(_table(data, "task_config").get("includes")):
+        words.append(included)
+        if included.endswith(".toml"):
+            path = os.path.join(root, included)
+            words += _tasks(included, _parsed(_text(path), included, unknown), unknown)
+    return words
+
+
+def _rooted(value: str, root: str) -> str:
+    """A mise value with `{{config_root}}` put in, as mise reads it."""
+    import re
+
+    return re.sub(CONFIG_ROOT, root.replace("\\", "\\\\"), value)
+
+
 def mise_task_files(root: str, unknown: list[str]) -> list[str]:
     """What the tasks of `root`'s mise configs run, and the file tasks' directories: a git
     hook that runs `mise run TASK` (`mise generate git-pre-commit`'s) runs them at every
@@ -207,15 +226,8 @@ def mise_task_files(root: str, unknown: list[str]) -> list[str]:
     words = list(MISE_TASK_DIRS)
     for name in _mise_files(root):
         path = os.path.join(root, name)
-        if not os.path.isfile(path):
-            continue
-        data = _parsed(_text(path), name, unknown)
-        words += _tasks(name, _table(data, "tasks"), unknown)
-        for included in _strings(_table(data, "task_config").get("includes")):
-            words.append(included)
-            if included.endswith(".toml"):
-                there = os.path.join(root, included)
-                words += _tasks(included, _parsed(_text(there), included, unknown), unknown)
+        if os.path.isfile(path):
+            words += _task_words(name, _parsed(_text(path), name, unknown), root, unknown)
     _unplaced("mise", words, unknown)
     return [p for w in words if (p := _placed(root, w)) is not None]
 
@@ -327,20 +339,20 @@ def _mise(
                 if key != "_":
                     given = value.get("value") if isinstance(value, dict) else value
                     for one in _strings(given):
-                        one = re.sub(CONFIG_ROOT, root.replace("\\", "\\\\"), one)
+                        one = _rooted(one, root)
                         direnv.assignment(key, one, root, env_found)
             directives = _table(table, "_")
             unknown += [f"{name}: [env] _.{k}" for k in directives if k not in MISE_DIRECTIVES]
             for key in ("source", "file", "path"):
                 words += _strings(directives.get(key))
             for env_file in _strings(directives.get("file")):  # its variables too
-                env_file = re.sub(CONFIG_ROOT, root.replace("\\", "\\\\"), env_file)
+                env_file = _rooted(env_file, root)
                 _env_file(os.path.join(root, env_file), root, env_found, unknown)
             for script in _strings(directives.get("source")):
                 # (a bash script mise sources at every prompt: read as an .envrc, what it
                 # exports too, r75a MISESOURCE: its PATH and GIT_CONFIG_* were not; its path
                 # as mise reads it, `{{config_root}}/...` too, r76a MISESOURCETPL)
-                script = re.sub(CONFIG_ROOT, root.replace("\\", "\\\\"), script)
+                script = _rooted(script, root)
                 if "{{" in script:
                     unknown.append(f"{name}: [env] _.source = {script}")
                     continue
@@ -370,15 +382,9 @@ def _mise(
         if hooked:
             # a hook may name a task (`enter = { task = "setup" }`): what tasks run, too,
             # the file tasks' directories and those `[task_config] includes` adds
-            words += _tasks(name, _table(data, "tasks"), unknown)
+            words += [*_task_words(name, data, root, unknown), *MISE_TASK_DIRS]
             unknown += [f"{name}: [task_config] {k}" for k in _table(data, "task_config")
                         if k != "includes"]  # fmt: skip
-            words += list(MISE_TASK_DIRS)
-            for included in _strings(_table(data, "task_config").get("includes")):
-                words.append(included)
-                if included.endswith(".toml"):  # a file of tasks: what they run too
-                    path = os.path.join(root, included)
-                    words += _tasks(included, _parsed(_text(path), included, unknown), unknown)
         if own_auto is None:
             own_auto = _venv_auto(_own_mise())
         if own_auto or _venv_auto(text):
@@ -390,14 +396,14 @@ def _mise(
             unknown += [f"{name}: [tools] {tool}.{k}" for k in options
                         if k not in ("version", "os", "postinstall")]  # fmt: skip
             for version in _strings(options.get("version", spec)):
-                version = re.sub(CONFIG_ROOT, root.replace("\\", "\\\\"), version)
+                version = _rooted(version, root)
                 if "{{" in version:
                     unknown.append(f"{name}: [tools] {tool} = {version}")
                 found += _tool_dir(root, version)
         for key, value in data.items():  # `[[watch_files]] run`, and what mise adds next
             if key not in MISE_NOT_SWEPT and key != "env":
                 words += [w for one in _strings(value) for w in _words(one)]
-        words = [re.sub(CONFIG_ROOT, root.replace("\\", "\\\\"), w) for w in words]
+        words = [_rooted(w, root) for w in words]
         _unplaced(name, words, unknown)
         found += [p for w in words if (p := _placed(root, w)) is not None]
     versions = _text(os.path.join(root, ".tool-versions")) or ""
