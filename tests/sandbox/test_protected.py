@@ -448,3 +448,17 @@ def test_an_open_chat_file_is_read_only_with_direct_writes(host) -> None:  # typ
     assert DONE in done.stdout, done.stdout + done.stderr
     assert chat.read_text().startswith("```lua")
     assert (host.ws / "notes.txt").exists()
+
+
+def test_a_refused_rename_onto_a_protected_file_names_that_file(host) -> None:  # type: ignore[no-untyped-def]
+    """r68c SEDTEMPPATH: `sed -i` (the usual way an agent edits a file) writes a temporary
+    file and renames it over the one it edits; the rename onto a read-only mount says EBUSY
+    naming the temporary file only, and corral told the model "'sedXXXXXX' is kept read-only
+    on purpose", a path that never was."""
+    (host.ws / "eslint.config.js").write_text("export default { rules: {} }\n")
+    done = host.corral("run", "--", "sed", "-i", "s/rules: {}/rules: { x: 1 }/", "eslint.config.js")
+    assert "Device or resource busy" in done.stderr, done.stderr
+    (line,) = [x for x in done.stderr.splitlines() if x.startswith("corral: the sandbox refused")]
+    assert f"{str(host.ws / 'eslint.config.js')!r} is kept read-only on purpose" in line, line
+    assert "/sed" not in line.partition("to allow:")[2], line
+    assert (host.ws / "eslint.config.js").read_text() == "export default { rules: {} }\n"

@@ -208,6 +208,20 @@ def _denied(line: str, policy: Policy, rule: str, hint: str, what: str) -> tuple
     return rule, hint, what
 
 
+def _beside(paths: list[str], policy: Policy) -> list[list[str]]:
+    """The paths a refusal names, each as the paths it stands for: a temporary file's as the
+    read-only ones beside it. `sed -i`, an editor's or a formatter's write renames a new file
+    over the one it changes, and the rename onto a read-only mount says EBUSY naming the new
+    file only (r68c SEDTEMPPATH: "'./sedntKQxv' is kept read-only on purpose")."""
+    kept = set(policy.read_only)
+    out: list[list[str]] = []
+    for path in paths:
+        near = sorted(p for p in kept if os.path.dirname(p) == os.path.dirname(path))
+        gone = path not in kept and not os.path.lexists(path)
+        out.append(near[:3] if near and gone else [path])
+    return out
+
+
 def _read_only(line: str, policy: Policy, rule: str, hint: str, what: str) -> tuple[str, ...]:
     """A "Read-only file system" line in its own words: a path kept read-only inside a
     writable root is protected on purpose (a git hook, a start-up file), not outside the
@@ -216,7 +230,8 @@ def _read_only(line: str, policy: Policy, rule: str, hint: str, what: str) -> tu
     from corral.paths import is_within
     from corral.sandbox.resolution import OPEN_CHAT
 
-    paths = _paths_in(line, policy.cwd)
+    groups = _beside(_paths_in(line, policy.cwd), policy)
+    paths = [p for group in groups for p in group]
     for path in paths:  # (`ln A.chat hl` names the link first)
         if dict(policy.protected_why).get(path) == OPEN_CHAT:
             return (
@@ -224,15 +239,15 @@ def _read_only(line: str, policy: Policy, rule: str, hint: str, what: str) -> tu
                 f"{path} is {OPEN_CHAT}: the user changes it in the editor",
                 "a write to an open chat's file",
             )  # (r51c CHATROHINT: told as "a git hook or config, a start-up file")
-    for path in paths:
-        if any(is_within(path, r) for r in policy.rw_roots):
+    for group in groups:
+        if any(is_within(path, r) for path in group for r in policy.rw_roots):
             return (
                 "sandbox.policy.protected",
                 # (the path is the command's text: quoted, never corral's words, r53c
                 # SUMMARYHINT)
-                f"{path!r} is kept read-only on purpose: the host runs or obeys it (a git hook or "
-                "config, a start-up file); change it yourself outside the sandbox if you mean "
-                f"to, or see {words.command('status')}",
+                f"{' or '.join(map(repr, group))} is kept read-only on purpose: the host runs or "
+                "obeys it (a git hook or config, a start-up file); change it yourself outside the "
+                f"sandbox if you mean to, or see {words.command('status')}",
                 "a write to a protected path",
             )
     if (
