@@ -653,7 +653,10 @@ FIELDS: tuple[Field, ...] = (
         LIST,
         _DENY_READ,
         "Paths hidden inside the sandbox (credential stores, other homes, host sockets); "
-        "entries that do not exist are skipped.",
+        "entries that do not exist are skipped. Hidden besides, whatever this says: the "
+        "system's files you may read and others may not (below /etc, /var/lib, /var/cache, "
+        "/var/spool, /var/mail, /var/backups, /usr/local/etc, /srv and /boot: a backup of "
+        "the password hashes, a host key, a stored password), found by their modes.",
         narrows=REMOVING_LOOSENS,
     ),
     Field(

@@ -24,7 +24,7 @@ from corral.paths import (
     read_regular,
     real_existing,
 )
-from corral.sandbox import environment, limits
+from corral.sandbox import environment, limits, system_private
 from corral.sandbox.backends import bwrap_args
 from corral.sandbox.protect import gitguard
 
@@ -242,6 +242,8 @@ CREDENTIAL_FILES = frozenset({
 Seen = list[tuple[str, bool, tuple[int, int, int, int, int]]]
 _SECRETS: dict[str, tuple[Seen, list[tuple[str, bool]], bool]] = {}
 _SECRETS_STATE = {"loaded": False, "dirty": False}
+# the walk of the system's private files (see system_private), kept with the secrets walk's
+_SYSTEM: dict[str, tuple[list[tuple[str, system_private.State]], list[tuple[str, bool]], bool]] = {}
 SECRETS_CACHE = "secrets-walk.v2"
 
 
@@ -701,6 +703,7 @@ def _secrets_cache(save: bool = False) -> None:
             with open(path, "rb") as f:
                 data = marshal.load(f)
             if isinstance(data, dict) and data.pop("", None) == _rules_digest():
+                _SYSTEM.update(data.pop(system_private.KEY, {}))
                 for top, (seen, found, whole) in data.items():
                     _SECRETS.setdefault(top, (seen, found, whole))
         except (OSError, EOFError, ValueError, TypeError):
@@ -716,7 +719,7 @@ def _secrets_cache(save: bool = False) -> None:
         with os.fdopen(fd, "wb") as f:
             # (only directories that are still there: a temporary home's answers go)
             kept = {t: v for t, v in _SECRETS.items() if os.path.isdir(t)}
-            marshal.dump({"": _rules_digest(), **kept}, f)
+            marshal.dump({"": _rules_digest(), **kept, system_private.KEY: _SYSTEM}, f)
         os.replace(tmp, path)
     except OSError:
         pass
@@ -860,13 +863,30 @@ class Resolution:
             os.path.realpath(p) if os.path.islink(p) else p for p in self._denied_in_workspace()
         ]
         in_workspace = [p for p in in_workspace if os.path.lexists(p)]
-        for p in outermost([*listed, *in_workspace, *self._host_socket_dirs()]):
+        for p in outermost(
+            [*listed, *in_workspace, *self._host_socket_dirs(), *self._system_private()]
+        ):
             found.append((p, os.path.isdir(p)))
             if is_within(self.ctx.cwd, p):
                 self.notes.append(
                     f"the workspace is inside denied path {p}: it is hidden in the sandbox"
                 )
         return found
+
+    def _system_private(self) -> list[str]:
+        """The system's files the user may read and others may not (r77c SHADOWBACKUP: as
+        root, /etc/shadow- held the password hashes the deny list hides as /etc/shadow)."""
+        _secrets_cache()
+        found, cut, changed = system_private.private_paths(_SYSTEM, _of, self.rw_roots)
+        if changed:
+            _SECRETS_STATE["dirty"] = True
+            _secrets_cache(save=True)
+        for top in cut:
+            self.notes.append(
+                f"{top} holds more than {system_private.MAX_ENTRIES} entries to look through "
+                "for files only you may read: what was not looked at is hidden"
+            )
+        return [p for p, _ in found]
 
     def _host_socket_dirs(self) -> list[str]:
         """The directories of the sockets of host services this environment names (the

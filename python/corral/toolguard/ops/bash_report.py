@@ -193,12 +193,15 @@ def _denied(line: str, policy: Policy, rule: str, hint: str, what: str) -> tuple
     "Operation not permitted" of a mode change is the seccomp filter's (r66c EXPLAINWRONG:
     told as a hidden or protected path)."""
     from corral.paths import is_within
+    from corral.sandbox import system_private
 
     if "Operation not permitted" in line and any(m in line for m in MODE_REFUSED):
         return "sandbox seccomp filter", SET_ID, "a setuid or setgid mode"
 
     for path in _paths_in(line, policy.cwd):
         hidden = next((d for d, _ in policy.deny_read if is_within(path, d)), None)
+        if hidden is not None and system_private.hides(hidden):
+            return system_private.RULE, system_private.HINT, "a system file only you may read"
         if hidden is not None:
             return (
                 "sandbox.policy.deny_read",

@@ -203,6 +203,13 @@ def _denied(policy: Policy, path: str, real: str, layers: Mapping[str, str]) -> 
     )
     if denied is None:
         return None
+    from corral.sandbox import system_private
+
+    if system_private.hides(denied):
+        return Refusal(
+            "denied-read", path, system_private.RULE, BUILTIN, system_private.HINT,
+            f"{_via(path, real)} is hidden by the sandbox",
+        )  # fmt: skip
     return Refusal(
         "denied-read",
         path,

@@ -1,0 +1,71 @@
+"""System files only the user corral runs as may read stay hidden, whatever their names
+(r77c SHADOWBACKUP: run as root, a sandboxed command read /etc/shadow-, the password hashes
+as they were before the last change, while the deny list hid /etc/shadow by name)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from typing import TYPE_CHECKING
+
+import pytest
+
+from .conftest import NOBODY, user_prefix
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+pytestmark = pytest.mark.sandbox
+
+SECRET = "corral-test-hash:$6$not-a-real-one"
+ETC = "/etc"  # (where shadow-utils keeps its backups)
+
+
+@pytest.fixture
+def system_file() -> Iterator[Path]:
+    """A file in /etc for the test's corral user, removed after."""
+    from pathlib import Path
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root to make a file in /etc")
+    path = Path(ETC) / f"corral-test-{uuid.uuid4().hex}-"
+    try:
+        yield path
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _make(path: Path, mode: int) -> None:
+    path.write_text(SECRET + "\n")
+    if user_prefix():
+        os.chown(path, NOBODY, NOBODY)
+    os.chmod(path, mode)
+
+
+def test_a_system_file_only_the_user_may_read_is_hidden(host, system_file: Path) -> None:  # type: ignore[no-untyped-def]
+    # what everyone may read is shown (and the walk of the system's directories is cached)
+    _make(system_file, 0o644)
+    shown = host.corral("run", "--", "cat", str(system_file))
+    assert SECRET in shown.stdout, shown.stdout + shown.stderr
+    # made again only the user's (as shadow-utils does: a new file renamed over it): the cache
+    # is not trusted past its directory's change
+    new = system_file.with_name(system_file.name + "new")
+    _make(new, 0o600)
+    new.rename(system_file)
+    done = host.corral("run", "--", "cat", str(system_file))
+    assert SECRET not in done.stdout, done.stdout
+    assert done.returncode != 0, done.stdout
+    assert "system file only you may read" in done.stderr, done.stderr
+    assert "read it yourself outside the sandbox" in done.stderr, done.stderr
+    # the file tool (on the host) is refused with the same words
+    explained = host.corral("explain", "read", str(system_file))
+    assert "is hidden by the sandbox" in explained.stdout, explained.stdout + explained.stderr
+
+
+def test_shadow_utils_backups_are_hidden_as_root(host) -> None:  # type: ignore[no-untyped-def]
+    """The finding itself, where the host has the file (Debian does, after any useradd)."""
+    if user_prefix() or os.geteuid() != 0 or not os.path.exists("/etc/shadow-"):
+        pytest.skip("root's view of /etc/shadow-")
+    done = host.corral("run", "--", "sh", "-c", "cat /etc/shadow- /etc/gshadow- | wc -c")
+    assert done.stdout.strip() == "0", done.stdout + done.stderr
