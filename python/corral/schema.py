@@ -346,6 +346,14 @@ _PROTECTED = (
     ".pre-commit-config.yaml",
     ".pre-commit-config.yml",
     "prek.toml",
+    # lint-staged's and nano-staged's: run at `git commit` from husky's hook, the config
+    # nearest each staged file (a package's own in a monorepo) (r77a LINTSTAGED)
+    ".lintstagedrc",
+    ".lintstagedrc.*",
+    "lint-staged.config.*",
+    ".nano-staged.*",
+    "nano-staged.*",
+    ".nanostagedrc",
     ".git/objects/info/alternates",  # host git then reads objects from any path
     # what language servers evaluate when a file is merely opened, and version managers obey
     ".cargo/config.toml",  # rustc-wrapper: `cargo metadata`, rust-analyzer's first step

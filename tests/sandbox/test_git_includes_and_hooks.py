@@ -2617,3 +2617,57 @@ def test_walks_past_their_budget_hold_and_mise_sources_by_config_root_are_read(
     )
     said = run(host, "echo 'touch x' > bin/git 2>/dev/null\n")
     assert not (host.ws / "bin" / "git").exists(), said
+
+
+def test_venvs_lefthook_extends_templates_and_lint_staged_configs_are_read(host: Host) -> None:
+    """r77a: PATHVENV (a hook's `export PATH="$PWD/.venv/bin:$PATH"`: a .pth in the venv),
+    LHEXTGLOB (lefthook's `extends: ["lefthook/*.yml"]`: the matched file's script),
+    LHEXTSRC (a `source_dir:` in an extended file), LHTEMPLATE (`templates: {bin:
+    tools/bin}` and `run: "{bin}/lint.sh"`), LINTSTAGED (husky's `npx lint-staged`: the
+    script `.lintstagedrc.json` runs, and a nested package's package.json key), TOXVENV
+    (`tox -e lint`: a .pth in .tox/lint): each was added or rewritten without a hold and
+    ran at the next commit."""
+    _committed(host)
+    (host.ws / ".git" / "hooks" / "pre-commit").write_text(
+        '#!/bin/sh\nexport PATH="$PWD/.venv/bin:$PATH"\nlefthook run pre-commit\nexec tox -e lint\n'
+    )
+    host.git("config", "core.hooksPath", ".husky/_")
+    files = {
+        ".husky/_/pre-commit": '#!/bin/sh\n. "$(dirname "$0")/h"\n',
+        ".husky/_/h": "#!/bin/sh\n",
+        ".husky/pre-commit": "npx lint-staged\n",
+        ".lintstagedrc.json": '{"*.txt": "sh scripts/check-text.sh"}\n',
+        "packages/web/package.json": '{"name": "web", "main": "index.js",'
+        ' "lint-staged": {"*.js": "node tools/web-lint.js"}}\n',
+        "packages/web/index.js": "1\n",
+        "packages/web/tools/web-lint.js": "1\n",
+        "scripts/check-text.sh": "exit 0\n",
+        "lefthook.yml": 'extends:\n  - "lefthook/*.yml"\ntemplates:\n  bin: tools/bin\n',
+        "lefthook/base.yml": "source_dir: tools/lh/\npre-commit:\n  jobs:\n"
+        '    - run: ./scripts/lint.sh\n    - run: "{bin}/lint.sh"\n',
+        "scripts/lint.sh": "exit 0\n",
+        "tools/bin/lint.sh": "exit 0\n",
+        "tools/lh/pre-commit/check.sh": "exit 0\n",
+    }
+    for name, text in files.items():
+        (host.ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (host.ws / name).write_text(text)
+    for venv in (".venv", ".tox/lint"):
+        (host.ws / venv / "lib" / "site-packages").mkdir(parents=True)
+        (host.ws / venv / "bin").mkdir()
+        (host.ws / venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    new = (".venv/lib/site-packages/zz.pth", ".tox/lint/lib/site-packages/zz.pth")
+    changed = ("scripts/lint.sh", "tools/bin/lint.sh", "tools/lh/pre-commit/check.sh",
+               "scripts/check-text.sh", "packages/web/tools/web-lint.js")  # fmt: skip
+    said = run(host, "".join(f"echo 'touch x' > {p} 2>/dev/null; " for p in (*new, *changed))
+               + "\n")  # fmt: skip
+    for path in new:
+        assert not (host.ws / path).exists(), (path, said)
+    for path in changed:
+        assert "touch x" not in (host.ws / path).read_text(), (path, said)
+    # what lint-staged's configs do not name stays everyday work, and so does a new file
+    said = run(host, "echo 2 > packages/web/index.js; echo y > notes.txt\n")
+    assert (host.ws / "packages/web/index.js").read_text() == "2\n", said
+    # a new nested lint-staged config is held, whatever the directory
+    said = run(host, 'mkdir -p src && echo \'{"*": "sh x.sh"}\' > src/.lintstagedrc.json\n')
+    assert not (host.ws / "src/.lintstagedrc.json").exists(), said

@@ -430,6 +430,12 @@ def _protect_config(
         for path in tasks.files:
             result.file(path)
         result.unknown.extend(tasks.unknown)
+    if any(hookmanagers.runs_staged(text) for _, text, _ in texts):
+        staged = hookmanagers.Found()
+        texts += hookmanagers.staged_texts(tree, [t for _, t, _ in texts], staged)
+        for path in staged.files:
+            result.file(path)
+        result.unknown.extend(staged.unknown)
     if reading.commands or texts:
         hookwords.keep_named(tree, reading.commands, texts, hooks, result)
     # A Python script among what is kept (`python3 scripts/check.py`, by its shebang `exec

@@ -42,6 +42,7 @@ LEFTHOOK_FILES = (
 OVERCOMMIT_FILES = (".overcommit.yml", ".git-hooks")
 HK_FILES = ("hk.pkl", "hk.local.pkl", ".config/hk.pkl", ".hk.pkl")
 PRE_COMMIT_DEFAULT = ".pre-commit-config.yaml"
+STAGED_EXTENSIONS = ("", ".json", ".yaml", ".yml", ".mjs", ".cjs", ".js", ".ts", ".mts", ".cts")
 
 
 class Found:
@@ -225,6 +226,75 @@ def mise_tasks(tree: str, found: Found) -> None:
         found.unknown.append((tree, "a git hook runs mise's tasks at `git commit`", unknown))
 
 
+# lint-staged's and nano-staged's configs: the commands they run on the staged files, from
+# the config nearest each one (a monorepo's packages have their own), or package.json's key
+STAGED_FILES = (
+    *(f".lintstagedrc{ext}" for ext in STAGED_EXTENSIONS),
+    *(f"lint-staged.config.{ext}" for ext in ("js", "mjs", "cjs", "ts", "mts", "cts")),
+    *(f"{dot}nano-staged.{ext}" for dot in ("", ".") for ext in ("json", "js", "cjs", "mjs")),
+    ".nanostagedrc",
+)
+STAGED_KEYS = ("lint-staged", "nano-staged")
+STAGED_DEPTH = 4  # levels below a work tree looked in for nested configs
+STAGED_LOOKED = 2000  # directories looked at
+
+
+def runs_staged(text: str) -> bool:
+    """Whether a hook's text runs lint-staged or nano-staged (husky's `npx lint-staged`)."""
+    return "lint-staged" in text or "nano-staged" in text
+
+
+def staged_texts(tree: str, texts: Iterable[str], found: Found) -> list[tuple[str, str, bool]]:
+    """(directory, text, True) of every lint-staged or nano-staged config of the work tree,
+    package.json's key as its own text, and a config a hook names (`--config x`), read as a
+    hook manager's config: the scripts their commands name are kept (r77a LINTSTAGED: a
+    script `.lintstagedrc.json` ran was rewritten, and ran at the next commit). A JS config
+    is read by its words, as any config; its own name is protected. The configs are
+    found to STAGED_DEPTH levels down; past the walk's budget, found.unknown says so."""
+    from corral.sandbox.protect.dirwalk import directories
+
+    below, complete = directories(tree, STAGED_DEPTH, STAGED_LOOKED, NOT_PROJECTS_BELOW)
+    configs = [os.path.join(d, n) for d in (tree, *below) for n in (*STAGED_FILES, "package.json")]
+    for text in texts:
+        words = text.replace("=", " ").split()
+        configs += [
+            os.path.normpath(os.path.join(tree, words[i + 1].strip("\"'")))
+            for i, w in enumerate(words[:-1])
+            if w in ("--config", "-c") and runs_staged(text)
+        ]
+    out: list[tuple[str, str, bool]] = []
+    for config in configs:
+        if not os.path.isfile(config):
+            continue
+        text = _read(config)
+        if os.path.basename(config) == "package.json":
+            text = _package_keys(text, STAGED_KEYS)
+            if not text:
+                continue
+        found.files.append(config)
+        out.append((os.path.dirname(config), text, True))
+    if not complete:  # (never cut quietly: r76a WALKFLOOD)
+        found.unknown.append((
+            tree, "a git hook runs lint-staged, which runs the config nearest each staged file",
+            [f"the configs past the first {STAGED_LOOKED} directories"],
+        ))  # fmt: skip
+    return out
+
+
+def _package_keys(text: str, keys: tuple[str, ...]) -> str:
+    """The values of package.json's `keys`, as JSON text ("" when it has none; all of it
+    when it does not read as JSON: every word is read then)."""
+    import json
+
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(data, dict):
+        return ""
+    return "\n".join(json.dumps(data[k]) for k in keys if k in data)
+
+
 MAX_PKL = 50  # Pkl files followed from hk's config
 
 
@@ -373,6 +443,7 @@ def manager_texts(
     words are read as a hook's (a config's: every word, in any of its syntaxes)."""
     texts: list[tuple[str, str, bool]] = []
     files = set(found_files)
+    tops = {os.path.join(tree, name) for name in LEFTHOOK_FILES}
     for directory in hook_dirs:
         parent = os.path.dirname(directory)
         if os.path.basename(directory) == "_" and parent in files:  # husky v9
@@ -387,34 +458,76 @@ def manager_texts(
             # (hk's steps: `check = "scripts/lint.sh {{files}}"` runs from the top, r72a
             # HKSCRIPT)
             texts.append((tree, _read(config), True))
-    for name in LEFTHOOK_FILES:
-        config = os.path.join(tree, name)
-        if config not in files or not os.path.isfile(config):
-            continue
-        text = _read(config)
-        extended = [text]
-        for extra in _lefthook_extends(text)[:MAX_HOOKS]:
-            path = os.path.normpath(os.path.join(tree, extra))
-            if path.startswith(tree + os.sep):
-                extended.append(_read(path))
-        for part in extended:
-            roots = _lefthook_places(part)[0][:MAX_HOOKS]
-            # (a job's words, read from the top and from each root a job names)
-            for base in (tree, *(os.path.normpath(os.path.join(tree, r)) for r in roots)):
-                if base == tree or base.startswith(tree + os.sep):
-                    texts.append((base, part, True))
+    parts = [
+        text for config, text in lefthook_configs(tree) if config in files or config not in tops
+    ] if any(os.path.join(tree, n) in files for n in LEFTHOOK_FILES) else []  # fmt: skip
+    for part in _templated(parts):
+        roots = _lefthook_places(part)[0][:MAX_HOOKS]
+        # (a job's words, read from the top and from each root a job names)
+        for base in (tree, *(os.path.normpath(os.path.join(tree, r)) for r in roots)):
+            if base == tree or base.startswith(tree + os.sep):
+                texts.append((base, part, True))
     return texts
+
+
+def lefthook_configs(tree: str) -> list[tuple[str, str]]:
+    """(path, text) of every lefthook config at `tree` and of each file they extend: an
+    `extends:` entry is a glob (`lefthook/*.yml`, r77a LHEXTGLOB), every match merged in."""
+    import glob
+
+    found: list[tuple[str, str]] = []
+    queue = [os.path.join(tree, name) for name in LEFTHOOK_FILES]
+    seen: set[str] = set()
+    while queue and len(seen) < MAX_HOOKS:
+        config = queue.pop(0)
+        if config in seen or not os.path.isfile(config):
+            continue
+        seen.add(config)
+        text = _read(config)
+        found.append((config, text))
+        for entry in _lefthook_extends(text)[:MAX_HOOKS]:
+            pattern = os.path.normpath(os.path.join(tree, entry))
+            matches = glob.glob(pattern) if any(c in entry for c in "*?[") else [pattern]
+            queue += sorted(matches)[:MAX_HOOKS]
+    return found
+
+
+# lefthook's own `{...}` in a command, filled in at run time (not a template of the config)
+LEFTHOOK_PLACEHOLDERS = frozenset({
+    "staged_files", "push_files", "all_files", "files", "cmd", "lefthook_job_name",
+})  # fmt: skip
+
+
+def _templated(parts: list[str]) -> list[str]:
+    """The config texts with lefthook's `templates:` put in: `templates: {bin: tools/bin}`
+    makes `run: "{bin}/lint.sh"` run tools/bin/lint.sh (r77a LHTEMPLATE). Every value any
+    config or extended file gives the name, in any syntax, is tried (a text is added with it
+    put in): which one lefthook takes depends on the order of the merge."""
+    import re
+
+    names = {
+        n for part in parts for n in re.findall(r"\{(\w+)\}", part)
+        if n not in LEFTHOOK_PLACEHOLDERS and not n.isdigit()
+    }  # fmt: skip
+    out = list(parts)
+    joined = "\n".join(parts)
+    for name in sorted(names)[:MAX_HOOKS]:
+        pattern = rf"""(?:^|[\s{{,"']){re.escape(name)}["']?\s*[:=]\s*["']?([^"'\s,}}]+)"""
+        values = list(dict.fromkeys(re.findall(pattern, joined, re.M)))[:MAX_HOOKS]
+        mark = "{" + name + "}"
+        # (on the texts other names were put into too: `{root}/{bin}/x`)
+        out += [t.replace(mark, v) for t in out if mark in t for v in values]
+        del out[MAX_HOOKS * 4 :]
+    return out
 
 
 def lefthook_sources(tree: str) -> list[str]:
     """The script directories lefthook configs at `tree` name (`source_dir:`), kept as the
-    default `.lefthook` is."""
+    default `.lefthook` is: also where a file they extend names it (r77a LHEXTSRC)."""
     found = []
-    for name in LEFTHOOK_FILES:
-        config = os.path.join(tree, name)
-        if os.path.isfile(config):
-            for source in _lefthook_places(_read(config))[1]:
-                path = os.path.normpath(os.path.join(tree, source))
-                if path.startswith(tree + os.sep):
-                    found.append(path)
+    for _, text in lefthook_configs(tree):
+        for source in _lefthook_places(text)[1]:
+            path = os.path.normpath(os.path.join(tree, source))
+            if path.startswith(tree + os.sep):
+                found.append(path)
     return found

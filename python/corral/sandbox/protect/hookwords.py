@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from corral.paths import read_regular
-from corral.sandbox.protect import hookmanagers
+from corral.sandbox.protect import hookmanagers, pathdirs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -123,7 +123,19 @@ def keep_named(
         for directory in _path_dirs(text):
             for place in {os.path.normpath(os.path.join(b, directory)) for b in (tree, base)}:
                 result.file(place)
-        if _runs_venv(text):
+                # and what putting it on PATH brings: a venv's bin, the venv whole (its
+                # Python reads the venv's .pth files at every start, r77a PATHVENV), as for
+                # a PATH entry of corral's own environment
+                for path in pathdirs.brought(place, tree, project=tree):
+                    result.file(path)
+        if _runs_tox(text):
+            # tox and nox run a command in their own venvs, reused from run to run: those of
+            # the top, and of where the hook changes into (r77a TOXVENV); and every venv the
+            # walk below finds
+            for place in ("", *_cd_targets(text)):
+                for envs in (".tox", ".nox"):
+                    result.file(os.path.normpath(os.path.join(tree, place, envs)))
+        if _runs_venv(text) or _runs_tox(text):
             # `uv run`, `poetry run`: the project's venv, found by the tool (r73a VENVRUNNER)
             venvs, complete = _top_venvs(tree)
             for venv in venvs:
@@ -163,6 +175,12 @@ def _path_dirs(text: str) -> list[str]:
 
 
 VENV_RUNNERS = ("uv", "poetry", "pdm", "hatch", "pipenv", "rye")
+ENV_RUNNERS = ("tox", "nox")  # (their venvs, not the project's: .tox/<env>, .nox/<session>)
+
+
+def _runs_tox(text: str) -> bool:
+    """Whether a text runs tox or nox (`tox -e lint`, `python -m nox -s lint`)."""
+    return any(os.path.basename(w.strip("\"'();&|")) in ENV_RUNNERS for w in text.split())
 
 
 def _runs_venv(text: str) -> bool:
