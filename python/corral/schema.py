@@ -354,6 +354,9 @@ _PROTECTED = (
     ".nano-staged.*",
     "nano-staged.*",
     ".nanostagedrc",
+    # Terraform's implied local mirror: the providers it runs at `init` and `plan` come from
+    # there only (r77b TFMIRROR: a planted one ran, `init -upgrade` rewrote the lock for it)
+    "terraform.d",
     ".git/objects/info/alternates",  # host git then reads objects from any path
     # what language servers evaluate when a file is merely opened, and version managers obey
     ".cargo/config.toml",  # rustc-wrapper: `cargo metadata`, rust-analyzer's first step

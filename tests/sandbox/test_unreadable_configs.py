@@ -1956,3 +1956,54 @@ def test_build_caches_setuptools_builds_beams_at_the_top_and_opam_switches_are_h
                              for n in names) + "\n")  # fmt: skip
     for name in names:
         assert not (host.ws / name).exists(), (name, said)
+
+
+def test_what_tools_load_by_their_path_with_nothing_to_read_is_held(host: Host) -> None:
+    """r77b: PCHSHADOW (a `util.h.gch` GCC took in place of util.h), RUBYLSPADDON (an
+    add-on ruby-lsp loads from git-ignored tmp/), MAKEDEP (`$(shell ...)` in a `.d` file a
+    Makefile includes ran at `make -n`), SPHINXPICKLE (Sphinx's pickled environment ran at
+    the next build), TFMIRROR (a provider in `terraform.d/plugins` ran at `terraform
+    plan`), CHANGESETCFG (`.changeset/config.json` named a module `changeset add` loads),
+    BOOTSNAPCACHE (bootsnap's compile cache, loaded in place of an unchanged source): each
+    was applied without a hold. What is everyday work next to them still lands."""
+    _write(host, {
+        "Makefile": "DEPS := $(wildcard build/*.d)\napp: main.c\n\tcc -MMD -o app main.c\n"
+        "-include $(DEPS)\n",
+        "main.c": "#include \"util.h\"\nint main(void) { return 0; }\n",
+        "util.h": "int f(void);\n",
+        "build/main.d": "build/main.o: main.c util.h\nutil.h:\n",
+        "docs/conf.py": "project = 'x'\n",
+        "docs/_build/doctrees/environment.pickle": "old\n",
+        ".changeset/config.json": '{"commit": false}\n',
+        "main.tf": 'terraform {}\n',
+    })  # fmt: skip
+    held = {
+        "util.h.gch": "x",
+        "tmp/ruby_lsp/x/addon.rb": "File.write('/tmp/x', '')",
+        "build/main.d": "build/main.o: main.c util.h\\n_x := $(shell touch x)",
+        "build/other.d": "-include notes.txt",
+        "docs/_build/doctrees/environment.pickle": "cos\\nsystem",
+        "terraform.d/plugins/registry.terraform.io/h/null/3.2.0/linux_amd64/p": "x",
+        ".changeset/config.json": '{"commit": ["./c.cjs", null]}',
+    }
+    said = run(host, "".join(f"mkdir -p $(dirname {n}); printf -- '{t}\\n' > {n} 2>/dev/null; "
+                             for n, t in held.items()) + "\n")  # fmt: skip
+    for name in held:
+        assert (
+            name == "build/main.d"
+            or name.startswith(("docs/", ".changeset/"))
+            or not (host.ws / name).exists()
+        ), (name, said)
+    assert "shell" not in (host.ws / "build/main.d").read_text(), said
+    assert (host.ws / "docs/_build/doctrees/environment.pickle").read_text() == "old\n", said
+    assert "c.cjs" not in (host.ws / ".changeset/config.json").read_text(), said
+    # bootsnap's cache is never taken (bootsnap writes it again); everyday work lands:
+    # a changeset entry, a rebuilt dependency file
+    said = run(host, "mkdir -p tmp/cache/bootsnap/compile-cache-iseq/3a && "
+               "echo x > tmp/cache/bootsnap/compile-cache-iseq/3a/b && "
+               "echo '# fix' > .changeset/brave-cats.md && "
+               "printf 'build/main.o: main.c util.h \\\\\\n  other.h\\nutil.h:\\n' "
+               "> build/main.d\n")  # fmt: skip
+    assert not (host.ws / "tmp/cache/bootsnap/compile-cache-iseq/3a/b").exists(), said
+    assert (host.ws / ".changeset/brave-cats.md").exists(), said
+    assert "other.h" in (host.ws / "build/main.d").read_text(), said

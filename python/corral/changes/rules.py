@@ -41,6 +41,7 @@ from corral.changes import words
 from corral.changes.git_history import GitHistoryRules
 from corral.changes.journal import index_kept
 from corral.changes.link_rules import LinkRules
+from corral.changes.loaded_rules import LoadedRules
 from corral.changes.module_rules import LuaRules, ModuleRules
 from corral.changes.project_top_rules import ProjectTopRules
 from corral.changes.tool_settings_rules import ToolSettingsRules
@@ -112,6 +113,9 @@ PARTLY_INERT = {
     ".gitlab": frozenset({
         "issue_templates", "merge_request_templates", "ci", "CODEOWNERS",
     }),
+    # Changesets' own entries are Markdown; its config.json names the modules `changeset
+    # add` and `changeset version` load (r77b CHANGESETCFG)
+    ".changeset": frozenset(),
 }  # fmt: skip
 
 
@@ -182,8 +186,9 @@ def _why_kept(path: str) -> str | None:
 
 
 class Checker(
-    LinkRules, ModuleRules, LuaRules, ToolSettingsRules, ProjectTopRules, GitHistoryRules
-):
+    LinkRules, ModuleRules, LuaRules, LoadedRules, ToolSettingsRules, ProjectTopRules,
+    GitHistoryRules,
+):  # fmt: skip
     """Verdicts for the entries of one change set, against its plan (see stage.create)."""
 
     # -- the rules, first match wins ----------------------------------------------------------
@@ -295,6 +300,11 @@ class Checker(
                 "before OTP's own applications, so rebar3 and mix there would load it in "
                 "place of one (httpc, cover) and run its on_load; apply it if you meant it",
             )  # fmt: skip
+        loaded = self._loaded_unread(entry, parts)
+        if loaded is not None:
+            return self.refusal(
+                "protected", path, PROTECTED, f"{loaded}; apply it if your command built it"
+            )
         tree = self._build_tree(entry, parts) if entry.kind != "whiteout" else None
         if tree is not None:
             return self.refusal(
@@ -746,8 +756,11 @@ BUILD_MARKS = {
     "dist-newstyle": (("cache", "packagedb"), ("cabal.project",)),
 }  # fmt: skip
 # what a build tool leaves in its own tree, whatever the tree's name
+# (and Sphinx's: its pickled build environment, loaded at the next build before anything
+# is checked, r77b SPHINXPICKLE: a pickle runs what it says)
 BUILD_CONTENTS = (
     ".rustc_info.json", ".fingerprint", "CMakeCache.txt", "build.ninja", "meson-private",
+    "doctrees", "environment.pickle", ".buildinfo",
 )  # fmt: skip
 
 

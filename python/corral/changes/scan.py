@@ -143,7 +143,7 @@ def scan(root: str, upper: str, limit: int = MAX_ENTRIES) -> tuple[list[Entry], 
             try:
                 st = item.stat(follow_symlinks=False)
                 kind = _kind(st)
-                if kind in ("file", "link") and _bytecode(rel_dir, item.name):
+                if kind in ("file", "link") and _bytecode(rel_dir, item.name, kind):
                     os.unlink(item.path)  # (dropped, never applied: see _bytecode)
                     continue
                 target = os.readlink(item.path) if kind == "link" else ""
@@ -170,7 +170,10 @@ def scan(root: str, upper: str, limit: int = MAX_ENTRIES) -> tuple[list[Entry], 
     return _parents_first(entries), problems
 
 
-def _bytecode(rel_dir: str, name: str) -> bool:
+BOOTSNAP_CACHES = ("compile-cache", "load-path-cache")
+
+
+def _bytecode(rel_dir: str, name: str, kind: str = "file") -> bool:
     """Python's bytecode cache (`__pycache__/`: its files and links, and a link or file by
     that name) is never taken from a change set: an unchecked-hash .pyc runs in place of its
     source without being compared with it, so one forged for your unchanged app.py ran at
@@ -180,7 +183,16 @@ def _bytecode(rel_dir: str, name: str) -> bool:
     # (anything in a __pycache__: a link named like a .pyc to a forged one beside it ran,
     # r49b PYCSYMLINK; a `__pycache__` that is a link itself, to a directory of forged ones
     # elsewhere in the workspace, r51b PYCDIRLINK)
-    return os.path.basename(rel_dir) == "__pycache__" or name == "__pycache__"
+    if os.path.basename(rel_dir) == "__pycache__" or name == "__pycache__":
+        return True
+    # Ruby's twin: bootsnap's compile cache (`tmp/cache/bootsnap/compile-cache-iseq/`, in
+    # every Rails app), keyed by a source's path, size and time, loaded in place of it
+    # (r77b BOOTSNAPCACHE); bootsnap writes it again
+    parts = [*rel_dir.split("/"), name]
+    if "bootsnap" in parts[:-1]:
+        below = parts[parts.index("bootsnap") + 1 :]
+        return below[0].startswith(BOOTSNAP_CACHES)
+    return kind == "link" and name == "bootsnap"  # (a link to a forged cache elsewhere)
 
 
 def _parents_first(entries: list[Entry]) -> list[Entry]:
