@@ -16,6 +16,11 @@ if TYPE_CHECKING:
 
     from .conftest import Editor
 
+# (execute() as test_execute's EXECUTE, with the call's input as it is given)
+EXECUTE_RAW = """
+_G.corral_test_result = vim.NIL
+require("corral").execute(..., {}, function(result) _G.corral_test_result = result end)
+"""
 REFUSAL_FIELDS = {"code", "rule", "layer", "message", "hint"}
 RESULT_FIELDS = {"status", "ok", "tool", "sandboxed", "summary", "decision"}
 
@@ -355,3 +360,39 @@ def test_a_fetch_of_a_private_address_is_refused_with_the_layer_of_its_setting(
     execute(fresh, "delete", path="x.txt")
     r = shaped(result(fresh), "refused")
     assert (r["refusal"]["code"], r["refusal"]["layer"]) == ("delete-disabled", "default"), r
+
+
+def test_an_input_that_is_no_table_is_refused_and_later_calls_still_end(
+    fresh: Editor, workspace: Path
+) -> None:
+    """r77d STRINPUT, STRINPUTWEDGE: `input` as the JSON string an OpenAI-style API hands
+    over gave the model a Python traceback (bash) or "input.  is not an input" (read); and
+    after the bash one, no read, write or fetch call of the session ever called on_done."""
+    (workspace / "README.md").write_text("hello\n")
+    for name in ("bash", "read"):
+        fresh.lua(EXECUTE_RAW, {"name": name, "input": '{"command": "ls", "path": "README.md"}'})
+        r = shaped(result(fresh), "refused")
+        assert r["refusal"]["code"] == "invalid-input", r
+        assert "not a str" in r["refusal"]["message"], r
+        assert "vim.json.decode" in r["refusal"]["message"], r
+        assert "Traceback" not in r["summary"] and len(r["summary"]) < 400, r
+    fresh.lua("require('corral').setup({ tools = { auto_approve = { 'read' } } })")
+    execute(fresh, "read", path="README.md")
+    r = shaped(result(fresh), "ran")
+    assert r["content"] == "hello\n", r
+
+
+def test_an_engine_error_in_one_call_never_stops_later_calls_from_ending(
+    fresh: Editor, workspace: Path
+) -> None:
+    """r77d STRINPUTWEDGE, the mechanism: an error out of the engine's synchronous request
+    left Neovim's remote#define#request counting the host busy, and every later notification
+    to it (read, write, edit, fetch) waited for good. Any error comes back as an answer."""
+    (workspace / "README.md").write_text("hello\n")
+    answer = fresh.lua(
+        "return vim.fn.CorralCall('register', { name = 'x', priority = 'not a number' })"
+    )
+    assert "corral's engine failed in register: ValueError" in answer["error"], answer
+    fresh.lua("require('corral').setup({ tools = { auto_approve = { 'read' } } })")
+    execute(fresh, "read", path="README.md")
+    assert shaped(result(fresh), "ran")["content"] == "hello\n"

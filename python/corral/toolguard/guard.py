@@ -54,6 +54,13 @@ INPUTS: dict[str, dict[str, tuple[type, bool]]] = {
 
 def invalid_input(tool: str, tool_input: Mapping[str, Any]) -> str | None:
     """Why `tool_input` is not a valid input of `tool`, naming the field; None when it is."""
+    if not isinstance(tool_input, dict):
+        # (an OpenAI-style API hands the arguments over as JSON text, r77d STRINPUT: a string
+        # gave the model a traceback, or "input.  is not an input of read")
+        return (
+            f"input must be a table of {tool}'s inputs, not a {type(tool_input).__name__}: "
+            "decode the model's JSON arguments first (vim.json.decode)"
+        )
     fields = INPUTS.get(tool, {})
     unknown = sorted(k for k in tool_input if k not in fields)
     if unknown:

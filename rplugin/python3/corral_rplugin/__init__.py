@@ -52,7 +52,17 @@ class CorralPlugin:
 
     @pynvim.function("CorralCall", sync=True)
     def call(self, args: list[Any]) -> Any:
+        """Never raises: an error out of a request wedges the editor's remote plugins. Neovim's
+        remote#define#request counts the channel busy around rpcrequest() and the error skips
+        the count back, so every later notification to this host (CorralCallAsync: read,
+        write, fetch) waited for good, with no word (r77d STRINPUTWEDGE)."""
         method = args[0] if args else ""
+        try:
+            return self._call(str(method), args)
+        except Exception as e:
+            return {"error": f"corral's engine failed in {method}: {type(e).__name__}: {e}"[:500]}
+
+    def _call(self, method: str, args: list[Any]) -> Any:
         request = args[1] if len(args) > 1 and isinstance(args[1], dict) else {}
         if method == "register":
             name = str(request.get("name", ""))
