@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from .conftest import give_to_test_user
@@ -173,3 +175,32 @@ def test_corral_repeats_a_commands_error_line_and_names_paths_escaped(host) -> N
     (host.ws / "x\x1b[2J\x1b[Hcorral sandbox status: DISABLED.pem").write_text("k\n")
     status = host.corral("status", "--cwd", str(host.ws))
     assert "DISABLED.pem" in status.stdout and "\x1b" not in status.stdout, status.stdout
+
+
+def test_a_reader_that_goes_away_ends_the_cli_quietly(host):  # type: ignore[no-untyped-def]
+    """r77d CLIPIPE: `corral wrap ... | head` ended in a BrokenPipeError traceback."""
+    import subprocess
+    import sys
+
+    from .conftest import user_prefix
+
+    # (a pipe whose reader is gone before corral writes: the write fails with EPIPE)
+    read, write = os.pipe()
+    os.close(read)
+    done = subprocess.run(
+        [*user_prefix(), sys.executable, "-m", "corral", "wrap", "--", "true"],
+        cwd=host.ws, env=host.env, stdout=write, stderr=subprocess.PIPE, text=True,
+        timeout=60,
+    )  # fmt: skip
+    os.close(write)
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    assert done.returncode == 141, done.stderr
+
+
+def test_nodes_name_lookup_failure_is_told_as_the_missing_network(host):  # type: ignore[no-untyped-def]
+    """r77d NPMNETPIPE: `npm install ... | tail` (exit 0) printed npm's `getaddrinfo
+    EAI_AGAIN registry.npmjs.org` and the model got no word of the network."""
+    line = "npm error request to https://registry.npmjs.org/x failed, reason: getaddrinfo "
+    done = host.corral("run", "--", "sh", "-c", f"echo '{line}EAI_AGAIN registry.npmjs.org' >&2")
+    assert done.returncode == 0
+    assert "no network in this sandbox" in done.stderr, done.stderr

@@ -184,11 +184,11 @@ def test_the_classifier_alone_never_approves_a_command_on_the_host(
     ("tool", "tool_input", "message"),
     [
         ("bash", {"cmd": "ls"}, "input.cmd is not an input of bash"),
-        ("bash", {}, "input.command (str) is required"),
+        ("bash", {}, "input.command (a string) is required"),
         ("bash", {"command": ""}, "input.command is empty"),
-        ("bash", {"command": ["ls"]}, "input.command must be a str, not list"),
-        ("write", {"path": "x"}, "input.content (str) is required"),
-        ("read", {"path": "x", "max_bytes": True}, "input.max_bytes must be a int"),
+        ("bash", {"command": ["ls"]}, "input.command must be a string, not list"),
+        ("write", {"path": "x"}, "input.content (a string) is required"),
+        ("read", {"path": "x", "max_bytes": True}, "input.max_bytes must be an integer"),
     ],
 )
 def test_malformed_input_is_refused_before_anything_runs(

@@ -75,6 +75,20 @@ def main(argv: list[str] | None = None) -> int:
 
     drop_writable([os.getcwd()], early=True)  # before any lazy import; the roots once known
     try:
+        status = _dispatch(command, rest)
+        sys.stdout.flush()  # (here: a reader gone is then a BrokenPipeError caught below)
+        return status
+    except BrokenPipeError:
+        # (`corral wrap ... | head`: the reader is gone; said by the status, as other CLIs do,
+        # not by a traceback, r77d CLIPIPE; stdout goes nowhere so the exit's flush is quiet)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+        return 128 + 13  # SIGPIPE
+
+
+def _dispatch(command: str, rest: list[str]) -> int:
+    try:
         if command in ("run", "wrap"):
             from corral.cli.run import run, wrap
 

@@ -52,6 +52,10 @@ INPUTS: dict[str, dict[str, tuple[type, bool]]] = {
 }  # fmt: skip
 
 
+# (r77d SMALLWORDS: "must be a int")
+KIND_WORDS = {str: "a string", int: "an integer", bool: "true or false"}
+
+
 def invalid_input(tool: str, tool_input: Mapping[str, Any]) -> str | None:
     """Why `tool_input` is not a valid input of `tool`, naming the field; None when it is."""
     if not isinstance(tool_input, dict):
@@ -70,11 +74,11 @@ def invalid_input(tool: str, tool_input: Mapping[str, Any]) -> str | None:
         value = tool_input.get(name)
         if value is None:
             if required:
-                return f"input.{name} ({kind.__name__}) is required"
+                return f"input.{name} ({KIND_WORDS[kind]}) is required"
             continue
         # bool is an int to Python; an int field takes no true/false
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            return f"input.{name} must be a {kind.__name__}, not {type(value).__name__}"
+            return f"input.{name} must be {KIND_WORDS[kind]}, not {type(value).__name__}"
         if kind is str and required and name in ("command", "path", "url") and not value:
             return f"input.{name} is empty"
         if isinstance(value, str) and "\0" in value:

@@ -64,6 +64,9 @@ SIGNS = (
             "Temporary failure in name resolution",
             "Could not resolve host",
             "Name or service not known",
+            # (Node's and npm's words for the same, r77d NPMNETPIPE)
+            "getaddrinfo EAI_AGAIN",
+            "getaddrinfo ENOTFOUND",
             "Connection refused",
         ),
         "no network in this sandbox: allow the hosts the command needs with "
