@@ -127,11 +127,17 @@ def _status(tool: str, raw: Mapping[str, Any]) -> str:
     given = raw.get("status")
     if given in STATUSES:
         return str(given)
-    if raw.get("refusal"):
+    refusal = raw.get("refusal")
+    if refusal and not (isinstance(refusal, dict) and refusal.get("code") in FAILURES):
         return "refused"
-    if raw.get("error"):
+    if raw.get("error") or refusal:
         return "failed"
     return "ran"
+
+
+# what the world did, not corral: said "failed", to retry, with its refusal's words (r77d
+# FETCHRESOLVE: a name that does not resolve was "refused", as if a setting had said no)
+FAILURES = frozenset({"resolve-failed"})
 
 
 def shape(

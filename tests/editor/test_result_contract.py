@@ -356,6 +356,15 @@ def test_a_fetch_of_a_private_address_is_refused_with_the_layer_of_its_setting(
     assert r["refusal"]["code"] == "private-address", r
     assert r["refusal"]["layer"] == "default", r["refusal"]
     assert r["summary"].startswith("not run: "), r["summary"]
+    # r77d FETCHRESOLVE: a name that does not resolve is the world's failure, not corral's
+    # refusal (it was "refused", as if a setting had said no)
+    fresh.lua("require('corral').setup({ sandbox = { mode = 'workspace-write-network' },"
+              " tools = { approval = 'auto', auto_approve = { 'fetch' },"
+              " fetch = { allow_hosts = { 'corral-test.invalid' } } } })")  # fmt: skip
+    execute(fresh, "fetch", url="http://corral-test.invalid/")
+    r = shaped(result(fresh), "failed")
+    assert r["refusal"]["code"] == "resolve-failed", r
+    assert r["summary"].startswith("could not run: "), r["summary"]
     # ... and the delete tool's refusal named "builtin" for its setting's default
     execute(fresh, "delete", path="x.txt")
     r = shaped(result(fresh), "refused")
