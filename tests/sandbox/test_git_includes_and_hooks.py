@@ -2671,3 +2671,19 @@ def test_venvs_lefthook_extends_templates_and_lint_staged_configs_are_read(host:
     # a new nested lint-staged config is held, whatever the directory
     said = run(host, 'mkdir -p src && echo \'{"*": "sh x.sh"}\' > src/.lintstagedrc.json\n')
     assert not (host.ws / "src/.lintstagedrc.json").exists(), said
+
+
+def test_a_reason_the_editor_stored_is_read_in_the_terminals_words(host: Host) -> None:
+    """r77d CLINVIMWORDS: a commit held from the editor said "see them: :Sandbox changes ID"
+    in `corral changes` at a terminal, and the reverse; each frontend says its own."""
+    (host.home / ".config" / "corral" / "config.toml").unlink()  # (git_history = "hold")
+    _committed(host)
+    host.env["CORRAL_FRONTEND"] = "nvim"  # (what the editor's engine runs with)
+    said = run(host, f"echo y >> a.py; {GIT_ID} commit -qam two\n")
+    assert ":Sandbox changes" in said, said
+    (change_id,) = held_ids(host)
+    del host.env["CORRAL_FRONTEND"]
+    for args in (("changes",), ("changes", change_id), ("apply", change_id)):
+        shown = host.corral(*args)
+        assert ":Sandbox" not in shown.stdout + shown.stderr, (args, shown.stdout, shown.stderr)
+        assert "corral changes" in shown.stdout + shown.stderr, (args, shown.stdout)

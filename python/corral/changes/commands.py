@@ -49,7 +49,7 @@ class Outcome:
 
 
 def _escaped(lines: list[str]) -> list[str]:
-    return [shown(line).replace("\\x09", "\t") for line in lines]
+    return [words.localized(shown(line).replace("\\x09", "\t")) for line in lines]
 
 
 def _stage(change_id: str) -> str:

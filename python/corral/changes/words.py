@@ -45,3 +45,17 @@ def command(verb: str, *args: str, frontend_name: str | None = None) -> str:
     import shlex
 
     return " ".join(["corral", verb, *(a if a == "[PATH...]" else shlex.quote(a) for a in args)])
+
+
+VERBS = ("changes", "apply", "discard", "undo")
+
+
+def localized(line: str) -> str:
+    """A line with the other frontend's commands (`:Sandbox changes ID` in a reason the
+    editor stored, read in a terminal) in this process's words (r77d CLINVIMWORDS)."""
+    import re
+
+    verbs = "|".join(VERBS)
+    if frontend() == NVIM:
+        return re.sub(rf"\bcorral ({verbs})\b", r":Sandbox \1", line)
+    return re.sub(rf":Sandbox ({verbs})\b", r"corral \1", line)
