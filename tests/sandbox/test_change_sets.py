@@ -910,3 +910,15 @@ def test_undoing_a_held_path_applied_later_puts_it_back_in_its_held_set(host: Ho
     assert "config.yaml" in host.corral("changes", change_id).stdout
     host.corral("apply", change_id, "config.yaml")
     assert (host.ws / "config.yaml").read_text() == "k: 1\n"
+
+
+def test_undo_of_a_large_change_set_says_it_in_a_few_lines(host: Host) -> None:
+    """r77d UNDOVERBOSE: undoing an applied venv printed 949 "removed ..." lines."""
+    said = run(host, "mkdir -p big/a && for i in $(seq 200); do echo $i > big/a/f$i; done\n")
+    assert (host.ws / "big" / "a" / "f200").exists(), said
+    undo = host.corral("undo")
+    assert undo.returncode == 0, undo.stderr
+    lines = undo.stdout.splitlines()
+    assert len(lines) <= 25, lines
+    assert any(f"more below {host.ws / 'big'}" in line for line in lines), lines
+    assert not (host.ws / "big").exists()

@@ -531,4 +531,26 @@ def undo(change_id: str | None = None, cwd: str | None = None) -> Outcome:
             out.code = 1
             return out
         done = journals.undo(newest)
-    return Outcome([*done, f"undid {_id_of(newest)}"])
+    return Outcome([*_briefly(done), f"undid {_id_of(newest)}"])
+
+
+UNDO_LINES = 20  # what undo says path by path; past it, a count by kind and directory
+
+
+def _briefly(done: list[str]) -> list[str]:
+    """Undo's lines, those past UNDO_LINES counted: a venv undone said 949 "removed" lines
+    (r77d UNDOVERBOSE). Lines that are not a plain "restored" or "removed" (kept files, a
+    file back in its held change set) are all said."""
+    plain = [d for d in done if d.startswith(("restored /", "removed /"))]
+    if len(plain) <= UNDO_LINES:
+        return done
+    said = [d for d in done if d not in plain[UNDO_LINES // 2 :]]
+    rest = plain[UNDO_LINES // 2 :]
+    paths = [d.split(" ", 1)[1] for d in rest]
+    below = os.path.commonpath(paths) if len(paths) > 1 else paths[0]
+    removed = sum(d.startswith("removed ") for d in rest)
+    return [
+        *said,
+        f"... and {len(rest)} more below {below} ({removed} removed, {len(rest) - removed} "
+        "restored)",
+    ]
