@@ -922,3 +922,24 @@ def test_undo_of_a_large_change_set_says_it_in_a_few_lines(host: Host) -> None:
     assert len(lines) <= 25, lines
     assert any(f"more below {host.ws / 'big'}" in line for line in lines), lines
     assert not (host.ws / "big").exists()
+
+
+def test_a_read_only_git_status_leaves_no_undo_entry(host: Host) -> None:
+    """r77d GITSTATUSUNDO: `git status` after an edit refreshed the index's stat data: the
+    run said "applied ... 1 of git's own files", and its undo entry came before the agent's
+    real change, so `:Sandbox undo` took back the wrong thing."""
+    host.git("init", "-q")
+    (host.ws / "a.txt").write_text("a\n")
+    host.git("add", "a.txt")
+    host.git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "one")
+    said = run(host, "echo b > b.txt\n")
+    assert "applied 1 added" in said, said
+    os.utime(host.ws / "a.txt")  # (an edit's stat change: git status refreshes the index)
+    said = run(host, "git status --short >/dev/null\n")
+    assert "applied" not in said, said
+    listing = host.corral("undo", "--list").stdout
+    assert listing.count("from ") == 1 and "b.txt" in listing, listing
+    # what `git add` stages still lands, with its undo entry
+    said = run(host, "git add b.txt\n")
+    assert "git's own files" in said, said
+    assert "b.txt" in host.git("ls-files"), said

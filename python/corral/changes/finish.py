@@ -231,7 +231,7 @@ def settle(
         elif entry.kind != "dir":
             message = f"held for review: {why_all}" if why_all else "held for review"
             held.append({"path": entry.path, "code": "review", "message": message})
-    accepted = _git_state_together(accepted, held)
+    accepted = _refreshed_indexes_dropped(_git_state_together(accepted, held))
     _keep_bases(stage, plan, checked, held)
     journal = journals.Journal(plan["id"])
     why = ""
@@ -270,6 +270,25 @@ def settle(
     if changed:
         stages.write_report(journal.path, report)
     return report
+
+
+def _refreshed_indexes_dropped(accepted: list[Entry]) -> list[Entry]:
+    """The entries to apply but a git index that holds what the host's holds, only its stat
+    data refreshed (a `git status` in the sandbox): dropped from the change set, as host git
+    refreshes it again. It made an undo entry of its own, in front of the command's real
+    change, and "applied ... 1 of git's own files" after a read-only command (r77d
+    GITSTATUSUNDO)."""
+    from corral.changes import journal as journals
+
+    kept = []
+    for entry in accepted:
+        if entry.kind == "file" and entry.path.endswith("/.git/index"):
+            mine = journals.index_entries(entry.source, named=False)
+            if mine is not None and mine == journals.index_entries(entry.path):
+                os.unlink(entry.source)
+                continue
+        kept.append(entry)
+    return kept
 
 
 def _keep_bases(
