@@ -183,3 +183,24 @@ def test_a_path_from_the_commands_output_is_quoted_in_the_hint(tmp_path) -> None
     _rule, hint, _what = _read_only(line, Policy(), "r", "h", "w")  # type: ignore[arg-type]
     path = str(tmp_path / forged)
     assert hint.startswith(repr(path)), hint
+
+
+def test_a_protected_files_refusal_nests_no_parentheses(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """r72d, r77d WORDY: `(a protected path; to allow: only the user edits it, outside the
+    sandbox (or removes the entry ...))`: the summary's parentheses held the hint's own."""
+    from corral import config as config_
+    from corral.sandbox.policy import resolve
+    from corral.toolguard.ops.refusal import check_write
+
+    (tmp_path / ".envrc").write_text("x\n")
+    layers = [config_.Layer("global", {"sandbox.mode": "workspace-write"})]
+    policy = resolve(config_.resolve(layers), str(tmp_path), {"HOME": str(tmp_path / "h")})
+    path = str(tmp_path / ".envrc")
+    refusal = check_write(policy, path, path, {})
+    assert refusal is not None
+    text = results.summary({"status": "refused", "tool": "write", "refusal": refusal.as_dict()})
+    depth, deepest = 0, 0
+    for c in text:
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        deepest = max(deepest, depth)
+    assert deepest == 1, text

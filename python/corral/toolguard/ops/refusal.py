@@ -251,8 +251,9 @@ def _protected(
             path,
             DENY_WRITE,
             layers.get(DENY_WRITE, ""),
-            f'only the user edits it, outside the sandbox (or removes "{show(policy, never)}" '
-            f"from {DENY_WRITE})",
+            # (no parentheses: the summary puts the hint in its own, r72d/r77d WORDY)
+            f'only the user edits it, outside the sandbox, or removes "{show(policy, never)}" '
+            f"from {DENY_WRITE}",
             what,
         )
     if dict(policy.protected_why).get(held) == OPEN_CHAT:
@@ -273,8 +274,8 @@ def _protected(
         layers.get(PROTECTED, ""),
         # ("only the user": to the model, not "the user can allow it: edit it yourself",
         # which read as an order to it, r61c PROTECTHINT)
-        f'only the user edits it, outside the sandbox (or removes the entry naming "{name}" '
-        f"from {PROTECTED})",
+        f'only the user edits it, outside the sandbox, or removes the entry naming "{name}" '
+        f"from {PROTECTED}",
         what,
     )
 
