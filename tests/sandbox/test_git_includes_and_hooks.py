@@ -2687,3 +2687,71 @@ def test_a_reason_the_editor_stored_is_read_in_the_terminals_words(host: Host) -
         shown = host.corral(*args)
         assert ":Sandbox" not in shown.stdout + shown.stderr, (args, shown.stdout, shown.stderr)
         assert "corral changes" in shown.stdout + shown.stderr, (args, shown.stdout)
+
+
+REACHED_FILES = {
+    "lefthook.toml": 'extends = ["lefthook/base.toml"]\n',
+    "lefthook/base.toml": '[[pre-commit.jobs]]\nname = "lint"\nrun = "./scripts/lint.sh"\n',
+    "scripts/lint.sh": "exit 0\n",
+    "scripts/hook-env.sh": 'export PATH="$PWD/envs/tools/bin:$PATH"\n',
+    "a/b/c/d/e/.lintstagedrc.json": '{"*.py": "sh scripts/deep.sh"}\n',
+    "a/b/c/d/e/scripts/deep.sh": "exit 0\n",
+    "package.yaml": "name: x\nlint-staged:\n  '*.txt': sh scripts/yaml-staged.sh\n",
+    "scripts/yaml-staged.sh": "exit 0\n",
+    "tox.ini": "[tox]\ntoxworkdir = {toxinidir}/var/cache/tox/envs\n",
+    "node_modules/yorkie/src/runner.js": "require('execa')\n",
+    "node_modules/execa/index.js": "1\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("hook", "path"),
+    [
+        ("lefthook run pre-commit", "scripts/lint.sh"),  # LHEXTFMT
+        ('export VIRTUAL_ENV="$PWD/.venv"\nexport PATH="$VIRTUAL_ENV/bin:$PATH"\npython3 -V',
+         ".venv/lib/site-packages/zz.pth"),  # PATHVENVVAR
+        (". ./scripts/hook-env.sh\npython3 -V", "envs/lib/site-packages/zz.pth"),  # (sourced)
+        ("npx lint-staged", "a/b/c/d/e/scripts/deep.sh"),  # LSDEEP
+        ("npx lint-staged", "scripts/yaml-staged.sh"),  # LSPKGYAML
+        ("tox -e lint", "var/cache/tox/envs/lint/lib/site-packages/zz.pth"),  # TOXWORKDIR
+        ("node node_modules/yorkie/src/runner.js pre-commit",
+         "node_modules/execa/index.js"),  # YORKIE
+    ],
+)  # fmt: skip
+def test_what_hooks_reach_through_other_formats_variables_and_depths_is_kept(
+    host: Host, hook: str, path: str
+) -> None:
+    """r78a: LHEXTFMT (lefthook.toml's `extends = [...]`), PATHVENVVAR (`export
+    PATH="$VIRTUAL_ENV/bin:$PATH"`, and PATH set in a sourced file), LSDEEP (a lint-staged
+    config five levels down, tracked), LSPKGYAML (package.yaml's `lint-staged:` key),
+    TOXWORKDIR (tox.ini's `toxworkdir`), YORKIE (its runner's dependencies in node_modules):
+    each was rewritten or added without a hold and ran at the next commit."""
+    _committed(host)
+    (host.ws / ".git" / "hooks" / "pre-commit").write_text(f"#!/bin/sh\n{hook}\n")
+    for name, text in REACHED_FILES.items():
+        (host.ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (host.ws / name).write_text(text)
+    host.git("add", "-f", "a/b/c/d/e/.lintstagedrc.json")
+    for venv in (".venv", "envs", "var/cache/tox/envs/lint"):
+        (host.ws / venv / "lib" / "site-packages").mkdir(parents=True)
+        (host.ws / venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    said = run(host, f"echo 'touch x' > {path} 2>/dev/null\n")
+    assert not (host.ws / path).exists() or "touch x" not in (host.ws / path).read_text(), (
+        path, said,
+    )  # fmt: skip
+
+
+def test_a_lint_staged_config_that_builds_paths_in_code_holds_the_change_set(host: Host) -> None:
+    """r78a LSJSCODE: `path.join(here, 'scripts', name)` in lint-staged.config.mjs names no
+    script a word can show: corral cannot read ahead what it runs."""
+    _committed(host)
+    (host.ws / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\nnpx lint-staged\n")
+    (host.ws / "lint-staged.config.mjs").write_text(
+        "import path from 'node:path'\nconst here = path.dirname(new URL(import.meta.url)"
+        ".pathname)\nexport default { '*': () => `sh ${path.join(here, 'scripts', 'c.sh')}` }\n"
+    )
+    (host.ws / "scripts").mkdir()
+    (host.ws / "scripts" / "c.sh").write_text("exit 0\n")
+    said = run(host, "echo 'touch x' > scripts/c.sh\n")
+    assert (host.ws / "scripts" / "c.sh").read_text() == "exit 0\n", said
+    assert held_ids(host), said

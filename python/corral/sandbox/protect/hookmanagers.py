@@ -246,15 +246,21 @@ def runs_staged(text: str) -> bool:
 
 def staged_texts(tree: str, texts: Iterable[str], found: Found) -> list[tuple[str, str, bool]]:
     """(directory, text, True) of every lint-staged or nano-staged config of the work tree,
-    package.json's key as its own text, and a config a hook names (`--config x`), read as a
-    hook manager's config: the scripts their commands name are kept (r77a LINTSTAGED: a
-    script `.lintstagedrc.json` ran was rewritten, and ran at the next commit). A JS config
-    is read by its words, as any config; its own name is protected. The configs are
-    found to STAGED_DEPTH levels down; past the walk's budget, found.unknown says so."""
+    package.json's and package.yaml's key as its own text, and a config a hook names
+    (`--config x`), read as a hook manager's config: the scripts their commands name are
+    kept (r77a LINTSTAGED: a script `.lintstagedrc.json` ran was rewritten, and ran at the
+    next commit). Found where lint-staged finds them, at any depth among the files git
+    tracks (r78a LSDEEP: one five levels down), and to STAGED_DEPTH levels among the rest;
+    past the walk's budget, found.unknown says so. A JS config is read by its words; one
+    that builds a path in code (`path.join`, `${...}`) names none: unknown (r78a LSJSCODE)."""
+    import re
+
     from corral.sandbox.protect.dirwalk import directories
 
+    names = (*STAGED_FILES, *PACKAGE_FILES)
     below, complete = directories(tree, STAGED_DEPTH, STAGED_LOOKED, NOT_PROJECTS_BELOW)
-    configs = [os.path.join(d, n) for d in (tree, *below) for n in (*STAGED_FILES, "package.json")]
+    configs = [os.path.join(d, n) for d in (tree, *below) for n in names]
+    configs += [os.path.join(tree, p) for p in _tracked(tree) if os.path.basename(p) in names]
     for text in texts:
         words = text.replace("=", " ").split()
         configs += [
@@ -263,14 +269,20 @@ def staged_texts(tree: str, texts: Iterable[str], found: Found) -> list[tuple[st
             if w in ("--config", "-c") and runs_staged(text)
         ]
     out: list[tuple[str, str, bool]] = []
-    for config in configs:
+    for config in dict.fromkeys(configs):
         if not os.path.isfile(config):
             continue
         text = _read(config)
-        if os.path.basename(config) == "package.json":
-            text = _package_keys(text, STAGED_KEYS)
+        name = os.path.basename(config)
+        if name in PACKAGE_FILES:
+            text = _package_keys(text, STAGED_KEYS, yaml=not name.endswith(".json"))
             if not text:
                 continue
+        elif name.endswith(CODE_CONFIGS) and re.search(COMPUTED, text):
+            found.unknown.append((
+                config, "a git hook runs lint-staged, which runs the commands this config "
+                "builds in code", ["the scripts they name"],
+            ))  # fmt: skip
         found.files.append(config)
         out.append((os.path.dirname(config), text, True))
     if not complete:  # (never cut quietly: r76a WALKFLOOD)
@@ -281,9 +293,52 @@ def staged_texts(tree: str, texts: Iterable[str], found: Found) -> list[tuple[st
     return out
 
 
-def _package_keys(text: str, keys: tuple[str, ...]) -> str:
-    """The values of package.json's `keys`, as JSON text ("" when it has none; all of it
-    when it does not read as JSON: every word is read then)."""
+# the package manifests lint-staged reads its key from (lint-staged 16: package.yaml too)
+PACKAGE_FILES = ("package.json", "package.yaml", "package.yml")
+CODE_CONFIGS = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")
+# what a JS config builds a path with (read as words, it names none); not a command built
+# from the staged files (`eslint ${files.join(" ")}`), which names its program
+COMPUTED = (
+    r"""path\.\w+\(|__dirname|__filename|import\.meta|require\(|process\.(?:env|cwd)"""
+    r"""|\}/|\+\s*['"`]/|/['"`]\s*\+"""
+)
+
+
+def _tracked(tree: str) -> list[str]:
+    """The paths git's index lists for the work tree at `tree` ([] where there is none or it
+    cannot be read)."""
+    from corral.changes.git_objects import GitUnreadable, read_index
+
+    dot_git = os.path.join(tree, ".git")
+    if os.path.isfile(dot_git):
+        text = _read(dot_git).strip()
+        if not text.startswith("gitdir:"):
+            return []
+        dot_git = os.path.normpath(os.path.join(tree, text[len("gitdir:") :].strip()))
+    try:
+        return list(read_index(os.path.join(dot_git, "index")).entries)
+    except (GitUnreadable, OSError, ValueError):
+        return []
+
+
+def _package_keys(text: str, keys: tuple[str, ...], yaml: bool = False) -> str:
+    """The values of a package manifest's `keys`, as text ("" when it has none; all of it
+    when it does not read: every word is read then). package.yaml's by indentation: the
+    lines below `key:` indented deeper (r78a LSPKGYAML)."""
+    if yaml:
+        lines = text.splitlines()
+        out: list[str] = []
+        for i, line in enumerate(lines):
+            key = line.split(":", 1)[0].strip().strip("\"'")
+            if key not in keys or ":" not in line:
+                continue
+            depth = len(line) - len(line.lstrip())
+            out.append(line.split(":", 1)[1])
+            for below in lines[i + 1 :]:
+                if below.strip() and len(below) - len(below.lstrip()) <= depth:
+                    break
+                out.append(below)
+        return "\n".join(out)
     import json
 
     try:
@@ -364,6 +419,12 @@ def detect(tree: str, hook_dirs: Iterable[str]) -> Found:
             or "husky" in text
         ):
             found.files.append(os.path.dirname(directory))  # husky v9: <dir>/<hook> runs
+        if "yorkie" in text:
+            # (r78a YORKIE: its hook runs node_modules/yorkie's runner, which loads execa)
+            found.notes.append(
+                f"{tree}: yorkie's hooks run commands from package.json and node_modules, "
+                "which a sandboxed command can change; move to husky v9 (protected)"
+            )
         if "husky-run" in text or ("husky.sh" in text and "node_modules" in text):
             found.notes.append(
                 f"{tree}: husky v4 hooks run commands from package.json and node_modules, "
@@ -386,6 +447,11 @@ def run_modules(text: str) -> list[str]:
         if name and all(p.isidentifier() for p in name.split(".")):
             found.append(name)
     return list(dict.fromkeys(found))
+
+
+def read(path: str) -> str:
+    """A config or script's text, "" where it is not a regular file (see read_regular)."""
+    return _read(path)
 
 
 def _read(path: str) -> str:
@@ -414,24 +480,29 @@ def _lefthook_places(text: str) -> tuple[list[str], list[str]]:
 
 
 def _lefthook_extends(text: str) -> list[str]:
-    """The files a lefthook config's `extends:` merges in (a list, or `[a, b]`)."""
+    """The files a lefthook config's `extends` merges in, in any of its formats (r78a
+    LHEXTFMT: TOML's `extends = [...]` and JSON's indented `"extends": [...]` were never
+    read): a YAML block list, or a flow list or a single value after the key."""
+    import re
+
     found: list[str] = []
     lines = text.splitlines()
     for i, line in enumerate(lines):
         key, _, value = line.partition(":")
-        if key.strip() != "extends" or line[:1].isspace():
+        if key.strip() != "extends" or line[:1].isspace() or value.split("#")[0].strip():
             continue
-        value = value.strip()
-        if value.startswith("["):
-            found += [v.strip().strip("\"'") for v in value.strip("[]").split(",")]
-            continue
-        for item in lines[i + 1 :]:
-            if not item.strip():
+        for item in lines[i + 1 :]:  # (YAML: `extends:` and its items below)
+            if not item.strip() or item.lstrip().startswith("#"):
                 continue
             if not item[:1].isspace() and not item.lstrip().startswith("-"):
                 break
             found.append(item.strip().lstrip("-").strip().strip("\"'"))
-    return [f for f in found if f]
+    flow = r"""["']?\bextends["']?\s*[:=]\s*(\[[^\]]*\]|"[^"]*"|'[^']*')"""
+    for value in re.findall(flow, text):
+        found += re.findall(r"""["']([^"']+)["']""", value)
+    for value in re.findall(r"(?m)^extends\s*:\s*\[([^\]]*)\]", text):  # (YAML flow, bare)
+        found += [v.strip().strip("\"'") for v in value.split(",")]
+    return list(dict.fromkeys(f for f in found if f))
 
 
 def manager_texts(

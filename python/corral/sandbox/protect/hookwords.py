@@ -49,6 +49,7 @@ def keep_named(
     named: list[tuple[str, str | None, tuple[str, ...], bool]] = [
         (w, None, (), False) for command in commands for w in path_words(command.split())
     ]
+    texts = [*texts, *_sourced(tree, texts, result)]
     for base, text, is_config in [*((None, c, False) for c in commands), *texts]:
         if base is not None:
             # a config (YAML, TOML): every word may name a file, in any of its syntaxes
@@ -116,6 +117,11 @@ def keep_named(
                     # files and modules at every start, so the venv is kept whole, as one
                     # on PATH is (r72a HOOKVENV, r73a LHVENV)
                     result.file(venv)
+                parts = path.split(os.sep)
+                if "node_modules" in parts:
+                    # a package's script (yorkie's `node_modules/yorkie/src/runner.js`, husky
+                    # v4's run.js): it loads its dependencies from there (r78a YORKIE: execa)
+                    result.file(os.sep.join(parts[: parts.index("node_modules") + 1]))
     for base, text, _ in texts:
         # the directories a hook or a hook manager's job puts on PATH (`export
         # PATH="$PWD/tools/bin:$PATH"`, lefthook's `env: PATH: $PATH:tools/bin`): whole
@@ -133,9 +139,9 @@ def keep_named(
             # the top, and of where the hook changes into (r77a TOXVENV); and every venv the
             # walk below finds
             for place in ("", *_cd_targets(text)):
-                for envs in (".tox", ".nox"):
+                for envs in (".tox", ".nox", *_tox_work_dirs(os.path.join(tree, place))):
                     result.file(os.path.normpath(os.path.join(tree, place, envs)))
-        if _runs_venv(text) or _runs_tox(text):
+        if _runs_venv(text) or _runs_tox(text) or _path_unread(text):
             # `uv run`, `poetry run`: the project's venv, found by the tool (r73a VENVRUNNER)
             venvs, complete = _top_venvs(tree)
             for venv in venvs:
@@ -174,8 +180,66 @@ def _path_dirs(text: str) -> list[str]:
     return found
 
 
+def _sourced(
+    tree: str, texts: list[tuple[str, str, bool]], result: Protection
+) -> list[tuple[str, str, bool]]:
+    """The files of the work tree the hooks source by a path their words say (`. ./env.sh`,
+    `source scripts/hook-env`), kept, and read as part of the hook: what they put on PATH,
+    the venv they activate (r78a PATHVENVVAR: PATH set in a sourced file)."""
+    import re
+
+    found: list[tuple[str, str, bool]] = []
+    for base, text, is_config in texts:
+        if is_config:
+            continue
+        spelled = r"(?m)(?:^|[;&|({]\s*|\bthen\s+|\bdo\s+)(?:\.|source)\s+(\S+)"
+        for word in re.findall(spelled, text)[:MAX_GLOB_MATCHES]:
+            word = word.replace('"', "").replace("'", "")
+            for path, sure in _placed(tree, word, base):
+                if (sure or os.path.isfile(path)) and path.startswith(tree + os.sep):
+                    result.file(path)
+                    if os.path.isfile(path):
+                        found.append((os.path.dirname(path), hookmanagers.read(path), False))
+    return found
+
+
+def _path_unread(text: str) -> bool:
+    """Whether a text puts on PATH what its words do not say: an entry through a variable
+    or a substitution (`$VIRTUAL_ENV/bin`, `$PWD/$V/bin`, `$(realpath .venv)/bin`), a venv's
+    activate script or VIRTUAL_ENV (r78a PATHVENVVAR: each kept the top's `bin`, not the
+    venv whose Python then ran its .pth). The work tree's venvs are then kept, as for `uv
+    run`. (A file of the work tree a hook sources is read as part of it: see _sourced.)"""
+    import re
+
+    if "VIRTUAL_ENV" in text or re.search(r"\bactivate\b", text):
+        return True
+    for value in re.findall(PATH_VALUE, text, re.M):
+        value = value.replace('"', "").replace("'", "")
+        value = re.sub(r"\$\{?PATH\}?|\$\{PATH:[+-][^}]*\}", "", value)
+        if "$" in value or "`" in value:
+            return True
+    return False
+
+
 VENV_RUNNERS = ("uv", "poetry", "pdm", "hatch", "pipenv", "rye")
 ENV_RUNNERS = ("tox", "nox")  # (their venvs, not the project's: .tox/<env>, .nox/<session>)
+
+
+TOX_CONFIGS = ("tox.ini", "tox.toml", "setup.cfg", "pyproject.toml")
+
+
+def _tox_work_dirs(directory: str) -> list[str]:
+    """Where tox's configs in `directory` put its envs (`toxworkdir`, tox 4's `work_dir`),
+    relative to it (r78a TOXWORKDIR: `toxworkdir = {toxinidir}/build/tox`)."""
+    import re
+
+    found = []
+    for name in TOX_CONFIGS:
+        text = hookmanagers.read(os.path.join(directory, name))
+        for value in re.findall(r"""(?m)^\s*(?:toxworkdir|work_dir)\s*=\s*["']?([^"'\s]+)""", text):
+            value = value.replace("{toxinidir}", ".").replace("{tox_root}", ".")
+            found.append(os.path.expanduser(value))
+    return found
 
 
 def _runs_tox(text: str) -> bool:
