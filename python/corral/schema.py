@@ -357,6 +357,9 @@ _PROTECTED = (
     # Terraform's implied local mirror: the providers it runs at `init` and `plan` come from
     # there only (r77b TFMIRROR: a planted one ran, `init -upgrade` rewrote the lock for it)
     "terraform.d",
+    # Go's workspace file: its `replace` directives override every go.mod below it, no
+    # go.sum check, for each go command and gopls (r78b GOWORK; Go advises not to commit it)
+    "go.work",
     ".git/objects/info/alternates",  # host git then reads objects from any path
     # what language servers evaluate when a file is merely opened, and version managers obey
     ".cargo/config.toml",  # rustc-wrapper: `cargo metadata`, rust-analyzer's first step

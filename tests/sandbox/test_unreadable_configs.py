@@ -2007,3 +2007,48 @@ def test_what_tools_load_by_their_path_with_nothing_to_read_is_held(host: Host) 
     assert not (host.ws / "tmp/cache/bootsnap/compile-cache-iseq/3a/b").exists(), said
     assert (host.ws / ".changeset/brave-cats.md").exists(), said
     assert "other.h" in (host.ws / "build/main.d").read_text(), said
+
+
+@pytest.mark.parametrize(
+    ("files", "path", "text"),
+    [
+        # MAKEINCLUDE: configure's output, included by name
+        ({"Makefile": "include ffbuild/config.mak\nall: ; true\n",
+          "ffbuild/config.mak": "CC=cc\n"}, "ffbuild/config.mak", "_x := $(shell touch x)"),
+        # MAKESUBDIR: a sibling's Makefile includes the dependency files through a variable
+        ({"Makefile": "all: ; $(MAKE) -C src\n",
+          "src/Makefile": "DEPS := $(wildcard ../build/*.d)\n-include $(DEPS)\n",
+          "build/main.d": "build/main.o: main.c\n"}, "build/main.d", "_x := $(shell touch x)"),
+        # CMAKEINSOURCE: `cmake .` made the root a build tree
+        ({"CMakeLists.txt": "project(x C)\n", "CMakeCache.txt": "x\n",
+          "CMakeFiles/app.dir/flags.make": "C_FLAGS = -O2\n"},
+         "CMakeFiles/app.dir/flags.make", "_x := $(shell touch x)"),
+        ({"CMakeLists.txt": "project(x C)\n", "CMakeCache.txt": "x\n",
+          "build.ninja": "rule cc\n"}, "build.ninja", "build x: phony"),
+        # GCMMODULE: a compiled module interface GCC takes as it is
+        ({"util.cpp": "export module util;\n"}, "gcm.cache/util.gcm", "x"),
+        # GOWORK: a workspace file whose replace directives every go command obeys
+        ({"go.mod": "module x\n"}, "go.work", "use .\\nreplace a => ./bin/a"),
+    ],
+)  # fmt: skip
+def test_what_make_cmake_compilers_and_go_load_unread_is_held(
+    host: Host, files: dict[str, str], path: str, text: str
+) -> None:
+    """r78b: MAKEINCLUDE, MAKESUBDIR, CMAKEINSOURCE, GCMMODULE, GOWORK: each was applied
+    without a hold, `git status` empty, and ran at `make -n`, `ninja`, `make test` or a go
+    command."""
+    _write(host, files)
+    before = (host.ws / path).read_text() if (host.ws / path).exists() else None
+    said = run(host, f"mkdir -p $(dirname {path}); printf -- '{text}\\n' >> {path}\n")
+    now = (host.ws / path).read_text() if (host.ws / path).exists() else None
+    assert now == before, (path, said)
+
+
+def test_a_makefile_the_project_tracks_stays_everyday_work(host: Host) -> None:
+    """What git tracks of what a Makefile includes is the project's, read in review: an edit
+    of it lands, as an edit of the Makefile does."""
+    _write(host, {"Makefile": "include common.mk\nall: ; true\n", "common.mk": "CC=cc\n"})
+    host.git("init", "-q")
+    host.git("add", "Makefile", "common.mk")
+    said = run(host, "echo 'CFLAGS=-O2' >> common.mk; echo 'x: ; true' >> Makefile\n")
+    assert "CFLAGS" in (host.ws / "common.mk").read_text(), said

@@ -8,6 +8,7 @@ tool writes again by itself is dropped (scan._bytecode).
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
 # GCC looks for `X.h.gch` (a file, or a directory of them) beside `X.h` before it reads the
 # header, and checks only that the compiler and its options match; Clang's `-include-pch`
 PRECOMPILED = (".gch", ".pch")
+# and compiled module interfaces, taken by an importer as they are: GCC's `gcm.cache/*.gcm`,
+# Clang's `.pcm`, MSVC's `.ifc` (r78b GCMMODULE)
+COMPILED_INTERFACES = (*PRECOMPILED, ".gcm", ".pcm", ".ifc")
 # the names of the dependency files compilers write for make (`-MMD`: x.d; automake: .Po)
 MAKE_DEPENDENCIES = (".d", ".Po", ".Plo", ".dep")
 MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
@@ -42,11 +46,13 @@ class LoadedRules(RuleSet):
         it, and nothing of it can be read in review; None otherwise."""
         if entry.kind not in ("file", "link", "dir"):
             return None
-        if any(p.endswith(PRECOMPILED) for p in parts):
-            # (r77b PCHSHADOW: util.h.gch built from other text ran at `make test`)
+        if any(p.endswith(COMPILED_INTERFACES) or p == "gcm.cache" for p in parts):
+            # (r77b PCHSHADOW: util.h.gch built from other text ran at `make test`; r78b
+            # GCMMODULE: a module's CMI)
             return (
-                "a precompiled header: GCC and Clang take it in place of the header beside it "
-                "(checking only the compiler's options), and nothing of it can be read"
+                "a precompiled header or compiled module interface: the compiler takes it in "
+                "place of the source it was built from (checking only its options), and "
+                "nothing of it can be read"
             )
         if entry.kind == "dir":
             return None
@@ -56,38 +62,82 @@ class LoadedRules(RuleSet):
                 "a Ruby LSP add-on: ruby-lsp loads every `ruby_lsp/**/addon.rb` of the "
                 "workspace when the editor starts it"
             )
-        if (
-            parts[-1].endswith(MAKE_DEPENDENCIES)
-            and self._made_with_make(entry, parts)
-            and (entry.kind == "link" or not _only_dependencies(entry))
-        ):
-            # (r77b MAKEDEP: `$(shell ...)` in build/main.d ran at `make -n`)
+        included = self._included(entry)
+        if included and (entry.kind == "link" or not _only_dependencies(entry)):
+            # (r77b MAKEDEP: `$(shell ...)` in build/main.d ran at `make -n`; r78b
+            # MAKEINCLUDE: configure's ffbuild/config.mak; MAKESUBDIR: src/Makefile's
+            # `-include ../build/*.d`)
             return (
-                "a make dependency file that holds more than dependencies: a Makefile here "
-                "includes such files, and make reads them as makefile text at every run "
+                f"a file a Makefile includes ({included}), which git does not track and which "
+                "holds more than dependencies: make reads it as makefile text at every run "
                 "(`make -n` and `make clean` too)"
             )
         return None
 
-    def _made_with_make(self, entry: Entry, parts: list[str]) -> bool:
-        """Whether a Makefile of the host at the entry's root, or in a directory between,
-        includes other files (`-include $(DEPS)`)."""
-        memo = self.__dict__.setdefault("_includes_memo", {})
-        for i in range(len(parts)):
-            directory = os.path.join(entry.root, *parts[:i])
-            if directory not in memo:
-                memo[directory] = any(_includes(os.path.join(directory, m)) for m in MAKEFILES)
-            if memo[directory]:
-                return True
-        return False
+    def _included(self, entry: Entry) -> str:
+        """How a Makefile of the entry's root includes it ("" when none does, or when git
+        tracks it: then it is the project's, read in review): by name (`include
+        ffbuild/config.mak`, a glob), or, where one includes through a variable
+        (`-include $(DEPS)`), by a dependency file's name (`.d`, `.Po`)."""
+        memo = self.__dict__.setdefault("_make_memo", {})
+        if entry.root not in memo:
+            memo[entry.root] = _make_includes(entry.root)
+        any_variable, literal, patterns = memo[entry.root]
+        if entry.path in literal:
+            how = "by name"
+        elif any(fnmatch.fnmatchcase(entry.path, p) for p in patterns):
+            how = "by a pattern"
+        elif any_variable and os.path.basename(entry.path).endswith(MAKE_DEPENDENCIES):
+            how = "a dependency file, through a variable"
+        else:
+            return ""
+        tracked = self.__dict__.setdefault("_tracked_memo", {})
+        if entry.root not in tracked:
+            from corral.sandbox.protect.hookmanagers import tracked as listed
+
+            tracked[entry.root] = frozenset(listed(entry.root))
+        return "" if entry.rel in tracked[entry.root] else how
 
 
-def _includes(makefile: str) -> bool:
+MAKE_DEPTH = 3  # levels below a root looked in for Makefiles
+MAKE_LOOKED = 2000  # directories looked at
+
+
+def _make_includes(root: str) -> tuple[bool, frozenset[str], list[str]]:
+    """(whether a Makefile of the root includes through a variable, the paths Makefiles
+    include by name, the globs they include), from every Makefile at the root and to
+    MAKE_DEPTH levels below (a top Makefile that only runs `$(MAKE) -C src`). Past the
+    walk's budget, every dependency file counts (as through a variable)."""
+    from corral.sandbox.protect.dirwalk import directories
+
+    below, complete = directories(root, MAKE_DEPTH, MAKE_LOOKED, SKIPPED)
+    variable = not complete
+    literal: set[str] = set()
+    patterns: list[str] = []
+    for directory in (root, *below):
+        for name in MAKEFILES:
+            for word in _include_words(os.path.join(directory, name)):
+                if "$" in word:
+                    variable = True
+                    continue
+                path = os.path.normpath(os.path.join(directory, word))
+                (patterns.append if any(c in word for c in "*?[") else literal.add)(path)
+    return variable, frozenset(literal), patterns
+
+
+SKIPPED = frozenset({".git", "node_modules", ".venv", "target", "__pycache__"})
+
+
+def _include_words(makefile: str) -> list[str]:
+    """The words of a Makefile's include directives (`include a.mk`, `-include $(DEPS)`)."""
     try:
         text = read_regular(makefile, MAX_DEPENDENCY_BYTES).decode("utf-8", "replace")
     except OSError:
-        return False
-    return re.search(r"(?m)^[ \t]*(?:-|s)?include[ \t]", text) is not None
+        return []
+    words: list[str] = []
+    for line in re.findall(r"(?m)^[ \t]*(?:-|s)?include[ \t]+(.*)$", text):
+        words += line.split("#", 1)[0].split()
+    return words
 
 
 def _only_dependencies(entry: Entry) -> bool:

@@ -503,6 +503,13 @@ class Checker(
         if entry.kind == "link" and parts[-1] in BUILD_MARKS:
             return entry.path
         tops = (entry.root, entry.upper_root())
+        if parts[0] in IN_SOURCE_OUTPUTS and any(
+            os.path.lexists(os.path.join(t, m)) for t in tops for m in IN_SOURCE_MARKS
+        ):
+            # an in-source build (`cmake .`): the root is the build tree, and what the tool
+            # writes at its top is held as a tree of its own (r78b CMAKEINSOURCE: flags.make
+            # in CMakeFiles/, the top build.ninja, ran at `make -n`, `ninja`)
+            return os.path.join(entry.root, parts[0])
         for i, part in enumerate(parts[:-1] if entry.kind != "dir" else parts):
             rel = "/".join(parts[: i + 1])
             key = os.path.join(entry.root, rel)
@@ -762,6 +769,15 @@ BUILD_CONTENTS = (
     ".rustc_info.json", ".fingerprint", "CMakeCache.txt", "build.ninja", "meson-private",
     "doctrees", "environment.pickle", ".buildinfo",
 )  # fmt: skip
+
+
+# an in-source build's marks at a root's top, and what its tool writes there
+IN_SOURCE_MARKS = ("CMakeCache.txt",)  # (a hand-written build.ninja at the top is a source)
+IN_SOURCE_OUTPUTS = frozenset({
+    "CMakeFiles", "CMakeCache.txt", "cmake_install.cmake", "CTestTestfile.cmake", "Makefile",
+    "build.ninja", "rules.ninja", ".ninja_deps", ".ninja_log", "CPackConfig.cmake",
+    "CPackSourceConfig.cmake", "_deps", "Testing",
+})  # fmt: skip
 
 
 # where toolchains put the programs a hook runs, below $HOME (see Checker._system_program)

@@ -260,7 +260,7 @@ def staged_texts(tree: str, texts: Iterable[str], found: Found) -> list[tuple[st
     names = (*STAGED_FILES, *PACKAGE_FILES)
     below, complete = directories(tree, STAGED_DEPTH, STAGED_LOOKED, NOT_PROJECTS_BELOW)
     configs = [os.path.join(d, n) for d in (tree, *below) for n in names]
-    configs += [os.path.join(tree, p) for p in _tracked(tree) if os.path.basename(p) in names]
+    configs += [os.path.join(tree, p) for p in tracked(tree) if os.path.basename(p) in names]
     for text in texts:
         words = text.replace("=", " ").split()
         configs += [
@@ -304,7 +304,7 @@ COMPUTED = (
 )
 
 
-def _tracked(tree: str) -> list[str]:
+def tracked(tree: str) -> list[str]:
     """The paths git's index lists for the work tree at `tree` ([] where there is none or it
     cannot be read)."""
     from corral.changes.git_objects import GitUnreadable, read_index
