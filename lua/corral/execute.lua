@@ -10,6 +10,34 @@ local M = {}
 local pending = {} ---@type table<integer, fun(result: table)>
 local next_token = 0
 
+-- What one call may send the engine: pynvim drops a message past about 100 MiB and never
+-- answers, and the editor waited for good (r78c RPCWEDGE: a 60 MiB write froze it 28 s).
+local MAX_INPUT = 32 * 1024 * 1024
+local MAX_SAID = 64 * 1024 -- of a command repeated to the engine for the result and audit
+
+---The bytes of a tool call's string inputs.
+---@param input any
+---@return integer
+local function input_bytes(input)
+  local total = 0
+  if type(input) == "table" then
+    for _, value in pairs(input) do
+      total = total + (type(value) == "string" and #value or 0)
+    end
+  end
+  return total
+end
+
+---A command as the result and the audit log repeat it: its first MAX_SAID bytes.
+---@param command any
+---@return string|nil
+local function said(command)
+  if type(command) ~= "string" then
+    return nil
+  end
+  return #command > MAX_SAID and (command:sub(1, MAX_SAID) .. " [...]") or command
+end
+
 local resolvers = {} ---@type table<string, fun(context: table): string|nil>
 
 ---Add an approval resolver written in Lua: `fn(context)` gets `{tool, input, sandboxed, class}`
@@ -240,6 +268,23 @@ end
 local function ask_guard(tool_call, opts, extra)
   opts = opts or {}
   local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
+  local size = input_bytes(tool_call.input)
+  if size > MAX_INPUT then
+    local message = ("the call's input is %d MiB, more than corral takes (%d MiB)"):format(
+      math.floor(size / 1048576), MAX_INPUT / 1048576)
+    return bufnr, engine.request(bufnr, { tool = tool_call.name }), true, {
+      decision = "deny",
+      source = "corral",
+      reason = message,
+      refusal = {
+        code = "invalid-input",
+        rule = "input",
+        layer = "builtin",
+        message = message,
+        hint = "write large contents in parts (write, then edit to append), or from a command",
+      },
+    }, nil
+  end
   local context = { bufnr = bufnr, tool_call_id = tool_call.id, cwd = engine.cwd_of(bufnr) }
   local request = engine.request(bufnr, vim.tbl_extend("force", {
     tool = tool_call.name,
@@ -295,7 +340,7 @@ function M.execute(tool_call, opts, on_done)
     handle.done = true
     local brief = decision and { decision = decision.decision, source = decision.source, reason = decision.reason }
       or { decision = "deny", source = "corral", reason = "the guard could not decide" }
-    local command = tool_call.name == "bash" and type(tool_call.input) == "table" and tool_call.input.command or nil
+    local command = tool_call.name == "bash" and type(tool_call.input) == "table" and said(tool_call.input.command) or nil
     local answer = engine.call(
       "result",
       engine.request(bufnr, { tool = tool_call.name, raw = raw, decision = brief, command = command })
@@ -316,9 +361,9 @@ function M.execute(tool_call, opts, on_done)
         status = result.status,
         decision = brief.decision,
         source = brief.source,
-        command = tool_call.input and tool_call.input.command,
-        path = tool_call.input and tool_call.input.path,
-        url = tool_call.input and tool_call.input.url,
+        command = type(tool_call.input) == "table" and said(tool_call.input.command) or nil,
+        path = type(tool_call.input) == "table" and said(tool_call.input.path) or nil,
+        url = type(tool_call.input) == "table" and said(tool_call.input.url) or nil,
         exit = result.exit,
         class = decision and decision.class ~= vim.NIL and decision.class or nil,
         sandboxed = result.sandboxed,

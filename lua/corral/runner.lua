@@ -29,9 +29,13 @@ function M.start(argv, bufnr, opts)
       on_exit(code, repairs, changes)
     end
   end
-  job = vim.fn.jobstart(wrapped, opts)
+  -- (an error, not only a 0 or -1: E903 for an argument past the kernel's 128 KiB, r78c
+  -- BASHARGMAX; it escaped, and the call's on_done never came)
+  local ok, started = pcall(vim.fn.jobstart, wrapped, opts)
+  job = ok and started or 0
   if job <= 0 then
-    return nil, "jobstart failed for " .. wrapped[1]
+    sandbox.after_run(info) -- (its change set, empty: removed)
+    return nil, "jobstart failed for " .. wrapped[1] .. (ok and "" or (": " .. tostring(started)))
   end
   running[job] = info or false
   return job, nil, info

@@ -668,9 +668,11 @@ FIELDS: tuple[Field, ...] = (
         _DENY_READ,
         "Paths hidden inside the sandbox (credential stores, other homes, host sockets); "
         "entries that do not exist are skipped. Hidden besides, whatever this says: the "
-        "system's files you may read and others may not (below /etc, /var/lib, /var/cache, "
-        "/var/spool, /var/mail, /var/backups, /usr/local/etc, /srv and /boot: a backup of "
-        "the password hashes, a host key, a stored password), found by their modes.",
+        "system's files you may read and others may not (a backup of the password hashes, "
+        "a host key, a stored password: by their modes and ACLs, and directories you may "
+        "open files in but not list, below /etc, /var, /run, /srv, /boot and /root, to three "
+        "levels below /opt and /usr/local, two below /mnt and /media, and in any other "
+        "directory of / and / itself; not in your home or the workspace).",
         narrows=REMOVING_LOOSENS,
     ),
     Field(

@@ -264,6 +264,7 @@ class Editor:
 @pytest.fixture(scope="session")
 def editor_env() -> Iterator[EditorEnv]:
     base = Path(os.path.realpath(tempfile.mkdtemp(prefix="corral-editor-", dir=SCRATCH)))
+    base.chmod(0o755)  # (not a directory only the user may read: see system_private)
     try:
         env = EditorEnv(base)
         env.generate_manifest()

@@ -405,3 +405,24 @@ def test_an_engine_error_in_one_call_never_stops_later_calls_from_ending(
     fresh.lua("require('corral').setup({ tools = { auto_approve = { 'read' } } })")
     execute(fresh, "read", path="README.md")
     assert shaped(result(fresh), "ran")["content"] == "hello\n"
+
+
+def test_a_command_or_input_too_large_is_refused_and_on_done_still_comes(
+    fresh: Editor, workspace: Path
+) -> None:
+    """r78c BASHARGMAX: a bash command past 128 KiB made jobstart fail with E903, which
+    escaped execute(): on_done never came. RPCWEDGE: a file tool's input past ~100 MiB was
+    dropped by pynvim, and Neovim waited for good."""
+    execute(fresh, "bash", command="echo " + "x" * 200_000)
+    r = shaped(result(fresh), "refused")
+    assert r["refusal"]["code"] == "invalid-input" and "KiB" in r["refusal"]["message"], r
+    fresh.lua("require('corral').setup({ tools = { auto_approve = { 'write' } } })")
+    fresh.lua(
+        EXECUTE_RAW, {"name": "write", "input": {"path": "big.txt", "content": "y" * (40 << 20)}}
+    )
+    r = shaped(result(fresh), "refused")
+    assert r["refusal"]["code"] == "invalid-input" and "MiB" in r["refusal"]["message"], r
+    assert not (workspace / "big.txt").exists()
+    execute(fresh, "write", path="small.txt", content="ok\n")
+    assert shaped(result(fresh), "ran")
+    assert (workspace / "small.txt").read_text() == "ok\n"

@@ -258,6 +258,9 @@ def _make_repo(host: Host) -> None:
 @pytest.fixture
 def host() -> Iterator[Host]:
     base = Path(os.path.realpath(tempfile.mkdtemp(prefix="corral-sandbox-", dir=HOST_SCRATCH)))
+    # (like the directories a user keeps projects in: others may look in; one only the
+    # user may is hidden from commands, see system_private)
+    base.chmod(0o755)
     h = Host(base)
     try:
         _populate_home(h)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -14,7 +15,6 @@ from .conftest import NOBODY, user_prefix
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from pathlib import Path
 
 pytestmark = pytest.mark.sandbox
 
@@ -25,8 +25,6 @@ ETC = "/etc"  # (where shadow-utils keeps its backups)
 @pytest.fixture
 def system_file() -> Iterator[Path]:
     """A file in /etc for the test's corral user, removed after."""
-    from pathlib import Path
-
     if os.geteuid() != 0:
         pytest.skip("needs root to make a file in /etc")
     path = Path(ETC) / f"corral-test-{uuid.uuid4().hex}-"
@@ -69,3 +67,17 @@ def test_shadow_utils_backups_are_hidden_as_root(host) -> None:  # type: ignore[
         pytest.skip("root's view of /etc/shadow-")
     done = host.corral("run", "--", "sh", "-c", "cat /etc/shadow- /etc/gshadow- | wc -c")
     assert done.stdout.strip() == "0", done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("where", ["/opt", "/var/log", "/run"])
+def test_private_files_outside_etc_are_hidden_too(host, where: str) -> None:  # type: ignore[no-untyped-def]
+    """r78c SYSPRIVTOPS: /opt, /var/log, /run (and /mnt, /media, ...) were not looked at."""
+    if os.geteuid() != 0 or not os.path.isdir(where):
+        pytest.skip(f"needs root to make a file in {where}")
+    path = Path(where) / f"corral-test-{uuid.uuid4().hex}"
+    try:
+        _make(path, 0o600)
+        done = host.corral("run", "--", "cat", str(path))
+        assert SECRET not in done.stdout, (where, done.stdout)
+    finally:
+        path.unlink(missing_ok=True)

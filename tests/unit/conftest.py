@@ -51,6 +51,7 @@ def base(tmp_path: Path) -> Iterator[Path]:
     """
     try:
         made = tempfile.mkdtemp(prefix="corral-unit-", dir="/var/tmp")
+        os.chmod(made, 0o755)  # (not a directory only the user may read: see system_private)
     except OSError:  # no /var/tmp: fall back, the /tmp-specific assertions are then moot
         yield tmp_path
         return

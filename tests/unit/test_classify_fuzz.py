@@ -103,6 +103,9 @@ def test_an_evasion_inside_anything_is_never_read_only(read: str, evasion: str, 
     st.sampled_from(JOINS),
 )
 def test_privileged_inside_anything_is_privileged(other: str, privileged: str, join: str) -> None:
+    # (two halves of an unbalanced quote close each other: `ls "` then `ls "; sudo ls` quote
+    # the sudo, which is then an argument, not a command)
+    assume(not any(c.count(q) % 2 for c in (other, privileged) for q in "\"'"))
     assert classify(join.format(a=other, b=privileged)).kind == PRIVILEGED
 
 

@@ -227,15 +227,10 @@ def test_worktree_dot_git_file(
 def denied(p: Policy) -> tuple[tuple[str, bool], ...]:
     """The deny masks but corral's state directory (the audit log, change sets) and the
     system's files only the user may read (system_private), which every run hides."""
-    from corral.paths import is_within
-    from corral.sandbox.system_private import SYSTEM_TOPS
+    from corral.sandbox.system_private import hides
 
     state_dir = os.path.realpath(dirs.user_state_dir())
-    return tuple(
-        d
-        for d in p.deny_read
-        if d[0] != state_dir and not any(is_within(d[0], t) for t in SYSTEM_TOPS)
-    )
+    return tuple(d for d in p.deny_read if d[0] != state_dir and not hides(d[0]))
 
 
 def test_deny_read_only_existing_paths(

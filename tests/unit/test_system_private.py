@@ -82,7 +82,9 @@ def test_the_cache_is_trusted_only_while_its_directories_are_as_they_were(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     top = _tree(tmp_path)
-    monkeypatch.setattr(system_private, "SYSTEM_TOPS", (str(top),))
+    monkeypatch.setattr(system_private, "system_tops", lambda: [str(top)])
+    monkeypatch.setitem(system_private.TOP_DEPTHS, str(top), 8)
+    monkeypatch.setattr(system_private, "_top_files", lambda who, state: ([], [], True))
     cache: dict = {}  # type: ignore[type-arg]
     first, _cut, changed = system_private.private_paths(cache, _of, [])
     assert changed and (str(top / "shadow-"), False) in first
@@ -92,3 +94,47 @@ def test_the_cache_is_trusted_only_while_its_directories_are_as_they_were(
     (top / "ssl" / "new.key").chmod(0o600)
     after, _cut, changed = system_private.private_paths(cache, _of, [])
     assert changed and (str(top / "ssl" / "new.key"), False) in after
+
+
+def test_a_directory_the_user_may_enter_but_not_list_is_hidden_whole(tmp_path: Path) -> None:
+    """r78c SYSPRIVXDIR: /etc/ssl/private, 0710 in the user's group (or 0711): its files
+    opened by name were neither looked at nor hidden."""
+    top = tmp_path / "etc"
+    (top / "private").mkdir(parents=True)
+    (top / "private" / "key.pem").write_text("k")
+    who = system_private.Who()
+    info = os.lstat(top / "private")
+    # (as the user's group: x only, as others: nothing; and the same with others' x)
+    who.uid, who.gids = info.st_uid + 1, frozenset({info.st_gid})
+    (top / "private").chmod(0o710)
+    assert system_private.walk(str(top), who, _of)[1] == [(str(top / "private"), True)]
+    (top / "private").chmod(0o711)
+    who.gids = frozenset()
+    assert system_private.walk(str(top), who, _of)[1] == [(str(top / "private"), True)]
+
+
+def test_a_file_an_acl_may_open_to_someone_is_hidden(tmp_path: Path) -> None:
+    """r78c SYSPRIVACL: mode bits keeping a file to its owner, and an ACL naming a user
+    who read it."""
+    import struct
+
+    top = tmp_path / "etc"
+    top.mkdir()
+    (top / "token").write_text("t")
+    (top / "token").chmod(0o600)
+    # (what `setfacl -m u:65534:r` writes: the owner rw, user 65534 r, the mask r, no one
+    # else; the kernel's xattr form, version 2, entries of tag, permissions and id)
+    everyone = 0xFFFFFFFF
+    acl = struct.pack("<I", 2) + b"".join(
+        struct.pack("<HHI", tag, perm, uid)
+        for tag, perm, uid in ((1, 6, everyone), (2, 4, 65534), (4, 0, everyone),
+                               (0x10, 4, everyone), (0x20, 0, everyone))
+    )  # fmt: skip
+    try:
+        os.setxattr(top / "token", "system.posix_acl_access", acl)
+    except OSError:
+        pytest.skip("no ACLs on this file system")
+    who = system_private.Who()
+    # (someone neither the owner nor in its group: the bits say "no", the ACL "may")
+    who.uid, who.gids = os.lstat(top / "token").st_uid + 1, frozenset({12345})
+    assert (str(top / "token"), False) in system_private.walk(str(top), who, _of)[1]

@@ -877,7 +877,10 @@ class Resolution:
         """The system's files the user may read and others may not (r77c SHADOWBACKUP: as
         root, /etc/shadow- held the password hashes the deny list hides as /etc/shadow)."""
         _secrets_cache()
-        found, cut, changed = system_private.private_paths(_SYSTEM, _of, self.rw_roots)
+        # (the workspace, writable or not, the writable roots and your home: rules of
+        # their own)
+        skip = [self.ctx.cwd, *self.rw_roots, *([self.ctx.home] if self.ctx.home != "/" else [])]
+        found, cut, changed = system_private.private_paths(_SYSTEM, _of, skip)
         if changed:
             _SECRETS_STATE["dirty"] = True
             _secrets_cache(save=True)

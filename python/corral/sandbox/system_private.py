@@ -27,17 +27,43 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-# where the system keeps its configuration and its state (not /usr, /proc or /home: packages'
-# files, the kernel's, the users' homes with rules of their own)
-SYSTEM_TOPS = (
-    "/etc", "/var/backups", "/var/cache", "/var/lib", "/var/spool", "/var/mail",
-    "/usr/local/etc", "/srv", "/boot",
-)  # fmt: skip
+# what of / is not walked: the kernel's and the packages' files (read-only, everyone's),
+# the users' homes (rules of their own: other homes hidden, yours by sandbox.policy.home),
+# the stores of Nix, Guix and snaps (everyone's, and too large), the sandbox's own /tmp
+NOT_WALKED = frozenset({
+    "proc", "sys", "dev", "tmp", "usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32",
+    "home", "nix", "gnu", "snap",
+})  # fmt: skip
+EXTRA_TOPS = ("/usr/local",)  # (of /usr: what the administrator put there)
+# the levels looked in below a top: all of the system's configuration and state; installed
+# software's trees (deep, read by everyone) and mounted media to a few; any other directory
+# of / (a disk of data, projects) to its own entries. Every run stats each directory looked
+# in (the walk is remembered while they are as they were): this bounds that.
+TOP_DEPTHS = {
+    "/etc": 1 << 16, "/var": 1 << 16, "/run": 1 << 16, "/srv": 1 << 16, "/root": 1 << 16,
+    "/boot": 1 << 16, "/opt": 3, "/usr/local": 3, "/mnt": 2, "/media": 2,
+}  # fmt: skip
+OTHER_TOP_DEPTH = 1
+
+
+def system_tops() -> list[str]:
+    """Every directory of / but NOT_WALKED (r78c SYSPRIVTOPS: /opt, /var/log, /run, /mnt,
+    /media and /nonexistent held private files the first list of tops left out), and
+    EXTRA_TOPS; "/" itself for what is directly in it."""
+    try:
+        names = sorted(os.listdir("/"))
+    except OSError:
+        names = []
+    return [*(f"/{n}" for n in names if n not in NOT_WALKED), *EXTRA_TOPS]
+
+
 MAX_ENTRIES = 20_000  # of one top: past that, what was not looked at is hidden whole
 MAX_HIDDEN = 100  # directories hidden for not being looked at, of one top
 KEY = "system-private:"  # the cache key's prefix (the secrets walk's keys are directories)
 
 State = tuple[int, int, int, int, int]
+# (the directories looked in and their states, the private paths, whether all was looked at)
+Answer = tuple[list[tuple[str, State]], list[tuple[str, bool]], bool]
 
 
 RULE = "sandbox: system files only you may read"
@@ -50,13 +76,28 @@ HINT = (
 def hides(path: str) -> bool:
     """Whether the walk hides `path`, by its mode and place (for a refusal's words, not for a
     decision: the policy's deny list is that)."""
-    if not any(is_within(path, top) for top in SYSTEM_TOPS):
+    if not any(is_within(path, top) for top in system_tops()):
         return False
     who = Who()
     parts = path.split("/")
     try:
         # (itself, or a directory above it others may not enter)
-        return any(who.private(os.lstat("/".join(parts[:i]))) for i in range(3, len(parts) + 1))
+        return any(
+            who.private(p, os.lstat(p))
+            for p in ("/".join(parts[:i]) for i in range(2, len(parts) + 1))
+        )
+    except OSError:
+        return False
+
+
+ACL = "system.posix_acl_access"
+
+
+def _acl(path: str) -> bool:
+    """Whether a POSIX ACL may let someone the mode bits do not name read `path` (r78c
+    SYSPRIVACL: a file the bits kept to its owner was read by a user an ACL named)."""
+    try:
+        return ACL in os.listxattr(path, follow_symlinks=False)
     except OSError:
         return False
 
@@ -79,38 +120,55 @@ class Who:
             return (info.st_mode >> 3) & 7
         return info.st_mode & 7
 
-    def private(self, info: os.stat_result) -> bool:
-        """Whether the user may read it (list and enter a directory) and others may not."""
-        if stat.S_ISDIR(info.st_mode):
-            return self.bits(info) & 5 == 5 and not info.st_mode & 1
-        return stat.S_ISREG(info.st_mode) and bool(self.bits(info) & 4) and not info.st_mode & 4
+    def private(self, path: str, info: os.stat_result) -> bool:
+        """Whether the user may read it and others may not: a file, or a directory hidden
+        whole, where the user may enter and others may not, or where the user may open what
+        is in it by name but not list it (r78c SYSPRIVXDIR: /etc/ssl/private, 0710 in the
+        user's group). Where an ACL may name the user, the mode bits' "may" counts as yes."""
+        mode, bits = info.st_mode, self.bits(info)
+        if stat.S_ISDIR(mode):
+            if mode & 5 == 5 and bits & 5 == 5:
+                return False  # (everyone lists and enters it: looked in, see enters)
+            enters = bool(bits & 1) or (not mode & 1 and _acl(path))
+            return enters and (not mode & 1 or not bits & 4)
+        if not stat.S_ISREG(mode) or mode & 4:
+            return False
+        return bool(bits & 4) or _acl(path)
 
     def enters(self, info: os.stat_result) -> bool:
         return stat.S_ISDIR(info.st_mode) and self.bits(info) & 5 == 5
 
 
 def walk(
-    top: str, who: Who, state: Callable[[os.stat_result], State], skip: tuple[str, ...] = ()
+    top: str,
+    who: Who,
+    state: Callable[[os.stat_result], State],
+    skip: tuple[str, ...] = (),
+    depth: int = 1 << 16,
 ) -> tuple[list[tuple[str, State]], list[tuple[str, bool]], bool]:
     """(the directories looked in and their states, the private paths (path, is a directory),
     whether all was looked at: past MAX_ENTRIES what was not is among the private paths).
     Not looked in: `skip` (the writable roots: the command's own files, which its deny list
     and globs decide, and which change at every run); a private directory above one of them
-    is looked through rather than hidden whole."""
+    is looked through rather than hidden whole. `depth`: the levels below `top` looked in
+    (what is deeper is not looked at, and not hidden: see TOP_DEPTHS)."""
     seen: list[tuple[str, State]] = []
     found: list[tuple[str, bool]] = []
     stack: list[tuple[str, bool]] = []  # (a directory to look in, whether it is private)
     looked = 0
+    deepest = top.rstrip("/").count("/") + depth
 
     def judge(path: str, info: os.stat_result, in_private: bool) -> None:
         if any(is_within(path, s) for s in skip):
             return
         holds = any(is_within(s, path) for s in skip)
-        private = in_private or who.private(info)
+        private = in_private or who.private(path, info)
         if private and not holds:
             # (in a private directory looked through, everything is as private as it)
             found.append((path, stat.S_ISDIR(info.st_mode)))
-        elif who.enters(info) or (holds and stat.S_ISDIR(info.st_mode)):
+        elif (who.enters(info) or (holds and stat.S_ISDIR(info.st_mode))) and (
+            path.count("/") < deepest
+        ):
             if path != top:
                 seen.append((path, state(info)))
             stack.append((path, private))
@@ -153,25 +211,66 @@ def private_paths(
     state: Callable[[os.stat_result], State],
     skip: Iterable[str],
 ) -> tuple[list[tuple[str, bool]], list[str], bool]:
-    """(the private paths of SYSTEM_TOPS, the tops not looked through whole, whether `cache`
-    was changed). `cache` maps a key to a walk's answer, reused while every directory it
-    looked in is as it was."""
+    """(the private paths of the system's tops, the tops not looked through whole, whether
+    `cache` was changed). `cache` maps a key to a walk's answer, reused while every
+    directory it looked in is as it was. `skip`: the writable roots and your home, which
+    have rules of their own."""
     who = Who()
     found: list[tuple[str, bool]] = []
     cut: list[str] = []
     changed = False
-    for top in SYSTEM_TOPS:
+    key = who.key() + "/"
+    answer = cache.get(key)
+    if answer is None or not _unchanged(answer[0], state):
+        answer = _top_files(who, state)
+        cache[key] = answer
+        changed = True
+    found += answer[1]
+    for top in system_tops():
         inside = tuple(sorted(s for s in skip if is_within(s, top)))
         key = who.key() + top + "|" + "|".join(inside)
         answer = cache.get(key)
         if answer is None or not _unchanged(answer[0], state):
-            answer = walk(top, who, state, inside)
+            answer = walk(top, who, state, inside, TOP_DEPTHS.get(top, OTHER_TOP_DEPTH))
             cache[key] = answer
             changed = True
         found += answer[1]
         if not answer[2]:
             cut.append(top)
-    return found, cut, changed
+    return _fewer(found), cut, changed
+
+
+MAX_BESIDE = 20  # private files of one directory (not a top) said one by one; past it, it
+
+
+def _fewer(found: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
+    """The private paths, a directory (below a top) holding more than MAX_BESIDE of them
+    hidden whole instead: each is a bwrap argument, and 15,000 were more than one command
+    line takes, which refused every run (r78c SYSPRIVARGS)."""
+    by_dir: dict[str, int] = {}
+    for path, _ in found:
+        by_dir[os.path.dirname(path)] = by_dir.get(os.path.dirname(path), 0) + 1
+    crowded = {d for d, n in by_dir.items() if n > MAX_BESIDE and d.count("/") > 1}
+    kept = [(p, d) for p, d in found if os.path.dirname(p) not in crowded]
+    return [*kept, *((d, True) for d in sorted(crowded))]
+
+
+def _top_files(who: Who, state: Callable[[os.stat_result], State]) -> Answer:
+    """What of the private files is directly in / (the directories there are tops)."""
+    try:
+        info = os.lstat("/")
+        entries = list(os.scandir("/"))
+    except OSError:
+        return [("/", (-1, -1, -1, -1, -1))], [], True
+    found = []
+    for entry in entries:
+        try:
+            child = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISREG(child.st_mode) and who.private(entry.path, child):
+            found.append((entry.path, False))
+    return [("/", state(info))], found, True
 
 
 def _unchanged(seen: list[tuple[str, State]], state: Callable[[os.stat_result], State]) -> bool:

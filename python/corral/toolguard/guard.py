@@ -52,6 +52,7 @@ INPUTS: dict[str, dict[str, tuple[type, bool]]] = {
 }  # fmt: skip
 
 
+MAX_COMMAND = 120 * 1024  # bytes of a bash command: one argument, which Linux caps at 128 KiB
 # (r77d SMALLWORDS: "must be a int")
 KIND_WORDS = {str: "a string", int: "an integer", bool: "true or false"}
 
@@ -81,6 +82,14 @@ def invalid_input(tool: str, tool_input: Mapping[str, Any]) -> str | None:
             return f"input.{name} must be {KIND_WORDS[kind]}, not {type(value).__name__}"
         if kind is str and required and name in ("command", "path", "url") and not value:
             return f"input.{name} is empty"
+        if name == "command" and isinstance(value, str) and len(value.encode()) > MAX_COMMAND:
+            # (`bash -c COMMAND` is one argument: the kernel takes 128 KiB, and jobstart
+            # failed past it, r78c BASHARGMAX)
+            return (
+                f"input.command is {len(value.encode()) // 1024} KiB, more than a command "
+                f"line takes ({MAX_COMMAND // 1024} KiB): write long contents with the write "
+                "tool, then run a short command"
+            )
         if isinstance(value, str) and "\0" in value:
             # no shell, path or URL holds one, and the editor shows none of what follows it
             return f"input.{name} contains a NUL byte"

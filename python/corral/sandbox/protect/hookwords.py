@@ -186,12 +186,12 @@ def _sourced(
     """The files of the work tree the hooks source by a path their words say (`. ./env.sh`,
     `source scripts/hook-env`), kept, and read as part of the hook: what they put on PATH,
     the venv they activate (r78a PATHVENVVAR: PATH set in a sourced file)."""
-    import re
-
     found: list[tuple[str, str, bool]] = []
     for base, text, is_config in texts:
-        if is_config:
+        if is_config or ("source" not in text and "." not in text):
             continue
+        import re  # (here: a run with no hook text imports none, see test_import_weight)
+
         spelled = r"(?m)(?:^|[;&|({]\s*|\bthen\s+|\bdo\s+)(?:\.|source)\s+(\S+)"
         for word in re.findall(spelled, text)[:MAX_GLOB_MATCHES]:
             word = word.replace('"', "").replace("'", "")
