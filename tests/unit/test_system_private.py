@@ -138,3 +138,15 @@ def test_a_file_an_acl_may_open_to_someone_is_hidden(tmp_path: Path) -> None:
     # (someone neither the owner nor in its group: the bits say "no", the ACL "may")
     who.uid, who.gids = os.lstat(top / "token").st_uid + 1, frozenset({12345})
     assert (str(top / "token"), False) in system_private.walk(str(top), who, _of)[1]
+
+
+def test_a_directory_crowded_with_private_files_is_hidden_whole() -> None:
+    """r78c SYSPRIVARGS: each private file was a bwrap argument; 15,000 of them were more
+    than a command line takes, and every run was refused."""
+    many = [(f"/var/lib/app/keys/k{i}", False) for i in range(system_private.MAX_BESIDE + 1)]
+    few = [("/etc/shadow-", False), ("/etc/gshadow-", False)]
+    kept = system_private._fewer([*few, *many])
+    assert kept == [*few, ("/var/lib/app/keys", True)], kept
+    # (never a top: /etc itself stays, its files one by one)
+    crowded_top = [(f"/etc/k{i}", False) for i in range(system_private.MAX_BESIDE + 1)]
+    assert system_private._fewer(crowded_top) == crowded_top
