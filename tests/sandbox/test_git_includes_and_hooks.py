@@ -2755,3 +2755,78 @@ def test_a_lint_staged_config_that_builds_paths_in_code_holds_the_change_set(hos
     said = run(host, "echo 'touch x' > scripts/c.sh\n")
     assert (host.ws / "scripts" / "c.sh").read_text() == "exit 0\n", said
     assert held_ids(host), said
+
+
+@pytest.mark.parametrize(
+    ("hook", "path"),
+    [
+        # SGHNPX, HUSKY8NPX: `npx lint-staged` with no PATH line runs node_modules' copy
+        ("npx lint-staged", "node_modules/lint-staged/bin/lint-staged.js"),
+        # NODEHOOKDEP: a hook's Node script imports a package
+        ("node scripts/check-commit.mjs", "node_modules/dep/index.js"),
+        # LSNESTBIN: a nested lint-staged config's task from that package's node_modules/.bin
+        ("npx lint-staged", "packages/web/node_modules/.bin/prettier"),
+        # CAPTAINHOOK: its hook loads Composer's vendor/
+        ("vendor/bin/captainhook hook:pre-commit", "vendor/composer/autoload_real.php"),
+        # RUSTYHOOK: the commands .rusty-hook.toml names
+        ("rusty-hook run --hook pre-commit", "scripts/rusty.sh"),
+        # UVPROJENV: the venv UV_PROJECT_ENVIRONMENT points at, four levels down
+        ("UV_PROJECT_ENVIRONMENT=.cache/a/b/venv uv run pytest",
+         ".cache/a/b/venv/lib/site-packages/zz.pth"),
+    ],
+)  # fmt: skip
+def test_what_node_php_rust_and_uv_hooks_load_is_kept(host: Host, hook: str, path: str) -> None:
+    """r79a: each was rewritten or added without a hold (`git status` empty: the trees are
+    git-ignored) and ran at the next commit."""
+    _committed(host)
+    (host.ws / ".git" / "hooks" / "pre-commit").write_text(f"#!/bin/sh\n{hook}\n")
+    files = {
+        "package.json": '{"name": "x", "lint-staged": {"*.txt": "sh scripts/t.sh"}}\n',
+        "packages/web/package.json": '{"name": "w", "lint-staged": {"*.js": "prettier -w"}}\n',
+        "packages/web/node_modules/.bin/prettier": "exit 0\n",
+        "node_modules/lint-staged/bin/lint-staged.js": "1\n",
+        "node_modules/dep/index.js": "1\n",
+        "scripts/check-commit.mjs": "import 'dep'\n",
+        "vendor/composer/autoload_real.php": "<?php\n",
+        ".rusty-hook.toml": '[hooks]\npre-commit = "sh scripts/rusty.sh"\n',
+        "scripts/rusty.sh": "exit 0\n",
+        "scripts/t.sh": "exit 0\n",
+    }
+    for name, text in files.items():
+        (host.ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (host.ws / name).write_text(text)
+    host.git("add", "packages/web/package.json")
+    venv = host.ws / ".cache/a/b/venv"
+    (venv / "lib" / "site-packages").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    said = run(host, f"echo 'touch x' > {path} 2>/dev/null\n")
+    assert not (host.ws / path).exists() or "touch x" not in (host.ws / path).read_text(), (
+        path, said,
+    )  # fmt: skip
+
+
+def test_a_hook_that_changes_into_the_top_keeps_the_workspace_writable(host: Host) -> None:
+    """r79a GRUMPHPCD: GrumPHP's hook `cd "./"` kept the whole work tree read-only."""
+    _committed(host)
+    (host.ws / ".git" / "hooks" / "pre-commit").write_text(
+        "#!/bin/sh\ncd \"./\" && exec 'vendor/bin/grumphp' 'git:pre-commit'\n"
+    )
+    said = run(host, "echo y > notes.txt\n")
+    assert (host.ws / "notes.txt").read_text() == "y\n", said
+
+
+def test_an_index_corral_cannot_read_holds_what_lint_staged_may_find_there(host: Host) -> None:
+    """r79a SPLITINDEX: with `core.splitIndex`, the read of git's index for lint-staged's
+    tracked configs gave nothing, quietly: the config five levels down was missed again."""
+    _committed(host)
+    (host.ws / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\nnpx lint-staged\n")
+    deep = host.ws / "a/b/c/d/e"
+    deep.mkdir(parents=True)
+    (deep / ".lintstagedrc.json").write_text('{"*": "sh scripts/deep.sh"}\n')
+    (deep / "scripts").mkdir()
+    (deep / "scripts" / "deep.sh").write_text("exit 0\n")
+    host.git("add", "-f", "a/b/c/d/e/.lintstagedrc.json")
+    host.git("update-index", "--split-index")
+    said = run(host, "echo 'touch x' > a/b/c/d/e/scripts/deep.sh\n")
+    assert (deep / "scripts" / "deep.sh").read_text() == "exit 0\n", said
+    assert held_ids(host), said

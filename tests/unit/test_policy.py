@@ -225,12 +225,14 @@ def test_worktree_dot_git_file(
 
 
 def denied(p: Policy) -> tuple[tuple[str, bool], ...]:
-    """The deny masks but corral's state directory (the audit log, change sets) and the
-    system's files only the user may read (system_private), which every run hides."""
-    from corral.sandbox.system_private import hides
+    """The deny masks of the test's own directory (the workspace's parent, holding its home):
+    not corral's state directory, nor what the host has elsewhere (the system's files only
+    the user may read, see system_private, which other work on the host changes)."""
+    from corral.paths import is_within
 
     state_dir = os.path.realpath(dirs.user_state_dir())
-    return tuple(d for d in p.deny_read if d[0] != state_dir and not hides(d[0]))
+    base = os.path.dirname(p.cwd)
+    return tuple(d for d in p.deny_read if d[0] != state_dir and is_within(d[0], base))
 
 
 def test_deny_read_only_existing_paths(

@@ -95,7 +95,7 @@ class LoadedRules(RuleSet):
         if entry.root not in tracked:
             from corral.sandbox.protect.hookmanagers import tracked as listed
 
-            tracked[entry.root] = frozenset(listed(entry.root))
+            tracked[entry.root] = frozenset(listed(entry.root) or ())  # (unread: none)
         return "" if entry.rel in tracked[entry.root] else how
 
 

@@ -35,6 +35,9 @@ NOT_WALKED = frozenset({
     "home", "nix", "gnu", "snap",
 })  # fmt: skip
 EXTRA_TOPS = ("/usr/local",)  # (of /usr: what the administrator put there)
+# below the tops, not looked in: /var/tmp, shared and ever changing (a temporary directory
+# made and removed between the walk and the sandbox's start failed the run, r79a BWRAPFLAKE)
+NOT_WALKED_BELOW = frozenset({"/var/tmp"})
 # the levels looked in below a top: all of the system's configuration and state; installed
 # software's trees (deep, read by everyone) and mounted media to a few; any other directory
 # of / (a disk of data, projects) to its own entries. Every run stats each directory looked
@@ -159,7 +162,7 @@ def walk(
     deepest = top.rstrip("/").count("/") + depth
 
     def judge(path: str, info: os.stat_result, in_private: bool) -> None:
-        if any(is_within(path, s) for s in skip):
+        if path in NOT_WALKED_BELOW or any(is_within(path, s) for s in skip):
             return
         holds = any(is_within(s, path) for s in skip)
         private = in_private or who.private(path, info)

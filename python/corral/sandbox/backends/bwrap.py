@@ -185,11 +185,23 @@ def mount_args(policy: Policy, stage: str | None = None) -> list[str]:
     if os.geteuid() == 0:
         for fifo in host_fifos():
             args += ["--ro-bind", "/dev/null", fifo]
+    masked: list[str] = []
     for path, is_dir in deny_read:
         if any(is_within(path, h) for h in policy.hidden) and not any(
             is_within(path, s) for s in shown
         ):
             continue  # already gone with the hidden area
+        if not os.path.lexists(path):
+            # (gone since the policy was made: bwrap cannot make a mount point in the
+            # read-only root, and the run failed, r79a BWRAPFLAKE)
+            continue
+        if any(is_within(path, m) for m in masked):
+            # (gone with a directory masked before it: bwrap could not make its mount point
+            # in that read-only tmpfs, and every run failed, as with corral's state directory
+            # below a directory only you may read, see system_private)
+            continue
+        if is_dir:
+            masked.append(path)
         if is_dir:
             args += ["--tmpfs", path, "--remount-ro", path]
         else:

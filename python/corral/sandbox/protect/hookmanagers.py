@@ -41,6 +41,13 @@ LEFTHOOK_FILES = (
 )
 OVERCOMMIT_FILES = (".overcommit.yml", ".git-hooks")
 HK_FILES = ("hk.pkl", "hk.local.pkl", ".config/hk.pkl", ".hk.pkl")
+# hook managers named in their hooks' text, and the configs whose commands they run (read
+# by their words)
+WORD_CONFIGS = {
+    "rusty-hook": (".rusty-hook.toml", "rusty-hook.toml"),
+    "captainhook": ("captainhook.json",),
+    "grumphp": ("grumphp.yml", "grumphp.yaml", "grumphp.yml.dist", "grumphp.dist.yml"),
+}
 PRE_COMMIT_DEFAULT = ".pre-commit-config.yaml"
 STAGED_EXTENSIONS = ("", ".json", ".yaml", ".yml", ".mjs", ".cjs", ".js", ".ts", ".mts", ".cts")
 
@@ -260,7 +267,10 @@ def staged_texts(tree: str, texts: Iterable[str], found: Found) -> list[tuple[st
     names = (*STAGED_FILES, *PACKAGE_FILES)
     below, complete = directories(tree, STAGED_DEPTH, STAGED_LOOKED, NOT_PROJECTS_BELOW)
     configs = [os.path.join(d, n) for d in (tree, *below) for n in names]
-    configs += [os.path.join(tree, p) for p in tracked(tree) if os.path.basename(p) in names]
+    listed = tracked(tree)
+    if listed is None:
+        complete = False  # (the index unread: configs past the walk may be tracked there)
+    configs += [os.path.join(tree, p) for p in listed or [] if os.path.basename(p) in names]
     for text in texts:
         words = text.replace("=", " ").split()
         configs += [
@@ -288,7 +298,8 @@ def staged_texts(tree: str, texts: Iterable[str], found: Found) -> list[tuple[st
     if not complete:  # (never cut quietly: r76a WALKFLOOD)
         found.unknown.append((
             tree, "a git hook runs lint-staged, which runs the config nearest each staged file",
-            [f"the configs past the first {STAGED_LOOKED} directories"],
+            [f"the configs past the first {STAGED_LOOKED} directories, or that an index "
+             "corral cannot read (a split index) lists"],
         ))  # fmt: skip
     return out
 
@@ -304,9 +315,9 @@ COMPUTED = (
 )
 
 
-def tracked(tree: str) -> list[str]:
-    """The paths git's index lists for the work tree at `tree` ([] where there is none or it
-    cannot be read)."""
+def tracked(tree: str) -> list[str] | None:
+    """The paths git's index lists for the work tree at `tree` ([] where there is none; None
+    where it cannot be read: a split index, r79a SPLITINDEX)."""
     from corral.changes.git_objects import GitUnreadable, read_index
 
     dot_git = os.path.join(tree, ".git")
@@ -315,10 +326,13 @@ def tracked(tree: str) -> list[str]:
         if not text.startswith("gitdir:"):
             return []
         dot_git = os.path.normpath(os.path.join(tree, text[len("gitdir:") :].strip()))
-    try:
-        return list(read_index(os.path.join(dot_git, "index")).entries)
-    except (GitUnreadable, OSError, ValueError):
+    index = os.path.join(dot_git, "index")
+    if not os.path.lexists(index):
         return []
+    try:
+        return list(read_index(index).entries)
+    except (GitUnreadable, OSError, ValueError):
+        return None
 
 
 def _package_keys(text: str, keys: tuple[str, ...], yaml: bool = False) -> str:
@@ -419,6 +433,11 @@ def detect(tree: str, hook_dirs: Iterable[str]) -> Found:
             or "husky" in text
         ):
             found.files.append(os.path.dirname(directory))  # husky v9: <dir>/<hook> runs
+        for word, names in WORD_CONFIGS.items():
+            # (rusty-hook's hook runs what .rusty-hook.toml says, r79a RUSTYHOOK;
+            # CaptainHook's and GrumPHP's, what their configs name, CAPTAINHOOK)
+            if word in text.lower():
+                found.files.extend(os.path.join(tree, name) for name in names)
         if "yorkie" in text:
             # (r78a YORKIE: its hook runs node_modules/yorkie's runner, which loads execa)
             found.notes.append(
@@ -525,6 +544,8 @@ def manager_texts(
             name.endswith((".yaml", ".yml")) and name.startswith((".pre-commit", "pre-commit"))
         ):
             texts.append((os.path.dirname(config), _read(config), True))
+        elif any(name in names for names in WORD_CONFIGS.values()) and os.path.isfile(config):
+            texts.append((tree, _read(config), True))
         elif name.endswith(".pkl") and os.path.isfile(config):
             # (hk's steps: `check = "scripts/lint.sh {{files}}"` runs from the top, r72a
             # HKSCRIPT)

@@ -108,6 +108,8 @@ def keep_named(
                 # hook's `[ -x scripts/local.sh ] && ./scripts/local.sh`); a bare name, or
                 # one found only by another reading of the word, when it is there
                 keep = (sure and "/" in word) or os.path.isfile(path)
+            if keep and os.path.normpath(path) == tree:
+                keep = False  # (`cd "./"`: never the whole work tree, r79a GRUMPHPCD)
             if keep:
                 result.file(path)
                 venv = _venv_of(path)
@@ -118,10 +120,13 @@ def keep_named(
                     # on PATH is (r72a HOOKVENV, r73a LHVENV)
                     result.file(venv)
                 parts = path.split(os.sep)
-                if "node_modules" in parts:
-                    # a package's script (yorkie's `node_modules/yorkie/src/runner.js`, husky
-                    # v4's run.js): it loads its dependencies from there (r78a YORKIE: execa)
-                    result.file(os.sep.join(parts[: parts.index("node_modules") + 1]))
+                for tree_name in DEPENDENCY_TREES:
+                    if tree_name in parts:
+                        # a package's script (yorkie's `node_modules/yorkie/src/runner.js`,
+                        # husky v4's run.js, CaptainHook's `vendor/bin/captainhook`): it loads
+                        # its dependencies from there (r78a YORKIE: execa; r79a CAPTAINHOOK:
+                        # vendor/composer/autoload_real.php)
+                        result.file(os.sep.join(parts[: parts.index(tree_name) + 1]))
     for base, text, _ in texts:
         # the directories a hook or a hook manager's job puts on PATH (`export
         # PATH="$PWD/tools/bin:$PATH"`, lefthook's `env: PATH: $PATH:tools/bin`): whole
@@ -141,6 +146,21 @@ def keep_named(
             for place in ("", *_cd_targets(text)):
                 for envs in (".tox", ".nox", *_tox_work_dirs(os.path.join(tree, place))):
                     result.file(os.path.normpath(os.path.join(tree, place, envs)))
+        for env in _uv_project_environments(text):
+            # (UV_PROJECT_ENVIRONMENT: the venv uv runs, anywhere, r79a UVPROJENV)
+            for place in ("", *_cd_targets(text)):  # (relative to the project uv finds)
+                result.file(os.path.normpath(os.path.join(tree, place, env)))
+        if _runs_node(text) or hookmanagers.runs_staged(text):
+            # npx, npm, pnpm, yarn, bunx, node: what they run is found in node_modules, the
+            # directory's own and each one above it (r79a SGHNPX, HUSKY8NPX: `npx
+            # lint-staged` from simple-git-hooks or husky v8; NODEHOOKDEP: `node
+            # scripts/x.mjs` and what it imports; LSNESTBIN: lint-staged runs a nested
+            # config's task with that package's node_modules/.bin first)
+            places = [tree, *(os.path.join(tree, c) for c in _cd_targets(text))]
+            places += [b for b, _, c in texts if c and b and b.startswith(tree + os.sep)]
+            for place in places:
+                for path in pathdirs.node_modules_of(os.path.normpath(place), tree):
+                    result.file(path)
         if _runs_venv(text) or _runs_tox(text) or _path_unread(text):
             # `uv run`, `poetry run`: the project's venv, found by the tool (r73a VENVRUNNER)
             venvs, complete = _top_venvs(tree)
@@ -222,6 +242,7 @@ def _path_unread(text: str) -> bool:
 
 
 VENV_RUNNERS = ("uv", "poetry", "pdm", "hatch", "pipenv", "rye")
+DEPENDENCY_TREES = ("node_modules", "vendor")  # (npm's, Composer's: a package's code beside)
 ENV_RUNNERS = ("tox", "nox")  # (their venvs, not the project's: .tox/<env>, .nox/<session>)
 
 
@@ -240,6 +261,26 @@ def _tox_work_dirs(directory: str) -> list[str]:
             value = value.replace("{toxinidir}", ".").replace("{tox_root}", ".")
             found.append(os.path.expanduser(value))
     return found
+
+
+NODE_RUNNERS = frozenset({
+    "npx", "npm", "pnpm", "pnpx", "yarn", "bun", "bunx", "node", "nodejs", "tsx", "ts-node",
+})  # fmt: skip
+
+
+def _runs_node(text: str) -> bool:
+    """Whether a text runs a Node program (`npx lint-staged`, `node scripts/x.mjs`)."""
+    return any(os.path.basename(w.strip("\"'();&|`")) in NODE_RUNNERS for w in text.split())
+
+
+def _uv_project_environments(text: str) -> list[str]:
+    """The venvs a text points uv at (`UV_PROJECT_ENVIRONMENT=.cache/venvs/app`)."""
+    import re
+
+    if "UV_PROJECT_ENVIRONMENT" not in text:
+        return []
+    found = re.findall(r"""UV_PROJECT_ENVIRONMENT\s*[=:]\s*["']?([^\s"';&|]+)""", text)
+    return [os.path.expanduser(f) for f in found if "$" not in f]
 
 
 def _runs_tox(text: str) -> bool:

@@ -51,6 +51,17 @@ def _inside(path: str, root: str) -> bool:
     return path.startswith(root + os.sep)
 
 
+def node_modules_of(place: str, root: str) -> list[str]:
+    """The node_modules a Node program run in `place` finds its packages in: `place`'s own
+    (kept even before it exists: an install there would give a hook its programs) and each
+    one above it up to `root`."""
+    return (
+        _node_modules(os.path.join(place, "node_modules"), root)
+        if _inside(place, root) or place == root
+        else []
+    )
+
+
 def _node_modules(directory: str, root: str) -> list[str]:
     """Every node_modules from the outermost one `directory` lies in (or its own) up to the
     root: where node finds what a program there loads."""

@@ -155,9 +155,15 @@ def _paths_in(line: str, cwd: str) -> list[str]:
     """The paths an error message names (quoted, or before its `: reason`)."""
     import re
 
-    # (GNU tools quote a name with ' or with U+2018/U+2019)
+    # (GNU tools quote a name with ' or with U+2018/U+2019; a bare word that starts the line
+    # is the program's name, `bwrap: Can't mkdir /x: ...`, not a path in the workspace)
     found = re.findall("['\u2018`]([^'\u2019`]+)['\u2019`]|(\\S+): [A-Z][a-z]", line)
-    return [os.path.normpath(os.path.join(cwd, a or b)) for a, b in found]
+    program = line.split(":", 1)[0].strip()
+    return [
+        os.path.normpath(os.path.join(cwd, a or b))
+        for a, b in found
+        if a or not (b == program and "/" not in b)
+    ]
 
 
 def _hidden(line: str, policy: Policy) -> str | None:
