@@ -15,14 +15,24 @@ local next_token = 0
 local MAX_INPUT = 32 * 1024 * 1024
 local MAX_SAID = 64 * 1024 -- of a command repeated to the engine for the result and audit
 
----The bytes of a tool call's string inputs.
----@param input any
+---The bytes of the strings in a tool call's input, at any depth (keys too), stopping past
+---MAX_INPUT (r79c RPCNEST: one string nested in a table, or as the tool's name).
+---@param value any
+---@param depth integer|nil
 ---@return integer
-local function input_bytes(input)
+local function input_bytes(value, depth)
+  depth = depth or 0
+  if type(value) == "string" then
+    return #value
+  end
+  if type(value) ~= "table" or depth > 32 then
+    return depth > 32 and MAX_INPUT + 1 or 0
+  end
   local total = 0
-  if type(input) == "table" then
-    for _, value in pairs(input) do
-      total = total + (type(value) == "string" and #value or 0)
+  for key, item in pairs(value) do
+    total = total + input_bytes(key, depth + 1) + input_bytes(item, depth + 1)
+    if total > MAX_INPUT then
+      break
     end
   end
   return total
@@ -268,11 +278,11 @@ end
 local function ask_guard(tool_call, opts, extra)
   opts = opts or {}
   local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
-  local size = input_bytes(tool_call.input)
+  local size = input_bytes(tool_call.input) + input_bytes(tool_call.name) + input_bytes(tool_call.id)
   if size > MAX_INPUT then
     local message = ("the call's input is %d MiB, more than corral takes (%d MiB)"):format(
       math.floor(size / 1048576), MAX_INPUT / 1048576)
-    return bufnr, engine.request(bufnr, { tool = tool_call.name }), true, {
+    return bufnr, engine.request(bufnr, { tool = "" }), true, {
       decision = "deny",
       source = "corral",
       reason = message,
@@ -326,6 +336,9 @@ function M.execute(tool_call, opts, on_done)
   -- What is checked, shown and run is one copy: a plugin changing its table after this call
   -- (while the window waits) must not run other than what was decided (review r40c)
   tool_call = vim.deepcopy(tool_call)
+  if type(tool_call.name) == "string" and #tool_call.name > 256 then
+    tool_call.name = tool_call.name:sub(1, 256) -- (no tool's: refused, and said short)
+  end
   -- audit_at_end: one audit line per call, written by finish()
   local bufnr, request, ok_call, decision, err = ask_guard(tool_call, opts, { audit_at_end = true })
   request.bufnr_for_run = bufnr
@@ -455,6 +468,9 @@ end
 ---@return corral.Decision|nil decision, string? err
 function M.decide(tool_call, opts)
   vim.validate("tool_call", tool_call, "table")
+  if type(tool_call.name) == "string" and #tool_call.name > 256 then
+    tool_call = vim.tbl_extend("force", tool_call, { name = tool_call.name:sub(1, 256) })
+  end
   local _, _, ok, decision, err = ask_guard(tool_call, opts, { dry_run = true })
   if not ok then
     return nil, tostring(decision)

@@ -166,13 +166,15 @@ def _other_homes(ctx: Context) -> list[str]:
             real = os.path.realpath(home)
             if not (is_within(ctx.home, real) or is_within(ctx.cwd, real)):
                 found.append(real)
-    return found
+    return list(dict.fromkeys(found))
 
 
 def _children(directory: str) -> list[str]:
+    """The directories in `directory`, links to one too (an LDAP user's home linked from
+    /home: hidden where it leads, r79c OTHERHOMELINK)."""
     try:
         with os.scandir(directory) as it:
-            return [e.path for e in it if e.is_dir(follow_symlinks=False)]
+            return [e.path for e in it if e.is_dir()]
     except OSError:
         return []
 

@@ -259,6 +259,10 @@ _DENY_READ = (
     "/etc/ssh/ssh_host_rsa_key",
     "/etc/ssh/ssh_host_ecdsa_key",
     "/etc/ssh/ssh_host_ed25519_key",
+    # the firmware's tables (ACPI's MSDM holds a Windows product key) and the machine's
+    # serial numbers, root's to read in /sys (r79c SYSFSROOTONLY)
+    "/sys/firmware",
+    "/sys/devices/virtual/dmi/id",
     # Host sockets: a read-only mount does not stop connect(2) on a unix socket.
     "/run/user",
     "/run/dbus",
@@ -670,9 +674,11 @@ FIELDS: tuple[Field, ...] = (
         "entries that do not exist are skipped. Hidden besides, whatever this says: the "
         "system's files you may read and others may not (a backup of the password hashes, "
         "a host key, a stored password: by their modes and ACLs, and directories you may "
-        "open files in but not list, below /etc, /var, /run, /srv, /boot and /root, to three "
-        "levels below /opt and /usr/local, two below /mnt and /media, and in any other "
-        "directory of / and / itself; not in your home or the workspace).",
+        "open files in but not list, below /etc, /var (not /var/tmp), /run, /srv, /boot and "
+        "/root, to three levels below /opt and /usr/local, two below /mnt and /media, what "
+        "is directly in /home, any other directory of / and / itself; not in /usr, your "
+        "home or the workspace). As root, the file tools read no more than the sandbox's "
+        "root, which has no capabilities.",
         narrows=REMOVING_LOOSENS,
     ),
     Field(

@@ -436,7 +436,11 @@ class Service:
                 "output_cap": resolved["tools.bash.output_cap"],
             },
         }
-        if tool == "bash" and isinstance(tool_input, dict):
+        if (
+            tool == "bash"
+            and isinstance(tool_input, dict)
+            and not decision.source.endswith("invalid-input")
+        ):
             result["command"] = guard.bash_command(tool_input, pol)[0]  # what bash runs
         if decision.decision in (approval.REQUIRE, approval.APPROVE):
             # Refused anyway (a hidden file, outside the writable roots, delete off, an edit

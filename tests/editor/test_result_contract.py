@@ -426,3 +426,25 @@ def test_a_command_or_input_too_large_is_refused_and_on_done_still_comes(
     execute(fresh, "write", path="small.txt", content="ok\n")
     assert shaped(result(fresh), "ran")
     assert (workspace / "small.txt").read_text() == "ok\n"
+
+
+def test_nested_huge_inputs_and_malformed_text_are_refused_with_a_hint(
+    fresh: Editor, workspace: Path
+) -> None:
+    """r79c RPCNEST: a huge string nested in the input, or as the tool's name, passed the
+    size check and froze the editor; MALFORMEDWORDS: a cwd with a NUL and a command that is
+    no UTF-8 ended "failed" with Python's exception text."""
+    fresh.lua(EXECUTE_RAW, {"name": "read", "input": {"path": {"x": "y" * (40 << 20)}}})
+    assert shaped(result(fresh), "refused")["refusal"]["code"] == "invalid-input"
+    fresh.lua(EXECUTE_RAW, {"name": "z" * (40 << 20), "input": {}})
+    assert shaped(result(fresh), "refused")
+    fresh.lua(EXECUTE_RAW, {"name": "bash", "input": {"command": "ls", "cwd": "a\0b"}})
+    r = shaped(result(fresh), "refused")
+    assert r["refusal"]["code"] == "invalid-input" and "NUL" in r["refusal"]["message"], r
+    fresh.lua(
+        "_G.corral_test_result = vim.NIL require('corral').execute({ name = 'bash', input ="
+        " { command = 'echo ' .. string.char(255, 254) } }, {}, function(r)"
+        " _G.corral_test_result = r end)"
+    )
+    r = shaped(result(fresh), "refused")
+    assert r["refusal"]["code"] == "invalid-input" and "UTF-8" in r["refusal"]["message"], r

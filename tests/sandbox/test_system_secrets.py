@@ -81,3 +81,47 @@ def test_private_files_outside_etc_are_hidden_too(host, where: str) -> None:  # 
         assert SECRET not in done.stdout, (where, done.stdout)
     finally:
         path.unlink(missing_ok=True)
+
+
+def test_the_file_tools_read_no_more_than_the_sandboxs_root(host) -> None:  # type: ignore[no-untyped-def]
+    """r79c ROOTTOOLCAPS: as root, the file tools run on the host with root's capabilities:
+    they read another user's 0600 file and a root file of mode 0000 (Fedora's /etc/shadow-),
+    which the sandbox's root, without them, cannot."""
+    if user_prefix() or os.geteuid() != 0:
+        pytest.skip("root's file tools")
+    where = host.outside / "srv"
+    where.mkdir(parents=True)
+    other, zero = where / "other.txt", where / "shadow-"
+    for path, mode in ((other, 0o600), (zero, 0o000)):
+        path.write_text(SECRET + "\n")
+        os.chmod(path, mode)
+    os.chown(other, 4242, 4242)
+    for path in (other, zero):
+        said = host.corral("explain", "read", str(path))
+        assert "could not read it" in said.stdout, (path, said.stdout, said.stderr)
+    shown = host.corral("explain", "read", str(host.outside / "victim.txt"))
+    assert "could not read it" not in shown.stdout, shown.stdout
+
+
+def test_private_files_in_home_sys_and_linked_homes_are_hidden(host) -> None:  # type: ignore[no-untyped-def]
+    """r79c SYSPRIVHOMEFILE (a root-only file directly in /home), OTHERHOMELINK (a /home
+    entry linking to a home elsewhere), SYSFSROOTONLY (the firmware's tables in /sys)."""
+    if os.geteuid() != 0 or not os.path.isdir("/home"):
+        pytest.skip("needs root to make files in /home")
+    name = f"corral-test-{uuid.uuid4().hex}"
+    secret, link = Path("/home") / name, Path("/home") / (name + "-link")
+    elsewhere = host.outside / "ldap-home"
+    elsewhere.mkdir()
+    (elsewhere / "deploy_key").write_text(SECRET + "\n")
+    try:
+        _make(secret, 0o600)
+        link.symlink_to(elsewhere)
+        for path in (secret, elsewhere / "deploy_key"):
+            done = host.corral("run", "--", "cat", str(path))
+            assert SECRET not in done.stdout, (path, done.stdout)
+    finally:
+        secret.unlink(missing_ok=True)
+        link.unlink(missing_ok=True)
+    if os.path.isdir("/sys/firmware"):
+        done = host.corral("run", "--", "sh", "-c", "ls -A /sys/firmware | wc -l")
+        assert done.stdout.strip() == "0", done.stdout + done.stderr

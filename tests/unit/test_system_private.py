@@ -150,3 +150,11 @@ def test_a_directory_crowded_with_private_files_is_hidden_whole() -> None:
     # (never a top: /etc itself stays, its files one by one)
     crowded_top = [(f"/etc/k{i}", False) for i in range(system_private.MAX_BESIDE + 1)]
     assert system_private._fewer(crowded_top) == crowded_top
+
+
+def test_a_directory_holding_the_workspace_is_never_hidden_whole() -> None:
+    """r79c CROWDWS: a workspace in a directory crowded with private files, or one cut off
+    by the walk's budget, was hidden with it, and every run failed."""
+    many = [(f"/srv/team/k{i}", False) for i in range(system_private.MAX_BESIDE + 1)]
+    kept = system_private._fewer(many, ("/srv/team/app",))
+    assert ("/srv/team", True) not in kept and len(kept) == len(many), kept

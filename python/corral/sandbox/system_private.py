@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 # the stores of Nix, Guix and snaps (everyone's, and too large), the sandbox's own /tmp
 NOT_WALKED = frozenset({
     "proc", "sys", "dev", "tmp", "usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32",
-    "home", "nix", "gnu", "snap",
+    "nix", "gnu", "snap",
 })  # fmt: skip
 EXTRA_TOPS = ("/usr/local",)  # (of /usr: what the administrator put there)
 # below the tops, not looked in: /var/tmp, shared and ever changing (a temporary directory
@@ -45,6 +45,9 @@ NOT_WALKED_BELOW = frozenset({"/var/tmp"})
 TOP_DEPTHS = {
     "/etc": 1 << 16, "/var": 1 << 16, "/run": 1 << 16, "/srv": 1 << 16, "/root": 1 << 16,
     "/boot": 1 << 16, "/opt": 3, "/usr/local": 3, "/mnt": 2, "/media": 2,
+    # (the homes: their own rules, yours by sandbox.policy.home, the others' hidden; what is
+    # directly in /home, a file of root's, here, r79c SYSPRIVHOMEFILE)
+    "/home": 1,
 }  # fmt: skip
 OTHER_TOP_DEPTH = 1
 
@@ -91,6 +94,27 @@ def hides(path: str) -> bool:
         )
     except OSError:
         return False
+
+
+def readable_without_caps(path: str) -> bool:
+    """Whether root without capabilities (the sandbox's root) could read `path`: every
+    directory on the way searchable and the file readable by the mode bits for uid 0 and its
+    groups (where an ACL is, no: it may say either). The host's file tools, run by root with
+    its capabilities, read more than the sandbox does (r79c ROOTTOOLCAPS: another user's 0600
+    file, a root file of mode 0000, Fedora's /etc/shadow-)."""
+    who = Who()
+    parts = path.split("/")
+    try:
+        for i in range(1, len(parts)):
+            directory = "/".join(parts[:i]) or "/"
+            info = os.stat(directory)
+            if not who.bits(info) & 1 or (info.st_mode & 0o007 != 0o005 and _acl(directory)):
+                return False
+        info = os.stat(path)
+    except OSError:
+        return True  # (not there, or not reachable to stat: the tool's own error says it)
+    need = 5 if stat.S_ISDIR(info.st_mode) else 4
+    return who.bits(info) & need == need and not (not info.st_mode & 4 and _acl(path))
 
 
 ACL = "system.posix_acl_access"
@@ -190,7 +214,10 @@ def walk(
             continue
         looked += len(entries)
         if looked > MAX_ENTRIES:
-            return seen, found + _collapsed([directory, *(d for d, _ in stack)], top), False
+            cut = _collapsed([directory, *(d for d, _ in stack)], top)
+            # (never what holds a path of `skip`: the workspace hidden failed every run)
+            cut = [(d, x) for d, x in cut if not any(is_within(s, d) for s in skip)]
+            return seen, found + cut, False
         for entry in entries:
             try:
                 info = entry.stat(follow_symlinks=False)
@@ -219,6 +246,7 @@ def private_paths(
     directory it looked in is as it was. `skip`: the writable roots and your home, which
     have rules of their own."""
     who = Who()
+    skip = tuple(skip)
     found: list[tuple[str, bool]] = []
     cut: list[str] = []
     changed = False
@@ -240,20 +268,24 @@ def private_paths(
         found += answer[1]
         if not answer[2]:
             cut.append(top)
-    return _fewer(found), cut, changed
+    return _fewer(found, skip), cut, changed
 
 
 MAX_BESIDE = 20  # private files of one directory (not a top) said one by one; past it, it
 
 
-def _fewer(found: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
+def _fewer(found: list[tuple[str, bool]], skip: tuple[str, ...] = ()) -> list[tuple[str, bool]]:
     """The private paths, a directory (below a top) holding more than MAX_BESIDE of them
     hidden whole instead: each is a bwrap argument, and 15,000 were more than one command
     line takes, which refused every run (r78c SYSPRIVARGS)."""
     by_dir: dict[str, int] = {}
     for path, _ in found:
         by_dir[os.path.dirname(path)] = by_dir.get(os.path.dirname(path), 0) + 1
-    crowded = {d for d, n in by_dir.items() if n > MAX_BESIDE and d.count("/") > 1}
+    crowded = {
+        d
+        for d, n in by_dir.items()
+        if n > MAX_BESIDE and d.count("/") > 1 and not any(is_within(s, d) for s in skip)
+    }  # fmt: skip (never a directory holding the workspace: every run failed, r79c CROWDWS)
     kept = [(p, d) for p, d in found if os.path.dirname(p) not in crowded]
     return [*kept, *((d, True) for d in sorted(crowded))]
 

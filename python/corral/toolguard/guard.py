@@ -57,6 +57,14 @@ MAX_COMMAND = 120 * 1024  # bytes of a bash command: one argument, which Linux c
 KIND_WORDS = {str: "a string", int: "an integer", bool: "true or false"}
 
 
+def _utf8(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def invalid_input(tool: str, tool_input: Mapping[str, Any]) -> str | None:
     """Why `tool_input` is not a valid input of `tool`, naming the field; None when it is."""
     if not isinstance(tool_input, dict):
@@ -82,6 +90,9 @@ def invalid_input(tool: str, tool_input: Mapping[str, Any]) -> str | None:
             return f"input.{name} must be {KIND_WORDS[kind]}, not {type(value).__name__}"
         if kind is str and required and name in ("command", "path", "url") and not value:
             return f"input.{name} is empty"
+        if isinstance(value, str) and not _utf8(value):
+            # (a lone surrogate from JSON's `\ud800`, bytes not UTF-8: r79c MALFORMEDWORDS)
+            return f"input.{name} is not UTF-8 text"
         if name == "command" and isinstance(value, str) and len(value.encode()) > MAX_COMMAND:
             # (`bash -c COMMAND` is one argument: the kernel takes 128 KiB, and jobstart
             # failed past it, r78c BASHARGMAX)

@@ -109,6 +109,17 @@ def check_read(policy: Policy, path: str, real: str, layers: Mapping[str, str]) 
         )
     if not policy.enabled:
         return None
+    if os.geteuid() == 0:
+        from corral.sandbox import system_private
+
+        if not system_private.readable_without_caps(real):
+            return Refusal(
+                "denied-read", path, system_private.RULE, BUILTIN,
+                "read it yourself outside the sandbox: the sandbox's root has no "
+                "capabilities, and the file tools read no more than it",
+                f"{_via(path, real)}: the sandbox's root could not read it (its mode, or a "
+                "directory on the way, keeps it from a root without capabilities)",
+            )  # fmt: skip
     area = next((h for h in policy.hidden if is_within(real, h)), None)
     if area is None or any(is_within(real, s) for s in (*policy.visible, *policy.rw_roots)):
         return None
