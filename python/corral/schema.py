@@ -364,6 +364,9 @@ _PROTECTED = (
     # Go's workspace file: its `replace` directives override every go.mod below it, no
     # go.sum check, for each go command and gopls (r78b GOWORK; Go advises not to commit it)
     "go.work",
+    # rebar3's twin of it: `_checkouts/<app>/` is compiled in place of the locked dependency,
+    # its rebar.config.script evaluated (r79b REBARCHECKOUTS)
+    "_checkouts",
     ".git/objects/info/alternates",  # host git then reads objects from any path
     # what language servers evaluate when a file is merely opened, and version managers obey
     ".cargo/config.toml",  # rustc-wrapper: `cargo metadata`, rust-analyzer's first step

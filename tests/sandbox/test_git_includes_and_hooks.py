@@ -2155,12 +2155,36 @@ def test_a_monorepos_in_place_submodule_deep_inside_the_workspace_keeps_its_hook
     assert not os.path.exists(pwned), "a monorepo's submodule hook ran a script the command wrote"
 
 
-def _repository(host: Host, path: Path, files: dict[str, str]) -> Path:
-    """A repository on main at `path` with one commit holding `files` (none: an empty one
-    with no commit)."""
+def _write_files(path: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         (path / name).parent.mkdir(parents=True, exist_ok=True)
         (path / name).write_text(text)
+
+
+def _venvs(path: Path, *names: str) -> None:
+    """Venvs as python -m venv leaves them, as far as corral looks: a pyvenv.cfg, a bin and a
+    site-packages."""
+    for name in names:
+        (path / name / "lib" / "site-packages").mkdir(parents=True)
+        (path / name / "bin").mkdir()
+        (path / name / "pyvenv.cfg").write_text("home = /usr/bin\n")
+
+
+def _nothing_planted(host: Host, new: tuple[str, ...], changed: tuple[str, ...]) -> None:
+    """A command writes a payload to each path: none of `new` appears, none of `changed`
+    holds it afterwards."""
+    said = run(host, "".join(f"echo 'touch x' > {p} 2>/dev/null; " for p in (*new, *changed))
+               + "\n")  # fmt: skip
+    for path in new:
+        assert not (host.ws / path).exists(), (path, said)
+    for path in changed:
+        assert "touch x" not in (host.ws / path).read_text(), (path, said)
+
+
+def _repository(host: Host, path: Path, files: dict[str, str]) -> Path:
+    """A repository on main at `path` with one commit holding `files` (none: an empty one
+    with no commit)."""
+    _write_files(path, files)
     path.mkdir(parents=True, exist_ok=True)
     host.git("init", "-q", "-b", "main", cwd=path)
     if files:
@@ -2567,12 +2591,7 @@ def test_what_hooks_run_is_kept_in_subprojects_and_through_mise_sources(host: Ho
     new = ("tools/bin/project-lint", ".venv/lib/site-packages/zz.pth",
            "backend/.venv/lib/site-packages/zz.pth", "bin/git")  # fmt: skip
     changed = ("tools/lint/__main__.py", "backend/scripts/l.sh")
-    said = run(host, "".join(f"echo 'touch x' > {p} 2>/dev/null; " for p in (*new, *changed))
-               + "\n")  # fmt: skip
-    for path in new:
-        assert not (host.ws / path).exists(), (path, said)
-    for path in changed:
-        assert "touch x" not in (host.ws / path).read_text(), (path, said)
+    _nothing_planted(host, new, changed)
     # RELWORKTREE: git 2.48's worktree.useRelativePaths writes both pointers relative
     host.git("config", "core.hooksPath", "githooks")
     (host.ws / "githooks").mkdir()
@@ -2649,22 +2668,12 @@ def test_venvs_lefthook_extends_templates_and_lint_staged_configs_are_read(host:
         "tools/bin/lint.sh": "exit 0\n",
         "tools/lh/pre-commit/check.sh": "exit 0\n",
     }
-    for name, text in files.items():
-        (host.ws / name).parent.mkdir(parents=True, exist_ok=True)
-        (host.ws / name).write_text(text)
-    for venv in (".venv", ".tox/lint"):
-        (host.ws / venv / "lib" / "site-packages").mkdir(parents=True)
-        (host.ws / venv / "bin").mkdir()
-        (host.ws / venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    _write_files(host.ws, files)
+    _venvs(host.ws, ".venv", ".tox/lint")
     new = (".venv/lib/site-packages/zz.pth", ".tox/lint/lib/site-packages/zz.pth")
     changed = ("scripts/lint.sh", "tools/bin/lint.sh", "tools/lh/pre-commit/check.sh",
                "scripts/check-text.sh", "packages/web/tools/web-lint.js")  # fmt: skip
-    said = run(host, "".join(f"echo 'touch x' > {p} 2>/dev/null; " for p in (*new, *changed))
-               + "\n")  # fmt: skip
-    for path in new:
-        assert not (host.ws / path).exists(), (path, said)
-    for path in changed:
-        assert "touch x" not in (host.ws / path).read_text(), (path, said)
+    _nothing_planted(host, new, changed)
     # what lint-staged's configs do not name stays everyday work, and so does a new file
     said = run(host, "echo 2 > packages/web/index.js; echo y > notes.txt\n")
     assert (host.ws / "packages/web/index.js").read_text() == "2\n", said
@@ -2728,13 +2737,9 @@ def test_what_hooks_reach_through_other_formats_variables_and_depths_is_kept(
     each was rewritten or added without a hold and ran at the next commit."""
     _committed(host)
     (host.ws / ".git" / "hooks" / "pre-commit").write_text(f"#!/bin/sh\n{hook}\n")
-    for name, text in REACHED_FILES.items():
-        (host.ws / name).parent.mkdir(parents=True, exist_ok=True)
-        (host.ws / name).write_text(text)
+    _write_files(host.ws, REACHED_FILES)
     host.git("add", "-f", "a/b/c/d/e/.lintstagedrc.json")
-    for venv in (".venv", "envs", "var/cache/tox/envs/lint"):
-        (host.ws / venv / "lib" / "site-packages").mkdir(parents=True)
-        (host.ws / venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    _venvs(host.ws, ".venv", "envs", "var/cache/tox/envs/lint")
     said = run(host, f"echo 'touch x' > {path} 2>/dev/null\n")
     assert not (host.ws / path).exists() or "touch x" not in (host.ws / path).read_text(), (
         path, said,
@@ -2792,13 +2797,9 @@ def test_what_node_php_rust_and_uv_hooks_load_is_kept(host: Host, hook: str, pat
         "scripts/rusty.sh": "exit 0\n",
         "scripts/t.sh": "exit 0\n",
     }
-    for name, text in files.items():
-        (host.ws / name).parent.mkdir(parents=True, exist_ok=True)
-        (host.ws / name).write_text(text)
+    _write_files(host.ws, files)
     host.git("add", "packages/web/package.json")
-    venv = host.ws / ".cache/a/b/venv"
-    (venv / "lib" / "site-packages").mkdir(parents=True)
-    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    _venvs(host.ws, ".cache/a/b/venv")
     said = run(host, f"echo 'touch x' > {path} 2>/dev/null\n")
     assert not (host.ws / path).exists() or "touch x" not in (host.ws / path).read_text(), (
         path, said,

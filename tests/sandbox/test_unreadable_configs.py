@@ -2052,3 +2052,62 @@ def test_a_makefile_the_project_tracks_stays_everyday_work(host: Host) -> None:
     host.git("add", "Makefile", "common.mk")
     said = run(host, "echo 'CFLAGS=-O2' >> common.mk; echo 'x: ; true' >> Makefile\n")
     assert "CFLAGS" in (host.ws / "common.mk").read_text(), said
+
+
+@pytest.mark.parametrize(
+    ("files", "path", "text"),
+    [
+        # REBARCHECKOUTS: rebar3 compiles _checkouts/<app> in place of the locked dependency
+        ({"rebar.config": "{deps, [mydep]}.\n"}, "_checkouts/mydep/rebar.config.script",
+         "os:cmd(x), CONFIG."),
+        # MAKEVARINC: an include through a variable, named as make's own files are
+        ({"Makefile": "B := build\n-include $(B)/config.mk\nall: ; true\n",
+          "build/config.mk": "CC=cc\n"}, "build/config.mk", "_x := $(shell touch x)"),
+        # MAKENESTED: what an included makefile includes
+        ({"Makefile": "include mk/rules.mk\n", "mk/rules.mk": "-include config.local.mk\n"},
+         "config.local.mk", "_x := $(shell touch x)"),
+        # AUTOTOOLSINSOURCE: configure's generated Makefile, in the source tree
+        ({"configure.ac": "AC_INIT\n", "config.status": "#!/bin/sh\n", "Makefile": "all:\n"},
+         "Makefile", "_x := $(shell touch x)"),
+        # CMAKESUBDIR: an in-source build's CMakeFiles below the top
+        ({"CMakeLists.txt": "project(x C)\n", "CMakeCache.txt": "x\n",
+          "src/CMakeFiles/u.dir/flags.make": "C_FLAGS = -O2\n"},
+         "src/CMakeFiles/u.dir/flags.make", "_x := $(shell touch x)"),
+        # HSIFACE: GHC's interface file
+        ({"Util.hs": "module Util where\n", "Util.hi": "x"}, "Util.hi", "y"),
+        # RUBYLSPLINK: a link named ruby_lsp leads the add-on search elsewhere
+        ({"Gemfile": "source 'x'\n"}, "tmp/ruby_lsp", None),
+        # RUSHCACHE, GATSBYCACHE, WAFCACHE: build caches a tool restores and runs
+        ({"rush.json": "{}\n", "common/temp/build-cache/a.tar.gz": "x"},
+         "common/temp/build-cache/a.tar.gz", "y"),
+        ({"gatsby-config.js": "1\n", ".cache/page-ssr/index.js": "1\n"},
+         ".cache/page-ssr/index.js", "require(x)"),
+        ({"wscript": "1\n", "build/c4che/_cache.py": "X = 1\n"}, "build/c4che/_cache.py",
+         "import os"),
+        # MAKESHADOW: a new GNUmakefile takes over from the Makefile
+        ({"Makefile": "all: ; true\n"}, "GNUmakefile", "all: ; touch x"),
+    ],
+)  # fmt: skip
+def test_what_rebar3_make_ghc_and_build_caches_reuse_is_held(
+    host: Host, files: dict[str, str], path: str, text: str | None
+) -> None:
+    """r79b: each was applied without a hold (`git status` empty but for MAKESHADOW) and ran
+    at `rebar3 compile`, `make -n`, `ghc --make`, a cache restore or an editor's start."""
+    _write(host, files)
+    before = (host.ws / path).read_text() if (host.ws / path).exists() else None
+    if text is None:  # (a link)
+        said = run(host, f"mkdir -p elsewhere $(dirname {path}); ln -s ../elsewhere {path}\n")
+        assert not (host.ws / path).is_symlink(), said
+        return
+    said = run(host, f"mkdir -p $(dirname {path}); printf -- '{text}\\n' >> {path}\n")
+    now = (host.ws / path).read_text() if (host.ws / path).exists() else None
+    assert now == before, (path, said)
+
+
+def test_deleting_a_build_trees_mark_is_held(host: Host) -> None:
+    """r79b MARKDELETE: `rm CMakeCache.txt` was applied; the next run's plant in CMakeFiles
+    then landed, the directory no longer a build tree."""
+    _write(host, {"CMakeLists.txt": "project(x C)\n", "CMakeCache.txt": "x\n",
+                  "CMakeFiles/app.dir/flags.make": "C_FLAGS = -O2\n"})  # fmt: skip
+    said = run(host, "rm CMakeCache.txt\n")
+    assert (host.ws / "CMakeCache.txt").exists(), said

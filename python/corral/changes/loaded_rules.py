@@ -25,10 +25,20 @@ if TYPE_CHECKING:
 PRECOMPILED = (".gch", ".pch")
 # and compiled module interfaces, taken by an importer as they are: GCC's `gcm.cache/*.gcm`,
 # Clang's `.pcm`, MSVC's `.ifc` (r78b GCMMODULE)
-COMPILED_INTERFACES = (*PRECOMPILED, ".gcm", ".pcm", ".ifc")
+COMPILED_INTERFACES = (*PRECOMPILED, ".gcm", ".pcm", ".ifc", ".hi", ".dyn_hi")
+# (and GHC's `.hi`: `ghc --make` recompiles an importer against it, r79b HSIFACE)
 # the names of the dependency files compilers write for make (`-MMD`: x.d; automake: .Po)
 MAKE_DEPENDENCIES = (".d", ".Po", ".Plo", ".dep")
+# what a Makefile includes through a variable may be named (r79b MAKEVARINC:
+# `-include $(BUILDDIR)/config.mk`)
+MAKE_INCLUDED = (*MAKE_DEPENDENCIES, ".mk", ".mak", ".make")
 MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
+# an in-source build's marks at a root's top, and the names of what it generates below
+IN_SOURCE_BUILDS = ("config.status", "CMakeCache.txt")
+GENERATED_NAMES = frozenset({
+    "CMakeFiles", "cmake_install.cmake", "CTestTestfile.cmake", "libtool", "config.status",
+    ".deps", ".libs",
+})  # fmt: skip
 MAX_DEPENDENCY_BYTES = 1 << 20  # a larger one is held unread
 # make's directives: a line that starts with one is no rule, whatever follows
 MAKE_DIRECTIVES = frozenset({
@@ -56,12 +66,24 @@ class LoadedRules(RuleSet):
             )
         if entry.kind == "dir":
             return None
-        if parts[-1] == "addon.rb" and "ruby_lsp" in parts[:-1]:
+        if (parts[-1] == "addon.rb" and "ruby_lsp" in parts[:-1]) or (
+            entry.kind == "link" and parts[-1] in ("ruby_lsp", "addon.rb")
+        ):
             # (r77b RUBYLSPADDON: in Rails' git-ignored tmp/, where no diff shows it)
             return (
                 "a Ruby LSP add-on: ruby-lsp loads every `ruby_lsp/**/addon.rb` of the "
                 "workspace when the editor starts it"
             )
+        if (
+            parts[-1] in MAKEFILES[:2]
+            and not os.path.lexists(entry.path)
+            and os.path.isfile(os.path.join(os.path.dirname(entry.path), "Makefile"))
+        ):
+            # (GNU make reads GNUmakefile, then makefile, before Makefile, r79b MAKESHADOW)
+            return f"a new {parts[-1]} beside a Makefile: make reads it in the Makefile's place"
+        generated = self._generated(entry, parts)
+        if generated:
+            return generated
         included = self._included(entry)
         if included and (entry.kind == "link" or not _only_dependencies(entry)):
             # (r77b MAKEDEP: `$(shell ...)` in build/main.d ran at `make -n`; r78b
@@ -73,6 +95,33 @@ class LoadedRules(RuleSet):
                 "(`make -n` and `make clean` too)"
             )
         return None
+
+    def _generated(self, entry: Entry, parts: list[str]) -> str:
+        """What an in-source build generated at any depth, git not tracking it: with
+        configure's config.status or CMake's CMakeCache.txt at the root's top, a Makefile,
+        libtool, config.status, CMakeFiles/ (r79b AUTOTOOLSINSOURCE: the generated Makefile
+        rewritten ran at `make -n`; CMAKESUBDIR: src/CMakeFiles/x.dir/flags.make)."""
+        if not any(
+            os.path.lexists(os.path.join(t, m))
+            for t in (entry.root, entry.upper_root()) for m in IN_SOURCE_BUILDS
+        ):  # fmt: skip
+            return ""
+        if not (set(parts) & GENERATED_NAMES or parts[-1] in MAKEFILES):
+            return ""
+        if entry.rel in self._tracked(entry.root):
+            return ""
+        return (
+            "a file an in-source build generated (configure's or CMake's), which git does "
+            "not track: make reads it at every run (`make -n` too)"
+        )
+
+    def _tracked(self, root: str) -> frozenset[str]:
+        tracked = self.__dict__.setdefault("_tracked_memo", {})
+        if root not in tracked:
+            from corral.sandbox.protect.hookmanagers import tracked as listed
+
+            tracked[root] = frozenset(listed(root) or ())  # (unread: none)
+        return tracked[root]  # type: ignore[no-any-return]
 
     def _included(self, entry: Entry) -> str:
         """How a Makefile of the entry's root includes it ("" when none does, or when git
@@ -87,16 +136,11 @@ class LoadedRules(RuleSet):
             how = "by name"
         elif any(fnmatch.fnmatchcase(entry.path, p) for p in patterns):
             how = "by a pattern"
-        elif any_variable and os.path.basename(entry.path).endswith(MAKE_DEPENDENCIES):
+        elif any_variable and os.path.basename(entry.path).endswith(MAKE_INCLUDED):
             how = "a dependency file, through a variable"
         else:
             return ""
-        tracked = self.__dict__.setdefault("_tracked_memo", {})
-        if entry.root not in tracked:
-            from corral.sandbox.protect.hookmanagers import tracked as listed
-
-            tracked[entry.root] = frozenset(listed(entry.root) or ())  # (unread: none)
-        return "" if entry.rel in tracked[entry.root] else how
+        return "" if entry.rel in self._tracked(entry.root) else how
 
 
 MAKE_DEPTH = 3  # levels below a root looked in for Makefiles
@@ -114,14 +158,28 @@ def _make_includes(root: str) -> tuple[bool, frozenset[str], list[str]]:
     variable = not complete
     literal: set[str] = set()
     patterns: list[str] = []
-    for directory in (root, *below):
-        for name in MAKEFILES:
-            for word in _include_words(os.path.join(directory, name)):
-                if "$" in word:
-                    variable = True
-                    continue
+    # (and what each included file includes, as make reads it: a tracked mk/rules.mk's
+    # `-include config.local.mk`, r79b MAKENESTED)
+    # (make reads an include's name from where it runs, the first Makefile's directory, not
+    # from the including file's: both are taken)
+    queue = [(os.path.join(d, name), d) for d in (root, *below) for name in MAKEFILES]
+    read: set[str] = set()
+    while queue and len(read) < MAKE_LOOKED:
+        makefile, base = queue.pop(0)
+        if makefile in read:
+            continue
+        read.add(makefile)
+        for word in _include_words(makefile):
+            if "$" in word:
+                variable = True
+                continue
+            for directory in {base, os.path.dirname(makefile)}:
                 path = os.path.normpath(os.path.join(directory, word))
-                (patterns.append if any(c in word for c in "*?[") else literal.add)(path)
+                if any(c in word for c in "*?["):
+                    patterns.append(path)
+                else:
+                    literal.add(path)
+                    queue.append((path, base))
     return variable, frozenset(literal), patterns
 
 

@@ -305,6 +305,14 @@ class Checker(
             return self.refusal(
                 "protected", path, PROTECTED, f"{loaded}; apply it if your command built it"
             )
+        if entry.kind == "whiteout" and parts[-1] in BUILD_MARK_NAMES and len(parts) > 0:
+            # (a build tree known by its mark: deleting it, then planting in the next run,
+            # undid the rule in two runs, r79b MARKDELETE)
+            return self.refusal(
+                "protected", path, PROTECTED,
+                f"deleting {parts[-1]}, which marks a build tree: what a build reuses there "
+                "would no longer be held; apply it if you meant to clean the build",
+            )  # fmt: skip
         tree = self._build_tree(entry, parts) if entry.kind != "whiteout" else None
         if tree is not None:
             return self.refusal(
@@ -740,7 +748,8 @@ BUILD_MARKS = {
     # (and setuptools', whose build/lib a later install copies only what is newer of: a
     # planted newer file was installed, r76b SETUPBUILD)
     "build": ((), ("build.gradle", "build.gradle.kts", "settings.gradle",
-                   "settings.gradle.kts", "gleam.toml", "setup.py", "pyproject.toml")),
+                   "settings.gradle.kts", "gleam.toml", "setup.py", "pyproject.toml",
+                   "wscript")),
     # Mix's and rebar3's (a rebuilt .beam Mix reuses ran at ElixirLS's compile, r75b
     # MIXBUILD); .NET's obj/, whose project.assets.json names the analyzers a C# language
     # server loads (OBJASSETS)
@@ -758,6 +767,11 @@ BUILD_MARKS = {
     ".gradle": ((), ("build.gradle", "build.gradle.kts", "settings.gradle",
                      "settings.gradle.kts")),
     "ebin": ((), ("erlang.mk",)),
+    # Rush's local build cache (r79b RUSHCACHE, the Turborepo twin); Gatsby's .cache, whose
+    # page-ssr bundle `gatsby serve` runs (GATSBYCACHE)
+    "temp": (("build-cache",), ("rush.json",)),
+    ".cache": ((), ("gatsby-config.js", "gatsby-config.ts", "gatsby-config.mjs",
+                    "gatsby-node.js")),
     "zig-cache": ((), ("build.zig",)),
     # cabal's build tree, where HLS's compiler could be planted (r74b CABALLOCAL)
     "dist-newstyle": (("cache", "packagedb"), ("cabal.project",)),
@@ -768,7 +782,15 @@ BUILD_MARKS = {
 BUILD_CONTENTS = (
     ".rustc_info.json", ".fingerprint", "CMakeCache.txt", "build.ninja", "meson-private",
     "doctrees", "environment.pickle", ".buildinfo",
+    "c4che",  # (waf's: `_cache.py` evaluated line by line at every build, r79b WAFCACHE)
 )  # fmt: skip
+
+
+# every name that marks a build tree from inside it (see MARKDELETE above)
+BUILD_MARK_NAMES = frozenset({
+    *BUILD_CONTENTS, "CACHEDIR.TAG", "project.assets.json", "streams", "config-classes",
+    "build-cache", "config.status",
+})  # fmt: skip
 
 
 # an in-source build's marks at a root's top, and what its tool writes there
