@@ -263,6 +263,11 @@ _DENY_READ = (
     # serial numbers, root's to read in /sys (r79c SYSFSROOTONLY)
     "/sys/firmware",
     "/sys/devices/virtual/dmi/id",
+    # (and, where mounted, crash logs, TPM and IMA logs, debug and trace files, r80c)
+    "/sys/fs/pstore",
+    "/sys/kernel/security",
+    "/sys/kernel/debug",
+    "/sys/kernel/tracing",
     # Host sockets: a read-only mount does not stop connect(2) on a unix socket.
     "/run/user",
     "/run/dbus",
@@ -367,6 +372,7 @@ _PROTECTED = (
     # rebar3's twin of it: `_checkouts/<app>/` is compiled in place of the locked dependency,
     # its rebar.config.script evaluated (r79b REBARCHECKOUTS)
     "_checkouts",
+    "user.bazelrc",  # (`.bazelrc`'s try-import: --workspace_status_command runs, r80b)
     ".git/objects/info/alternates",  # host git then reads objects from any path
     # what language servers evaluate when a file is merely opened, and version managers obey
     ".cargo/config.toml",  # rustc-wrapper: `cargo metadata`, rust-analyzer's first step
@@ -680,8 +686,9 @@ FIELDS: tuple[Field, ...] = (
         "open files in but not list, below /etc, /var (not /var/tmp), /run, /srv, /boot and "
         "/root, to three levels below /opt and /usr/local, two below /mnt and /media, what "
         "is directly in /home, any other directory of / and / itself; not in /usr, your "
-        "home or the workspace). As root, the file tools read no more than the sandbox's "
-        "root, which has no capabilities.",
+        "home or the workspace; such a directory holding them is hidden with them shown "
+        "again). As root, the file tools read no more than the sandbox's root, which has "
+        "no capabilities.",
         narrows=REMOVING_LOOSENS,
     ),
     Field(

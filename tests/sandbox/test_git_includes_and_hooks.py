@@ -2831,3 +2831,47 @@ def test_an_index_corral_cannot_read_holds_what_lint_staged_may_find_there(host:
     said = run(host, "echo 'touch x' > a/b/c/d/e/scripts/deep.sh\n")
     assert (deep / "scripts" / "deep.sh").read_text() == "exit 0\n", said
     assert held_ids(host), said
+
+
+RUN_FILES = {
+    "scripts/check": "#!/usr/bin/env node\nrequire('yaml')\n",
+    "scripts/pre-commit.sh": "#!/bin/sh\nnode scripts/check.mjs\n",
+    "scripts/check.mjs": "import 'yaml'\n",
+    "node_modules/yaml/index.js": "1\n",
+    ".yarn/cache/lint-staged.zip": "zip\n",
+    "packages/web/package.json": '{"name": "web"}\n',
+    "packages/web/node_modules/.bin/prettier": "exit 0\n",
+    "scripts/env.sh": 'export PATH="$PWD/.venv/bin:$PATH"\n',
+    "vendor/autoload.php": "<?php\n",
+    "captainhook.json": '{"config": {"includes": ["captainhook.local.json"]}}\n',
+    "captainhook.local.json": '{"pre-commit": {"actions": [{"action": "sh scripts/ch.sh"}]}}\n',
+    "scripts/ch.sh": "exit 0\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("hook", "path"),
+    [
+        ("./scripts/check", "node_modules/yaml/index.js"),  # NODESHEBANG
+        ("sh scripts/pre-commit.sh", "node_modules/yaml/index.js"),  # HOOKSCRIPTNODE
+        ("yarn lint-staged", ".yarn/cache/lint-staged.zip"),  # YARNPNP
+        ("npm -w web exec -- prettier", "packages/web/node_modules/.bin/prettier"),
+        ('. "$(dirname "$0")/../../scripts/env.sh"; python3 -V',
+         ".venv/lib/site-packages/zz.pth"),  # SOURCESPELL
+        ("composer run-script lint", "vendor/autoload.php"),  # COMPOSEREXEC
+        ("vendor/bin/captainhook hook:pre-commit", "scripts/ch.sh"),  # PHPINCLUDES
+    ],
+)  # fmt: skip
+def test_what_scripts_and_package_runners_a_hook_reaches_is_kept(
+    host: Host, hook: str, path: str
+) -> None:
+    """r80a: each was rewritten or added without a hold and ran at the next commit."""
+    _committed(host)
+    (host.ws / ".git" / "hooks" / "pre-commit").write_text(f"#!/bin/sh\n{hook}\n")
+    _write_files(host.ws, RUN_FILES)
+    (host.ws / "scripts" / "check").chmod(0o755)
+    _venvs(host.ws, ".venv")
+    said = run(host, f"echo 'touch x' > {path} 2>/dev/null\n")
+    assert not (host.ws / path).exists() or "touch x" not in (host.ws / path).read_text(), (
+        path, said,
+    )  # fmt: skip

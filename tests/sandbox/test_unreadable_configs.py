@@ -2111,3 +2111,43 @@ def test_deleting_a_build_trees_mark_is_held(host: Host) -> None:
                   "CMakeFiles/app.dir/flags.make": "C_FLAGS = -O2\n"})  # fmt: skip
     said = run(host, "rm CMakeCache.txt\n")
     assert (host.ws / "CMakeCache.txt").exists(), said
+
+
+@pytest.mark.parametrize(
+    ("files", "path", "text"),
+    [
+        # MAKEVARSUFFIX: an include through a variable the Makefile sets itself
+        ({"Makefile": "B := build\n-include $(B)/config.inc\n", "build/config.inc": "X=1\n"},
+         "build/config.inc", "_x := $(shell touch x)"),
+        # MAKECONT: an include line continued
+        ({"Makefile": "-include config.mk \\\n  local.mk\nall: ; true\n"}, "local.mk",
+         "_x := $(shell touch x)"),
+        # MAKEFOPT, MAKEDEEP: makefiles a recipe runs with -f or -C
+        ({"Makefile": "all: ; $(MAKE) -f build.mk\n", "build.mk": "-include out/o.mk\n"},
+         "out/o.mk", "_x := $(shell touch x)"),
+        ({"Makefile": "all: ; $(MAKE) -C a/b/c/d\n", "a/b/c/d/Makefile": "-include l.mk\n"},
+         "a/b/c/d/l.mk", "_x := $(shell touch x)"),
+        # AUTOTOOLSVPATH: an out-of-tree configure build
+        ({"configure.ac": "AC_INIT\n", "build/config.status": "#!/bin/sh\n",
+          "build/Makefile": "all:\n"}, "build/Makefile", "_x := $(shell touch x)"),
+        # NINJAINSOURCE: a generated build.ninja git does not track
+        ({"configure.py": "1\n", "build.ninja": "rule cc\n"}, "build.ninja", "build x: phony"),
+        # CONFIGHINSOURCE, AMREGEN: what an in-source build made of its templates
+        ({"CMakeLists.txt": "project(x C)\n", "CMakeCache.txt": "x\n", "config.h": "#define A\n"},
+         "config.h", "__attribute__((constructor)) void x(void) {}"),
+        ({"configure.ac": "AC_INIT\n", "config.status": "#!/bin/sh\n", "configure": "#!/bin/sh\n"},
+         "configure", "touch x"),
+        # LOWERMAKESHADOW: a GNUmakefile beside a lowercase makefile
+        ({"makefile": "all: ; true\n"}, "GNUmakefile", "all: ; touch x"),
+    ],
+)  # fmt: skip
+def test_what_make_reads_through_variables_recipes_and_generators_is_held(
+    host: Host, files: dict[str, str], path: str, text: str
+) -> None:
+    """r80b: each was applied without a hold (`git status` empty but for the GNUmakefile)
+    and ran at `make -n`, `ninja` or the next build."""
+    _write(host, files)
+    before = (host.ws / path).read_text() if (host.ws / path).exists() else None
+    said = run(host, f"mkdir -p $(dirname {path}); printf -- '{text}\\n' >> {path}\n")
+    now = (host.ws / path).read_text() if (host.ws / path).exists() else None
+    assert now == before, (path, said)

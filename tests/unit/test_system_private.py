@@ -158,3 +158,38 @@ def test_a_directory_holding_the_workspace_is_never_hidden_whole() -> None:
     many = [(f"/srv/team/k{i}", False) for i in range(system_private.MAX_BESIDE + 1)]
     kept = system_private._fewer(many, ("/srv/team/app",))
     assert ("/srv/team", True) not in kept and len(kept) == len(many), kept
+
+
+def test_a_directory_not_looked_in_is_remembered_and_one_past_the_budget_is_an_area(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """r80c STALEDIRENTER: a directory the user could not enter was not remembered, so a
+    chmod opening it left its private file shown from the cache; COLLAPSEWS: past the
+    walk's budget, the directories holding the workspace were dropped, not hidden."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a directory to another user")
+    top = tmp_path / "srv"
+    (top / "d").mkdir(parents=True)
+    (top / "d" / "key").write_text("k")
+    (top / "d" / "key").chmod(0o600)
+    os.chown(top / "d", 4242, 4242)
+    (top / "d").chmod(0o700)
+    monkeypatch.setattr(system_private, "system_tops", lambda: [str(top)])
+    monkeypatch.setitem(system_private.TOP_DEPTHS, str(top), 8)
+    monkeypatch.setattr(system_private, "_top_files", lambda who, state: ([], [], True))
+    cache: dict = {}  # type: ignore[type-arg]
+    first, _cut, _changed = system_private.private_paths(cache, _of, [])
+    assert (str(top / "d" / "key"), False) not in first  # (not to be entered: not looked at)
+    (top / "d").chmod(0o755)
+    after, _cut, changed = system_private.private_paths(cache, _of, [])
+    assert changed and (str(top / "d" / "key"), False) in after, after
+    # past the budget, a directory holding the workspace is an area to hide around it
+    for i in range(30):
+        (top / f"e{i:02}" / "ws").mkdir(parents=True)
+    monkeypatch.setattr(system_private, "MAX_ENTRIES", 10)
+    workspace = str(top / "e29" / "ws")
+    _seen, found, whole = system_private.walk(str(top), system_private.Who(), _of, (workspace,))
+    assert not whole
+    masks, areas = system_private.around(found, [workspace])
+    assert any(workspace.startswith(a + "/") for a in areas), (found, areas)
+    assert not any(workspace.startswith(m + "/") or m == workspace for m in masks), masks

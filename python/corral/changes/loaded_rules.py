@@ -38,7 +38,14 @@ IN_SOURCE_BUILDS = ("config.status", "CMakeCache.txt")
 GENERATED_NAMES = frozenset({
     "CMakeFiles", "cmake_install.cmake", "CTestTestfile.cmake", "libtool", "config.status",
     ".deps", ".libs",
+    # (and what it makes of templates, run or compiled at the next `make`: r80b
+    # CONFIGHINSOURCE, AMREGEN)
+    "config.h", "configure", "Makefile.in", "aclocal.m4", "config.h.in", "build.ninja",
 })  # fmt: skip
+# build files a build tool reads, rewritten where git does not track them and the host has
+# them already (a generator's output, as ninja's own configure.py writes build.ninja: r80b
+# NINJAINSOURCE)
+BUILD_FILES = frozenset({"build.ninja", *MAKEFILES})
 MAX_DEPENDENCY_BYTES = 1 << 20  # a larger one is held unread
 # make's directives: a line that starts with one is no rule, whatever follows
 MAKE_DIRECTIVES = frozenset({
@@ -77,13 +84,27 @@ class LoadedRules(RuleSet):
         if (
             parts[-1] in MAKEFILES[:2]
             and not os.path.lexists(entry.path)
-            and os.path.isfile(os.path.join(os.path.dirname(entry.path), "Makefile"))
-        ):
+            and any(
+                os.path.isfile(os.path.join(os.path.dirname(entry.path), later))
+                for later in MAKEFILES[MAKEFILES.index(parts[-1]) + 1 :]
+            )
+        ):  # (r80b LOWERMAKESHADOW: GNUmakefile beside a lowercase makefile)
             # (GNU make reads GNUmakefile, then makefile, before Makefile, r79b MAKESHADOW)
             return f"a new {parts[-1]} beside a Makefile: make reads it in the Makefile's place"
         generated = self._generated(entry, parts)
         if generated:
             return generated
+        if (
+            parts[-1] in BUILD_FILES
+            and os.path.isfile(entry.path)
+            and os.path.lexists(os.path.join(entry.root, ".git"))
+            and entry.rel not in self._tracked(entry.root)
+            and not _only_dependencies(entry)
+        ):
+            return (
+                f"a {parts[-1]} git does not track, rewritten: a generator made it, and the "
+                "build reads it at every run"
+            )
         included = self._included(entry)
         if included and (entry.kind == "link" or not _only_dependencies(entry)):
             # (r77b MAKEDEP: `$(shell ...)` in build/main.d ran at `make -n`; r78b
@@ -169,6 +190,7 @@ def _make_includes(root: str) -> tuple[bool, frozenset[str], list[str]]:
         if makefile in read:
             continue
         read.add(makefile)
+        queue += [(m, os.path.dirname(m)) for m in _sub_makes(makefile)]
         for word in _include_words(makefile):
             if "$" in word:
                 variable = True
@@ -186,16 +208,66 @@ def _make_includes(root: str) -> tuple[bool, frozenset[str], list[str]]:
 SKIPPED = frozenset({".git", "node_modules", ".venv", "target", "__pycache__"})
 
 
-def _include_words(makefile: str) -> list[str]:
-    """The words of a Makefile's include directives (`include a.mk`, `-include $(DEPS)`)."""
+def _make_text(makefile: str) -> str:
+    """A makefile's text, its continued lines joined (r80b MAKECONT)."""
     try:
         text = read_regular(makefile, MAX_DEPENDENCY_BYTES).decode("utf-8", "replace")
     except OSError:
-        return []
+        return ""
+    return re.sub(r"\\\r?\n", " ", text)
+
+
+def _variables(text: str) -> dict[str, str]:
+    """A makefile's simple assignments (`B := build`, `B = build`, `B ?= build`)."""
+    found: dict[str, str] = {}
+    for name, value in re.findall(r"(?m)^[ \t]*([A-Za-z_][\w.-]*)[ \t]*[:?+]?=[ \t]*(.*)$", text):
+        found.setdefault(name, value.split("#", 1)[0].strip())
+    return found
+
+
+def _expanded(word: str, variables: dict[str, str]) -> str:
+    """`$(B)/config.inc` with the makefile's own simple variables put in, a few rounds (r80b
+    MAKEVARSUFFIX); `$(wildcard x)` as its pattern x."""
+    for _ in range(4):
+        word = re.sub(r"\$[({]wildcard[ \t]+([^)}]*)[)}]", r"\1", word)
+        word = re.sub(
+            r"\$[({]([A-Za-z_][\w.-]*)[)}]",
+            lambda m: variables.get(m.group(1), m.group(0)), word,
+        )  # fmt: skip
+    return word
+
+
+def _include_words(makefile: str) -> list[str]:
+    """The words of a Makefile's include directives (`include a.mk`, `-include $(DEPS)`),
+    its simple variables put in."""
+    text = _make_text(makefile)
+    variables = _variables(text)
     words: list[str] = []
     for line in re.findall(r"(?m)^[ \t]*(?:-|s)?include[ \t]+(.*)$", text):
-        words += line.split("#", 1)[0].split()
+        words += [_expanded(w, variables) for w in line.split("#", 1)[0].split()]
     return words
+
+
+def _sub_makes(makefile: str) -> list[str]:
+    """The makefiles a Makefile's recipes run (`$(MAKE) -C a/b/c/d`, `$(MAKE) -f build.mk`),
+    relative to its directory (r80b MAKEDEEP, MAKEFOPT)."""
+    text = _make_text(makefile)
+    variables = _variables(text)
+    directory = os.path.dirname(makefile)
+    found = []
+    for flag, value in re.findall(
+        r"(?:\$[({]MAKE[)}]|\bmake\b)[^\n;&|]*?(-C|--directory=|-f|--file=|--makefile=)[ \t]*(\S+)",
+        text,
+    ):  # fmt: skip
+        value = _expanded(value, variables).strip("\"'")
+        if "$" in value:
+            continue
+        path = os.path.normpath(os.path.join(directory, value))
+        if flag in ("-C", "--directory="):
+            found += [os.path.join(path, name) for name in MAKEFILES]
+        else:
+            found.append(path)
+    return found
 
 
 def _only_dependencies(entry: Entry) -> bool:

@@ -783,6 +783,7 @@ BUILD_CONTENTS = (
     ".rustc_info.json", ".fingerprint", "CMakeCache.txt", "build.ninja", "meson-private",
     "doctrees", "environment.pickle", ".buildinfo",
     "c4che",  # (waf's: `_cache.py` evaluated line by line at every build, r79b WAFCACHE)
+    "config.status",  # (an out-of-tree `../configure` build, r80b AUTOTOOLSVPATH)
 )  # fmt: skip
 
 

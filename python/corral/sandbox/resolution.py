@@ -760,6 +760,8 @@ class Resolution:
         self.unreadable: list[str] = []
         self.names: list[str] = []  # protected names a config implies (direnv's `use flake`)
         self.real = RealPaths()  # realpath, remembered by directory for this resolution
+        # the system's directories only you may read that hold the workspace (see _system_private)
+        self.system_areas: list[str] = []
 
     def problem(self, key: str, message: str) -> None:
         self.problems.append(Problem(key, self.config.origins[key], message))
@@ -881,6 +883,7 @@ class Resolution:
         # their own)
         skip = [self.ctx.cwd, *self.rw_roots, *([self.ctx.home] if self.ctx.home != "/" else [])]
         found, cut, changed = system_private.private_paths(_SYSTEM, _of, skip)
+        masks, self.system_areas = system_private.around(found, skip)
         if changed:
             _SECRETS_STATE["dirty"] = True
             _secrets_cache(save=True)
@@ -889,7 +892,7 @@ class Resolution:
                 f"{top} holds more than {system_private.MAX_ENTRIES} entries to look through "
                 "for files only you may read: what was not looked at is hidden"
             )
-        return [p for p, _ in found]
+        return masks
 
     def _host_socket_dirs(self) -> list[str]:
         """The directories of the sockets of host services this environment names (the
@@ -1508,7 +1511,9 @@ class Resolution:
     def home(self, deny_read: list[tuple[str, bool]]) -> tuple[list[str], list[str]]:
         """(hidden areas, paths shown again read-only inside them)."""
         ctx = self.ctx
-        hidden = [PRIVATE_TMP]
+        # (and the system's directories only you may read that hold the workspace: hidden,
+        # the workspace shown again, see system_private.around)
+        hidden = [PRIVATE_TMP, *self.system_areas]
         allowed_home: list[str] = []
         if self.config["sandbox.policy.home"] == "private":
             if ctx.home == "/" or is_within(ctx.home, ctx.cwd):
@@ -1521,8 +1526,12 @@ class Resolution:
                 ]  # fmt: skip
                 self._credential_stores_in_allow_list()
                 deny_read += self._secrets_inside(allowed_home, deny_read)
+        shown_home = [
+            ctx.home for area in self.system_areas
+            if ctx.home not in hidden and is_within(ctx.home, area)
+        ][:1]  # fmt: skip
         visible = [
-            p for p in (ctx.cwd, *allowed_home)
+            p for p in (ctx.cwd, *allowed_home, *shown_home)
             if any(is_within(p, h) for h in hidden) and not self.writable(p)
         ]  # fmt: skip
         return hidden, visible

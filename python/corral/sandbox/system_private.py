@@ -199,6 +199,10 @@ def walk(
             if path != top:
                 seen.append((path, state(info)))
             stack.append((path, private))
+        elif stat.S_ISDIR(info.st_mode) and path != top:
+            # (not looked in: remembered all the same, so that a chmod opening it is a
+            # change, r80c STALEDIRENTER)
+            seen.append((path, state(info)))
 
     try:
         info = os.lstat(top)
@@ -210,14 +214,19 @@ def walk(
         directory, private = stack.pop()
         try:
             entries = list(os.scandir(directory))
+        except PermissionError:
+            # (one the bits said may be listed, and an ACL says may not; or one above the
+            # workspace that may be entered, not listed: its other entries cannot be told,
+            # so it is hidden, the workspace shown again, r80c XDIRACL, XDIRHOLDS)
+            found.append((directory, True))
+            continue
         except OSError:
             continue
         looked += len(entries)
         if looked > MAX_ENTRIES:
-            cut = _collapsed([directory, *(d for d, _ in stack)], top)
-            # (never what holds a path of `skip`: the workspace hidden failed every run)
-            cut = [(d, x) for d, x in cut if not any(is_within(s, d) for s in skip)]
-            return seen, found + cut, False
+            # (a directory holding the workspace among them: hidden with the workspace shown
+            # again, see private_paths, never dropped, r80c COLLAPSEWS)
+            return seen, found + _collapsed([directory, *(d for d, _ in stack)], top), False
         for entry in entries:
             try:
                 info = entry.stat(follow_symlinks=False)
@@ -234,6 +243,19 @@ def _collapsed(directories: list[str], top: str) -> list[tuple[str, bool]]:
     while len(kept) > MAX_HIDDEN:
         kept = outermost(top if d == top else os.path.dirname(d) for d in kept)
     return [(d, True) for d in kept]
+
+
+def around(found: list[tuple[str, bool]], skip: Iterable[str]) -> tuple[list[str], list[str]]:
+    """(the private paths to mask, the directories to hide as areas with what of `skip` is in
+    them shown again): a directory holding the workspace, a writable root or the home cannot
+    be masked (the mask would cover them), and it cannot be left shown (its other entries
+    could not be told apart)."""
+    skip = tuple(skip)
+    masks: list[str] = []
+    areas: list[str] = []
+    for path, is_dir in found:
+        (areas if is_dir and any(is_within(s, path) for s in skip) else masks).append(path)
+    return masks, areas
 
 
 def private_paths(

@@ -191,7 +191,9 @@ def mount_args(policy: Policy, stage: str | None = None) -> list[str]:
             is_within(path, s) for s in shown
         ):
             continue  # already gone with the hidden area
-        if not os.path.lexists(path) and os.path.isdir(os.path.dirname(path)):
+        if not os.path.lexists(path) and not any(
+            is_within(path, a) for a in (*policy.visible, *policy.hidden)
+        ):
             # (gone since the policy was made: bwrap cannot make a mount point in the
             # read-only root, and the run failed, r79a BWRAPFLAKE)
             continue

@@ -315,6 +315,18 @@ COMPUTED = (
 )
 
 
+def _config_files_named(text: str, tree: str) -> list[str]:
+    """The config files of the work tree a config's words name (`.json`, `.yml`, `.yaml`)."""
+    import re
+
+    found = []
+    for word in re.findall(r"""[\w./-]+\.(?:json|ya?ml)""", text):
+        path = os.path.normpath(os.path.join(tree, word))
+        if path.startswith(tree + os.sep) and os.path.isfile(path):
+            found.append(path)
+    return list(dict.fromkeys(found))
+
+
 def tracked(tree: str) -> list[str] | None:
     """The paths git's index lists for the work tree at `tree` ([] where there is none; None
     where it cannot be read: a split index, r79a SPLITINDEX)."""
@@ -545,7 +557,12 @@ def manager_texts(
         ):
             texts.append((os.path.dirname(config), _read(config), True))
         elif any(name in names for names in WORD_CONFIGS.values()) and os.path.isfile(config):
-            texts.append((tree, _read(config), True))
+            text = _read(config)
+            texts.append((tree, text, True))
+            # (and the configs it includes or imports: CaptainHook's `includes`, GrumPHP's
+            # `imports`, read the same way, r80a PHPINCLUDES)
+            for word in _config_files_named(text, tree)[:MAX_HOOKS]:
+                texts.append((tree, _read(word), True))
         elif name.endswith(".pkl") and os.path.isfile(config):
             # (hk's steps: `check = "scripts/lint.sh {{files}}"` runs from the top, r72a
             # HKSCRIPT)

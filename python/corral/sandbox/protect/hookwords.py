@@ -49,7 +49,7 @@ def keep_named(
     named: list[tuple[str, str | None, tuple[str, ...], bool]] = [
         (w, None, (), False) for command in commands for w in path_words(command.split())
     ]
-    texts = [*texts, *_sourced(tree, texts, result)]
+    texts = [*texts, *_reached(tree, texts, result)]
     for base, text, is_config in [*((None, c, False) for c in commands), *texts]:
         if base is not None:
             # a config (YAML, TOML): every word may name a file, in any of its syntaxes
@@ -158,9 +158,29 @@ def keep_named(
             # config's task with that package's node_modules/.bin first)
             places = [tree, *(os.path.join(tree, c) for c in _cd_targets(text))]
             places += [b for b, _, c in texts if c and b and b.startswith(tree + os.sep)]
+            if _names_workspaces(text):
+                # (`npm -w web exec`, `pnpm --filter web`, `yarn workspace web`: a package
+                # named, not a path, r80a NPMWORKSPACE: every package's node_modules)
+                packages, complete = _packages(tree)
+                places += packages
+                if not complete:
+                    result.unknown.append((
+                        tree, "a git hook runs a Node program in a workspace's packages",
+                        [f"the packages past the first {VENV_LOOKED} directories"],
+                    ))  # fmt: skip
             for place in places:
                 for path in pathdirs.node_modules_of(os.path.normpath(place), tree):
                     result.file(path)
+                for pnp in PNP_FILES:
+                    # (Yarn Plug'n'Play: the packages are zips in .yarn/cache, r80a YARNPNP)
+                    if os.path.lexists(os.path.join(place, pnp)):
+                        result.file(os.path.normpath(os.path.join(place, pnp)))
+        for runner, trees in RUNNER_TREES.items():
+            # (r80a COMPOSEREXEC, BUNDLEVENDOR, GOVENDOR, DENONM: what their runners load)
+            if _runs(text, runner):
+                for place in (tree, *(os.path.join(tree, c) for c in _cd_targets(text))):
+                    for name in trees:
+                        result.file(os.path.normpath(os.path.join(place, name)))
         if _runs_venv(text) or _runs_tox(text) or _path_unread(text):
             # `uv run`, `poetry run`: the project's venv, found by the tool (r73a VENVRUNNER)
             venvs, complete = _top_venvs(tree)
@@ -200,26 +220,102 @@ def _path_dirs(text: str) -> list[str]:
     return found
 
 
-def _sourced(
+SCRIPT_SUFFIXES = (".sh", ".bash", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")
+SCRIPT_INTERPRETERS = (b"sh", b"bash", b"zsh", b"dash", b"node", b"deno", b"bun", b"tsx", b"zx")
+NODE_SCRIPT = (b"node", b"deno", b"bun", b"tsx", b"zx")
+MAX_REACHED = 64  # scripts read as part of the hooks
+
+
+def _script_kind(path: str) -> str:
+    """ "node" for a JavaScript program (by its suffix or shebang), "sh" for a shell script,
+    "" for anything else."""
+    try:
+        first = read_regular(path, 256).split(b"\n", 1)[0]
+    except OSError:
+        return ""
+    if path.endswith(SCRIPT_SUFFIXES[2:]) or (
+        first.startswith(b"#!") and any(w in first for w in NODE_SCRIPT)
+    ):
+        return "node"
+    if path.endswith(SCRIPT_SUFFIXES[:2]) or (
+        first.startswith(b"#!") and any(first.rstrip().endswith(w) for w in SCRIPT_INTERPRETERS)
+    ):
+        return "sh"
+    return ""
+
+
+def _shell_word(text: str, i: int) -> str:
+    """The shell word that starts at `text[i]`, its quotes and `$(...)` nesting kept whole
+    (`"$(dirname "$0")/../env.sh"`: one word, r80a SOURCESPELL)."""
+    stack: list[str] = []
+    start = i
+    while i < len(text):
+        c, top = text[i], stack[-1] if stack else ""
+        if top == "'":
+            if c == "'":
+                stack.pop()
+        elif c == "$" and text[i + 1 : i + 2] == "(":
+            stack.append("(")
+            i += 1
+        elif top == '"' and c == '"':
+            stack.pop()
+        elif top != '"' and c in "\"'":
+            stack.append(c)
+        elif top == "(" and c == ")":
+            stack.pop()
+        elif not stack and (c.isspace() or c in ";&|)"):
+            break
+        i += 1
+    return text[start:i]
+
+
+def _reached(
     tree: str, texts: list[tuple[str, str, bool]], result: Protection
 ) -> list[tuple[str, str, bool]]:
-    """The files of the work tree the hooks source by a path their words say (`. ./env.sh`,
-    `source scripts/hook-env`), kept, and read as part of the hook: what they put on PATH,
-    the venv they activate (r78a PATHVENVVAR: PATH set in a sourced file)."""
+    """The files of the work tree the hooks source (`. ./env.sh`, `source "$(dirname
+    "$0")/env.sh"`, `eval "$(cat x)"`) or run (`sh scripts/pre-commit.sh`, `./scripts/check`
+    with a node shebang), read as part of the hook, and what those reach in turn: what they
+    put on PATH, the venv they activate, the Node programs they run (r78a PATHVENVVAR; r80a
+    SOURCESPELL, HOOKSCRIPTNODE, NODESHEBANG). A JavaScript program's text is read with a
+    `node` before it: node_modules is then kept."""
+    from corral.sandbox.protect.direnv import path_words
+
     found: list[tuple[str, str, bool]] = []
-    for base, text, is_config in texts:
-        if is_config or ("source" not in text and "." not in text):
+    seen: set[str] = set()
+    queue = [(b, t) for b, t, c in texts if not c]
+    while queue and len(seen) < MAX_REACHED:
+        base, text = queue.pop(0)
+        if "/" not in text and "source" not in text and "." not in text:
             continue
         import re  # (here: a run with no hook text imports none, see test_import_weight)
 
-        spelled = r"(?m)(?:^|[;&|({]\s*|\bthen\s+|\bdo\s+)(?:\.|source)\s+(\S+)"
-        for word in re.findall(spelled, text)[:MAX_GLOB_MATCHES]:
+        text = _substituted(text)
+        sourced = r"(?m)(?:^|[;&|({`]\s*|\bthen\s+|\bdo\s+|\belse\s+)(?:\.|source)\s+"
+        said = [_shell_word(text, m.end()) for m in re.finditer(sourced, text)]
+        said += re.findall(r"\bcat\s+([^\s;&|)\"']+)", text)
+        # (what a substitution before the path left: `"$(dirname "$0")/../env.sh"` is
+        # `../env.sh` from the hook's own directory, as for PATH entries)
+        said = [re.split(r"[)}]/", w.replace('"', "").replace("'", ""))[-1] for w in said]
+        words = [*said, *path_words(text.split())]
+        for word in words[:MAX_GLOB_MATCHES]:
             word = word.replace('"', "").replace("'", "")
             for path, sure in _placed(tree, word, base):
-                if (sure or os.path.isfile(path)) and path.startswith(tree + os.sep):
-                    result.file(path)
-                    if os.path.isfile(path):
-                        found.append((os.path.dirname(path), hookmanagers.read(path), False))
+                if not path.startswith(tree + os.sep) or path in seen:
+                    continue
+                if not os.path.isfile(path):
+                    if sure and word in said:
+                        result.file(path)  # (sourced, not there yet)
+                    continue
+                kind = _script_kind(path)
+                if not kind:
+                    continue
+                seen.add(path)
+                result.file(path)
+                body = hookmanagers.read(path)
+                if kind == "node":
+                    body = f"node {path}\n{body}"
+                found.append((os.path.dirname(path), body, False))
+                queue.append((os.path.dirname(path), body))
     return found
 
 
@@ -266,6 +362,38 @@ def _tox_work_dirs(directory: str) -> list[str]:
 NODE_RUNNERS = frozenset({
     "npx", "npm", "pnpm", "pnpx", "yarn", "bun", "bunx", "node", "nodejs", "tsx", "ts-node",
 })  # fmt: skip
+
+
+PNP_FILES = (".yarn/cache", ".yarn/unplugged", ".pnp.cjs", ".pnp.loader.mjs")
+# programs that load what a project's dependency tree holds, and those trees
+RUNNER_TREES = {
+    "composer": ("vendor",), "php": ("vendor",), "bundle": ("vendor/bundle", ".bundle"),
+    "go": ("vendor",), "deno": ("node_modules", "vendor"), "zx": ("node_modules",),
+    "volta": ("node_modules",),
+}  # fmt: skip
+WORKSPACE_WORDS = frozenset({
+    "-w", "--workspace", "--workspaces", "--filter", "-F", "-r", "--recursive", "workspace",
+    "workspaces", "lerna", "nx", "turbo",
+})  # fmt: skip
+
+
+def _runs(text: str, program: str) -> bool:
+    return any(os.path.basename(w.strip("\"'();&|`")) == program for w in text.split())
+
+
+def _names_workspaces(text: str) -> bool:
+    words = {w.split("=", 1)[0].strip("\"'();&|`") for w in text.split()}
+    return bool(words & WORKSPACE_WORDS)
+
+
+def _packages(tree: str) -> tuple[list[str], bool]:
+    """(the directories holding a package.json to VENV_DEPTH + 1 levels down, whether that is
+    all of them)."""
+    from corral.sandbox.protect.dirwalk import directories
+
+    skip = frozenset({"node_modules", ".git", "target", "__pycache__", ".venv"})
+    below, complete = directories(tree, VENV_DEPTH + 1, VENV_LOOKED, skip)
+    return [d for d in below if os.path.isfile(os.path.join(d, "package.json"))], complete
 
 
 def _runs_node(text: str) -> bool:
