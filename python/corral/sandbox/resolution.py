@@ -719,7 +719,8 @@ def _secrets_cache(save: bool = False) -> None:
         with os.fdopen(fd, "wb") as f:
             # (only directories that are still there: a temporary home's answers go)
             kept = {t: v for t, v in _SECRETS.items() if os.path.isdir(t)}
-            marshal.dump({"": _rules_digest(), **kept, system_private.KEY: _SYSTEM}, f)
+            newest = dict(list(_SYSTEM.items())[-system_private.KEPT :])
+            marshal.dump({"": _rules_digest(), **kept, system_private.KEY: newest}, f)
         os.replace(tmp, path)
     except OSError:
         pass

@@ -66,6 +66,7 @@ def system_tops() -> list[str]:
 MAX_ENTRIES = 20_000  # of one top: past that, what was not looked at is hidden whole
 MAX_HIDDEN = 100  # directories hidden for not being looked at, of one top
 KEY = "system-private:"  # the cache key's prefix (the secrets walk's keys are directories)
+KEPT = 256  # answers kept in the cache, the newest (one per top and workspace inside it)
 
 State = tuple[int, int, int, int, int]
 # (the directories looked in and their states, the private paths, whether all was looked at)
@@ -282,18 +283,19 @@ def private_paths(
     for top in system_tops():
         inside = tuple(sorted(s for s in skip if is_within(s, top)))
         key = who.key() + top + "|" + "|".join(inside)
-        answer = cache.get(key)
+        answer = cache.pop(key, None)  # (put back last: the newest are kept, see KEPT)
         if answer is None or not _unchanged(answer[0], state):
             answer = walk(top, who, state, inside, TOP_DEPTHS.get(top, OTHER_TOP_DEPTH))
-            cache[key] = answer
             changed = True
+        cache[key] = answer
         found += answer[1]
         if not answer[2]:
             cut.append(top)
     return _fewer(found, skip), cut, changed
 
 
-MAX_BESIDE = 20  # private files of one directory (not a top) said one by one; past it, it
+MAX_BESIDE = 20  # private files of one directory (not a top) masked one by one; past it, the
+# directory is masked whole (see _fewer)
 
 
 def _fewer(found: list[tuple[str, bool]], skip: tuple[str, ...] = ()) -> list[tuple[str, bool]]:
