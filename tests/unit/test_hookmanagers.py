@@ -68,3 +68,18 @@ def test_venv_runners_with_any_options_and_path_values_after_any_substitution() 
     assert _path_dirs('PATH="$PWD/b/bin${PATH:+:$PATH}"') == ["b/bin"]
     assert _path_dirs("export PATH=/srv/ws/tools/bin:$PATH") == ["/srv/ws/tools/bin"]
     assert _path_dirs("PATH=.:./x:$PATH") == ["./x"]
+
+
+def test_shebangs_are_read_by_the_interpreters_name_and_nothing_keeps_the_tree() -> None:
+    """Session 29 review: `#!/bin/bash -e` and `#!/usr/bin/env -S bash -eu` were no shell
+    scripts to _reached (what they source was not kept), `#!/opt/ubuntu/bin/sh` was a node
+    one ("bun" in "ubuntu"); `UV_PROJECT_ENVIRONMENT=.` and `../` kept the work tree or the
+    directory above it read-only."""
+    from corral.sandbox.protect.hookwords import _interpreter, _tree_or_above
+
+    assert _interpreter(b"#!/bin/bash -e") == b"bash"
+    assert _interpreter(b"#!/usr/bin/env -S bash -eu") == b"bash"
+    assert _interpreter(b"#!/opt/ubuntu/bin/sh") == b"sh"
+    assert _interpreter(b"#!/usr/bin/env FOO=1 node") == b"node"
+    assert _tree_or_above("/w/t", "/w/t") and _tree_or_above("/w/t/..", "/w/t")
+    assert not _tree_or_above("/w/t/.venv", "/w/t")

@@ -193,3 +193,20 @@ def test_a_directory_not_looked_in_is_remembered_and_one_past_the_budget_is_an_a
     masks, areas = system_private.around(found, [workspace])
     assert any(workspace.startswith(a + "/") for a in areas), (found, areas)
     assert not any(workspace.startswith(m + "/") or m == workspace for m in masks), masks
+
+
+def test_a_read_only_workspace_in_a_system_directory_is_looked_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Session 29 review: the workspace was skipped like a writable root, so a read-only
+    workspace at /etc left /etc/shadow- shown; and hides() named your home's deny entries
+    "system files only you may read"."""
+    top = _tree(tmp_path)
+    monkeypatch.setattr(system_private, "system_tops", lambda: [str(top)])
+    monkeypatch.setitem(system_private.TOP_DEPTHS, str(top), 8)
+    monkeypatch.setattr(system_private, "_top_files", lambda who, state: ([], [], True))
+    found, _cut, _changed = system_private.private_paths({}, _of, [], [str(top)])
+    assert (str(top / "shadow-"), False) in found, found
+    assert system_private.around(found, [str(top)])[1] == []  # (no area: the top is shown)
+    # (a deny entry below your home or a writable root is the deny list's, not the walk's)
+    assert not system_private.hides("/root/.ssh/id_rsa", ("/root",))

@@ -544,8 +544,9 @@ def _briefly(done: list[str]) -> list[str]:
     plain = [d for d in done if d.startswith(("restored /", "removed /"))]
     if len(plain) <= UNDO_LINES:
         return done
-    said = [d for d in done if d not in plain[UNDO_LINES // 2 :]]
     rest = plain[UNDO_LINES // 2 :]
+    counted = set(rest)  # (a set: a list looked up per line was quadratic)
+    said = [d for d in done if d not in counted]
     paths = [d.split(" ", 1)[1] for d in rest]
     below = os.path.commonpath(paths) if len(paths) > 1 else paths[0]
     removed = sum(d.startswith("removed ") for d in rest)

@@ -305,7 +305,7 @@ class Checker(
             return self.refusal(
                 "protected", path, PROTECTED, f"{loaded}; apply it if your command built it"
             )
-        if entry.kind == "whiteout" and parts[-1] in BUILD_MARK_NAMES and len(parts) > 0:
+        if entry.kind == "whiteout" and parts[-1] in BUILD_MARK_NAMES:
             # (a build tree known by its mark: deleting it, then planting in the next run,
             # undid the rule in two runs, r79b MARKDELETE)
             return self.refusal(

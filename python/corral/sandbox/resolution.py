@@ -882,9 +882,13 @@ class Resolution:
         _secrets_cache()
         # (the workspace, writable or not, the writable roots and your home: rules of
         # their own)
-        skip = [self.ctx.cwd, *self.rw_roots, *([self.ctx.home] if self.ctx.home != "/" else [])]
-        found, cut, changed = system_private.private_paths(_SYSTEM, _of, skip)
-        masks, self.system_areas = system_private.around(found, skip)
+        # (the writable roots and your home: rules of their own, not looked in; the
+        # workspace, writable or not, looked in but never hidden, r29 review: a read-only
+        # workspace at /etc showed /etc/shadow-)
+        skip = [*self.rw_roots, *([self.ctx.home] if self.ctx.home != "/" else [])]
+        shown = [self.ctx.cwd]
+        found, cut, changed = system_private.private_paths(_SYSTEM, _of, skip, shown)
+        masks, self.system_areas = system_private.around(found, [*skip, *shown])
         if changed:
             _SECRETS_STATE["dirty"] = True
             _secrets_cache(save=True)

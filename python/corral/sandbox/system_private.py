@@ -60,7 +60,10 @@ def system_tops() -> list[str]:
         names = sorted(os.listdir("/"))
     except OSError:
         names = []
-    return [*(f"/{n}" for n in names if n not in NOT_WALKED), *EXTRA_TOPS]
+    return [
+        *(f"/{n}" for n in names if n not in NOT_WALKED and os.path.isdir(f"/{n}")),
+        *EXTRA_TOPS,
+    ]  # (the files directly in /: _top_files)
 
 
 MAX_ENTRIES = 20_000  # of one top: past that, what was not looked at is hidden whole
@@ -80,10 +83,13 @@ HINT = (
 )
 
 
-def hides(path: str) -> bool:
+def hides(path: str, own: Iterable[str] = ()) -> bool:
     """Whether the walk hides `path`, by its mode and place (for a refusal's words, not for a
-    decision: the policy's deny list is that)."""
-    if not any(is_within(path, top) for top in system_tops()):
+    decision: the policy's deny list is that); never below `own` (your home, the writable
+    roots: rules of their own, a deny list's)."""
+    if not any(is_within(path, top) for top in system_tops()) or any(
+        is_within(path, o) for o in own
+    ):
         return False
     who = Who()
     parts = path.split("/")
@@ -173,13 +179,16 @@ def walk(
     state: Callable[[os.stat_result], State],
     skip: tuple[str, ...] = (),
     depth: int = 1 << 16,
+    shown: tuple[str, ...] = (),
 ) -> tuple[list[tuple[str, State]], list[tuple[str, bool]], bool]:
     """(the directories looked in and their states, the private paths (path, is a directory),
     whether all was looked at: past MAX_ENTRIES what was not is among the private paths).
     Not looked in: `skip` (the writable roots: the command's own files, which its deny list
     and globs decide, and which change at every run); a private directory above one of them
     is looked through rather than hidden whole. `depth`: the levels below `top` looked in
-    (what is deeper is not looked at, and not hidden: see TOP_DEPTHS)."""
+    (what is deeper is not looked at, and not hidden: see TOP_DEPTHS). `shown`: paths looked
+    in (a read-only workspace at /etc still has /etc/shadow- hidden) that no directory
+    holding them is hidden for (an area instead, see around)."""
     seen: list[tuple[str, State]] = []
     found: list[tuple[str, bool]] = []
     stack: list[tuple[str, bool]] = []  # (a directory to look in, whether it is private)
@@ -189,9 +198,11 @@ def walk(
     def judge(path: str, info: os.stat_result, in_private: bool) -> None:
         if path in NOT_WALKED_BELOW or any(is_within(path, s) for s in skip):
             return
-        holds = any(is_within(s, path) for s in skip)
+        holds = any(is_within(s, path) for s in (*skip, *shown))
         private = in_private or who.private(path, info)
-        if private and not holds:
+        if holds and private and path.count("/") >= deepest:
+            found.append((path, True))  # (past the depth: an area around what it holds)
+        elif private and not holds:
             # (in a private directory looked through, everything is as private as it)
             found.append((path, stat.S_ISDIR(info.st_mode)))
         elif (who.enters(info) or (holds and stat.S_ISDIR(info.st_mode))) and (
@@ -263,6 +274,7 @@ def private_paths(
     cache: dict[str, tuple[list[tuple[str, State]], list[tuple[str, bool]], bool]],
     state: Callable[[os.stat_result], State],
     skip: Iterable[str],
+    shown: Iterable[str] = (),
 ) -> tuple[list[tuple[str, bool]], list[str], bool]:
     """(the private paths of the system's tops, the tops not looked through whole, whether
     `cache` was changed). `cache` maps a key to a walk's answer, reused while every
@@ -270,6 +282,7 @@ def private_paths(
     have rules of their own."""
     who = Who()
     skip = tuple(skip)
+    shown = tuple(s for s in shown if s not in skip)
     found: list[tuple[str, bool]] = []
     cut: list[str] = []
     changed = False
@@ -281,17 +294,25 @@ def private_paths(
         changed = True
     found += answer[1]
     for top in system_tops():
-        inside = tuple(sorted(s for s in skip if is_within(s, top)))
-        key = who.key() + top + "|" + "|".join(inside)
+        inside = tuple(sorted(s for s in skip if is_within(s, top) and _reached_by(s)))
+        looked = tuple(sorted(s for s in shown if is_within(s, top) and _reached_by(s)))
+        key = who.key() + top + "|" + "|".join(inside) + "||" + "|".join(looked)
         answer = cache.pop(key, None)  # (put back last: the newest are kept, see KEPT)
         if answer is None or not _unchanged(answer[0], state):
-            answer = walk(top, who, state, inside, TOP_DEPTHS.get(top, OTHER_TOP_DEPTH))
+            depth = TOP_DEPTHS.get(top, OTHER_TOP_DEPTH)
+            answer = walk(top, who, state, inside, depth, looked)
             changed = True
         cache[key] = answer
         found += answer[1]
         if not answer[2]:
             cut.append(top)
-    return _fewer(found, skip), cut, changed
+    return _fewer(found, (*skip, *shown)), cut, changed
+
+
+def _reached_by(path: str) -> bool:
+    """Whether the walk can come to `path` (not below /var/tmp, see NOT_WALKED_BELOW): only
+    those make a cache key of their own."""
+    return not any(is_within(path, n) for n in NOT_WALKED_BELOW)
 
 
 MAX_BESIDE = 20  # private files of one directory (not a top) masked one by one; past it, the

@@ -108,7 +108,7 @@ def keep_named(
                 # hook's `[ -x scripts/local.sh ] && ./scripts/local.sh`); a bare name, or
                 # one found only by another reading of the word, when it is there
                 keep = (sure and "/" in word) or os.path.isfile(path)
-            if keep and os.path.normpath(path) == tree:
+            if keep and _tree_or_above(path, tree):
                 keep = False  # (`cd "./"`: never the whole work tree, r79a GRUMPHPCD)
             if keep:
                 result.file(path)
@@ -119,14 +119,15 @@ def keep_named(
                     # files and modules at every start, so the venv is kept whole, as one
                     # on PATH is (r72a HOOKVENV, r73a LHVENV)
                     result.file(venv)
-                parts = path.split(os.sep)
+                inside = path.startswith(tree + os.sep)
+                parts = path[len(tree) + 1 :].split(os.sep) if inside else []
                 for tree_name in DEPENDENCY_TREES:
                     if tree_name in parts:
                         # a package's script (yorkie's `node_modules/yorkie/src/runner.js`,
                         # husky v4's run.js, CaptainHook's `vendor/bin/captainhook`): it loads
                         # its dependencies from there (r78a YORKIE: execa; r79a CAPTAINHOOK:
                         # vendor/composer/autoload_real.php)
-                        result.file(os.sep.join(parts[: parts.index(tree_name) + 1]))
+                        result.file(os.path.join(tree, *parts[: parts.index(tree_name) + 1]))
     for base, text, _ in texts:
         # the directories a hook or a hook manager's job puts on PATH (`export
         # PATH="$PWD/tools/bin:$PATH"`, lefthook's `env: PATH: $PATH:tools/bin`): whole
@@ -145,11 +146,15 @@ def keep_named(
             # walk below finds
             for place in ("", *_cd_targets(text)):
                 for envs in (".tox", ".nox", *_tox_work_dirs(os.path.join(tree, place))):
-                    result.file(os.path.normpath(os.path.join(tree, place, envs)))
+                    envs_dir = os.path.normpath(os.path.join(tree, place, envs))
+                    if not _tree_or_above(envs_dir, tree):
+                        result.file(envs_dir)
         for env in _uv_project_environments(text):
             # (UV_PROJECT_ENVIRONMENT: the venv uv runs, anywhere, r79a UVPROJENV)
             for place in ("", *_cd_targets(text)):  # (relative to the project uv finds)
-                result.file(os.path.normpath(os.path.join(tree, place, env)))
+                venv = os.path.normpath(os.path.join(tree, place, env))
+                if not _tree_or_above(venv, tree):
+                    result.file(venv)
         if _runs_node(text) or hookmanagers.runs_staged(text):
             # npx, npm, pnpm, yarn, bunx, node: what they run is found in node_modules, the
             # directory's own and each one above it (r79a SGHNPX, HUSKY8NPX: `npx
@@ -233,15 +238,23 @@ def _script_kind(path: str) -> str:
         first = read_regular(path, 256).split(b"\n", 1)[0]
     except OSError:
         return ""
-    if path.endswith(SCRIPT_SUFFIXES[2:]) or (
-        first.startswith(b"#!") and any(w in first for w in NODE_SCRIPT)
-    ):
+    program = _interpreter(first)
+    if path.endswith(SCRIPT_SUFFIXES[2:]) or program in NODE_SCRIPT:
         return "node"
-    if path.endswith(SCRIPT_SUFFIXES[:2]) or (
-        first.startswith(b"#!") and any(first.rstrip().endswith(w) for w in SCRIPT_INTERPRETERS)
-    ):
+    if path.endswith(SCRIPT_SUFFIXES[:2]) or program in SCRIPT_INTERPRETERS:
         return "sh"
     return ""
+
+
+def _interpreter(first: bytes) -> bytes:
+    """The program a shebang line starts, by its name: `#!/bin/bash -e` bash, `#!/usr/bin/env
+    -S bash -eu` bash (not a substring: `/opt/ubuntu/bin/sh` is sh)."""
+    if not first.startswith(b"#!"):
+        return b""
+    words = first[2:].split()
+    if words and os.path.basename(words[0]) == b"env":
+        words = [w for w in words[1:] if not w.startswith(b"-") and b"=" not in w]
+    return os.path.basename(words[0]) if words else b""
 
 
 def _shell_word(text: str, i: int) -> str:
@@ -324,7 +337,7 @@ def _path_unread(text: str) -> bool:
     or a substitution (`$VIRTUAL_ENV/bin`, `$PWD/$V/bin`, `$(realpath .venv)/bin`), a venv's
     activate script or VIRTUAL_ENV (r78a PATHVENVVAR: each kept the top's `bin`, not the
     venv whose Python then ran its .pth). The work tree's venvs are then kept, as for `uv
-    run`. (A file of the work tree a hook sources is read as part of it: see _sourced.)"""
+    run`. (A file of the work tree a hook sources is read as part of it: see _reached.)"""
     import re
 
     if "VIRTUAL_ENV" in text or re.search(r"\bactivate\b", text):
@@ -399,6 +412,13 @@ def _packages(tree: str) -> tuple[list[str], bool]:
 def _runs_node(text: str) -> bool:
     """Whether a text runs a Node program (`npx lint-staged`, `node scripts/x.mjs`)."""
     return any(os.path.basename(w.strip("\"'();&|`")) in NODE_RUNNERS for w in text.split())
+
+
+def _tree_or_above(path: str, tree: str) -> bool:
+    """Whether `path` is the work tree or a directory above it: never kept read-only (a
+    hook's `cd "./"`, `UV_PROJECT_ENVIRONMENT=.`, `toxworkdir = {toxinidir}`)."""
+    path = os.path.normpath(path)
+    return path == tree or tree.startswith(path.rstrip("/") + "/")
 
 
 def _uv_project_environments(text: str) -> list[str]:

@@ -209,7 +209,7 @@ def _denied(line: str, policy: Policy, rule: str, hint: str, what: str) -> tuple
 
     for path in _paths_in(line, policy.cwd):
         hidden = next((d for d, _ in policy.deny_read if is_within(path, d)), None)
-        if hidden is not None and system_private.hides(hidden):
+        if hidden is not None and system_private.hides(hidden, (policy.home, *policy.rw_roots)):
             return system_private.RULE, system_private.HINT, "a system file only you may read"
         if hidden is not None:
             return (

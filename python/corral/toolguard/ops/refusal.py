@@ -216,7 +216,7 @@ def _denied(policy: Policy, path: str, real: str, layers: Mapping[str, str]) -> 
         return None
     from corral.sandbox import system_private
 
-    if system_private.hides(denied):
+    if system_private.hides(denied, (policy.home, *policy.rw_roots)):
         return Refusal(
             "denied-read", path, system_private.RULE, BUILTIN, system_private.HINT,
             f"{_via(path, real)} is hidden by the sandbox",
