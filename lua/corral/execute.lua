@@ -26,7 +26,7 @@ local function input_bytes(value, depth)
     return #value
   end
   if type(value) ~= "table" or depth > 32 then
-    return depth > 32 and MAX_INPUT + 1 or 0
+    return depth > 32 and math.huge or 0 -- (too deep: said so, see ask_guard)
   end
   local total = 0
   for key, item in pairs(value) do
@@ -280,8 +280,9 @@ local function ask_guard(tool_call, opts, extra)
   local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
   local size = input_bytes(tool_call.input) + input_bytes(tool_call.name) + input_bytes(tool_call.id)
   if size > MAX_INPUT then
-    local message = ("the call's input is %d MiB, more than corral takes (%d MiB)"):format(
-      math.floor(size / 1048576), MAX_INPUT / 1048576)
+    local message = size == math.huge and "the call's input is nested more than 32 levels deep"
+      or ("the call's input is %d MiB, more than corral takes (%d MiB)"):format(
+        math.floor(size / 1048576), MAX_INPUT / 1048576)
     return bufnr, engine.request(bufnr, { tool = "" }), true, {
       decision = "deny",
       source = "corral",

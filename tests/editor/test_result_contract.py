@@ -438,6 +438,14 @@ def test_nested_huge_inputs_and_malformed_text_are_refused_with_a_hint(
     assert shaped(result(fresh), "refused")["refusal"]["code"] == "invalid-input"
     fresh.lua(EXECUTE_RAW, {"name": "z" * (40 << 20), "input": {}})
     assert shaped(result(fresh), "refused")
+    # (a table nested past 32 levels: said so, not "32 MiB")
+    fresh.lua(
+        "local t = {} local n = t for _ = 1, 40 do n.x = {} n = n.x end"
+        " _G.corral_test_result = vim.NIL require('corral').execute({ name = 'read', input ="
+        " { path = 'a', deep = t } }, {}, function(r) _G.corral_test_result = r end)"
+    )
+    r = shaped(result(fresh), "refused")
+    assert "nested more than 32 levels" in r["refusal"]["message"], r
     fresh.lua(EXECUTE_RAW, {"name": "bash", "input": {"command": "ls", "cwd": "a\0b"}})
     r = shaped(result(fresh), "refused")
     assert r["refusal"]["code"] == "invalid-input" and "NUL" in r["refusal"]["message"], r
