@@ -174,8 +174,9 @@ def _make_includes(root: str) -> tuple[bool, frozenset[str], list[str]]:
     MAKE_DEPTH levels below (a top Makefile that only runs `$(MAKE) -C src`). Past the
     walk's budget, every dependency file counts (as through a variable)."""
     from corral.sandbox.protect.dirwalk import directories
+    from corral.sandbox.protect.hookmanagers import NOT_PROJECTS_BELOW
 
-    below, complete = directories(root, MAKE_DEPTH, MAKE_LOOKED, SKIPPED)
+    below, complete = directories(root, MAKE_DEPTH, MAKE_LOOKED, NOT_PROJECTS_BELOW)
     variable = not complete
     literal: set[str] = set()
     patterns: list[str] = []
@@ -190,8 +191,9 @@ def _make_includes(root: str) -> tuple[bool, frozenset[str], list[str]]:
         if makefile in read:
             continue
         read.add(makefile)
-        queue += [(m, os.path.dirname(m)) for m in _sub_makes(makefile)]
-        for word in _include_words(makefile):
+        words, runs = _makefile(makefile)
+        queue += [(m, os.path.dirname(m)) for m in runs]
+        for word in words:
             if "$" in word:
                 variable = True
                 continue
@@ -203,9 +205,6 @@ def _make_includes(root: str) -> tuple[bool, frozenset[str], list[str]]:
                     literal.add(path)
                     queue.append((path, base))
     return variable, frozenset(literal), patterns
-
-
-SKIPPED = frozenset({".git", "node_modules", ".venv", "target", "__pycache__"})
 
 
 def _make_text(makefile: str) -> str:
@@ -237,24 +236,17 @@ def _expanded(word: str, variables: dict[str, str]) -> str:
     return word
 
 
-def _include_words(makefile: str) -> list[str]:
-    """The words of a Makefile's include directives (`include a.mk`, `-include $(DEPS)`),
-    its simple variables put in."""
+def _makefile(makefile: str) -> tuple[list[str], list[str]]:
+    """(the words of a makefile's include directives, `include a.mk`, `-include $(DEPS)`; the
+    makefiles its recipes run, `$(MAKE) -C a/b/c/d`, `$(MAKE) -f build.mk`, r80b MAKEDEEP,
+    MAKEFOPT), its simple variables put in; read once."""
     text = _make_text(makefile)
     variables = _variables(text)
     words: list[str] = []
     for line in re.findall(r"(?m)^[ \t]*(?:-|s)?include[ \t]+(.*)$", text):
         words += [_expanded(w, variables) for w in line.split("#", 1)[0].split()]
-    return words
-
-
-def _sub_makes(makefile: str) -> list[str]:
-    """The makefiles a Makefile's recipes run (`$(MAKE) -C a/b/c/d`, `$(MAKE) -f build.mk`),
-    relative to its directory (r80b MAKEDEEP, MAKEFOPT)."""
-    text = _make_text(makefile)
-    variables = _variables(text)
     directory = os.path.dirname(makefile)
-    found = []
+    runs: list[str] = []
     for flag, value in re.findall(
         r"(?:\$[({]MAKE[)}]|\bmake\b)[^\n;&|]*?(-C|--directory=|-f|--file=|--makefile=)[ \t]*(\S+)",
         text,
@@ -264,10 +256,10 @@ def _sub_makes(makefile: str) -> list[str]:
             continue
         path = os.path.normpath(os.path.join(directory, value))
         if flag in ("-C", "--directory="):
-            found += [os.path.join(path, name) for name in MAKEFILES]
+            runs += [os.path.join(path, name) for name in MAKEFILES]
         else:
-            found.append(path)
-    return found
+            runs.append(path)
+    return words, runs
 
 
 def _only_dependencies(entry: Entry) -> bool:

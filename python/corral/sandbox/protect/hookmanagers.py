@@ -282,7 +282,7 @@ def staged_texts(tree: str, texts: Iterable[str], found: Found) -> list[tuple[st
     for config in dict.fromkeys(configs):
         if not os.path.isfile(config):
             continue
-        text = _read(config)
+        text = read(config)
         name = os.path.basename(config)
         if name in PACKAGE_FILES:
             text = _package_keys(text, STAGED_KEYS, yaml=not name.endswith(".json"))
@@ -334,13 +334,14 @@ def tracked(tree: str) -> list[str] | None:
     """The paths git's index lists for the work tree at `tree` ([] where there is none; None
     where it cannot be read: a split index, r79a SPLITINDEX)."""
     from corral.changes.git_objects import GitUnreadable, read_index
+    from corral.sandbox.protect.gitguard import _read_pointer  # (here: gitguard imports this)
 
     dot_git = os.path.join(tree, ".git")
     if os.path.isfile(dot_git):
-        text = _read(dot_git).strip()
-        if not text.startswith("gitdir:"):
+        target = _read_pointer(dot_git, "gitdir:")
+        if target is None:
             return []
-        dot_git = os.path.normpath(os.path.join(tree, text[len("gitdir:") :].strip()))
+        dot_git = os.path.normpath(os.path.join(tree, target))
     index = os.path.join(dot_git, "index")
     try:
         info = os.stat(index)
@@ -401,7 +402,7 @@ def _pkl_imports(config: str, tree: str) -> list[str]:
     found: list[str] = []
     queue = [config]
     while queue and len(found) < MAX_PKL:
-        text = _read(queue.pop(0))
+        text = read(queue.pop(0))
         for value in re.findall(r"""\b(?:import\*?|amends|extends)\s+["']([^"']+)["']""", text):
             if ":" in value:
                 continue  # (package://, https://, pkl:, modulepath:)
@@ -496,10 +497,6 @@ def run_modules(text: str) -> list[str]:
 
 def read(path: str) -> str:
     """A config or script's text, "" where it is not a regular file (see read_regular)."""
-    return _read(path)
-
-
-def _read(path: str) -> str:
     try:
         return read_regular(path, MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
     except OSError:
@@ -569,18 +566,18 @@ def manager_texts(
         if name == "prek.toml" or (
             name.endswith((".yaml", ".yml")) and name.startswith((".pre-commit", "pre-commit"))
         ):
-            texts.append((os.path.dirname(config), _read(config), True))
+            texts.append((os.path.dirname(config), read(config), True))
         elif any(name in names for names in WORD_CONFIGS.values()) and os.path.isfile(config):
-            text = _read(config)
+            text = read(config)
             texts.append((tree, text, True))
             # (and the configs it includes or imports: CaptainHook's `includes`, GrumPHP's
             # `imports`, read the same way, r80a PHPINCLUDES)
             for word in _config_files_named(text, tree)[:MAX_HOOKS]:
-                texts.append((tree, _read(word), True))
+                texts.append((tree, read(word), True))
         elif name.endswith(".pkl") and os.path.isfile(config):
             # (hk's steps: `check = "scripts/lint.sh {{files}}"` runs from the top, r72a
             # HKSCRIPT)
-            texts.append((tree, _read(config), True))
+            texts.append((tree, read(config), True))
     parts = [
         text for config, text in lefthook_configs(tree) if config in files or config not in tops
     ] if any(os.path.join(tree, n) in files for n in LEFTHOOK_FILES) else []  # fmt: skip
@@ -607,7 +604,7 @@ def lefthook_configs(tree: str) -> list[tuple[str, str]]:
         if config in seen or not os.path.isfile(config):
             continue
         seen.add(config)
-        text = _read(config)
+        text = read(config)
         found.append((config, text))
         for entry in _lefthook_extends(text)[:MAX_HOOKS]:
             pattern = os.path.normpath(os.path.join(tree, entry))

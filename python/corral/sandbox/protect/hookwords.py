@@ -13,6 +13,8 @@ from corral.sandbox.protect import hookmanagers, pathdirs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from corral.sandbox.protect.gitguard import Protection
 
 
@@ -128,7 +130,32 @@ def keep_named(
                         # its dependencies from there (r78a YORKIE: execa; r79a CAPTAINHOOK:
                         # vendor/composer/autoload_real.php)
                         result.file(os.path.join(tree, *parts[: parts.index(tree_name) + 1]))
+    walked: dict[str, tuple[list[str], bool]] = {}  # (each walk of the tree, once)
+
+    def walk_once(what: str, past: str, walk: Callable[[str], tuple[list[str], bool]]) -> list[str]:
+        """The directories `walk` finds below the tree, looked for once however many texts
+        ask; past its budget, unknown (never cut quietly: a command can make the directories
+        that push one past the walk, r76a WALKFLOOD)."""
+        if what not in walked:
+            walked[what] = walk(tree)
+            if not walked[what][1]:
+                result.unknown.append((
+                    tree, f"a git hook runs {what}",
+                    [f"the {past} past the first {VENV_LOOKED} directories"],
+                ))  # fmt: skip
+        return walked[what][0]
+
+    def keep_below(path: str) -> None:
+        """Keep `path`, but never the work tree or a directory above it (a hook's
+        `UV_PROJECT_ENVIRONMENT=.`, `toxworkdir = {toxinidir}`)."""
+        path = os.path.normpath(path)
+        if not _tree_or_above(path, tree):
+            result.file(path)
+
     for base, text, _ in texts:
+        programs = _programs(text)
+        # (the top, and where the text changes into: where the programs it runs look)
+        here = [tree, *(os.path.normpath(os.path.join(tree, c)) for c in _cd_targets(text))]
         # the directories a hook or a hook manager's job puts on PATH (`export
         # PATH="$PWD/tools/bin:$PATH"`, lefthook's `env: PATH: $PATH:tools/bin`): whole
         # (r73a HOOKPATHDIR)
@@ -140,39 +167,31 @@ def keep_named(
                 # a PATH entry of corral's own environment
                 for path in pathdirs.brought(place, tree, project=tree):
                     result.file(path)
-        if _runs_tox(text):
+        if programs & ENV_RUNNERS:
             # tox and nox run a command in their own venvs, reused from run to run: those of
             # the top, and of where the hook changes into (r77a TOXVENV); and every venv the
             # walk below finds
-            for place in ("", *_cd_targets(text)):
-                for envs in (".tox", ".nox", *_tox_work_dirs(os.path.join(tree, place))):
-                    envs_dir = os.path.normpath(os.path.join(tree, place, envs))
-                    if not _tree_or_above(envs_dir, tree):
-                        result.file(envs_dir)
+            for place in here:
+                for envs in (".tox", ".nox", *_tox_work_dirs(place)):
+                    keep_below(os.path.join(place, envs))
         for env in _uv_project_environments(text):
-            # (UV_PROJECT_ENVIRONMENT: the venv uv runs, anywhere, r79a UVPROJENV)
-            for place in ("", *_cd_targets(text)):  # (relative to the project uv finds)
-                venv = os.path.normpath(os.path.join(tree, place, env))
-                if not _tree_or_above(venv, tree):
-                    result.file(venv)
-        if _runs_node(text) or hookmanagers.runs_staged(text):
+            # (UV_PROJECT_ENVIRONMENT: the venv uv runs, anywhere, r79a UVPROJENV; relative
+            # to the project uv finds)
+            for place in here:
+                keep_below(os.path.join(place, env))
+        if programs & NODE_RUNNERS or hookmanagers.runs_staged(text):
             # npx, npm, pnpm, yarn, bunx, node: what they run is found in node_modules, the
             # directory's own and each one above it (r79a SGHNPX, HUSKY8NPX: `npx
             # lint-staged` from simple-git-hooks or husky v8; NODEHOOKDEP: `node
             # scripts/x.mjs` and what it imports; LSNESTBIN: lint-staged runs a nested
             # config's task with that package's node_modules/.bin first)
-            places = [tree, *(os.path.join(tree, c) for c in _cd_targets(text))]
-            places += [b for b, _, c in texts if c and b and b.startswith(tree + os.sep)]
+            places = [*here, *(b for b, _, c in texts if c and b and b.startswith(tree + os.sep))]
             if _names_workspaces(text):
                 # (`npm -w web exec`, `pnpm --filter web`, `yarn workspace web`: a package
                 # named, not a path, r80a NPMWORKSPACE: every package's node_modules)
-                packages, complete = _packages(tree)
-                places += packages
-                if not complete:
-                    result.unknown.append((
-                        tree, "a git hook runs a Node program in a workspace's packages",
-                        [f"the packages past the first {VENV_LOOKED} directories"],
-                    ))  # fmt: skip
+                places += walk_once(
+                    "a Node program in a workspace's packages", "packages", _packages
+                )
             for place in places:
                 for path in pathdirs.node_modules_of(os.path.normpath(place), tree):
                     result.file(path)
@@ -182,21 +201,15 @@ def keep_named(
                         result.file(os.path.normpath(os.path.join(place, pnp)))
         for runner, trees in RUNNER_TREES.items():
             # (r80a COMPOSEREXEC, BUNDLEVENDOR, GOVENDOR, DENONM: what their runners load)
-            if _runs(text, runner):
-                for place in (tree, *(os.path.join(tree, c) for c in _cd_targets(text))):
+            if runner in programs:
+                for place in here:
                     for name in trees:
                         result.file(os.path.normpath(os.path.join(place, name)))
-        if _runs_venv(text) or _runs_tox(text) or _path_unread(text):
+        if _runs_venv(text) or programs & ENV_RUNNERS or _path_unread(text):
             # `uv run`, `poetry run`: the project's venv, found by the tool (r73a VENVRUNNER)
-            venvs, complete = _top_venvs(tree)
-            for venv in venvs:
+            what = "a project venv's Python (uv run, poetry run)"
+            for venv in walk_once(what, "venvs", _top_venvs):
                 result.file(venv)
-            if not complete:  # (never cut quietly: a command can make the directories that
-                # push a venv past the walk, r76a WALKFLOOD)
-                result.unknown.append((
-                    tree, "a git hook runs a project venv's Python (uv run, poetry run)",
-                    [f"the venvs past the first {VENV_LOOKED} directories"],
-                ))  # fmt: skip
 
 
 # a PATH assignment: its value is the rest of the line
@@ -352,7 +365,8 @@ def _path_unread(text: str) -> bool:
 
 VENV_RUNNERS = ("uv", "poetry", "pdm", "hatch", "pipenv", "rye")
 DEPENDENCY_TREES = ("node_modules", "vendor")  # (npm's, Composer's: a package's code beside)
-ENV_RUNNERS = ("tox", "nox")  # (their venvs, not the project's: .tox/<env>, .nox/<session>)
+# (their venvs, not the project's: .tox/<env>, .nox/<session>)
+ENV_RUNNERS = frozenset({"tox", "nox"})
 
 
 TOX_CONFIGS = ("tox.ini", "tox.toml", "setup.cfg", "pyproject.toml")
@@ -390,8 +404,10 @@ WORKSPACE_WORDS = frozenset({
 })  # fmt: skip
 
 
-def _runs(text: str, program: str) -> bool:
-    return any(os.path.basename(w.strip("\"'();&|`")) == program for w in text.split())
+def _programs(text: str) -> set[str]:
+    """The names of the programs a text's words may start (each word's basename, quotes and
+    shell punctuation around it dropped): `npx lint-staged`, `python -m tox`."""
+    return {os.path.basename(w.strip("\"'();&|`")) for w in text.split()}
 
 
 def _names_workspaces(text: str) -> bool:
@@ -404,14 +420,10 @@ def _packages(tree: str) -> tuple[list[str], bool]:
     all of them)."""
     from corral.sandbox.protect.dirwalk import directories
 
-    skip = frozenset({"node_modules", ".git", "target", "__pycache__", ".venv"})
-    below, complete = directories(tree, VENV_DEPTH + 1, VENV_LOOKED, skip)
+    below, complete = directories(
+        tree, VENV_DEPTH + 1, VENV_LOOKED, hookmanagers.NOT_PROJECTS_BELOW
+    )
     return [d for d in below if os.path.isfile(os.path.join(d, "package.json"))], complete
-
-
-def _runs_node(text: str) -> bool:
-    """Whether a text runs a Node program (`npx lint-staged`, `node scripts/x.mjs`)."""
-    return any(os.path.basename(w.strip("\"'();&|`")) in NODE_RUNNERS for w in text.split())
 
 
 def _tree_or_above(path: str, tree: str) -> bool:
@@ -429,11 +441,6 @@ def _uv_project_environments(text: str) -> list[str]:
         return []
     found = re.findall(r"""UV_PROJECT_ENVIRONMENT\s*[=:]\s*["']?([^\s"';&|]+)""", text)
     return [os.path.expanduser(f) for f in found if "$" not in f]
-
-
-def _runs_tox(text: str) -> bool:
-    """Whether a text runs tox or nox (`tox -e lint`, `python -m nox -s lint`)."""
-    return any(os.path.basename(w.strip("\"'();&|")) in ENV_RUNNERS for w in text.split())
 
 
 def _runs_venv(text: str) -> bool:
