@@ -761,6 +761,20 @@ FIELDS: tuple[Field, ...] = (
         narrows=ORDERED,
     ),
     Field(
+        "sandbox.ignored_files",
+        CHOICE,
+        "hold",
+        "What becomes of a new or changed path that git ignores, in a repository in or "
+        "around the workspace. hold: held for review, since `git status` never shows it "
+        "and host programs run what lands in such places unread (a build's outputs and "
+        "generated makefiles, the node_modules a git hook's npx runs, a venv, a local "
+        "script a hook runs); a directory of them is named as one path to apply "
+        "(`node_modules`, `build`); apply: applied when the other rules pass it (the rules "
+        "for build trees, venvs and what hooks name still hold).",
+        ("hold", "apply"),
+        narrows=ORDERED,
+    ),
+    Field(
         "sandbox.git_history",
         CHOICE,
         "hold",

@@ -208,6 +208,30 @@ def apply_a_venv_made_as_root(host: Host, stderr: str, venv_bin: Path) -> None:
     assert (venv_bin / "activate").exists()
 
 
+def ignore_less(host: Host) -> None:
+    """The standard repository ignores .venv/ and build/ (conftest), and what git ignores is
+    held by a rule of its own (test_git_ignored): a test of another rule whose paths lie
+    there has git ignore only Python's bytecode."""
+    (host.ws / ".gitignore").write_text("__pycache__/\n")
+    host.git("commit", "-q", "-m", "ignore less", ".gitignore")
+
+
+def apply_what_git_ignores(host: Host, stderr: str, *names: str) -> None:
+    """What git ignores is held (sandbox.ignored_files), named as the directories git ignores:
+    check the apply hint names `names`, and apply them as a user who knows their command
+    made them does."""
+    assert "what git ignores" in stderr, stderr
+    hint = stderr.split("(apply: corral apply ", 1)[1].split(";", 1)[0].split()
+    paths = [str(host.ws / name) for name in names]
+    assert set(paths) <= set(hint[1:]), (paths, hint)
+    out = host.corral("changes").stdout
+    for change_id in [
+        ln.split(":")[0] for ln in out.splitlines() if ": held" in ln and ln[0] != " "
+    ]:
+        applied = host.corral("apply", change_id, *paths)
+        assert applied.returncode == 0, applied.stderr
+
+
 # The post-run sweep of direct writes (sandbox.writes = "direct", and the fallback where no
 # overlay works): change sets replace it by default; test_change_sets.py covers those.
 DIRECT = ("--writes", "direct")

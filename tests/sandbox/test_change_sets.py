@@ -50,7 +50,7 @@ def test_writes_are_applied_after_the_run_with_the_exit_status(host: Host) -> No
         "echo new > added.txt\n"
         "echo more >> README.md\n"
         "rm movable.txt\n"
-        "mkdir -p build/out && echo o > build/out/x\n"
+        "mkdir -p gen/out && echo o > gen/out/x\n"
         "mv sub sub2\n"  # a directory of the lower layer: overlayfs says EXDEV, mv copies
         "chmod 755 added.txt\n"
         "exit 7\n"
@@ -62,7 +62,7 @@ def test_writes_are_applied_after_the_run_with_the_exit_status(host: Host) -> No
     assert (ws / "added.txt").stat().st_mode & 0o777 == 0o755
     assert (ws / "README.md").read_text() == "# app\nmore\n"
     assert not (ws / "movable.txt").exists()
-    assert (ws / "build" / "out" / "x").read_text() == "o\n"
+    assert (ws / "gen" / "out" / "x").read_text() == "o\n"
     assert (ws / "sub2" / "keep.txt").read_text() == "sub\n" and not (ws / "sub").exists()
     # nothing held: only what was applied, and how to undo it
     assert done.stderr == "corral: applied 6 added, 1 modified, 2 deleted (undo: corral undo)\n"

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from .sandbox_support import DONE, apply_a_venv_made_as_root, q
+from .sandbox_support import DONE, apply_what_git_ignores, q
 from .test_change_sets import take_history
 
 pytestmark = pytest.mark.sandbox
@@ -73,7 +73,9 @@ cat {q(scratch)}
     assert f"venv {host.ws}/.venv" in r.stdout
     assert "OK" in r.stdout  # unittest's summary line
     assert "source\nbuilt\nscratch\n" in r.stdout
-    apply_a_venv_made_as_root(host, r.stderr, host.ws / ".venv" / "bin")
+    # git ignores the venv and the build (sandbox.ignored_files): the user applies them (as
+    # root, the venv's links to its interpreter too, which root may write)
+    apply_what_git_ignores(host, r.stderr, ".venv", "build")
 
     # The host sees the work: the merge and the commit it brought, the files, the venv.
     assert host.git("log", "-1", "--format=%s", "main") == "merge feature\n"

@@ -24,7 +24,15 @@ from corral.sandbox.backends import probe
 from corral.sandbox.backends.bwrap import bundled_bwrap
 
 from .conftest import user_prefix
-from .sandbox_support import DONE, allowed, assert_sandboxed, pwned_prelude, q, script_report
+from .sandbox_support import (
+    DONE,
+    allowed,
+    assert_sandboxed,
+    ignore_less,
+    pwned_prelude,
+    q,
+    script_report,
+)
 
 RUN_UNSANDBOXED = "running UNSANDBOXED"
 
@@ -33,6 +41,7 @@ def _plant(host, names: tuple[str, ...], status: int) -> str:
     """Write, from inside the sandbox, payloads named `names` into the workspace's .venv/bin,
     each touching PWNED (outside every writable root) and exiting with `status`; put that
     directory first on the host's PATH, as an activated venv does. Returns PWNED's path."""
+    ignore_less(host)  # (a .venv git ignores is held: see test_git_ignored)
     pwned = host.base / "PWNED"
     bindir = host.ws / ".venv" / "bin"
     payload = f"#!/bin/sh\ntouch {q(pwned)} 2>/dev/null\nexit {status}\n"
@@ -135,6 +144,7 @@ def _planted_bwrap(pwned: str) -> str:
 
 def _plant_bwrap(host, path) -> str:
     """Have a sandboxed run write an executable bwrap wrapper at `path`; returns PWNED."""
+    ignore_less(host)  # (a .venv git ignores is held: see test_git_ignored)
     pwned = str(host.base / "PWNED")
     body = (
         f"mkdir -p {q(path.parent)}\n"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from .conftest import corral_runs_as_root
-from .sandbox_support import DONE, run, run_wrapped
+from .sandbox_support import DONE, ignore_less, run, run_wrapped
 from .test_change_sets import held_ids
 
 if TYPE_CHECKING:
@@ -1266,12 +1266,14 @@ def test_dot_entries_at_the_top_are_held_but_the_inert_ones(host: Host) -> None:
         ".benchmarks/Linux-CPython-3.11-64bit/0001_run.json",
     )  # fmt: skip (r64c BENCHHOLD)
     (host.ws / ".coveragerc").write_text("[run]\n")
-    run(host, "".join(f"mkdir -p $(dirname {n}); echo x > {n}; " for n in (*held, *inert))
+    ignore_less(host)  # (.venv: what git ignores is held by its own rule, test_git_ignored)
+    # (a comment: an ignore file of `x` would make git ignore, and corral hold, every x)
+    run(host, "".join(f"mkdir -p $(dirname {n}); echo '# x' > {n}; " for n in (*held, *inert))
               + "\n")  # fmt: skip
     for name in held:
         assert not (host.ws / name).exists() or (host.ws / name).read_text() == "[run]\n", name
     for name in inert:
-        assert (host.ws / name).read_text() == "x\n", name
+        assert (host.ws / name).read_text() == "# x\n", name
 
 
 def test_compiled_modules_no_lua_require_reaches_are_not_held(host: Host) -> None:
@@ -1282,6 +1284,7 @@ def test_compiled_modules_no_lua_require_reaches_are_not_held(host: Host) -> Non
     `core.so` is still held. r51b LUACACHE: a marker the command wrote in a directory of
     another name freed it for `require("zz-opt.mod")` (Neovim loaded it at an init.lua's
     optional require); one the host already has still marks its tool's cache."""
+    ignore_less(host)  # (what git ignores is held by its own rule: test_git_ignored)
     (host.ws / "out-cache").mkdir()
     (host.ws / "out-cache" / "CACHEDIR.TAG").write_text("Signature: x\n")
     # (not cargo's target/ any more: a build tree is held whole, r69b RSBUILDOUTPUT)
@@ -1839,6 +1842,7 @@ def test_code_cargo_runs_while_it_builds_and_links_named_as_ci_dirs_are_held(
     tree: nothing below was judged) ran at the host's `cargo check`, rust-analyzer's first
     step, with `git diff` empty. GITLABLINK: `.gitlab -> docs/gl` made docs/gl/duo/mcp.json
     GitLab Duo's config. A crate's compiled library lands."""
+    ignore_less(host)  # (what git ignores is held by its own rule: test_git_ignored)
     deps = host.ws / "target" / "debug" / "deps"
     deps.mkdir(parents=True)
     (host.ws / "target" / "CACHEDIR.TAG").write_text(
@@ -1966,6 +1970,7 @@ def test_what_tools_load_by_their_path_with_nothing_to_read_is_held(host: Host) 
     plan`), CHANGESETCFG (`.changeset/config.json` named a module `changeset add` loads),
     BOOTSNAPCACHE (bootsnap's compile cache, loaded in place of an unchanged source): each
     was applied without a hold. What is everyday work next to them still lands."""
+    ignore_less(host)  # (what git ignores is held by its own rule: test_git_ignored)
     _write(host, {
         "Makefile": "DEPS := $(wildcard build/*.d)\napp: main.c\n\tcc -MMD -o app main.c\n"
         "-include $(DEPS)\n",

@@ -305,7 +305,7 @@ def _keep_bases(
         item["path"]
         for item in held
         if item.get("code") != "conflict"
-        and not str(item.get("message", "")).startswith((words.HELD_WITH, words.IN_BUILD_TREE))
+        and not str(item.get("message", "")).startswith(words.HELD_AS_ONE)
     }
     if not paths:
         return
@@ -476,7 +476,15 @@ def _describe(report: dict[str, Any], frontend: str | None) -> list[str]:
     # (paths held for the same words share a line: ten new modules' long reason once, r48c)
     reasons: dict[str, list[str]] = {}
     for item in causes:
-        reasons.setdefault(item.get("message") or item["code"], []).append(item["path"])
+        why, path = item.get("message") or item["code"], item["path"]
+        if why.startswith(words.IN_IGNORED):
+            # (what git ignores, by the directories it ignores: one line for a venv, a
+            # build and node_modules, not one per directory)
+            path = why[len(words.IN_IGNORED) :].split(" (", 1)[0]
+            why = f"what git ignores: {words.IGNORED_WHY}"
+            if path in reasons.get(why, ()):
+                continue
+        reasons.setdefault(why, []).append(path)
     for why, paths in list(reasons.items())[:LISTED]:
         more = f" and {len(paths) - GROUPED} more" if len(paths) > GROUPED else ""
         lines.append(f"held {', '.join(paths[:GROUPED])}{more}: {why}")
@@ -516,7 +524,7 @@ def apply_args(held: list[dict[str, Any]]) -> list[str]:
     venvs = sorted({
         m.split(prefix, 1)[1].split(" (", 1)[0]
         for m in (item.get("message", "") for item in held)
-        for prefix in (words.HELD_WITH_VENV, words.IN_BUILD_TREE)
+        for prefix in words.NAMED_AS_ONE
         if m.startswith(prefix)
     })  # fmt: skip
     if venvs:

@@ -39,6 +39,7 @@ import stat
 
 from corral.changes import words
 from corral.changes.git_history import GitHistoryRules
+from corral.changes.ignored_rules import IgnoredRules
 from corral.changes.journal import index_kept
 from corral.changes.link_rules import LinkRules
 from corral.changes.loaded_rules import LoadedRules
@@ -187,7 +188,7 @@ def _why_kept(path: str) -> str | None:
 
 class Checker(
     LinkRules, ModuleRules, LuaRules, LoadedRules, ToolSettingsRules, ProjectTopRules,
-    GitHistoryRules,
+    GitHistoryRules, IgnoredRules,
 ):  # fmt: skip
     """Verdicts for the entries of one change set, against its plan (see stage.create)."""
 
@@ -206,6 +207,7 @@ class Checker(
             or self._kind(entry)
             or self._symlink(entry)
             or self._conflict(entry)
+            or self._ignored(entry)
         )
 
     def _protected(self, entry: Entry) -> Refusal | None:

@@ -97,6 +97,10 @@ class RuleSet:
         self._project_tops: dict[str, bool] = {}  # (see ProjectTopRules._project_top)
         self._programs: list[str] | None = None  # (see Checker._program_dirs)
         self._build_trees: dict[str, bool] = {}  # (see Checker._build_tree)
+        # (see IgnoredRules: an entry of each root, the work tree each directory is in)
+        self._ignore_roots: dict[str, Any] = {}
+        self._ignore_repos: dict[str, Any] = {}
+        self._ignore_tops: dict[str, Any] = {}
 
     def refusal(
         self, code: str, path: str, rule: str, message: str, layer: str = BUILTIN

@@ -132,6 +132,7 @@ def create(policy: Policy, made_by: Sequence[str] = ()) -> str:
         "new_modules": policy.new_modules,
         "project_configs": policy.project_configs,
         "git_history": policy.git_history,
+        "ignored_files": policy.ignored_files,
         "indexes": indexes,
         "frontend": words.frontend(),  # how the check after the run names commands
     }

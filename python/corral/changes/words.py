@@ -18,6 +18,16 @@ HELD_WITH_VENV = f"{HELD_WITH} the venv "
 HELD_WITH_GIT = f"{HELD_WITH} its repository's HEAD, refs and index"
 # how a build tree's paths are held (finish names the tree as one path in the apply hint)
 IN_BUILD_TREE = "in the build tree "
+# how a path git ignores is held (finish names the highest ignored directory as one path)
+IN_IGNORED = "in what git ignores: "
+IGNORED_WHY = (
+    "`git status` never shows a change there, and host tools run what lands in such "
+    "places unread (a build's outputs, node_modules, a venv, a hook's local "
+    "script); apply it if your command made it (sandbox.ignored_files)"
+)
+# what is held with a whole directory, and how that directory is named in its message
+NAMED_AS_ONE = (HELD_WITH_VENV, IN_BUILD_TREE, IN_IGNORED)
+HELD_AS_ONE = (HELD_WITH, IN_BUILD_TREE, IN_IGNORED)
 # (which one, and why, is said on a line of its own: "see there" pointed nowhere when that
 # line was cut from a short listing, r61c INDEXSEE)
 HELD_GIT_WHY = (

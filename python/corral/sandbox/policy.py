@@ -38,6 +38,7 @@ class Policy(Frozen):
         "git_history",
         "hidden",
         "home",
+        "ignored_files",
         "links",
         "mode",
         "module_dirs",
@@ -107,6 +108,7 @@ class Policy(Frozen):
     new_modules: str  # "hold" or "apply": new top-level Python names (changes.module_rules)
     project_configs: str  # "hold" or "apply": config files at a project's top (project_top_rules)
     git_history: str  # "hold" or "check": new commits a ref would reach (changes.git_history)
+    ignored_files: str  # "hold" or "apply": paths git ignores (changes.ignored_rules)
 
     def __init__(
         self,
@@ -150,6 +152,7 @@ class Policy(Frozen):
         new_modules: str,
         project_configs: str,
         git_history: str,
+        ignored_files: str,
     ) -> None:
         # (keyword-only and typed: a field left out, misspelled or of the wrong type is an
         # error where the policy is made, not an AttributeError where a backend reads it)
@@ -193,6 +196,7 @@ class Policy(Frozen):
             new_modules=new_modules,
             project_configs=project_configs,
             git_history=git_history,
+            ignored_files=ignored_files,
         )
 
     def as_dict(self) -> dict[str, object]:
@@ -322,4 +326,5 @@ def resolve(
         new_modules=config["sandbox.new_modules"],
         project_configs=config["sandbox.project_configs"],
         git_history=config["sandbox.git_history"],
+        ignored_files=config["sandbox.ignored_files"],
     )

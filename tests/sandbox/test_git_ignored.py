@@ -1,0 +1,212 @@
+"""What git ignores is held (issue 7: sandbox.ignored_files, changes/ignored_rules.py).
+
+Review rounds r75a to r81b kept finding ways a git hook or a build runs a file a command
+wrote where `git status` shows nothing: the node_modules a hook's npx runs, a Makefile's
+`-include` of a generated file, an in-source build's config.h. Each fix read one more way;
+these tests plant through ways no rule reads by name, and check that the host never gets the
+file while git would not show it, and that what `git status` does show still lands.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from .sandbox_support import run
+from .test_change_sets import held_ids
+
+if TYPE_CHECKING:
+    from .conftest import Host
+
+# the standard repository ignores .venv/, build/ and __pycache__/ (conftest._make_repo)
+IGNORES = ".venv/\nbuild/\n__pycache__/\nnode_modules/\n*.log\ntools/local.d/\n"
+
+
+def _ignore(host: Host, text: str = IGNORES) -> None:
+    (host.ws / ".gitignore").write_text(text)
+    host.git("add", ".gitignore")
+    host.git("commit", "-q", "-m", "ignores")
+
+
+def _status(host: Host) -> str:
+    return host.git("status", "--porcelain")
+
+
+def test_what_git_ignores_is_held_and_what_status_shows_lands(host: Host) -> None:
+    _ignore(host)
+    (host.ws / "build").mkdir()
+    (host.ws / "build" / "old.o").write_text("old\n")
+    stderr = run(
+        host,
+        "mkdir -p node_modules/lint build/gen\n"
+        "echo 'planted' > node_modules/lint/index.js\n"
+        "echo 'planted' > build/gen/config.h\n"
+        "echo 'log' > run.log\n"
+        "echo 'more' >> README.md\n"  # tracked: `git status` shows it
+        "echo 'new' > notes.txt\n",  # untracked, not ignored: `?? notes.txt`
+    )
+    assert not (host.ws / "node_modules").exists()
+    assert not (host.ws / "build" / "gen").exists()
+    assert not (host.ws / "run.log").exists()
+    assert (host.ws / "README.md").read_text().endswith("more\n")
+    assert (host.ws / "notes.txt").read_text() == "new\n"
+    assert "what git ignores" in stderr, stderr
+    # named as whole directories to apply, not file by file
+    (change_id,) = held_ids(host)
+    assert f"apply {change_id} " in stderr, stderr
+    hint = stderr.split(f"apply {change_id} ", 1)[1].split(";", 1)[0]
+    assert sorted(hint.split()) == sorted(
+        str(host.ws / n) for n in ("build", "node_modules", "run.log")
+    ), hint
+    # the user applies what their command built
+    done = host.corral("apply", change_id, str(host.ws / "node_modules"))
+    assert done.returncode == 0, done.stderr
+    assert (host.ws / "node_modules" / "lint" / "index.js").read_text() == "planted\n"
+    assert not (host.ws / "build" / "gen").exists()
+
+
+def test_a_hook_running_an_ignored_script_by_a_way_no_rule_reads(host: Host) -> None:
+    """The class: a hook reaches an ignored file through words corral does not read (here
+    a tracked Makefile's recipe, run by the hook's `make`, runs each local script); the
+    file a command plants there never reaches the host, and the user's own commit runs
+    only what they had."""
+    _ignore(host)
+    (host.ws / "Makefile").write_text("lint:\n\tfor f in tools/local.d/*.sh; do sh $$f; done\n")
+    host.git("add", "Makefile")
+    host.git("commit", "-q", "-m", "lint")
+    hook = host.ws / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\nexec make -s lint\n")
+    hook.chmod(0o755)
+    (host.ws / "tools" / "local.d").mkdir(parents=True)
+    (host.ws / "tools" / "local.d" / "mine.sh").write_text("true\n")
+    pwned = host.base / "PWNED"
+    run(
+        host,
+        f"echo 'touch {pwned}' > tools/local.d/zz.sh\n"
+        f"echo 'touch {pwned}' >> tools/local.d/mine.sh\n"
+        "echo x >> README.md\n",
+    )
+    assert not (host.ws / "tools" / "local.d" / "zz.sh").exists()
+    assert (host.ws / "tools" / "local.d" / "mine.sh").read_text() == "true\n"
+    assert _status(host) == " M README.md\n"
+    host.git("commit", "-q", "-am", "user")
+    assert not pwned.exists()
+
+
+def test_a_new_gitignore_hides_nothing_from_review(host: Host) -> None:
+    """A command's own .gitignore line would hide its file from `git status`: read with the
+    change set's ignore files as well as the host's."""
+    stderr = run(
+        host,
+        "printf 'scripts/local.sh\\n' >> .gitignore\n"
+        "mkdir -p scripts sub\n"
+        "echo 'touch /tmp/x' > scripts/local.sh\n"
+        "printf '*.sh\\n' > sub/.gitignore\n"
+        "echo 'touch /tmp/x' > sub/run.sh\n",
+    )
+    assert not (host.ws / "scripts" / "local.sh").exists()
+    assert not (host.ws / "sub" / "run.sh").exists()
+    assert (host.ws / "sub" / ".gitignore").exists()  # (the ignore files themselves show)
+    assert "scripts/local.sh" in stderr and "sub/run.sh" in stderr, stderr
+
+
+def test_an_index_entry_git_does_not_show_changes_of_is_held(host: Host) -> None:
+    """assume-unchanged and skip-worktree: tracked, but `git status` shows no change."""
+    (host.ws / "conf.sh").write_text("true\n")
+    (host.ws / "skip.sh").write_text("true\n")
+    host.git("add", "conf.sh", "skip.sh")
+    host.git("commit", "-q", "-m", "scripts")
+    host.git("update-index", "--assume-unchanged", "conf.sh")
+    host.git("update-index", "--skip-worktree", "skip.sh")
+    stderr = run(host, "echo planted >> conf.sh\necho planted >> skip.sh\necho x >> README.md\n")
+    assert (host.ws / "conf.sh").read_text() == "true\n"
+    assert (host.ws / "skip.sh").read_text() == "true\n"
+    assert "assume-unchanged or skip-worktree" in stderr, stderr
+    assert (host.ws / "README.md").read_text().endswith("x\n")
+
+
+def test_tracked_files_deletions_and_data_caches_pass(host: Host) -> None:
+    _ignore(host)
+    (host.ws / "build").mkdir()
+    (host.ws / "build" / "kept.txt").write_text("tracked in an ignored directory\n")
+    host.git("add", "-f", "build/kept.txt")
+    host.git("commit", "-q", "-m", "forced")
+    (host.ws / "old.log").write_text("old\n")
+    run(
+        host,
+        "echo more >> build/kept.txt\n"  # tracked: `git status` shows it
+        "rm old.log\n"  # deleting: it goes to the undo journal
+        "mkdir -p .pytest_cache/v && echo '{}' > .pytest_cache/v/lastfailed\n",
+    )
+    assert (host.ws / "build" / "kept.txt").read_text().endswith("more\n")
+    assert not (host.ws / "old.log").exists()
+    assert (host.ws / ".pytest_cache" / "v" / "lastfailed").exists()
+    assert held_ids(host) == []
+
+
+def test_the_rules_of_the_repository_around_the_workspace_and_the_global_excludes(
+    host: Host,
+) -> None:
+    """A workspace below its repository's top (a monorepo's package), a nested ignore file,
+    a negation, and core.excludesFile."""
+    _ignore(host, "*.gen\n!keep.gen\n")
+    package = host.ws / "pkg"
+    (package / "src").mkdir(parents=True)
+    (package / "src" / ".gitignore").write_text("/local/\n")
+    excludes = host.home / ".config" / "git" / "ignore"
+    excludes.parent.mkdir(parents=True, exist_ok=True)
+    excludes.write_text("*.secretbuild\n")
+    host.git("add", "-A")
+    host.git("commit", "-q", "-m", "package")
+    done = host.sh(
+        "mkdir -p src/local && echo x > src/local/a.sh && echo x > a.gen && echo x > keep.gen"
+        " && echo x > b.secretbuild && echo x > src/local.sh",
+        None,
+        cwd=package,
+    )
+    assert done.returncode == 0, done.stderr
+    for held in ("src/local", "a.gen", "b.secretbuild"):
+        assert not (package / held).exists(), (held, done.stderr)
+    for landed in ("keep.gen", "src/local.sh"):
+        assert (package / landed).exists(), (landed, done.stderr)
+
+
+def test_the_user_can_choose_to_apply_ignored_files(host: Host) -> None:
+    _ignore(host)
+    config = host.home / ".config" / "corral" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[sandbox]\nignored_files = "apply"\n')
+    run(host, "mkdir -p node_modules/x && echo 1 > node_modules/x/i.js && echo l > a.log\n")
+    assert (host.ws / "node_modules" / "x" / "i.js").exists()
+    assert (host.ws / "a.log").exists()
+
+
+@pytest.mark.parametrize("layout", ["worktree", "submodule"])
+def test_a_work_tree_whose_git_is_a_file(host: Host, layout: str) -> None:
+    """A linked worktree or a submodule: its `.git` names the git directory, whose
+    info/exclude (the common one, for a worktree) is read too."""
+    _ignore(host)
+    if layout == "worktree":
+        host.git("worktree", "add", "-q", str(host.ws / "wt"), "-b", "side")
+        exclude = host.ws / ".git" / "info" / "exclude"
+        tree = host.ws / "wt"
+    else:
+        lib = host.base / "lib"
+        lib.mkdir()
+        host.git("init", "-q", str(lib), cwd=host.base)
+        (lib / "f.txt").write_text("f\n")
+        host.git("add", "-A", cwd=lib)
+        host.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "f", cwd=lib)
+        host.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib")
+        host.git("commit", "-qm", "sub")
+        exclude = host.ws / ".git" / "modules" / "lib" / "info" / "exclude"
+        tree = host.ws / "lib"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    exclude.write_text("*.excluded\n")
+    done = host.sh("echo x > a.excluded && echo x > shown.txt", None, cwd=tree)
+    assert done.returncode == 0, done.stderr
+    assert not (tree / "a.excluded").exists(), done.stderr
+    assert (tree / "shown.txt").exists(), done.stderr
+    # (git agrees that it ignores it: check-ignore fails on a path it does not)
+    assert host.git("check-ignore", "a.excluded", cwd=tree) == "a.excluded\n"
