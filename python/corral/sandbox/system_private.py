@@ -22,6 +22,7 @@ import os
 import stat
 
 from corral.paths import is_within, outermost
+from corral.sandbox import kernel_mounts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -194,12 +195,22 @@ def walk(
     stack: list[tuple[str, bool]] = []  # (a directory to look in, whether it is private)
     looked = 0
     deepest = top.rstrip("/").count("/") + depth
+    kernel_points = frozenset(kernel_mounts.elsewhere())
 
     def judge(path: str, info: os.stat_result, in_private: bool) -> None:
-        if path in NOT_WALKED_BELOW or any(is_within(path, s) for s in skip):
+        if (
+            path in NOT_WALKED_BELOW
+            or any(is_within(path, s) for s in skip)
+            or path in kernel_points
+        ):
+            # (and a kernel filesystem mounted here, masked whole in the sandbox: a chroot's
+            # proc under /srv made the walk pass its budget at once, r81c PROCELSEWHERE)
             return
         holds = any(is_within(s, path) for s in (*skip, *shown))
-        private = in_private or who.private(path, info)
+        # (in the workspace, by its own mode only: a private directory above it made every
+        # file of a read-only workspace private, r81c ROPRIVWS)
+        inherited = in_private and not any(is_within(path, s) for s in shown)
+        private = inherited or who.private(path, info)
         if holds and private and path.count("/") >= deepest:
             found.append((path, True))  # (past the depth: an area around what it holds)
         elif private and not holds:

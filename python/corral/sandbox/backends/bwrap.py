@@ -208,6 +208,33 @@ def mount_args(policy: Policy, stage: str | None = None) -> list[str]:
             args += ["--tmpfs", path, "--remount-ro", path]
         else:
             args += ["--ro-bind", "/dev/null", path]
+    return args + _kernel_masks(policy, stage, masked)
+
+
+def _kernel_masks(policy: Policy, stage: str | None, masked: list[str]) -> list[str]:
+    """An empty read-only tmpfs over every kernel filesystem mounted outside /proc, /sys and
+    /dev (a chroot's proc, a build root's sys: every host process's command line, the
+    firmware tables; in a writable root, kernel settings the sandbox's root could write,
+    r81c PROCELSEWHERE, PROCINROOT). A change set's overlay cannot hold one: said."""
+    from corral.errors import BackendError
+    from corral.sandbox import kernel_mounts
+
+    shown = (*policy.visible, *policy.rw_roots)
+    args: list[str] = []
+    for point in kernel_mounts.elsewhere():
+        if (
+            any(is_within(point, h) for h in policy.hidden)
+            and not any(is_within(point, s) for s in shown)
+        ) or any(is_within(point, m) for m in masked):
+            continue  # (gone with a hidden area or a masked directory)
+        root = next((r for r in policy.rw_roots if is_within(point, r)), None)
+        if stage is not None and root is not None and os.path.isdir(root):
+            raise BackendError(
+                f"{point} is a kernel filesystem mounted inside the writable root {root}: "
+                "a change set's overlay cannot hold it, and a command must not write to it; "
+                "unmount it (`umount " + point + "`) before running a command here"
+            )
+        args += ["--tmpfs", point, "--remount-ro", point]
     return args
 
 

@@ -107,6 +107,9 @@ def check_read(policy: Policy, path: str, real: str, layers: Mapping[str, str]) 
             f"{_via(path, real)} is the host's {system}, which the sandbox does not show "
             "(it holds every process's environment, API keys included)",
         )
+    kernel = _kernel_filesystem(path, real)
+    if kernel is not None:
+        return kernel
     if not policy.enabled:
         return None
     if os.geteuid() == 0:
@@ -132,6 +135,16 @@ def check_read(policy: Policy, path: str, real: str, layers: Mapping[str, str]) 
             f"move the file into the workspace, or add a directory below /tmp to {RW_PATHS}",
             f"{_via(path, real)} is in the host's /tmp; the sandbox has a private /tmp",
         )
+    if not is_within(area, policy.home):
+        from corral.sandbox import system_private
+
+        # (a system directory only you may enter, holding the workspace: said in its own
+        # words, not as the home, whose home_allow cannot help here, r81c AREAWORDS)
+        return Refusal(
+            "hidden", path, system_private.RULE, BUILTIN, system_private.HINT,
+            f"{_via(path, real)} is in {area}, a directory only you may enter: the sandbox "
+            "shows the workspace there, and nothing else of it",
+        )  # fmt: skip
     return Refusal(
         "hidden",
         path,
@@ -149,7 +162,7 @@ def check_write(
 
     `entry`: the directory entry itself is removed or renamed (delete, move), so it must not
     be, or hold, anything the sandbox keeps in place."""
-    denied = _denied(policy, path, real, layers)
+    denied = _denied(policy, path, real, layers) or _kernel_filesystem(path, real)
     if denied is not None or not policy.enabled:
         return denied
     held = next((p for p in (*policy.read_only, *policy.watch) if is_within(real, p)), None)
@@ -191,6 +204,24 @@ def check_write(
         f"{_via(path, real)} is outside the writable roots"
         + (f" ({', '.join(policy.rw_roots)})" if policy.rw_roots else " (there are none)"),
     )
+
+
+def _kernel_filesystem(path: str, real: str) -> Refusal | None:
+    """Also with the sandbox off: a file of the kernel's filesystems mounted elsewhere (a
+    chroot's proc, a build root's sys), which the sandbox masks (r81c PROCELSEWHERE)."""
+    from corral.sandbox import kernel_mounts
+
+    kind = kernel_mounts.kernel_filesystem(real)
+    if kind is None:
+        return None
+    return Refusal(
+        "hidden", path, "sandbox: kernel filesystems", BUILTIN,
+        "read it yourself outside the sandbox: a chat tool never reads the kernel's files "
+        "outside the sandbox's own /proc and /sys",
+        f"{_via(path, real)} is on a {kind} filesystem mounted outside /proc, /sys and /dev "
+        "(a chroot's or a build root's): it shows every process of the host, or the "
+        "kernel's settings, and the sandbox masks it",
+    )  # fmt: skip
 
 
 def _parent(policy: Policy, real: str) -> str:

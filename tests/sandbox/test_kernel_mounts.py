@@ -1,0 +1,170 @@
+"""The kernel's filesystems mounted outside /proc, /sys and /dev (a chroot's proc, a build
+root's sys) are masked in the sandbox and never read by the file tools (r81c
+PROCELSEWHERE, PROCINROOT); a read-only workspace inside a directory only you may enter
+shows its own files (r81c ROPRIVWS)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from .conftest import NOBODY, user_prefix
+from .sandbox_support import DIRECT
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from .conftest import Host
+
+pytestmark = pytest.mark.sandbox
+
+SECRET = f"--password=CORRAL-ARGV-{uuid.uuid4().hex[:8]}"
+
+
+def _tool_read(host: Host, cwd: Path, path: Path, mode: str) -> str:
+    """What the read tool answers a chat for `path`, run by the engine as the test's user."""
+    request = {
+        "cwd": str(cwd), "tool": "read", "input": {"path": str(path)},
+        "layers": {"global": {"sandbox": {"mode": mode}}},
+    }  # fmt: skip
+    code = (
+        "import json, sys\nfrom corral.service import Service\n"
+        "print(json.dumps(Service().call('op', json.loads(sys.argv[1]))))"
+    )
+    done = subprocess.run(
+        [*user_prefix(), sys.executable, "-c", code, json.dumps(request)],
+        cwd=str(cwd), env=host.env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _mount(kind: str, point: Path) -> None:
+    point.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        ["mount", "-t", kind, kind, str(point)], capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a {kind} here: {done.stderr.strip()}")
+
+
+@pytest.fixture
+def mounted() -> Iterator[list[Path]]:
+    """The mount points a test made, unmounted after it."""
+    points: list[Path] = []
+    try:
+        yield points
+    finally:
+        for point in reversed(points):
+            subprocess.run(["umount", "-l", str(point)], capture_output=True, check=False)
+
+
+@pytest.fixture
+def host_process() -> Iterator[int]:
+    """A host process with a secret on its command line (`mysql -pPASS`, a `--token=`)."""
+    process = subprocess.Popen(["sh", "-c", "sleep 120", SECRET])
+    try:
+        yield process.pid
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_a_chroots_proc_shows_no_host_process(
+    host: Host, mounted: list[Path], host_process: int
+) -> None:
+    chroot = host.outside / "chroot"
+    for kind in ("proc", "sysfs"):
+        point = chroot / ("proc" if kind == "proc" else "sys")
+        _mount(kind, point)
+        mounted.append(point)
+    cmdline = chroot / "proc" / str(host_process) / "cmdline"
+    assert SECRET in cmdline.read_text()  # (the host sees it there)
+    done = host.corral(
+        "run", "--", "sh", "-c",
+        f"cat {cmdline} 2>&1; ls {chroot / 'proc'} | wc -l; ls {chroot / 'sys'} | wc -l",
+    )  # fmt: skip
+    assert SECRET not in done.stdout + done.stderr, done.stdout
+    assert done.stdout.split()[-2:] == ["0", "0"], done.stdout + done.stderr
+    # the read tool (on the host, the sandbox on or off) refuses it, by its filesystem
+    for mode in ("read-only", "off"):
+        said = _tool_read(host, host.ws, cmdline, mode)
+        assert "on a proc filesystem mounted outside /proc" in said, said
+        assert SECRET not in said, said
+
+
+def test_a_proc_in_the_workspace_is_masked_or_refused(host: Host, mounted: list[Path]) -> None:
+    """A rootfs built in the project, its proc mounted: with direct writes the sandbox's
+    root could write kernel settings there (kernel.core_pattern); a change set's overlay
+    cannot hold it, and says so."""
+    point = host.ws / "rootfs" / "proc"
+    _mount("proc", point)
+    mounted.append(point)
+    done = host.corral("run", *DIRECT, "--", "sh", "-c",
+                       "ls rootfs/proc | wc -l; test -w rootfs/proc/sys/kernel/hostname"
+                       " && echo writable || echo not-writable")  # fmt: skip
+    assert done.stdout.split() == ["0", "not-writable"], done.stdout + done.stderr
+    refused = host.corral("run", "--", "true")
+    assert refused.returncode != 0
+    assert f"{point} is a kernel filesystem mounted inside the writable root" in (refused.stderr), (
+        refused.stderr
+    )
+    assert f"umount {point}" in refused.stderr
+
+
+@pytest.fixture
+def private_place() -> Iterator[Path]:
+    """A directory only the test's corral user may enter, in /srv (walked for private
+    files), removed after."""
+    if os.geteuid() != 0 or not os.path.isdir("/srv"):
+        pytest.skip("needs root to make a directory in /srv")
+    place = Path("/srv") / f"corral-test-{uuid.uuid4().hex[:12]}"
+    place.mkdir(mode=0o700)
+    try:
+        yield place
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
+
+
+def test_a_read_only_workspace_in_a_private_directory_shows_its_files(
+    host: Host, private_place: Path
+) -> None:
+    ws = private_place / "ws"
+    ws.mkdir()
+    (ws / "README.md").write_text("own words\n")
+    (private_place / "beside.txt").write_text("a private sibling\n")
+    if user_prefix():
+        for path in (private_place, ws, ws / "README.md", private_place / "beside.txt"):
+            os.chown(path, NOBODY, NOBODY)
+    done = host.corral(
+        "run", "--mode", "read-only", "--", "sh", "-c",
+        f"cat README.md; cat {private_place / 'beside.txt'}", cwd=ws,
+    )  # fmt: skip
+    assert "own words" in done.stdout, done.stdout + done.stderr
+    assert "a private sibling" not in done.stdout, done.stdout
+
+
+def test_the_file_tools_name_a_private_directory_holding_the_workspace(
+    host: Host, private_place: Path
+) -> None:
+    """r81c AREAWORDS: a path there was refused as "in your home directory", with a
+    home_allow hint that could not help."""
+    ws = private_place / "ws"
+    ws.mkdir()
+    beside = private_place / "beside.txt"
+    beside.write_text("a private sibling\n")
+    if user_prefix():
+        for path in (private_place, ws, beside):
+            os.chown(path, NOBODY, NOBODY)
+    private_place.chmod(0o300)  # (entered, never listed: hidden as an area around ws)
+    said = _tool_read(host, ws, beside, "read-only")
+    assert "system files only you may read" in said, said
+    assert "home_allow" not in said and "home directory" not in said, said
