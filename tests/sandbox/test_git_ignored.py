@@ -210,3 +210,112 @@ def test_a_work_tree_whose_git_is_a_file(host: Host, layout: str) -> None:
     assert (tree / "shown.txt").exists(), done.stderr
     # (git agrees that it ignores it: check-ignore fails on a path it does not)
     assert host.git("check-ignore", "a.excluded", cwd=tree) == "a.excluded\n"
+
+
+def test_a_repository_inside_what_git_ignores_is_held_whole(host: Host) -> None:
+    """r82a NESTIGN, r82b NESTEDIGNORED: a clone in an ignored `vendor/` (pip's
+    `.venv/src/pkg`) was judged by its own index: a change to a file it tracks passed, and
+    the outer `git status` showed nothing."""
+    _ignore(host, "vendor/\n")
+    mini = host.ws / "vendor" / "mini"
+    mini.mkdir(parents=True)
+    host.git("init", "-q", str(mini))
+    (mini / "mini.c").write_text("int main(void) { return 0; }\n")
+    host.git("add", "mini.c", cwd=mini)
+    host.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "m", cwd=mini)
+    stderr = run(host, "echo '/* planted */' >> vendor/mini/mini.c\necho x >> README.md\n")
+    assert "planted" not in (mini / "mini.c").read_text(), stderr
+    assert "a repository inside what git ignores" in host.corral("changes").stdout
+    assert (host.ws / "README.md").read_text().endswith("x\n")
+
+
+def test_a_submodule_whose_changes_the_superproject_hides_is_held(host: Host) -> None:
+    """r82a SUBIGNORE, r82b SUBMODDIRTY: `ignore = dirty` in .gitmodules; `git status`
+    said the tree was clean while a tracked file of the submodule was changed."""
+    lib = host.base / "lib"
+    lib.mkdir()
+    host.git("init", "-q", str(lib), cwd=host.base)
+    (lib / "f.c").write_text("f\n")
+    host.git("add", "-A", cwd=lib)
+    host.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "f", cwd=lib)
+    host.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib")
+    host.git("config", "-f", ".gitmodules", "submodule.lib.ignore", "dirty")
+    host.git("commit", "-qam", "sub")
+    run(host, "echo planted >> lib/f.c\n")
+    assert (host.ws / "lib" / "f.c").read_text() == "f\n"
+    assert host.git("status", "--porcelain") == ""  # (what git would have shown)
+
+
+@pytest.mark.parametrize(
+    "ignore_file",
+    ["\ufeffpayload.sh\n", "payload.sh\0junk\n"],
+    ids=["bom", "nul"],
+)
+def test_an_ignore_file_is_read_as_git_reads_it(host: Host, ignore_file: str) -> None:
+    """r82a SELFIGN, IGNBOM: git skips a byte-order mark and ends a line at a NUL; a
+    command's own .gitignore so written hid its payload from `git status` and corral read
+    no pattern in it."""
+    q_text = ignore_file.encode().hex()
+    run(host, f"printf '{q_text}' | xxd -r -p > sub/.gitignore\necho x > sub/payload.sh\n")
+    ignored = host.git("check-ignore", "--no-index", "sub/payload.sh", check=False)
+    assert ignored == "sub/payload.sh\n"  # (git agrees)
+    assert not (host.ws / "sub" / "payload.sh").exists()
+
+
+@pytest.mark.parametrize(
+    "setting",
+    ["core.ignoreCase", "status.showUntrackedFiles", "core.splitIndex"],
+)
+def test_settings_that_change_what_git_status_shows(host: Host, setting: str) -> None:
+    """r82a IGNCASE (`Build/` ignores `build/`), UNTRACKEDDIR and r82b NOSHOWUNTRACKED (no
+    untracked file ever shows), SPLITSW and SPLITUNSHOWN (a split index corral cannot read:
+    an assume-unchanged file's change passed)."""
+    _ignore(host, "Build/\n")
+    (host.ws / "conf.h").write_text("ok\n")
+    host.git("add", "conf.h")
+    host.git("commit", "-qm", "conf")
+    if setting == "core.ignoreCase":
+        host.git("config", "core.ignoreCase", "true")
+        body, planted = "mkdir -p build && echo x > build/gen.mk\n", "build/gen.mk"
+    elif setting == "status.showUntrackedFiles":
+        host.git("config", "status.showUntrackedFiles", "no")
+        body, planted = "echo x > local.mk\n", "local.mk"
+    else:
+        host.git("config", "core.splitIndex", "true")
+        host.git("update-index", "--split-index")
+        host.git("update-index", "--assume-unchanged", "conf.h")
+        body, planted = "echo planted > conf.h\n", "conf.h"
+    stderr = run(host, body)
+    assert not (host.ws / planted).exists() or (host.ws / planted).read_text() == "ok\n", stderr
+
+
+def test_info_exclude_wins_over_core_excludes_file_and_every_one_is_read(host: Host) -> None:
+    """r82b EXCLUDEPREC (git reads info/exclude after core.excludesFile), r82a EXCLINC (an
+    includeIf whose condition does not hold named another excludes file: corral took it
+    in place of the default one git reads), EXCLREL (a relative one is the work tree's)."""
+    (host.ws / ".git" / "info").mkdir(exist_ok=True)
+    (host.ws / ".git" / "info" / "exclude").write_text("*.gen\n")
+    (host.ws / "tools").mkdir()
+    (host.ws / "tools" / "ignore").write_text("!*.gen\n*.rel\n")
+    host.git("config", "core.excludesFile", "tools/ignore")
+    default = host.home / ".config" / "git" / "ignore"
+    default.parent.mkdir(parents=True, exist_ok=True)
+    default.write_text("*.def\n")
+    (host.home / ".gitconfig").write_text('[includeIf "gitdir:/nowhere/"]\n\tpath = other.inc\n')
+    (host.home / "other.inc").write_text("[core]\n\texcludesFile = /dev/null\n")
+    done = host.sh(
+        "echo x > a.gen && echo x > b.rel && echo x > shown.txt", None, cwd=host.ws / "sub"
+    )
+    assert done.returncode == 0, done.stderr
+    for held in ("sub/a.gen", "sub/b.rel"):
+        assert not (host.ws / held).exists(), (held, done.stderr)
+    assert (host.ws / "sub" / "shown.txt").exists(), done.stderr
+
+
+def test_a_pth_named_like_coverage_data_is_held(host: Host) -> None:
+    """r82a CACHEPTH, r82b COVPTH: any path part starting `.coverage.` was let through,
+    `site-packages/.coverage.x.pth` too, which Python runs at every start."""
+    site = ".venv/lib/python3.11/site-packages"  # (git ignores .venv/; the user made it)
+    (host.ws / site).mkdir(parents=True)
+    run(host, f"mkdir -p {site} && echo 'import os' > {site}/.coverage.x.pth\n")
+    assert not (host.ws / site / ".coverage.x.pth").exists()

@@ -13,7 +13,8 @@ from corral.changes.gitignore import Ignores, parse, read_ignore_file
 TOP = (
     "node_modules/\n*.log\n!keep.log\n/build\ndocs/**/gen\n**/tmp/\na/**\n!a/b\n"
     "foo[0-9].txt\nbar[!a-c].txt\n\\#hash\nspace\\ \ntrailing   \n\\!bang\n"
-    "x/*/y\n*.[oa]\nbaz?\n[[:digit:]]*.n\n# a comment\n\nq[\n"
+    "x/*/y\n*.[oa]\nbaz?\n[[:digit:]]*.n\n# a comment\n\nq[\nbs\\\\  \nesc\\ \\ \n"
+    "\ufeffnot-first\ncut\0off\ncr\r\n"
 )
 SUB = "*.o\n!x.o\n/local\ndeep/\n"
 CASES = [
@@ -28,7 +29,9 @@ CASES = [
     ("lib.c", False), ("baz1", False), ("baz12", False), ("7.n", False), ("a7.n", False),
     ("q[", False), ("sub/y.o", False), ("sub/x.o", False), ("sub/local", False),
     ("sub/q/local", False), ("sub/d/z.o", False), ("sub/deep", True), ("sub/deep", False),
-    ("sub/e/deep/f", False), ("plain.txt", False),
+    ("sub/e/deep/f", False), ("plain.txt", False), ("bs\\", False), ("bs", False),
+    ("esc  ", False), ("esc", False), ("\ufeffnot-first", False), ("cut", False),
+    ("cutoff", False), ("cr", False),
 ]  # fmt: skip
 
 

@@ -107,18 +107,39 @@ def _regex(p: str) -> str:
     return "".join(out)
 
 
-def parse(text: str, base: str) -> list[Pattern]:
+def _trimmed(line: str) -> str:
+    """A line without its trailing spaces, as git trims them: a backslash keeps the
+    character after it, a space too."""
+    last_space = -1
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if c == " ":
+            if last_space < 0:
+                last_space = i
+        else:
+            if c == "\\":
+                i += 1
+                if i == len(line):
+                    return line
+            last_space = -1
+        i += 1
+    return line[:last_space] if last_space >= 0 else line
+
+
+def parse(text: str, base: str, ignore_case: bool = False) -> list[Pattern]:
     """The patterns of one ignore file whose paths are relative to `base` ("" for the top,
-    info/exclude and core.excludesFile)."""
+    info/exclude and core.excludesFile), read as git reads them: a UTF-8 byte-order mark
+    skipped, a CR before a line's end dropped, a line ending at a NUL (r82a SELFIGN, IGNBOM);
+    `ignore_case`: core.ignoreCase (r82a IGNCASE)."""
     found: list[Pattern] = []
-    for line in text.split("\n"):
+    flags = re.DOTALL | (re.IGNORECASE if ignore_case else 0)
+    for line in text.removeprefix("\ufeff").split("\n"):
         line = line.removesuffix("\r")
-        # (trailing spaces are not part of a pattern unless quoted with a backslash)
-        stripped = line.rstrip(" ")
-        if stripped.endswith("\\") and len(stripped) < len(line):
-            stripped += " "
-        line = stripped
         if not line or line.startswith("#"):
+            continue
+        line = _trimmed(line.split("\0", 1)[0])
+        if not line:
             continue
         negated = line.startswith("!")
         if negated:
@@ -130,9 +151,9 @@ def parse(text: str, base: str) -> list[Pattern]:
         anchored = "/" in line
         line = line.removeprefix("/")
         try:
-            compiled = re.compile(_regex(line), re.DOTALL)
+            compiled = re.compile(_regex(line), flags)
         except re.error:
-            compiled = re.compile(".*", re.DOTALL)  # (read as ignoring all it could name)
+            compiled = re.compile(".*", flags)  # (read as ignoring all it could name)
         found.append((base, compiled, negated, directory, anchored))
     return found
 
@@ -141,11 +162,18 @@ class Ignores:
     """What git ignores in one work tree. `read(path)` gives an ignore file's text, or None
     where there is none (the host's files, or a change set's as they would be)."""
 
-    def __init__(self, top: str, extra: list[str], read: Callable[[str], str | None]) -> None:
+    def __init__(
+        self,
+        top: str,
+        extra: list[str],
+        read: Callable[[str], str | None],
+        ignore_case: bool = False,
+    ) -> None:
         self.top = top
         self._read = read
+        self._ignore_case = ignore_case
         self._files: dict[str, list[Pattern]] = {}
-        # info/exclude, then core.excludesFile: below every .gitignore in precedence
+        # core.excludesFile, then info/exclude (its patterns win): below every .gitignore
         self._extra = [p for path in extra for p in self._patterns(path, "")]
         self._dirs: dict[str, bool] = {}
 
@@ -153,7 +181,7 @@ class Ignores:
         found = self._files.get(path)
         if found is None:
             text = self._read(path)
-            found = [] if text is None else parse(text, base)
+            found = [] if text is None else parse(text, base, self._ignore_case)
             self._files[path] = found
         return found
 
@@ -207,4 +235,5 @@ def read_ignore_file(path: str) -> str | None:
         return None
     if len(data) > MAX_IGNORE_BYTES:
         return "*\n"
-    return data.decode("utf-8", errors="replace")
+    # (bytes as they are: a path's name is matched as os.fsdecode gives it, r82a)
+    return data.decode("utf-8", errors="surrogateescape")

@@ -42,13 +42,22 @@ INERT_CACHES = frozenset({
 # an index entry's flags that make git show none of its changes (see git_objects.read_index)
 UNSHOWN = 0x8000 | 0x4000  # assume-unchanged, skip-worktree
 IGNORED = "sandbox.ignored_files"
+UNREAD_INDEX = "corral cannot read git's index here"
+
+
+# `git status` hides what a submodule holds with these (submodule.<name>.ignore,
+# diff.ignoreSubmodules), and untracked files with status.showUntrackedFiles = no
+HIDING_SUBMODULES = frozenset({"dirty", "all", "untracked"})
+NO_UNTRACKED = frozenset({"no", "false", "off", "0"})
 
 
 class _Repository:
-    """One work tree's ignore rules (the host's, and as the change set leaves them) and
-    what its index tracks."""
+    """One work tree's ignore rules (the host's, and as the change set leaves them), what
+    its index tracks, and what its settings hide from `git status`."""
 
-    __slots__ = ("after", "host", "top", "tracked", "tracked_dirs", "unshown")
+    __slots__ = (
+        "gitlinks", "hidden", "settings", "top", "tracked", "tracked_dirs", "unshown", "views",
+    )  # fmt: skip
 
     def __init__(self, top: str, git_dir: str, rules: IgnoredRules) -> None:
         from corral.changes.git_objects import GitUnreadable, read_index
@@ -58,18 +67,40 @@ class _Repository:
         pointer = _first_line(os.path.join(git_dir, "commondir"))
         if pointer:
             common = os.path.normpath(os.path.join(git_dir, pointer))
-        extra = [os.path.join(common, "info", "exclude"), *rules.excludes_files(common)]
-        self.host = Ignores(top, extra, read_ignore_file)
-        self.after = Ignores(top, extra, rules.after_text)
-        self.tracked: frozenset[str] | None
+        self.settings = rules.git_settings(common)
+        # Every core.excludesFile a config names, in any include (one whose condition corral
+        # does not weigh too), and the default: each read as git would if it were the one,
+        # and a path held where any of them ignores it (r82a EXCLINC; a relative one is
+        # the work tree's, EXCLREL). Each with info/exclude after it, whose patterns win
+        # (r82b EXCLUDEPREC).
+        xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+        named = [
+            os.path.join(top, os.path.expanduser(v))
+            for v in self.settings.get("core.excludesfile", ())
+            if v
+        ]
+        case = any(_true(v) for v in self.settings.get("core.ignorecase", ()))
+        exclude = os.path.join(common, "info", "exclude")
+        self.views = [
+            Ignores(top, [candidate, exclude], reader, case)
+            for candidate in dict.fromkeys([*named, os.path.join(xdg, "git", "ignore")])
+            for reader in (read_ignore_file, rules.after_text)
+        ]
+        self.tracked: frozenset[str] = frozenset()
         self.tracked_dirs: frozenset[str] = frozenset()
         self.unshown: frozenset[str] = frozenset()
+        self.gitlinks: frozenset[str] = frozenset()
+        # (why every change here is out of `git status`'s sight, and the path held as one)
+        self.hidden: tuple[str, str] | None = None
         try:
             index = read_index(os.path.join(git_dir, "index"))
-        except (GitUnreadable, OSError, ValueError):
-            self.tracked = None  # (unread: every path is judged by the ignore files alone)
+        except (GitUnreadable, OSError, ValueError) as e:
+            # (a split index, core.splitIndex: which paths are tracked, or marked
+            # assume-unchanged, cannot be told, r82b SPLITUNSHOWN)
+            self.hidden = (top, f"{UNREAD_INDEX} ({e})")
             return
         self.tracked = frozenset(index.entries)
+        self.gitlinks = frozenset(p for p, (mode, _) in index.entries.items() if mode == 0o160000)
         dirs = set()
         for path in index.entries:
             parent = os.path.dirname(path)
@@ -80,7 +111,37 @@ class _Repository:
         self.unshown = frozenset(p for p, f in index.flags.items() if f & UNSHOWN)
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
-        return self.host.ignored(rel, is_dir) or self.after.ignored(rel, is_dir)
+        return any(view.ignored(rel, is_dir) for view in self.views)
+
+    def untracked_unshown(self) -> bool:
+        """Whether `git status` lists no untracked file here (status.showUntrackedFiles =
+        no: a file git neither tracks nor ignores never shows either, r82b
+        NOSHOWUNTRACKED)."""
+        return any(
+            v.lower() in NO_UNTRACKED for v in self.settings.get("status.showuntrackedfiles", ())
+        )
+
+    def hides_submodule(self, rel: str) -> bool:
+        """Whether the submodule at `rel` has its changes hidden from this repository's
+        `git status` (`ignore = dirty` in .gitmodules or the config, r82b SUBMODDIRTY)."""
+        if rel not in self.gitlinks:
+            return False
+        if any(
+            v.lower() in HIDING_SUBMODULES for v in self.settings.get("diff.ignoresubmodules", ())
+        ):
+            return True
+        from corral.sandbox.protect import gitconfig
+
+        names, ignores = {}, {}
+        text = gitconfig.read_text(os.path.join(self.top, ".gitmodules")) or ""
+        for section, key, value in gitconfig.entries(text):
+            if section.startswith("submodule.") and key == "path":
+                names[value.strip("/")] = section
+            elif section.startswith("submodule.") and key == "ignore":
+                ignores[section] = value.lower()
+        section = names.get(rel, f"submodule.{rel}")
+        values = [*self.settings.get(f"{section}.ignore", ()), ignores.get(section, "")]
+        return any(v.lower() in HIDING_SUBMODULES for v in values)
 
     def unit(self, rel: str) -> str:
         """The highest directory (or the path itself) git ignores, up from `rel`: what is
@@ -88,7 +149,7 @@ class _Repository:
         parts = rel.split("/")
         for i in range(1, len(parts)):
             above = "/".join(parts[:i])
-            if self.host.dir_ignored(above) or self.after.dir_ignored(above):
+            if any(view.dir_ignored(above) for view in self.views):
                 return above
         return rel
 
@@ -110,7 +171,8 @@ class IgnoredRules(RuleSet):
         if (
             ".git" in parts
             or (entry.kind == "dir" and parts[-1] == "__pycache__")
-            or any(p in INERT_CACHES or p.startswith(".coverage.") for p in parts)
+            or any(p in INERT_CACHES for p in parts)
+            or (_coverage_data(parts[-1]) and entry.kind == "file")
         ):
             # (a git directory has rules of its own; what Python's bytecode cache holds never
             # reaches the rules, and its directory carries nothing)
@@ -119,6 +181,19 @@ class IgnoredRules(RuleSet):
         repository = self._repository(os.path.dirname(entry.path))
         if repository is None:
             return None
+        if repository.hidden is not None:
+            unit, why = repository.hidden
+            if why.startswith(UNREAD_INDEX):
+                return self.refusal(
+                    "protected", entry.path, IGNORED,
+                    f"{why}: which files git tracks, and which of their changes `git status` "
+                    "shows, cannot be told (`git update-index --no-split-index` makes it "
+                    "readable); apply it if you meant it",
+                )  # fmt: skip
+            return self.refusal(
+                "protected", entry.path, IGNORED,
+                f"{words.IN_IGNORED}{unit} ({why}; {words.IGNORED_WHY})",
+            )  # fmt: skip
         rel = os.path.relpath(entry.path, repository.top)
         if rel in repository.unshown:
             return self.refusal(
@@ -131,7 +206,9 @@ class IgnoredRules(RuleSet):
             return None
         if entry.kind == "dir" and not entry.opaque and _host_dir(entry.path):
             return None  # (what changed below it is judged by itself)
-        if not repository.ignored(rel, entry.kind == "dir"):
+        if not repository.ignored(rel, entry.kind == "dir") and not (
+            repository.untracked_unshown()
+        ):
             return None
         unit = os.path.join(repository.top, repository.unit(rel))
         return self.refusal(
@@ -157,6 +234,8 @@ class IgnoredRules(RuleSet):
                 if found is None:
                     found = _Repository(current, git_dir, self)
                     self._ignore_tops[current] = found
+                    if found.hidden is None:
+                        found.hidden = self._hidden_by_enclosing(current)
                 break
             parent = os.path.dirname(current)
             if parent == current:
@@ -166,24 +245,40 @@ class IgnoredRules(RuleSet):
             memo[path] = found
         return found
 
-    def excludes_files(self, common_dir: str) -> list[str]:
-        """core.excludesFile as git finds it (the repository's config over the global
-        ones), else $XDG_CONFIG_HOME/git/ignore."""
+    def _hidden_by_enclosing(self, top: str) -> tuple[str, str] | None:
+        """Why a repository's changes are out of `git status`'s sight from the repository
+        around it: its top is ignored there (a clone in `vendor/`, pip's `.venv/src/pkg`),
+        or it is a submodule whose changes that one hides (r82b NESTEDIGNORED,
+        SUBMODDIRTY)."""
+        outer = self._repository(os.path.dirname(top))
+        if outer is None:
+            return None
+        if outer.hidden is not None:
+            return outer.hidden
+        rel = os.path.relpath(top, outer.top)
+        if outer.ignored(rel, True):
+            return os.path.join(outer.top, outer.unit(rel)), "a repository inside what git ignores"
+        if outer.hides_submodule(rel):
+            return top, "a submodule whose changes its superproject's settings hide"
+        return None
+
+    def git_settings(self, common_dir: str) -> dict[str, list[str]]:
+        """The settings that change what `git status` shows: every value each config file
+        corral finds gives them (the global ones, the repository's, what they include),
+        by `section.key` (the key lowercased, a subsection as written)."""
         from corral.sandbox.protect import gitconfig
         from corral.sandbox.protect.gitguard import global_configs
 
         home = os.path.expanduser("~")
         configs = [*global_configs(home, os.environ), os.path.join(common_dir, "config")]
-        named = ""
+        found: dict[str, list[str]] = {}
         for path in gitconfig.read(configs, home).files:
             text = gitconfig.read_text(path) or ""
             for section, key, value in gitconfig.entries(text):
-                if section == "core" and key == "excludesfile":
-                    named = value
-        if named:
-            return [os.path.expanduser(named)]
-        xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
-        return [os.path.join(xdg, "git", "ignore")]
+                low = section.split(".", 1)[0].lower()
+                if (low, key) in SETTINGS or (low == "submodule" and key == "ignore"):
+                    found.setdefault(f"{section}.{key}", []).append(value)
+        return found
 
     def after_text(self, path: str) -> str | None:
         """An ignore file's text as the change set would leave it."""
@@ -194,6 +289,23 @@ class IgnoredRules(RuleSet):
         if not will_be_file(entry, path):
             return None
         return read_ignore_file(staged if os.path.lexists(staged) else path)
+
+
+# (section, key) of what git_settings reads
+SETTINGS = frozenset({
+    ("core", "excludesfile"), ("core", "ignorecase"), ("status", "showuntrackedfiles"),
+    ("diff", "ignoresubmodules"),
+})  # fmt: skip
+
+
+def _true(value: str) -> bool:
+    return value.lower() in ("true", "yes", "on", "1")
+
+
+def _coverage_data(name: str) -> bool:
+    """coverage.py's parallel data files (`.coverage.host.123.x`), never a `.pth` (r82b
+    COVPTH: `.coverage.pth` in site-packages runs at every start of that Python)."""
+    return name == ".coverage" or (name.startswith(".coverage.") and not name.endswith(".pth"))
 
 
 def _git_dir(dot_git: str) -> str | None:
