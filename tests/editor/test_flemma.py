@@ -285,6 +285,14 @@ def _sse(text: str, tool: tuple[str, str, dict[str, Any]] | None) -> str:
 # request body is recorded.
 REPLIES = """
 local first, second = ...
+-- (Flemma takes a name from os.tmpname() and writes its request body beside it, leaving the
+-- empty /tmp/lua_XXXXXX that call makes at every request: removed at once, no stray file)
+local tmpname = os.tmpname
+os.tmpname = function()
+  local name = tmpname()
+  os.remove(name)
+  return name
+end
 local client = require("flemma.client")
 _G.bodies = {}
 client.clear_fixtures()
