@@ -101,6 +101,36 @@ def test_a_chroots_proc_shows_no_host_process(
         assert SECRET not in said, said
 
 
+def test_a_mount_order_that_hides_a_mount_fools_no_file_tool(
+    host: Host, mounted: list[Path], host_process: int
+) -> None:
+    """r82c SHADOWMOUNT: a tmpfs at x/<pid>, then a procfs over x: the longest mount point
+    a path lies below was the tmpfs, hidden, and the read tool read the host process's
+    environment; judged by what statfs says the path reaches."""
+    over = host.outside / "over"
+    _mount("tmpfs", over / str(host_process))
+    mounted.append(over / str(host_process))
+    _mount("proc", over)
+    mounted.append(over)
+    said = _tool_read(host, host.ws, over / str(host_process) / "cmdline", "off")
+    assert "on a proc filesystem" in said and SECRET not in said, said
+
+
+def test_one_file_of_a_kernel_filesystem_bound_elsewhere_is_masked(
+    host: Host, mounted: list[Path]
+) -> None:
+    """r82c KERNELFILEMOUNT: a tmpfs was asked for on a file, and every run failed."""
+    point = host.outside / "cmdline"
+    point.write_text("")
+    done = subprocess.run(["mount", "--bind", "/proc/cmdline", str(point)], check=False)
+    if done.returncode != 0:
+        pytest.skip("cannot bind-mount here")
+    mounted.append(point)
+    ran = host.corral("run", "--", "sh", "-c", f"cat {point} 2>/dev/null; echo ran")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == "ran\n", ran.stdout  # (started, and nothing of the kernel's read)
+
+
 def test_a_proc_in_the_workspace_is_masked_or_refused(host: Host, mounted: list[Path]) -> None:
     """A rootfs built in the project, its proc mounted: with direct writes the sandbox's
     root could write kernel settings there (kernel.core_pattern); a change set's overlay
@@ -137,19 +167,36 @@ def private_place() -> Iterator[Path]:
 def test_a_read_only_workspace_in_a_private_directory_shows_its_files(
     host: Host, private_place: Path
 ) -> None:
+    """r82c ROPRIVMODE: its own files private by their modes (umask 077) were hidden too;
+    PRIVLINKS: a link beside it (a deploy's `current -> releases`) was masked, and bwrap,
+    following it, failed every run."""
     ws = private_place / "ws"
-    ws.mkdir()
+    (ws / "sub").mkdir(parents=True, mode=0o700)
     (ws / "README.md").write_text("own words\n")
-    (private_place / "beside.txt").write_text("a private sibling\n")
+    (ws / "sub" / "a.txt").write_text("deeper words\n")
+    (private_place / "sib").mkdir()
+    (private_place / "sib" / "beside.txt").write_text("a private sibling\n")
+    (private_place / "releases").mkdir()
+    (private_place / "current").symlink_to(private_place / "releases")
+    (private_place / "tohost").symlink_to("/etc/hostname")
+    made = [private_place, ws, ws / "sub", ws / "README.md", ws / "sub" / "a.txt",
+            private_place / "sib", private_place / "sib" / "beside.txt",
+            private_place / "releases"]  # fmt: skip
+    for path in made[3:]:
+        path.chmod(0o600 if path.is_file() else 0o700)
     if user_prefix():
-        for path in (private_place, ws, ws / "README.md", private_place / "beside.txt"):
+        for path in made:
             os.chown(path, NOBODY, NOBODY)
-    done = host.corral(
-        "run", "--mode", "read-only", "--", "sh", "-c",
-        f"cat README.md; cat {private_place / 'beside.txt'}", cwd=ws,
-    )  # fmt: skip
-    assert "own words" in done.stdout, done.stdout + done.stderr
-    assert "a private sibling" not in done.stdout, done.stdout
+    for mode in ("read-only", "workspace-write"):
+        done = host.corral(
+            "run", "--mode", mode, "--", "sh", "-c",
+            f"cat README.md sub/a.txt; cat {private_place / 'sib' / 'beside.txt'}", cwd=ws,
+        )  # fmt: skip
+        assert "own words\ndeeper words" in done.stdout, (mode, done.stdout + done.stderr)
+        assert "a private sibling" not in done.stdout, done.stdout
+        # (told in the walk's words, not the home's, r82c AREAWORDS2)
+        assert "system file only you may read" in done.stderr, done.stderr
+        assert "home_allow" not in done.stderr, done.stderr
 
 
 def test_the_file_tools_name_a_private_directory_holding_the_workspace(

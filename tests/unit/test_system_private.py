@@ -210,3 +210,12 @@ def test_a_read_only_workspace_in_a_system_directory_is_looked_in(
     assert system_private.around(found, [str(top)])[1] == []  # (no area: the top is shown)
     # (a deny entry below your home or a writable root is the deny list's, not the walk's)
     assert not system_private.hides("/root/.ssh/id_rsa", ("/root",))
+
+
+def test_a_read_only_workspace_is_looked_in_only_in_the_systems_own_directories() -> None:
+    """r82c ROPRIVMODE: a project under /srv or /opt made with umask 077 had every file
+    hidden in read-only mode; /etc/ssh as a workspace still hides the host keys."""
+    for path in ("/", "/etc", "/etc/ssh", "/var/lib/x", "/run/x", "/boot", "/root/x"):
+        assert system_private.system_state(path), path
+    for path in ("/srv/app", "/opt/x", "/home/u/p", "/var/tmp/x", "/etcetera", "/mnt/w"):
+        assert not system_private.system_state(path), path

@@ -12,13 +12,33 @@ such mount is masked in the sandbox, and the file tools never read a file on one
 
 from __future__ import annotations
 
+import os
+
 from corral.paths import is_within
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+_STATFS: Any
 
 # what only the kernel writes, or what writes reach the kernel through
 KERNEL_FILESYSTEMS = frozenset({
     "proc", "sysfs", "debugfs", "tracefs", "securityfs", "efivarfs", "pstore", "configfs",
     "bpf", "cgroup", "cgroup2", "binfmt_misc", "devtmpfs",
+    # (and an automount point: a command that looks in it has the host mount what it
+    # stands for, /boot's or /efi's partition, and that mount reaches the sandbox as the
+    # host made it, read-write: see the threat model, r82c LATEMOUNT)
+    "autofs",
 })  # fmt: skip
+# statfs(2)'s f_type of the ones a file tool could read (devtmpfs says tmpfs's): what a
+# path reaches, whatever mount order hid what (r82c SHADOWMOUNT)
+MAGIC = {
+    0x9FA0: "proc", 0x62656572: "sysfs", 0x64626720: "debugfs", 0x74726163: "tracefs",
+    0x73636673: "securityfs", 0xDE5E81E4: "efivarfs", 0x6165676C: "pstore",
+    0x62656570: "configfs", 0xCAFE4A11: "bpf", 0x27E0EB: "cgroup", 0x63677270: "cgroup2",
+    0x42494E4D: "binfmt_misc", 0x0187: "autofs",
+}  # fmt: skip
 # where the sandbox shows them as it means to: its own /proc and /dev, the host's /sys
 # with the deny list's entries hidden
 USUAL = ("/proc", "/sys", "/dev")
@@ -71,13 +91,34 @@ def elsewhere(table: list[tuple[str, str]] | None = None) -> list[str]:
     return found
 
 
-def kernel_filesystem(real: str, table: list[tuple[str, str]] | None = None) -> str | None:
-    """The type of the kernel filesystem mounted outside /proc, /sys and /dev that `real` (a
-    resolved path) lies on, or None."""
-    best, kind = "", None
-    for point, fstype in mounts() if table is None else table:
-        if is_within(real, point) and len(point) >= len(best):
-            best, kind = point, fstype
-    if kind not in KERNEL_FILESYSTEMS or any(is_within(best, u) for u in USUAL):
+def kernel_filesystem(real: str) -> str | None:
+    """The kernel filesystem `real` (a resolved path outside /proc, /sys and /dev) lies on,
+    by what statfs(2) says of it (or of the nearest directory above it that exists), or
+    None."""
+    if any(is_within(real, u) for u in USUAL):
         return None
-    return kind
+    path = real
+    while True:
+        magic = _statfs_type(path)
+        if magic is not None:
+            return MAGIC.get(magic & 0xFFFFFFFF)
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+
+
+def _statfs_type(path: str) -> int | None:
+    """statfs(2)'s f_type (the first field, a C long on Linux), or None where it fails."""
+    import ctypes
+
+    global _STATFS
+    if _STATFS is None:
+        _STATFS = ctypes.CDLL(None, use_errno=True).statfs
+    buf = ctypes.create_string_buffer(256)  # (struct statfs is 120 bytes on x86_64)
+    if _STATFS(os.fsencode(path), buf) != 0:
+        return None
+    return ctypes.c_long.from_buffer(buf).value
+
+
+_STATFS = None

@@ -887,6 +887,11 @@ class Resolution:
         # workspace at /etc showed /etc/shadow-)
         skip = [*self.rw_roots, *([self.ctx.home] if self.ctx.home != "/" else [])]
         shown = [self.ctx.cwd]
+        if not system_private.system_state(self.ctx.cwd):
+            # (a project of yours, read-only this time: its files as in a writable one, not
+            # hidden for their own modes, umask 077 or 027, r82c ROPRIVMODE; the system's
+            # own directories, /etc as a workspace, are still looked in)
+            skip, shown = [*skip, self.ctx.cwd], []
         found, cut, changed = system_private.private_paths(_SYSTEM, _of, skip, shown)
         masks, self.system_areas = system_private.around(found, [*skip, *shown])
         if changed:

@@ -84,6 +84,20 @@ HINT = (
 )
 
 
+# where the system keeps its own state and secrets: a read-only workspace there is looked
+# in for private files (/etc/ssh as a workspace still hides the host keys); elsewhere a
+# workspace is the user's project, whose files are theirs to read
+SYSTEM_STATE = ("/etc", "/var", "/run", "/boot", "/root")
+
+
+def system_state(path: str) -> bool:
+    """Whether `path` is / or lies in one of the system's own state directories."""
+    return path == "/" or (
+        any(is_within(path, top) for top in SYSTEM_STATE)
+        and not any(is_within(path, d) for d in NOT_WALKED_BELOW)
+    )
+
+
 def hides(path: str, own: Iterable[str] = ()) -> bool:
     """Whether the walk hides `path`, by its mode and place (for a refusal's words, not for a
     decision: the policy's deny list is that); never below `own` (your home, the writable
@@ -199,12 +213,15 @@ def walk(
 
     def judge(path: str, info: os.stat_result, in_private: bool) -> None:
         if (
-            path in NOT_WALKED_BELOW
+            stat.S_ISLNK(info.st_mode)
+            or path in NOT_WALKED_BELOW
             or any(is_within(path, s) for s in skip)
             or path in kernel_points
         ):
             # (and a kernel filesystem mounted here, masked whole in the sandbox: a chroot's
-            # proc under /srv made the walk pass its budget at once, r81c PROCELSEWHERE)
+            # proc under /srv made the walk pass its budget at once, r81c PROCELSEWHERE; a
+            # link is no secret, and bwrap, masking it, followed it and failed, r82c
+            # PRIVLINKS: what it leads to is judged where it is)
             return
         holds = any(is_within(s, path) for s in (*skip, *shown))
         # (in the workspace, by its own mode only: a private directory above it made every

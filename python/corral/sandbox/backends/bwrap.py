@@ -234,7 +234,10 @@ def _kernel_masks(policy: Policy, stage: str | None, masked: list[str]) -> list[
                 "a change set's overlay cannot hold it, and a command must not write to it; "
                 "unmount it (`umount " + point + "`) before running a command here"
             )
-        args += ["--tmpfs", point, "--remount-ro", point]
+        if os.path.isdir(point):
+            args += ["--tmpfs", point, "--remount-ro", point]
+        else:  # (one file of it bound elsewhere, r82c KERNELFILEMOUNT)
+            args += ["--ro-bind", "/dev/null", point]
     return args
 
 

@@ -170,19 +170,25 @@ def _hidden(line: str, policy: Policy) -> str | None:
     """The setting that hides a path a "No such file or directory" line names, when the
     host has it and the sandbox does not show it; None otherwise."""
     from corral.paths import is_within
+    from corral.sandbox import system_private
 
+    own = (policy.home, *policy.rw_roots)
     for path in _paths_in(line, policy.cwd):
         if not os.path.lexists(path):
             continue
-        if any(is_within(path, d) for d, _ in policy.deny_read):
-            return "sandbox.policy.deny_read"
+        denied = next((d for d, _ in policy.deny_read if is_within(path, d)), None)
+        if denied is not None:
+            # (a system file or directory only you may read: its own words, r82c AREAWORDS2)
+            return system_private.RULE if system_private.hides(denied, own) else DENY_READ
         shown = (*policy.rw_roots, *policy.visible)
         # (not /tmp: the sandbox's own is another directory, not a hidden one)
-        if any(is_within(path, h) for h in policy.hidden if h != "/tmp") and not any(
-            is_within(path, v) for v in shown
-        ):
-            return "sandbox.policy.home"
+        area = next((h for h in policy.hidden if h != "/tmp" and is_within(path, h)), None)
+        if area is not None and not any(is_within(path, v) for v in shown):
+            return "sandbox.policy.home" if is_within(area, policy.home) else system_private.RULE
     return None
+
+
+DENY_READ = "sandbox.policy.deny_read"
 
 
 # what chmod, cp -p, install and tar say when a mode is refused (see SET_ID)
@@ -300,6 +306,10 @@ def report(
                     if found_hidden is None:
                         break  # (a file that is not there: the command's own business)
                     rule, what = found_hidden, "a read of a path it hides"
+                    from corral.sandbox import system_private
+
+                    if rule == system_private.RULE:
+                        hint, what = system_private.HINT, "a system file only you may read"
                 if code in ("read-only-file-system", "mount") and policy is not None:
                     rule, hint, what = _read_only(line, policy, rule, hint, what)
                 elif code == "permission-denied" and policy is not None:
