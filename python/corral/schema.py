@@ -263,6 +263,9 @@ _DENY_READ = (
     # serial numbers, root's to read in /sys (r79c SYSFSROOTONLY)
     "/sys/firmware",
     "/sys/devices/virtual/dmi/id",
+    # ostree's physical root (Silverblue, CoreOS): /var/home, /var/roothome and the
+    # deployment's /etc again, under other paths (r83c OSTREEALIAS)
+    "/sysroot",
     # (and, where mounted, crash logs, TPM and IMA logs, debug and trace files, r80c)
     "/sys/fs/pstore",
     "/sys/kernel/security",

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -65,6 +66,9 @@ def mounted() -> Iterator[list[Path]]:
     finally:
         for point in reversed(points):
             subprocess.run(["umount", "-l", str(point)], capture_output=True, check=False)
+        for point in points:
+            if point.name.startswith("corral-closed-"):
+                shutil.rmtree(point, ignore_errors=True)
 
 
 @pytest.fixture
@@ -215,3 +219,22 @@ def test_the_file_tools_name_a_private_directory_holding_the_workspace(
     said = _tool_read(host, ws, beside, "read-only")
     assert "system files only you may read" in said, said
     assert "home_allow" not in said and "home directory" not in said, said
+
+
+def test_a_kernel_mount_this_user_cannot_reach_stops_no_run(
+    host: Host, mounted: list[Path]
+) -> None:
+    """r83c KERNELUNREACH (a proc in root's 0700 directory: every other user's run failed,
+    bwrap could not make the mask) and SHADOWMASK (one a later mount over its parent hid:
+    the mask was asked for where nothing is)."""
+    closed = Path(tempfile.mkdtemp(prefix="corral-closed-", dir="/var/tmp"))  # (root's, 0700)
+    mounted.append(closed)  # (not a mount: removed after the ones in it, see below)
+    _mount("proc", closed / "chroot" / "proc")
+    mounted.append(closed / "chroot" / "proc")
+    hidden = host.outside / "a"
+    _mount("proc", hidden / "b" / "proc")
+    mounted.append(hidden / "b" / "proc")
+    _mount("tmpfs", hidden)
+    mounted.append(hidden)
+    ran = host.corral("run", "--", "sh", "-c", "echo ran")
+    assert ran.returncode == 0 and ran.stdout == "ran\n", ran.stderr

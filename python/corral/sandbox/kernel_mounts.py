@@ -78,16 +78,24 @@ def mounts() -> list[tuple[str, str]]:
 
 
 def elsewhere(table: list[tuple[str, str]] | None = None) -> list[str]:
-    """The mount points of kernel filesystems outside /proc, /sys and /dev: masked whole in
-    the sandbox."""
+    """The mount points of kernel filesystems outside /proc, /sys and /dev that this user
+    can reach: masked whole in the sandbox. Not an automount point with something mounted
+    on it already (its /home, a workspace's disk: what is there is the host's mount, read
+    only in the sandbox, r83c AUTOMOUNTWS); not one a later mount hid, nor one in a
+    directory this user cannot enter (bwrap could not make the mask, and every run failed,
+    r83c SHADOWMASK, KERNELUNREACH)."""
+    table = mounts() if table is None else table
     found: list[str] = []
-    for point, kind in mounts() if table is None else table:
+    for i, (point, kind) in enumerate(table):
         if (
-            kind in KERNEL_FILESYSTEMS
-            and not any(is_within(point, u) for u in USUAL)
-            and not any(is_within(point, p) for p in found)
+            kind not in KERNEL_FILESYSTEMS
+            or any(is_within(point, u) for u in USUAL)
+            or any(is_within(point, p) for p in found)
+            or (kind == "autofs" and any(p == point for p, _ in table[i + 1 :]))
+            or not os.path.lexists(point)
         ):
-            found.append(point)
+            continue
+        found.append(point)
     return found
 
 
