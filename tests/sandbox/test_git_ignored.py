@@ -9,6 +9,7 @@ file while git would not show it, and that what `git status` does show still lan
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -27,6 +28,21 @@ def _ignore(host: Host, text: str = IGNORES) -> None:
     (host.ws / ".gitignore").write_text(text)
     host.git("add", ".gitignore")
     host.git("commit", "-q", "-m", "ignores")
+
+
+def _submodule(host: Host, name: str, ignore: str = "") -> None:
+    """A repository of one file `name` ("f\\n") added as the submodule `lib`, committed;
+    `ignore`: its submodule.lib.ignore in .gitmodules."""
+    lib = host.base / "lib"
+    lib.mkdir()
+    host.git("init", "-q", str(lib), cwd=host.base)
+    (lib / name).write_text("f\n")
+    host.git("add", "-A", cwd=lib)
+    host.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "f", cwd=lib)
+    host.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib")
+    if ignore:
+        host.git("config", "-f", ".gitmodules", "submodule.lib.ignore", ignore)
+    host.git("commit", "-qam", "sub")
 
 
 def _status(host: Host) -> str:
@@ -192,14 +208,7 @@ def test_a_work_tree_whose_git_is_a_file(host: Host, layout: str) -> None:
         exclude = host.ws / ".git" / "info" / "exclude"
         tree = host.ws / "wt"
     else:
-        lib = host.base / "lib"
-        lib.mkdir()
-        host.git("init", "-q", str(lib), cwd=host.base)
-        (lib / "f.txt").write_text("f\n")
-        host.git("add", "-A", cwd=lib)
-        host.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "f", cwd=lib)
-        host.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib")
-        host.git("commit", "-qm", "sub")
+        _submodule(host, "f.txt")
         exclude = host.ws / ".git" / "modules" / "lib" / "info" / "exclude"
         tree = host.ws / "lib"
     exclude.parent.mkdir(parents=True, exist_ok=True)
@@ -217,14 +226,9 @@ def test_a_repository_inside_what_git_ignores_is_held_whole(host: Host) -> None:
     `.venv/src/pkg`) was judged by its own index: a change to a file it tracks passed, and
     the outer `git status` showed nothing."""
     _ignore(host, "vendor/\n")
-    mini = host.ws / "vendor" / "mini"
-    mini.mkdir(parents=True)
-    host.git("init", "-q", str(mini))
-    (mini / "mini.c").write_text("int main(void) { return 0; }\n")
-    host.git("add", "mini.c", cwd=mini)
-    host.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "m", cwd=mini)
-    stderr = run(host, "echo '/* planted */' >> vendor/mini/mini.c\necho x >> README.md\n")
-    assert "planted" not in (mini / "mini.c").read_text(), stderr
+    mini = _nested(host, "vendor/mini")
+    stderr = run(host, "echo planted >> vendor/mini/kept.txt\necho x >> README.md\n")
+    assert (mini / "kept.txt").read_text() == "kept\n", stderr
     assert "a repository inside what git ignores" in host.corral("changes").stdout
     assert (host.ws / "README.md").read_text().endswith("x\n")
 
@@ -232,15 +236,7 @@ def test_a_repository_inside_what_git_ignores_is_held_whole(host: Host) -> None:
 def test_a_submodule_whose_changes_the_superproject_hides_is_held(host: Host) -> None:
     """r82a SUBIGNORE, r82b SUBMODDIRTY: `ignore = dirty` in .gitmodules; `git status`
     said the tree was clean while a tracked file of the submodule was changed."""
-    lib = host.base / "lib"
-    lib.mkdir()
-    host.git("init", "-q", str(lib), cwd=host.base)
-    (lib / "f.c").write_text("f\n")
-    host.git("add", "-A", cwd=lib)
-    host.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "f", cwd=lib)
-    host.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib")
-    host.git("config", "-f", ".gitmodules", "submodule.lib.ignore", "dirty")
-    host.git("commit", "-qam", "sub")
+    _submodule(host, "f.c", "dirty")
     run(host, "echo planted >> lib/f.c\n")
     assert (host.ws / "lib" / "f.c").read_text() == "f\n"
     assert host.git("status", "--porcelain") == ""  # (what git would have shown)
@@ -319,3 +315,54 @@ def test_a_pth_named_like_coverage_data_is_held(host: Host) -> None:
     (host.ws / site).mkdir(parents=True)
     run(host, f"mkdir -p {site} && echo 'import os' > {site}/.coverage.x.pth\n")
     assert not (host.ws / site / ".coverage.x.pth").exists()
+
+
+def _nested(host: Host, name: str) -> Path:
+    """A clone nested in the workspace's repository, untracked there, with one commit."""
+    inner = host.ws / name
+    inner.mkdir(parents=True)
+    host.git("init", "-q", str(inner))
+    (inner / "kept.txt").write_text("kept\n")
+    host.git("add", "kept.txt", cwd=inner)
+    host.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "k", cwd=inner)
+    return inner
+
+
+@pytest.mark.parametrize("case", ["worktree-config", "nested-unlisted", "nested-ignored-by-outer",
+                                  "case-twin", "cache-source", "many-stars"])  # fmt: skip
+def test_what_the_first_fixes_missed(host: Host, case: str) -> None:
+    """r83a: WTCFG (status.showUntrackedFiles = no in a work tree's config.worktree), NESTSU
+    (a nested clone's new file, where the outer repository lists no untracked file), NESTTR
+    (one the outer repository's .gitignore ignores), ICASETRACK (core.ignoreCase: git takes
+    a new style.sh for the tracked Style.sh), CACHEGLOB (a source file in a cache directory,
+    which a build's recursive glob compiles), REDOS (a pattern of many `*` took minutes)."""
+    if case == "worktree-config":
+        host.git("config", "extensions.worktreeConfig", "true")
+        host.git("config", "--worktree", "status.showUntrackedFiles", "no")
+        planted = "local.sh"
+    elif case == "nested-unlisted":
+        _nested(host, "ext")
+        host.git("config", "status.showUntrackedFiles", "no")
+        planted = "ext/hook_ext.sh"
+    elif case == "nested-ignored-by-outer":
+        _ignore(host, "*.local\n")
+        _nested(host, "ext")
+        planted = "ext/hook_ext.local"
+    elif case == "case-twin":
+        (host.ws / "checks").mkdir()
+        (host.ws / "checks" / "Style.sh").write_text("true\n")
+        host.git("add", "checks")
+        host.git("commit", "-qm", "checks")
+        host.git("config", "core.ignoreCase", "true")
+        planted = "checks/style.sh"
+    elif case == "cache-source":
+        _ignore(host, ".pytest_cache/\n")
+        planted = "src/.pytest_cache/r.c"
+    else:
+        _ignore(host, "*a*a*a*a*a*a*a*b\n")
+        planted = "a" * 120
+    run(host, f"mkdir -p $(dirname {planted}) && echo planted > {planted}\n"
+              "mkdir -p .pytest_cache/v && echo '{}' > .pytest_cache/v/lastfailed\n")  # fmt: skip
+    assert not (host.ws / planted).exists(), case
+    if case == "cache-source":  # (its data still passes)
+        assert (host.ws / ".pytest_cache" / "v" / "lastfailed").exists()

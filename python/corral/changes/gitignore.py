@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 MAX_IGNORE_BYTES = 1 << 20  # a larger ignore file is read as ignoring everything
+MAX_STARS = 2  # `*`s within a name a pattern may have (see parse); `**/` is no such one
+STAR = "[^/]*"
 # POSIX classes git's wildmatch knows inside brackets
 _CLASSES = {
     "alnum": "a-zA-Z0-9", "alpha": "a-zA-Z", "blank": " \\t", "cntrl": "\\x00-\\x1f\\x7f",
@@ -86,7 +88,7 @@ def _regex(p: str) -> str:
                     out.append("(?:.*/)?")  # `**/x`, `a/**/b`: any number of directories
                     i = j + 1
                 continue
-            out.append("[^/]*")
+            out.append(STAR)
             i = j
         elif c == "?":
             out.append("[^/]")
@@ -150,10 +152,17 @@ def parse(text: str, base: str, ignore_case: bool = False) -> list[Pattern]:
             continue
         anchored = "/" in line
         line = line.removeprefix("/")
+        # (more than MAX_STARS runs of `*` backtrack for minutes on a long name, where git's
+        # wildmatch takes a millisecond, r83a REDOS: read as ignoring all it could name,
+        # and a negation as taking nothing back)
+        regex = _regex(line)
+        many = regex.count(STAR) > MAX_STARS
         try:
-            compiled = re.compile(_regex(line), flags)
+            compiled = re.compile(regex if not many else ".*", flags)
         except re.error:
             compiled = re.compile(".*", flags)  # (read as ignoring all it could name)
+        if negated and (many or compiled.pattern == ".*"):
+            compiled = re.compile("(?!)")
         found.append((base, compiled, negated, directory, anchored))
     return found
 

@@ -34,11 +34,12 @@ if TYPE_CHECKING:
     from corral.changes.scan import Entry
     from corral.toolguard.ops.refusal import Refusal
 
-# data caches of test runners and linters: read as data, never run
+# data caches of test runners and linters: read as data, never run (see _inert_cache)
 INERT_CACHES = frozenset({
-    ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".coverage",
-    ".eslintcache", ".stylelintcache", ".DS_Store", ".benchmarks",
+    ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".benchmarks",
 })  # fmt: skip
+CACHE_FILES = frozenset({".eslintcache", ".stylelintcache", ".DS_Store"})
+DATA_SUFFIXES = frozenset({"", ".json", ".gz", ".md", ".tag"})
 # an index entry's flags that make git show none of its changes (see git_objects.read_index)
 UNSHOWN = 0x8000 | 0x4000  # assume-unchanged, skip-worktree
 IGNORED = "sandbox.ignored_files"
@@ -56,7 +57,8 @@ class _Repository:
     its index tracks, and what its settings hide from `git status`."""
 
     __slots__ = (
-        "gitlinks", "hidden", "settings", "top", "tracked", "tracked_dirs", "unshown", "views",
+        "folded", "gitlinks", "hidden", "outer", "settings", "top", "tracked", "tracked_dirs",
+        "unshown", "views",
     )  # fmt: skip
 
     def __init__(self, top: str, git_dir: str, rules: IgnoredRules) -> None:
@@ -67,7 +69,7 @@ class _Repository:
         pointer = _first_line(os.path.join(git_dir, "commondir"))
         if pointer:
             common = os.path.normpath(os.path.join(git_dir, pointer))
-        self.settings = rules.git_settings(common)
+        self.settings = rules.git_settings(common, git_dir)
         # Every core.excludesFile a config names, in any include (one whose condition corral
         # does not weigh too), and the default: each read as git would if it were the one,
         # and a path held where any of them ignores it (r82a EXCLINC; a relative one is
@@ -92,6 +94,10 @@ class _Repository:
         self.gitlinks: frozenset[str] = frozenset()
         # (why every change here is out of `git status`'s sight, and the path held as one)
         self.hidden: tuple[str, str] | None = None
+        self.outer: _Repository | None = None  # (the repository around this one's top)
+        # (with core.ignoreCase, what git tracks by its folded name: git takes `style.sh`
+        # for a tracked `Style.sh`, and shows no change, r83a ICASETRACK)
+        self.folded: dict[str, str] | None = {} if case else None
         try:
             index = read_index(os.path.join(git_dir, "index"))
         except (GitUnreadable, OSError, ValueError) as e:
@@ -109,6 +115,26 @@ class _Repository:
                 parent = os.path.dirname(parent)
         self.tracked_dirs = frozenset(dirs)
         self.unshown = frozenset(p for p, f in index.flags.items() if f & UNSHOWN)
+        if self.folded is not None:
+            self.folded = {p.lower(): p for p in (*index.entries, *dirs)}
+
+    def shows(self, rel: str) -> bool:
+        """Whether git tracks `rel` (or a directory of tracked files): a change to it shows
+        in `git status`."""
+        return rel in self.tracked or rel in self.tracked_dirs
+
+    def twin(self, rel: str) -> str | None:
+        """The tracked path git takes `rel` for, under core.ignoreCase, when it is not
+        `rel` itself."""
+        if self.folded is None or self.shows(rel):
+            return None
+        return self.folded.get(rel.lower())
+
+    def hides(self, rel: str, is_dir: bool) -> bool:
+        """Whether `git status` here shows nothing of `rel`, which it does not track: it
+        is ignored, or no untracked file is listed, or it lies in a submodule whose
+        changes this repository hides."""
+        return self.ignored(rel, is_dir) or self.untracked_unshown()
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         return any(view.ignored(rel, is_dir) for view in self.views)
@@ -171,8 +197,7 @@ class IgnoredRules(RuleSet):
         if (
             ".git" in parts
             or (entry.kind == "dir" and parts[-1] == "__pycache__")
-            or any(p in INERT_CACHES for p in parts)
-            or (_coverage_data(parts[-1]) and entry.kind == "file")
+            or (_inert_cache(parts, entry))
         ):
             # (a git directory has rules of its own; what Python's bytecode cache holds never
             # reaches the rules, and its directory carries nothing)
@@ -201,20 +226,35 @@ class IgnoredRules(RuleSet):
                 "its index entry is marked assume-unchanged or skip-worktree, so `git "
                 "status` and `git diff` never show a change to it; apply it if you meant it",
             )  # fmt: skip
-        tracked = repository.tracked
-        if tracked is not None and (rel in tracked or rel in repository.tracked_dirs):
-            return None
+        twin = repository.twin(rel)
+        if twin is not None:
+            return self.refusal(
+                "protected", entry.path, IGNORED,
+                f"with core.ignoreCase, git takes it for the tracked {twin}, and `git status` "
+                "shows no change; apply it if you meant it",
+            )  # fmt: skip
         if entry.kind == "dir" and not entry.opaque and _host_dir(entry.path):
             return None  # (what changed below it is judged by itself)
-        if not repository.ignored(rel, entry.kind == "dir") and not (
-            repository.untracked_unshown()
-        ):
-            return None
-        unit = os.path.join(repository.top, repository.unit(rel))
-        return self.refusal(
-            "protected", entry.path, IGNORED,
-            f"{words.IN_IGNORED}{unit} ({words.IGNORED_WHY})",
-        )  # fmt: skip
+        # Judged by the repository it is in, and by each one around that one: a nested
+        # clone's new file the outer one ignores, or in an outer one that lists no
+        # untracked file, shows nowhere the user looks (r83a NESTTR, NESTSU).
+        is_dir = entry.kind == "dir"
+        current: _Repository | None = repository
+        while current is not None:
+            here = os.path.relpath(entry.path, current.top)
+            if current.hidden is not None:
+                break  # (said of the inner one's top, see _hidden_by_enclosing)
+            if not current.shows(here) and current.hides(here, is_dir):
+                unit = os.path.join(current.top, current.unit(here))
+                return self.refusal(
+                    "protected", entry.path, IGNORED,
+                    f"{words.IN_IGNORED}{unit} ({words.IGNORED_WHY})",
+                )  # fmt: skip
+            outer = current.outer
+            if outer is not None and os.path.relpath(current.top, outer.top) in outer.gitlinks:
+                break  # (a submodule: its superproject shows it by the submodule's rules)
+            current = outer
+        return None
 
     def _repository(self, directory: str) -> _Repository | None:
         """The innermost work tree holding `directory` (on the host), or None."""
@@ -234,6 +274,7 @@ class IgnoredRules(RuleSet):
                 if found is None:
                     found = _Repository(current, git_dir, self)
                     self._ignore_tops[current] = found
+                    found.outer = self._repository(os.path.dirname(current))
                     if found.hidden is None:
                         found.hidden = self._hidden_by_enclosing(current)
                 break
@@ -250,7 +291,7 @@ class IgnoredRules(RuleSet):
         around it: its top is ignored there (a clone in `vendor/`, pip's `.venv/src/pkg`),
         or it is a submodule whose changes that one hides (r82b NESTEDIGNORED,
         SUBMODDIRTY)."""
-        outer = self._repository(os.path.dirname(top))
+        outer: _Repository | None = self._ignore_tops[top].outer
         if outer is None:
             return None
         if outer.hidden is not None:
@@ -262,7 +303,7 @@ class IgnoredRules(RuleSet):
             return top, "a submodule whose changes its superproject's settings hide"
         return None
 
-    def git_settings(self, common_dir: str) -> dict[str, list[str]]:
+    def git_settings(self, common_dir: str, git_dir: str) -> dict[str, list[str]]:
         """The settings that change what `git status` shows: every value each config file
         corral finds gives them (the global ones, the repository's, what they include),
         by `section.key` (the key lowercased, a subsection as written)."""
@@ -270,7 +311,11 @@ class IgnoredRules(RuleSet):
         from corral.sandbox.protect.gitguard import global_configs
 
         home = os.path.expanduser("~")
-        configs = [*global_configs(home, os.environ), os.path.join(common_dir, "config")]
+        # (and a work tree's own config.worktree, `git config --worktree`, r83a WTCFG)
+        configs = [
+            *global_configs(home, os.environ), os.path.join(common_dir, "config"),
+            *(os.path.join(d, "config.worktree") for d in dict.fromkeys((common_dir, git_dir))),
+        ]  # fmt: skip
         found: dict[str, list[str]] = {}
         for path in gitconfig.read(configs, home).files:
             text = gitconfig.read_text(path) or ""
@@ -306,6 +351,23 @@ def _coverage_data(name: str) -> bool:
     """coverage.py's parallel data files (`.coverage.host.123.x`), never a `.pth` (r82b
     COVPTH: `.coverage.pth` in site-packages runs at every start of that Python)."""
     return name == ".coverage" or (name.startswith(".coverage.") and not name.endswith(".pth"))
+
+
+def _inert_cache(parts: list[str], entry: Entry) -> bool:
+    """A test runner's or linter's data: a cache's data file that is not a program, by its
+    name (`.eslintcache`, coverage's data) or as a data file in a cache directory (JSON,
+    no suffix, not executable), and the cache directory itself. A source file in one is
+    judged as any other (r83a CACHEGLOB: `src/.pytest_cache/r.c`, compiled in by a build's
+    recursive glob)."""
+    name, kind = parts[-1], entry.kind
+    if kind == "file" and (name in CACHE_FILES or _coverage_data(name)):
+        return True
+    if not any(p in INERT_CACHES for p in parts[:-1]):
+        return kind == "dir" and name in INERT_CACHES
+    if kind == "dir":
+        return True
+    suffix = os.path.splitext(name)[1].lower()
+    return kind == "file" and suffix in DATA_SUFFIXES and not entry.mode & 0o111
 
 
 def _git_dir(dot_git: str) -> str | None:
