@@ -153,11 +153,11 @@ def test_tracked_files_deletions_and_data_caches_pass(host: Host) -> None:
         host,
         "echo more >> build/kept.txt\n"  # tracked: `git status` shows it
         "rm old.log\n"  # deleting: it goes to the undo journal
-        "mkdir -p .pytest_cache/v && echo '{}' > .pytest_cache/v/lastfailed\n",
+        "mkdir -p .pytest_cache/v/cache && echo '{}' > .pytest_cache/v/cache/lastfailed\n",
     )
     assert (host.ws / "build" / "kept.txt").read_text().endswith("more\n")
     assert not (host.ws / "old.log").exists()
-    assert (host.ws / ".pytest_cache" / "v" / "lastfailed").exists()
+    assert (host.ws / ".pytest_cache" / "v" / "cache" / "lastfailed").exists()
     assert held_ids(host) == []
 
 
@@ -361,8 +361,31 @@ def test_what_the_first_fixes_missed(host: Host, case: str) -> None:
     else:
         _ignore(host, "*a*a*a*a*a*a*a*b\n")
         planted = "a" * 120
+    cache = ".pytest_cache/v/cache"
     run(host, f"mkdir -p $(dirname {planted}) && echo planted > {planted}\n"
-              "mkdir -p .pytest_cache/v && echo '{}' > .pytest_cache/v/lastfailed\n")  # fmt: skip
+              f"mkdir -p {cache} && echo '{{}}' > {cache}/lastfailed\n")  # fmt: skip
     assert not (host.ws / planted).exists(), case
     if case == "cache-source":  # (its data still passes)
-        assert (host.ws / ".pytest_cache" / "v" / "lastfailed").exists()
+        assert (host.ws / ".pytest_cache" / "v" / "cache" / "lastfailed").exists()
+
+
+def test_a_submodule_never_checked_out_and_a_caches_non_data_are_held(host: Host) -> None:
+    """r84b UNINITSUB (a file in the empty folder of a deinitialized submodule: git lists
+    nothing there, and CMake's `if(EXISTS extern/lib/CMakeLists.txt)` ran it) and CACHEMD
+    (a MyST notebook in a new `docs/.hypothesis/` with a `.gitignore` of `*`: Sphinx read
+    it); the files pytest, mypy and ruff write in their caches still pass."""
+    _submodule(host, "f.c")
+    host.git("submodule", "deinit", "-q", "-f", "lib")
+    data = (".pytest_cache/v/cache/lastfailed", ".mypy_cache/3.11/os.meta.json",
+            ".ruff_cache/0.4.4/1234567", ".mypy_cache/.gitignore")  # fmt: skip
+    run(
+        host,
+        "echo 'project(x)' > lib/CMakeLists.txt\n"
+        "mkdir -p docs/.hypothesis && echo '*' > docs/.hypothesis/.gitignore\n"
+        "echo '```{code-cell}' > docs/.hypothesis/examples.md\n"
+        + "".join(f"mkdir -p $(dirname {d}) && echo '*' > {d}\n" for d in data),
+    )
+    assert not (host.ws / "lib" / "CMakeLists.txt").exists()
+    assert not (host.ws / "docs" / ".hypothesis" / "examples.md").exists()
+    for name in data:
+        assert (host.ws / name).exists(), name

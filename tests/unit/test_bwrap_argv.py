@@ -210,7 +210,9 @@ def test_deny_inside_a_reexposed_path_is_masked(
     text = " ".join(args)
     assert "--tmpfs /home/u/.config/gh --remount-ro /home/u/.config/gh" in text
     assert "/home/u/.ssh" not in text
-    assert args[-3:] == ["--ro-bind", "/dev/null", "/etc/shadow"]
+    # (a file is masked with /dev/null; what follows, if anything, is the host's kernel
+    # mounts elsewhere, see kernel_mounts)
+    assert "--ro-bind /dev/null /etc/shadow" in text
     assert args.index("/home/u/.config/gh") > args.index("/home/u/.config")
 
 

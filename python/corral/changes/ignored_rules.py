@@ -39,7 +39,8 @@ INERT_CACHES = frozenset({
     ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".benchmarks",
 })  # fmt: skip
 CACHE_FILES = frozenset({".eslintcache", ".stylelintcache", ".DS_Store"})
-DATA_SUFFIXES = frozenset({"", ".json", ".gz", ".md", ".tag"})
+# the caches that write a .gitignore of `*` and CACHEDIR.TAG at their top
+WRITES_TOP_FILES = frozenset({".pytest_cache", ".mypy_cache", ".ruff_cache"})
 # an index entry's flags that make git show none of its changes (see git_objects.read_index)
 UNSHOWN = 0x8000 | 0x4000  # assume-unchanged, skip-worktree
 IGNORED = "sandbox.ignored_files"
@@ -226,6 +227,21 @@ class IgnoredRules(RuleSet):
                 "its index entry is marked assume-unchanged or skip-worktree, so `git "
                 "status` and `git diff` never show a change to it; apply it if you meant it",
             )  # fmt: skip
+        parts_rel = rel.split("/")
+        gitlink = next(
+            (g for i in range(1, len(parts_rel) + 1)
+             if (g := "/".join(parts_rel[:i])) in repository.gitlinks),
+            None,
+        )  # fmt: skip
+        if gitlink is not None:
+            # (a submodule never checked out, or deinitialized: its folder holds no .git, and
+            # git lists nothing in it, untracked or not, r84b UNINITSUB)
+            unit = os.path.join(repository.top, gitlink)
+            return self.refusal(
+                "protected", entry.path, IGNORED,
+                f"{words.IN_IGNORED}{unit} (the folder of a submodule not checked out: "
+                f"{words.IGNORED_WHY})",
+            )  # fmt: skip
         twin = repository.twin(rel)
         if twin is not None:
             return self.refusal(
@@ -354,20 +370,46 @@ def _coverage_data(name: str) -> bool:
 
 
 def _inert_cache(parts: list[str], entry: Entry) -> bool:
-    """A test runner's or linter's data: a cache's data file that is not a program, by its
-    name (`.eslintcache`, coverage's data) or as a data file in a cache directory (JSON,
-    no suffix, not executable), and the cache directory itself. A source file in one is
-    judged as any other (r83a CACHEGLOB: `src/.pytest_cache/r.c`, compiled in by a build's
-    recursive glob)."""
+    """A test runner's or linter's data: a file named as one (`.eslintcache`, coverage's
+    data), or one of the files each cache directory holds, where its tool writes it, not
+    executable; and the cache directory itself. Anything else in one is judged as any
+    other (r83a CACHEGLOB: `src/.pytest_cache/r.c`, compiled in by a build's recursive
+    glob; r84b CACHEMD: a MyST notebook `docs/.hypothesis/examples.md`, run by Sphinx)."""
     name, kind = parts[-1], entry.kind
     if kind == "file" and (name in CACHE_FILES or _coverage_data(name)):
         return True
-    if not any(p in INERT_CACHES for p in parts[:-1]):
+    at = next((i for i, p in enumerate(parts[:-1]) if p in INERT_CACHES), None)
+    if at is None:
         return kind == "dir" and name in INERT_CACHES
+    cache, below = parts[at], parts[at + 1 :]
     if kind == "dir":
-        return True
-    suffix = os.path.splitext(name)[1].lower()
-    return kind == "file" and suffix in DATA_SUFFIXES and not entry.mode & 0o111
+        return True  # (a directory carries nothing: each file in it is judged)
+    return kind == "file" and not entry.mode & 0o111 and _cache_file(cache, below)
+
+
+def _cache_file(cache: str, below: list[str]) -> bool:
+    """Whether `below` (the path inside the cache directory `cache`) is a file its tool
+    writes there: pytest's `v/cache/*`, mypy's `<version>/**/*.json`, ruff's
+    `<version>/<number>`, hypothesis's `examples/*/*`, pytest-benchmark's `*/*.json`, and
+    the `.gitignore` and CACHEDIR.TAG pytest, mypy and ruff write at the top."""
+    name = below[-1]
+    if len(below) == 1 and cache in WRITES_TOP_FILES:
+        return (
+            name in (".gitignore", "CACHEDIR.TAG")
+            or (cache, name) == (".pytest_cache", "README.md")
+            or (cache, name) == (".mypy_cache", "missing_stubs")
+        )
+    if cache == ".pytest_cache":
+        return below[:2] == ["v", "cache"] and "." not in name
+    if cache == ".mypy_cache":
+        return len(below) >= 2 and name.endswith(".json")
+    if cache == ".ruff_cache":
+        return len(below) == 2 and name.isdigit()
+    if cache == ".hypothesis":
+        return (len(below) == 3 and below[0] == "examples" and "." not in name) or (
+            below[0] == "unicode_data" and name.endswith(".json.gz")
+        )
+    return cache == ".benchmarks" and len(below) == 2 and name.endswith(".json")
 
 
 def _git_dir(dot_git: str) -> str | None:
