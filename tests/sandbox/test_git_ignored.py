@@ -389,3 +389,32 @@ def test_a_submodule_never_checked_out_and_a_caches_non_data_are_held(host: Host
     assert not (host.ws / "docs" / ".hypothesis" / "examples.md").exists()
     for name in data:
         assert (host.ws / name).exists(), name
+
+
+def test_round_r84a(host: Host) -> None:
+    """r84a HOOKNPXABOVE (a hook's `npx lint-staged` found a node_modules planted in the
+    folder workspace above its repository), SUBNOSHOW (with status.showUntrackedFiles = no
+    the superproject hides a checked-out submodule's new file) and HOMEREPO (a dotfiles
+    repository around the workspace, ignoring `*`, had every change of every run held)."""
+    hook = host.ws / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\nexec npx --no-install lint-staged\n")
+    hook.chmod(0o755)
+    done = host.sh(
+        "mkdir -p node_modules/.bin && echo 'touch /tmp/x' > node_modules/.bin/lint-staged",
+        None, cwd=host.work,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert not (host.work / "node_modules").exists(), done.stderr
+    hook.unlink()  # (never run here: npx would ask the registry)
+    _submodule(host, "f.c")
+    run(host, "echo mine >> lib/f.c\n")  # (a checked-out submodule's change shows, and lands)
+    assert (host.ws / "lib" / "f.c").read_text() == "f\nmine\n"
+    host.git("config", "status.showUntrackedFiles", "no")
+    run(host, "echo planted > lib/new.sh\n")
+    assert not (host.ws / "lib" / "new.sh").exists()
+    host.git("config", "--unset", "status.showUntrackedFiles")
+    host.git("init", "-q", str(host.work), cwd=host.base)
+    (host.work / ".gitignore").write_text("*\n")
+    run(host, "echo mine >> README.md && echo new > notes.txt\n")
+    assert (host.ws / "notes.txt").exists()
+    assert (host.ws / "README.md").read_text().endswith("mine\n")

@@ -58,8 +58,8 @@ class _Repository:
     its index tracks, and what its settings hide from `git status`."""
 
     __slots__ = (
-        "folded", "gitlinks", "hidden", "outer", "settings", "top", "tracked", "tracked_dirs",
-        "unshown", "views",
+        "folded", "gitlinks", "hidden", "nested", "outer", "settings", "top", "tracked",
+        "tracked_dirs", "unshown", "views",
     )  # fmt: skip
 
     def __init__(self, top: str, git_dir: str, rules: IgnoredRules) -> None:
@@ -96,6 +96,9 @@ class _Repository:
         # (why every change here is out of `git status`'s sight, and the path held as one)
         self.hidden: tuple[str, str] | None = None
         self.outer: _Repository | None = None  # (the repository around this one's top)
+        # (why every change here is out of sight from the repository around it: see
+        # IgnoredRules._hidden_by_enclosing)
+        self.nested: tuple[str, str] | None = None
         # (with core.ignoreCase, what git tracks by its folded name: git takes `style.sh`
         # for a tracked `Style.sh`, and shows no change, r83a ICASETRACK)
         self.folded: dict[str, str] | None = {} if case else None
@@ -208,14 +211,18 @@ class IgnoredRules(RuleSet):
         if repository is None:
             return None
         if repository.hidden is not None:
-            unit, why = repository.hidden
-            if why.startswith(UNREAD_INDEX):
-                return self.refusal(
-                    "protected", entry.path, IGNORED,
-                    f"{why}: which files git tracks, and which of their changes `git status` "
-                    "shows, cannot be told (`git update-index --no-split-index` makes it "
-                    "readable); apply it if you meant it",
-                )  # fmt: skip
+            return self.refusal(
+                "protected", entry.path, IGNORED,
+                f"{repository.hidden[1]}: which files git tracks, and which of their changes "
+                "`git status` shows, cannot be told (a split index reads again after `git "
+                "update-index --no-split-index`); apply it if you meant it",
+            )  # fmt: skip
+        # (the repository that holds the whole workspace is the one the user looks at: one
+        # around it, a dotfiles repository at ~ ignoring `*`, or the main work tree that
+        # ignores `.worktrees/`, says nothing of it, r84a HOMEREPO, WTIGNORED)
+        holds_workspace = is_within(entry.root, repository.top)
+        if repository.nested is not None and not holds_workspace:
+            unit, why = repository.nested
             return self.refusal(
                 "protected", entry.path, IGNORED,
                 f"{words.IN_IGNORED}{unit} ({why}; {words.IGNORED_WHY})",
@@ -233,7 +240,9 @@ class IgnoredRules(RuleSet):
              if (g := "/".join(parts_rel[:i])) in repository.gitlinks),
             None,
         )  # fmt: skip
-        if gitlink is not None:
+        if gitlink is not None and not os.path.lexists(
+            os.path.join(repository.top, gitlink, ".git")
+        ):
             # (a submodule never checked out, or deinitialized: its folder holds no .git, and
             # git lists nothing in it, untracked or not, r84b UNINITSUB)
             unit = os.path.join(repository.top, gitlink)
@@ -258,8 +267,6 @@ class IgnoredRules(RuleSet):
         current: _Repository | None = repository
         while current is not None:
             here = os.path.relpath(entry.path, current.top)
-            if current.hidden is not None:
-                break  # (said of the inner one's top, see _hidden_by_enclosing)
             if not current.shows(here) and current.hides(here, is_dir):
                 unit = os.path.join(current.top, current.unit(here))
                 return self.refusal(
@@ -267,8 +274,19 @@ class IgnoredRules(RuleSet):
                     f"{words.IN_IGNORED}{unit} ({words.IGNORED_WHY})",
                 )  # fmt: skip
             outer = current.outer
-            if outer is not None and os.path.relpath(current.top, outer.top) in outer.gitlinks:
-                break  # (a submodule: its superproject shows it by the submodule's rules)
+            if outer is None or outer.hidden is not None or is_within(entry.root, current.top):
+                break
+            if os.path.relpath(current.top, outer.top) in outer.gitlinks:
+                # (a submodule: its superproject shows it by the submodule's own rules, but
+                # lists no untracked file in it where it lists none of its own, r84a
+                # SUBNOSHOW)
+                if outer.untracked_unshown() and not current.shows(here):
+                    unit = os.path.join(current.top, current.unit(here))
+                    return self.refusal(
+                        "protected", entry.path, IGNORED,
+                        f"{words.IN_IGNORED}{unit} ({words.IGNORED_WHY})",
+                    )  # fmt: skip
+                break
             current = outer
         return None
 
@@ -291,8 +309,7 @@ class IgnoredRules(RuleSet):
                     found = _Repository(current, git_dir, self)
                     self._ignore_tops[current] = found
                     found.outer = self._repository(os.path.dirname(current))
-                    if found.hidden is None:
-                        found.hidden = self._hidden_by_enclosing(current)
+                    found.nested = self._hidden_by_enclosing(current)
                 break
             parent = os.path.dirname(current)
             if parent == current:
@@ -310,8 +327,11 @@ class IgnoredRules(RuleSet):
         outer: _Repository | None = self._ignore_tops[top].outer
         if outer is None:
             return None
-        if outer.hidden is not None:
-            return outer.hidden
+        if outer.hidden is not None or outer.nested is not None:
+            return outer.nested or (
+                outer.top,
+                "a repository inside one whose index corral cannot read",
+            )
         rel = os.path.relpath(top, outer.top)
         if outer.ignored(rel, True):
             return os.path.join(outer.top, outer.unit(rel)), "a repository inside what git ignores"

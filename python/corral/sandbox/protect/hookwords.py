@@ -195,6 +195,15 @@ def keep_named(
             for place in places:
                 for path in pathdirs.node_modules_of(os.path.normpath(place), tree):
                     result.file(path)
+            # ... and above the work tree too: node looks up to / (r84a HOOKNPXABOVE: a
+            # folder workspace's node_modules/.bin/lint-staged above its repository; the
+            # resolution keeps what of these lies in a writable root)
+            above = os.path.dirname(tree)
+            while True:
+                result.file(os.path.join(above, "node_modules"))
+                if above == os.path.dirname(above):
+                    break
+                above = os.path.dirname(above)
                 for pnp in PNP_FILES:
                     # (Yarn Plug'n'Play: the packages are zips in .yarn/cache, r80a YARNPNP)
                     if os.path.lexists(os.path.join(place, pnp)):
