@@ -79,19 +79,19 @@ def mounts() -> list[tuple[str, str]]:
 
 def elsewhere(table: list[tuple[str, str]] | None = None) -> list[str]:
     """The mount points of kernel filesystems outside /proc, /sys and /dev that this user
-    can reach: masked whole in the sandbox. Not an automount point with something mounted
-    on it already (its /home, a workspace's disk: what is there is the host's mount, read
-    only in the sandbox, r83c AUTOMOUNTWS); not one a later mount hid, nor one in a
-    directory this user cannot enter (bwrap could not make the mask, and every run failed,
-    r83c SHADOWMASK, KERNELUNREACH)."""
+    can reach: masked whole in the sandbox, automount points too, mounted on or not (the
+    sandbox's copy of one still asks the host to mount, and that mount arrives
+    read-write, r85c AUTOMOUNTRW; a workspace on an automounted /home then cannot run,
+    r83c AUTOMOUNTWS, left open); not one a later mount hid, nor one in a directory this
+    user cannot enter (bwrap could not make the mask, and every run failed, r83c
+    SHADOWMASK, KERNELUNREACH)."""
     table = mounts() if table is None else table
     found: list[str] = []
-    for i, (point, kind) in enumerate(table):
+    for point, kind in table:
         if (
             kind not in KERNEL_FILESYSTEMS
             or any(is_within(point, u) for u in USUAL)
             or any(is_within(point, p) for p in found)
-            or (kind == "autofs" and any(p == point for p, _ in table[i + 1 :]))
             or not os.path.lexists(point)
         ):
             continue

@@ -227,8 +227,6 @@ def _kernel_masks(policy: Policy, stage: str | None, masked: list[str]) -> list[
             and not any(is_within(point, s) for s in shown)
         ) or any(is_within(point, m) for m in masked):
             continue  # (gone with a hidden area or a masked directory)
-        if any(is_within(s, point) for s in shown):
-            continue  # (an automount point holding the workspace: it is the workspace's)
         root = next((r for r in policy.rw_roots if is_within(point, r)), None)
         if stage is not None and root is not None and os.path.isdir(root):
             raise BackendError(
