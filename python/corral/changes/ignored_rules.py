@@ -27,7 +27,7 @@ from corral.changes import words
 from corral.changes.gitignore import Ignores, read_ignore_file
 from corral.changes.ruleset import RuleSet
 from corral.changes.scan import will_be_file
-from corral.paths import is_within, read_regular
+from corral.paths import is_within
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -67,7 +67,9 @@ class _Repository:
 
         self.top = top
         common = git_dir
-        pointer = _first_line(os.path.join(git_dir, "commondir"))
+        from corral.sandbox.protect.gitguard import _read_pointer
+
+        pointer = _read_pointer(os.path.join(git_dir, "commondir"))
         if pointer:
             common = os.path.normpath(os.path.join(git_dir, pointer))
         self.settings = rules.git_settings(common, git_dir)
@@ -184,13 +186,6 @@ class _Repository:
         return rel
 
 
-def _first_line(path: str) -> str:
-    try:
-        return read_regular(path, 4096).split(b"\n", 1)[0].decode(errors="replace").strip()
-    except OSError:
-        return ""
-
-
 class IgnoredRules(RuleSet):
     """The rule for paths git ignores (see the module's note)."""
 
@@ -201,7 +196,7 @@ class IgnoredRules(RuleSet):
         if (
             ".git" in parts
             or (entry.kind == "dir" and parts[-1] == "__pycache__")
-            or (_inert_cache(parts, entry))
+            or _inert_cache(parts, entry)
         ):
             # (a git directory has rules of its own; what Python's bytecode cache holds never
             # reaches the rules, and its directory carries nothing)
@@ -223,10 +218,7 @@ class IgnoredRules(RuleSet):
         holds_workspace = is_within(entry.root, repository.top)
         if repository.nested is not None and not holds_workspace:
             unit, why = repository.nested
-            return self.refusal(
-                "protected", entry.path, IGNORED,
-                f"{words.IN_IGNORED}{unit} ({why}; {words.IGNORED_WHY})",
-            )  # fmt: skip
+            return self._held_in(entry, unit, f"{why}; ")
         rel = os.path.relpath(entry.path, repository.top)
         if rel in repository.unshown:
             return self.refusal(
@@ -246,11 +238,7 @@ class IgnoredRules(RuleSet):
             # (a submodule never checked out, or deinitialized: its folder holds no .git, and
             # git lists nothing in it, untracked or not, r84b UNINITSUB)
             unit = os.path.join(repository.top, gitlink)
-            return self.refusal(
-                "protected", entry.path, IGNORED,
-                f"{words.IN_IGNORED}{unit} (the folder of a submodule not checked out: "
-                f"{words.IGNORED_WHY})",
-            )  # fmt: skip
+            return self._held_in(entry, unit, "the folder of a submodule not checked out: ")
         twin = repository.twin(rel)
         if twin is not None:
             return self.refusal(
@@ -268,11 +256,7 @@ class IgnoredRules(RuleSet):
         while current is not None:
             here = os.path.relpath(entry.path, current.top)
             if not current.shows(here) and current.hides(here, is_dir):
-                unit = os.path.join(current.top, current.unit(here))
-                return self.refusal(
-                    "protected", entry.path, IGNORED,
-                    f"{words.IN_IGNORED}{unit} ({words.IGNORED_WHY})",
-                )  # fmt: skip
+                return self._held_in(entry, os.path.join(current.top, current.unit(here)))
             outer = current.outer
             if outer is None or outer.hidden is not None or is_within(entry.root, current.top):
                 break
@@ -281,14 +265,17 @@ class IgnoredRules(RuleSet):
                 # lists no untracked file in it where it lists none of its own, r84a
                 # SUBNOSHOW)
                 if outer.untracked_unshown() and not current.shows(here):
-                    unit = os.path.join(current.top, current.unit(here))
-                    return self.refusal(
-                        "protected", entry.path, IGNORED,
-                        f"{words.IN_IGNORED}{unit} ({words.IGNORED_WHY})",
-                    )  # fmt: skip
+                    return self._held_in(entry, os.path.join(current.top, current.unit(here)))
                 break
             current = outer
         return None
+
+    def _held_in(self, entry: Entry, unit: str, why: str = "") -> Refusal:
+        """Held as part of `unit`, the directory (or path) out of `git status`'s sight that
+        finish names as one path to apply."""
+        return self.refusal(
+            "protected", entry.path, IGNORED, f"{words.IN_IGNORED}{unit} ({why}{words.IGNORED_WHY})"
+        )
 
     def _repository(self, directory: str) -> _Repository | None:
         """The innermost work tree holding `directory` (on the host), or None."""
@@ -445,10 +432,12 @@ def _git_dir(dot_git: str) -> str | None:
         return real if os.path.isdir(real) else None
     if not stat.S_ISREG(st.st_mode):
         return None
-    line = _first_line(dot_git)
-    if not line.startswith("gitdir:"):
+    from corral.sandbox.protect.gitguard import _read_pointer  # (git's pointer files)
+
+    target = _read_pointer(dot_git, "gitdir:")
+    if target is None:
         return None
-    return os.path.normpath(os.path.join(os.path.dirname(dot_git), line[7:].strip()))
+    return os.path.normpath(os.path.join(os.path.dirname(dot_git), target))
 
 
 def _host_dir(path: str) -> bool:
