@@ -536,3 +536,19 @@ def test_install_records_in_shown_tool_homes_keep_their_tokens_hidden(host) -> N
     assert host.SECRET_WORD not in r.stdout + r.stderr, r.stdout
     assert "KEPT-nvm" in r.stdout and "KEPT-env" in r.stdout, r.stdout
     assert "KEPT-install" in r.stdout, r.stdout
+
+
+def test_a_credential_in_a_directory_the_sandbox_cannot_enter_stops_no_run(host) -> None:  # type: ignore[no-untyped-def]
+    """r86b: as root, another user's 0700 directory in the workspace holding `.ssh/id_rsa`:
+    corral (with root's capabilities) found the key and asked bwrap to mask it, bwrap (as
+    the sandbox's root, without them) could not reach it, and every run failed."""
+    other = host.ws / "other"
+    (other / ".ssh").mkdir(parents=True)
+    (other / ".ssh" / "id_rsa").write_text("CORRAL-KEY\n")
+    give_to_test_user(host.base)
+    for path in (other, other / ".ssh", other / ".ssh" / "id_rsa"):
+        subprocess.run(["chown", "12345:12345", str(path)], check=True)
+    other.chmod(0o700)
+    done = host.corral("run", "--", "sh", "-c", f"cat {q(other / '.ssh' / 'id_rsa')}; echo ran")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith("ran\n") and "CORRAL-KEY" not in done.stdout, done.stdout

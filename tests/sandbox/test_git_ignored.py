@@ -9,6 +9,7 @@ file while git would not show it, and that what `git status` does show still lan
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -418,3 +419,60 @@ def test_round_r84a(host: Host) -> None:
     run(host, "echo mine >> README.md && echo new > notes.txt\n")
     assert (host.ws / "notes.txt").exists()
     assert (host.ws / "README.md").read_text().endswith("mine\n")
+
+
+PYTEST_README = (
+    "# pytest cache directory #\n\nThis directory contains data from the pytest's cache "
+    "plugin,\nwhich provides the `--lf` and `--ff` options, as well as the `cache` fixture."
+    "\n\n**Do not** commit this to version control.\n\nSee [the docs](https://docs.pytest.org"
+    "/en/stable/how-to/cache.html) for more information.\n"
+)
+
+
+CACHES = (".mypy_cache", ".ruff_cache", "docs/.pytest_cache", "src/.pytest_cache",
+          "y/.mypy_cache", "z/.ruff_cache")  # fmt: skip
+
+
+def test_a_caches_top_files_pass_with_their_tools_text_only(host: Host) -> None:
+    """r85a CACHEREADME (a `.pytest_cache/README.md` or `.gitignore` of any text passed at
+    any depth: a MyST page Sphinx reads, a `!` line) and r85b STUBLIST (`missing_stubs`,
+    the names `mypy --install-types` hands to pip: `-e ./evil` ran its setup at the user's
+    next install). What the tools write there themselves still passes."""
+    (host.base / "README.md").write_text(PYTEST_README)
+    data = {
+        ".pytest_cache/README.md": PYTEST_README,
+        ".pytest_cache/.gitignore": "# Created by pytest automatically.\n*\n",
+        ".mypy_cache/missing_stubs": "types-PyYAML\ntypes-requests\n",
+        ".ruff_cache/CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55",
+        # (each cache's `*`, which hides the files below from `git status`)
+        **{f"{d}/.gitignore": "*\n" for d in CACHES},
+    }
+    planted = {
+        "docs/.pytest_cache/README.md": "---\nfile_format: mystnb\n---\n```{code-cell}\n",
+        "src/.pytest_cache/README.md": PYTEST_README + "```{eval-rst}\n",
+        "x/.mypy_cache/.gitignore": "*\n!*.c\n",
+        ".mypy_cache/missing_stubs.new": "types-x\n",
+        "y/.mypy_cache/missing_stubs": "types-x\n-e ./evil\n",
+        "z/.ruff_cache/CACHEDIR.TAG": "Signature: 0\n",
+    }
+    body = "".join(
+        f"mkdir -p $(dirname {p}) && printf %s {shlex.quote(t)} > {p}\n"
+        for p, t in {**data, **planted}.items()
+    )
+    run(host, body)
+    for name, text in data.items():
+        assert (host.ws / name).read_text() == text, name
+    for name in planted:
+        assert not (host.ws / name).exists(), name
+
+
+def test_a_workspace_inside_a_submodule_its_superproject_hides(host: Host) -> None:
+    """r85a SUBWS: with the workspace inside a submodule that the superproject's `ignore =
+    dirty` hides, the user's `git status` in the superproject showed none of its changes."""
+    _submodule(host, "f.c", "dirty")
+    done = host.sh("echo planted >> f.c && echo new > new.sh", None, cwd=host.ws / "lib")
+    assert done.returncode == 0, done.stderr
+    assert (host.ws / "lib" / "f.c").read_text() == "f\n", done.stderr
+    assert not (host.ws / "lib" / "new.sh").exists(), done.stderr
+    assert f"held {host.ws / 'lib'}: what git ignores" in done.stderr, done.stderr
+    assert host.git("status", "--porcelain") == ""  # (what git would have shown)

@@ -238,3 +238,86 @@ def test_a_kernel_mount_this_user_cannot_reach_stops_no_run(
     mounted.append(hidden)
     ran = host.corral("run", "--", "sh", "-c", "echo ran")
     assert ran.returncode == 0 and ran.stdout == "ran\n", ran.stderr
+
+
+# An automount daemon's stand-in: mounts an autofs at argv[1] (this process the one whose
+# lookups it never waits on), mounts a tmpfs at its key `u`, says so, and answers every
+# other lookup "no such key" (autofs_v5_packet: its token at byte 8, the name's length at
+# 40, the name at 44; AUTOFS_IOC_FAIL), writing the names asked for to argv[2].
+AUTOMOUNTER = """
+import fcntl, os, select, struct, subprocess, sys
+point, canary = sys.argv[1], sys.argv[2]
+os.setpgid(0, 0)
+r, w = os.pipe()
+options = f"fd={w},pgrp={os.getpgrp()},minproto=5,maxproto=5,indirect"
+done = subprocess.run(["mount", "-t", "autofs", "-o", options, "autofs", point],
+                      pass_fds=(w,), capture_output=True, text=True)
+if done.returncode != 0:
+    print("no autofs:", done.stderr.strip(), flush=True)
+    sys.exit(0)
+os.mkdir(os.path.join(point, "u"))
+subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=0777", "tmpfs", os.path.join(point, "u")],
+               check=True)
+print("ready", flush=True)
+while True:
+    ready, _, _ = select.select([sys.stdin, r], [], [])
+    if r in ready:
+        packet = os.read(r, 304)
+        token, = struct.unpack_from("I", packet, 8)
+        size, = struct.unpack_from("I", packet, 40)
+        with open(canary, "a") as f:
+            f.write(packet[44:44 + size].decode() + "\\n")
+        root = os.open(point, os.O_RDONLY | os.O_DIRECTORY)
+        fcntl.ioctl(root, 0x9361, token)
+        os.close(root)
+    if sys.stdin in ready and not sys.stdin.readline():
+        break
+"""
+
+
+@pytest.fixture
+def automount(host: Host) -> Iterator[tuple[Path, Path]]:
+    """(an automount point, the file naming each key looked up there), with a filesystem
+    mounted at its key `u`, as an automounted /home is."""
+    point, canary = host.outside / "auto", host.base / "LOOKED-UP"
+    point.mkdir()
+    daemon = subprocess.Popen(
+        [sys.executable, "-c", AUTOMOUNTER, str(point), str(canary)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert daemon.stdout is not None and daemon.stdin is not None
+    said = daemon.stdout.readline()
+    try:
+        if said != "ready\n":
+            pytest.skip(f"cannot mount an autofs here: {said.strip()}")
+        yield point, canary
+    finally:
+        for inner in (point / "u", point):
+            subprocess.run(["umount", "-l", str(inner)], capture_output=True, check=False)
+        daemon.stdin.close()
+        daemon.wait(timeout=10)
+
+
+def test_a_workspace_on_an_automounted_home_runs(host: Host, automount: tuple[Path, Path]) -> None:
+    """r83c AUTOMOUNTWS: the automount point is masked (r85c AUTOMOUNTRW: a lookup in the
+    sandbox's copy of it had the host mount into it, read-write), and every run of a
+    workspace on an automounted /home failed; what the host mounted there is bound back."""
+    point, canary = automount
+    ws = point / "u" / "app"
+    ws.mkdir()
+    (ws / "kept.txt").write_text("kept\n")
+    os.chown(ws, NOBODY, NOBODY)  # (as nobody; give_to_test_user stays on its filesystem)
+    done = host.corral(
+        "run", "--", "sh", "-c",
+        f"echo new > made.txt; cat kept.txt; ls {point}; ls {point}/elsewhere 2>&1;"
+        f" touch {point}/u/outside 2>&1; true",
+        cwd=ws,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (ws / "made.txt").read_text() == "new\n", done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:2] == ["kept", "u"], done.stdout
+    assert "No such file" in lines[2] and "Read-only" in lines[3], done.stdout
+    assert not (point / "u" / "outside").exists()
+    # (the sandbox's lookup never reached the automounter; corral's own, on the host, do)
+    assert "elsewhere" not in (canary.read_text() if canary.exists() else ""), done.stdout

@@ -15,6 +15,7 @@ TOP = (
     "foo[0-9].txt\nbar[!a-c].txt\n\\#hash\nspace\\ \ntrailing   \n\\!bang\n"
     "x/*/y\n*.[oa]\nbaz?\n[[:digit:]]*.n\n# a comment\n\nq[\nbs\\\\  \nesc\\ \\ \n"
     "\ufeffnot-first\ncut\0off\ncr\r\n"
+    "gs1**/x\n**\\/gy\ngab**cd\ngq/**z\ngm/**\\/n\ngc**\\/d\n"
 )
 SUB = "*.o\n!x.o\n/local\ndeep/\n"
 CASES = [
@@ -31,7 +32,10 @@ CASES = [
     ("sub/q/local", False), ("sub/d/z.o", False), ("sub/deep", True), ("sub/deep", False),
     ("sub/e/deep/f", False), ("plain.txt", False), ("bs\\", False), ("bs", False),
     ("esc  ", False), ("esc", False), ("\ufeffnot-first", False), ("cut", False),
-    ("cutoff", False), ("cr", False),
+    ("cutoff", False), ("cr", False), ("gs1/x", False), ("gs1A/b/x", False), ("gs1x", False),
+    ("gy", False), ("k/gy", False), ("k/l/gy", False), ("gab/cd", False), ("gabcd", False),
+    ("gq/a/z", False), ("gq/z", False), ("gm/n", False), ("gm/a/n", False), ("gc/d", False),
+    ("gcc/e/d", False), ("gcd", False),
 ]  # fmt: skip
 
 

@@ -74,19 +74,28 @@ def _regex(p: str) -> str:
     """A gitignore pattern (no `!`, no trailing `/`) as a regex over a relative path."""
     out: list[str] = []
     i, n = 0, len(p)
+    # (git compares the text before the first wildcard itself and hands wildmatch the rest:
+    # a `**` right after that text is at the start of what wildmatch sees, and crosses
+    # directories as one after a `/` does, r85a GLOBSTAR: `name**/x` ignores name/a/b/x)
+    first_wild = next((k for k, ch in enumerate(p) if ch in "*?[\\"), n)
     while i < n:
         c = p[i]
         if c == "*":
             j = i
             while j < n and p[j] == "*":
                 j += 1
-            if j - i >= 2 and (i == 0 or p[i - 1] == "/") and (j == n or p[j] == "/"):
+            at_start = i in (0, first_wild) or p[i - 1] == "/"
+            if j - i >= 2 and at_start and (j == n or p[j] == "/"):
                 if j == n:
                     out.append(".*")  # `x/**`: everything inside
                     i = j
                 else:
                     out.append("(?:.*/)?")  # `**/x`, `a/**/b`: any number of directories
                     i = j + 1
+                continue
+            if j - i >= 2 and at_start and p.startswith("\\/", j):
+                out.append(".*")  # (`**\/x`: any text, the escaped `/` matched after it)
+                i = j
                 continue
             out.append(STAR)
             i = j
@@ -156,7 +165,7 @@ def parse(text: str, base: str, ignore_case: bool = False) -> list[Pattern]:
         # wildmatch takes a millisecond, r83a REDOS: read as ignoring all it could name,
         # and a negation as taking nothing back)
         regex = _regex(line)
-        many = regex.count(STAR) > MAX_STARS
+        many = regex.count(STAR) > MAX_STARS or regex.count(STAR) + regex.count(".*") > 3
         try:
             compiled = re.compile(regex if not many else ".*", flags)
         except re.error:

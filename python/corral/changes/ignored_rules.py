@@ -21,6 +21,7 @@ scan._bytecode).
 from __future__ import annotations
 
 import os
+import re
 import stat
 
 from corral.changes import words
@@ -44,6 +45,7 @@ WRITES_TOP_FILES = frozenset({".pytest_cache", ".mypy_cache", ".ruff_cache"})
 # an index entry's flags that make git show none of its changes (see git_objects.read_index)
 UNSHOWN = 0x8000 | 0x4000  # assume-unchanged, skip-worktree
 IGNORED = "sandbox.ignored_files"
+HIDDEN_SUBMODULE = "a submodule whose changes its superproject's settings hide"
 UNREAD_INDEX = "corral cannot read git's index here"
 
 
@@ -248,27 +250,40 @@ class IgnoredRules(RuleSet):
             )  # fmt: skip
         if entry.kind == "dir" and not entry.opaque and _host_dir(entry.path):
             return None  # (what changed below it is judged by itself)
-        # Judged by the repository it is in, and by each one around that one: a nested
-        # clone's new file the outer one ignores, or in an outer one that lists no
-        # untracked file, shows nowhere the user looks (r83a NESTTR, NESTSU).
-        is_dir = entry.kind == "dir"
-        current: _Repository | None = repository
-        while current is not None:
-            here = os.path.relpath(entry.path, current.top)
+        return self._hidden_around(entry, repository, rel)
+
+    def _hidden_around(self, entry: Entry, repository: _Repository, rel: str) -> Refusal | None:
+        """Held where `git status` shows nothing of `entry` (`rel` in `repository`), there or
+        in a repository around that one: a nested clone's new file the outer one ignores,
+        or in an outer one that lists no untracked file, shows nowhere the user looks (r83a
+        NESTTR, NESTSU). A superproject is looked at whether or not the submodule holds
+        the workspace: it is where the user commits the submodule's changes (r85 SUBWS)."""
+        path, is_dir = entry.path, entry.kind == "dir"
+        untracked = not repository.shows(rel)
+        current = repository
+        while True:
+            here = os.path.relpath(path, current.top)
             if not current.shows(here) and current.hides(here, is_dir):
                 return self._held_in(entry, os.path.join(current.top, current.unit(here)))
             outer = current.outer
-            if outer is None or outer.hidden is not None or is_within(entry.root, current.top):
-                break
-            if os.path.relpath(current.top, outer.top) in outer.gitlinks:
-                # (a submodule: its superproject shows it by the submodule's own rules, but
-                # lists no untracked file in it where it lists none of its own, r84a
-                # SUBNOSHOW)
-                if outer.untracked_unshown() and not current.shows(here):
-                    return self._held_in(entry, os.path.join(current.top, current.unit(here)))
-                break
-            current = outer
-        return None
+            if outer is None or outer.hidden is not None:
+                return None
+            gitlink = os.path.relpath(current.top, outer.top)
+            if gitlink not in outer.gitlinks:
+                if is_within(entry.root, current.top):
+                    return None  # (see holds_workspace above)
+                current = outer
+                continue
+            # (a submodule: its superproject shows it by the submodule's own rules, but none
+            # of its changes where its settings hide them, and no untracked file in it where
+            # it lists none of its own, r84a SUBNOSHOW)
+            unit = current.top if is_within(current.top, entry.root) else entry.root
+            if outer.hides_submodule(gitlink):
+                return self._held_in(entry, unit, f"{HIDDEN_SUBMODULE}; ")
+            if outer.untracked_unshown() and untracked:
+                return self._held_in(entry, os.path.join(repository.top, repository.unit(rel)))
+            # (and the superproject, which tracks it, by the repositories around it)
+            current, path, is_dir = outer, current.top, True
 
     def _held_in(self, entry: Entry, unit: str, why: str = "") -> Refusal:
         """Held as part of `unit`, the directory (or path) out of `git status`'s sight that
@@ -323,7 +338,7 @@ class IgnoredRules(RuleSet):
         if outer.ignored(rel, True):
             return os.path.join(outer.top, outer.unit(rel)), "a repository inside what git ignores"
         if outer.hides_submodule(rel):
-            return top, "a submodule whose changes its superproject's settings hide"
+            return top, HIDDEN_SUBMODULE
         return None
 
     def git_settings(self, common_dir: str, git_dir: str) -> dict[str, list[str]]:
@@ -391,21 +406,18 @@ def _inert_cache(parts: list[str], entry: Entry) -> bool:
     cache, below = parts[at], parts[at + 1 :]
     if kind == "dir":
         return True  # (a directory carries nothing: each file in it is judged)
-    return kind == "file" and not entry.mode & 0o111 and _cache_file(cache, below)
+    return kind == "file" and not entry.mode & 0o111 and _cache_file(cache, below, entry)
 
 
-def _cache_file(cache: str, below: list[str]) -> bool:
+def _cache_file(cache: str, below: list[str], entry: Entry) -> bool:
     """Whether `below` (the path inside the cache directory `cache`) is a file its tool
     writes there: pytest's `v/cache/*`, mypy's `<version>/**/*.json`, ruff's
     `<version>/<number>`, hypothesis's `examples/*/*`, pytest-benchmark's `*/*.json`, and
-    the `.gitignore` and CACHEDIR.TAG pytest, mypy and ruff write at the top."""
+    the `.gitignore`, CACHEDIR.TAG, README.md and missing_stubs pytest, mypy and ruff write
+    at the top, with the text they write (see _top_file_text)."""
     name = below[-1]
     if len(below) == 1 and cache in WRITES_TOP_FILES:
-        return (
-            name in (".gitignore", "CACHEDIR.TAG")
-            or (cache, name) == (".pytest_cache", "README.md")
-            or (cache, name) == (".mypy_cache", "missing_stubs")
-        )
+        return _top_file_text(cache, name, entry)
     if cache == ".pytest_cache":
         return below[:2] == ["v", "cache"] and "." not in name
     if cache == ".mypy_cache":
@@ -417,6 +429,48 @@ def _cache_file(cache: str, below: list[str]) -> bool:
             below[0] == "unicode_data" and name.endswith(".json.gz")
         )
     return cache == ".benchmarks" and len(below) == 2 and name.endswith(".json")
+
+
+# What pytest, mypy and ruff write at a cache's top, line by line: a file of the same name
+# with other lines is judged as any other (r85a CACHEREADME: a `docs/.pytest_cache/README.md`
+# of any text passed, and Sphinx with MyST reads a page there; a `.gitignore` there of `!*`
+# lines unignores what git would not show; r85b STUBLIST: `missing_stubs` is what `mypy
+# --install-types` hands to pip as package names, a line `-e /tmp/x` or `./pkg` among them)
+_CACHE_LINES: dict[str, tuple[str, ...]] = {
+    ".gitignore": (r"#.*", r"\*", r""),
+    "CACHEDIR.TAG": (r"Signature: 8a477f597d28d172789f06886806bc55", r"#.*", r""),
+    "missing_stubs": (r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?",),  # (a name, no more)
+    "README.md": (
+        r"# pytest cache directory #", r"",
+        r"This directory contains data from the pytest's cache plugin,",
+        r"which provides the `--lf` and `--ff` options, as well as the `cache` fixture.",
+        r"\*\*Do not\*\* commit this to version control.",
+        r"See \[the docs\]\(https://docs\.pytest\.org/[a-z0-9/._-]*\) for more information\.",
+    ),
+}  # fmt: skip
+_CACHE_FILE_BYTES = 64 << 10
+_TOP_FILES = {".pytest_cache": ("README.md",), ".mypy_cache": ("missing_stubs",)}
+
+
+def _top_file_text(cache: str, name: str, entry: Entry) -> bool:
+    """Whether `name` at the top of `cache` is one its tool writes there, every line as the
+    tool writes it (the first line of CACHEDIR.TAG its signature)."""
+    if name not in (".gitignore", "CACHEDIR.TAG", *_TOP_FILES.get(cache, ())):
+        return False
+    from corral.paths import read_regular
+
+    try:
+        data = read_regular(entry.source, _CACHE_FILE_BYTES + 1, follow=False)
+        text = data.decode("ascii")
+    except (OSError, UnicodeDecodeError):
+        return False
+    lines = text.removesuffix("\n").split("\n")
+    allowed = _CACHE_LINES[name]
+    if len(data) > _CACHE_FILE_BYTES or "\r" in text:
+        return False
+    if name == "CACHEDIR.TAG" and (not lines or lines[0] != allowed[0]):
+        return False
+    return all(any(re.fullmatch(p, line) for p in allowed) for line in lines)
 
 
 def _git_dir(dot_git: str) -> str | None:

@@ -81,22 +81,59 @@ def elsewhere(table: list[tuple[str, str]] | None = None) -> list[str]:
     """The mount points of kernel filesystems outside /proc, /sys and /dev that this user
     can reach: masked whole in the sandbox, automount points too, mounted on or not (the
     sandbox's copy of one still asks the host to mount, and that mount arrives
-    read-write, r85c AUTOMOUNTRW; a workspace on an automounted /home then cannot run,
-    r83c AUTOMOUNTWS, left open); not one a later mount hid, nor one in a directory this
+    read-write, r85c AUTOMOUNTRW; what the host mounted there is shown again over the
+    mask, see automounted); not one a later mount hid, nor one in a directory this
     user cannot enter (bwrap could not make the mask, and every run failed, r83c
     SHADOWMASK, KERNELUNREACH)."""
+    from corral.sandbox.system_private import reached_without_caps
+
     table = mounts() if table is None else table
+    shown_again = automounted(table)
     found: list[str] = []
     for point, kind in table:
         if (
             kind not in KERNEL_FILESYSTEMS
             or any(is_within(point, u) for u in USUAL)
-            or any(is_within(point, p) for p in found)
+            or any(
+                is_within(point, p) and not any(is_within(point, m) for m in shown_again.get(p, ()))
+                for p in found
+            )
             or not os.path.lexists(point)
+            or not reached_without_caps(point)
         ):
             continue
         found.append(point)
     return found
+
+
+def automounted(table: list[tuple[str, str]] | None = None) -> dict[str, list[str]]:
+    """For each automount point, the filesystems the host has mounted on it or below it
+    (the outermost ones, no kernel filesystem): bound back, read-only, over its mask, so a
+    workspace on an automounted /home runs (r83c AUTOMOUNTWS), while the sandbox's copy of
+    the automount point itself stays out of reach."""
+    table = mounts() if table is None else table
+    found: dict[str, list[str]] = {}
+    for point, kind in table:
+        if kind == "autofs":
+            if not any(is_within(point, m) for ms in found.values() for m in ms):
+                found.setdefault(point, [])
+            continue
+        holder = next((a for a in found if is_within(point, a)), None)
+        if (
+            holder is None
+            or kind in KERNEL_FILESYSTEMS
+            or any(is_within(point, m) for m in found[holder])
+        ):
+            continue
+        found[holder].append(point)
+    # (one this user cannot reach stays under the mask: bwrap could not bind it)
+    from corral.sandbox.system_private import reached_without_caps
+
+    def reached(path: str) -> bool:
+        return os.path.lexists(path) and reached_without_caps(path)
+
+    kept = {a: [m for m in ms if reached(m)] for a, ms in found.items() if reached(a)}
+    return {a: ms for a, ms in kept.items() if ms}
 
 
 def kernel_filesystem(real: str) -> str | None:

@@ -139,6 +139,25 @@ def readable_without_caps(path: str) -> bool:
     return who.bits(info) & need == need and not (not info.st_mode & 4 and _acl(path))
 
 
+def reached_without_caps(path: str) -> bool:
+    """Whether the sandbox's processes could come to `path` at all: no directory on the way
+    refuses them a search by its mode bits (and none has an ACL that might let them). One
+    that cannot needs no mask, and bwrap, which runs as they do, cannot make one there: as
+    root, another user's 0700 directory in the workspace holding a credential's name had
+    every run fail (r86b)."""
+    who = Who()
+    parts = path.split("/")
+    for i in range(2, len(parts)):
+        directory = "/".join(parts[:i])
+        try:
+            info = os.stat(directory)
+        except OSError:
+            return True  # (bwrap's own error, if any, says it)
+        if not who.bits(info) & 1 and not _acl(directory):
+            return False
+    return True
+
+
 ACL = "system.posix_acl_access"
 
 

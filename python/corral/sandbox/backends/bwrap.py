@@ -137,7 +137,13 @@ def namespace_args(policy: Policy) -> list[str]:
 def mount_args(policy: Policy, stage: str | None = None) -> list[str]:
     """The mounts; with `stage`, every writable root is an overlay whose writes land in the
     staging area (see corral.changes) instead of on the host."""
-    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    from corral.sandbox import kernel_mounts
+    from corral.sandbox.system_private import reached_without_caps
+
+    table = kernel_mounts.mounts()
+    automounted = kernel_mounts.automounted(table)
+    args = ["--ro-bind", "/", "/", *_automount_masks(automounted)]
+    args += ["--dev", "/dev", "--proc", "/proc"]
     # Kernel settings stay read-only: as root, the sandbox's uid 0 is the host's, and procfs
     # checks only the file mode (kernel.core_pattern would run a program on the host as root
     # at the next crash; sysrq-trigger reboots it). bwrap's own cover tests access(W_OK)
@@ -197,6 +203,8 @@ def mount_args(policy: Policy, stage: str | None = None) -> list[str]:
             # (gone since the policy was made: bwrap cannot make a mount point in the
             # read-only root, and the run failed, r79a BWRAPFLAKE)
             continue
+        if not reached_without_caps(path):
+            continue  # (nothing in the sandbox reaches it either)
         if any(is_within(path, m) for m in masked):
             # (gone with a directory masked before it: bwrap could not make its mount point
             # in that read-only tmpfs, and every run failed, as with corral's state directory
@@ -208,10 +216,31 @@ def mount_args(policy: Policy, stage: str | None = None) -> list[str]:
             args += ["--tmpfs", path, "--remount-ro", path]
         else:
             args += ["--ro-bind", "/dev/null", path]
-    return args + _kernel_masks(policy, stage, masked)
+    return args + _kernel_masks(policy, stage, masked, table, automounted)
 
 
-def _kernel_masks(policy: Policy, stage: str | None, masked: list[str]) -> list[str]:
+def _automount_masks(automounted: dict[str, list[str]]) -> list[str]:
+    """An automount point the host has mounted on (an automounted /home) masked first,
+    with what the host mounted there bound back read-only, before every other mount: a
+    workspace there then runs with its overlay over it as anywhere else, and the sandbox's
+    copy of the automount point, which would have the host mount more into it read-write,
+    is out of reach (r83c AUTOMOUNTWS, r85c AUTOMOUNTRW)."""
+    args: list[str] = []
+    for point, below in automounted.items():
+        args += ["--tmpfs", point]
+        for mount in below:
+            args += ["--ro-bind", mount, mount]
+        args += ["--remount-ro", point]
+    return args
+
+
+def _kernel_masks(
+    policy: Policy,
+    stage: str | None,
+    masked: list[str],
+    table: list[tuple[str, str]],
+    masked_first: dict[str, list[str]],
+) -> list[str]:
     """An empty read-only tmpfs over every kernel filesystem mounted outside /proc, /sys and
     /dev (a chroot's proc, a build root's sys: every host process's command line, the
     firmware tables; in a writable root, kernel settings the sandbox's root could write,
@@ -221,7 +250,7 @@ def _kernel_masks(policy: Policy, stage: str | None, masked: list[str]) -> list[
 
     shown = (*policy.visible, *policy.rw_roots)
     args: list[str] = []
-    for point in kernel_mounts.elsewhere():
+    for point in kernel_mounts.elsewhere(table):
         if (
             any(is_within(point, h) for h in policy.hidden)
             and not any(is_within(point, s) for s in shown)
@@ -234,6 +263,8 @@ def _kernel_masks(policy: Policy, stage: str | None, masked: list[str]) -> list[
                 "a change set's overlay cannot hold it, and a command must not write to it; "
                 "unmount it (`umount " + point + "`) before running a command here"
             )
+        if point in masked_first:
+            continue  # (see _automount_masks)
         if os.path.isdir(point):
             args += ["--tmpfs", point, "--remount-ro", point]
         else:  # (one file of it bound elsewhere, r82c KERNELFILEMOUNT)
