@@ -461,3 +461,62 @@ def test_an_untrusted_chats_flemma_frontmatter_sets_nothing_that_acts_outside(
     )
     got = fl.lua(EVALUATE)
     assert got["env"] == {"LD_PRELOAD": "/nonexistent/evil.so"}, got
+
+
+# Template code as a sandboxed command could write it into a file Flemma templates (a tool
+# result, an include()d file) or into a chat's frontmatter; each run in Flemma's own
+# environment, by Flemma's own entry points.
+TEMPLATES = r"""
+local canary, code_of = ...
+local eval = require("flemma.templating.eval")
+local templating = require("flemma.templating")
+local function try(f, ...)
+  local ok, err = pcall(f, ...)
+  if ok then return "ok" end
+  return type(err) == "table" and tostring(err.error) or tostring(err)
+end
+local out = {}
+out.shell = try(eval.eval_expression, code_of.shell, templating.create_env())
+out.canary = vim.uv.fs_stat(canary) ~= nil
+out.env = eval.eval_expression("vim.fs.normalize('$CORRAL_TEST_SECRET/x')", templating.create_env())
+out.loop = try(eval.execute_frontmatter, "while true do end")
+out.pcall_loop = try(eval.execute_frontmatter,
+  "while true do pcall(function() while true do end end) end")
+out.rep = try(eval.eval_expression, "('x'):rep(2^31)", templating.create_env())
+out.pattern = try(eval.eval_expression,
+  "string.rep('a', 5000):find(string.rep('a-', 12) .. 'b')", templating.create_env())
+out.fine = eval.eval_expression(
+  "vim.fn.fnamemodify('/a/b.c', ':t:r') .. ('x'):upper() .. string.rep('-', 2)",
+  templating.create_env())
+out.after = ("ab"):rep(2) .. tostring(getmetatable("").__index == string)
+return out
+"""
+
+SHELL = r"vim.fn.fnamemodify('a', [[:s?a?\=writefile(['PWNED'], '{canary}')?]])"
+
+
+def test_flemmas_templates_run_no_vim_script_read_no_environment_and_cannot_freeze(
+    fl: Editor, workspace: Path, tmp_path: Path
+) -> None:
+    """r86c FLEMMATPLEXEC (fnamemodify's `:s?a?\\=...?` in Flemma's template environment ran
+    Vim script, so any shell command, from a file a command wrote), FLEMMAENVLEAK
+    (vim.fs.normalize('$VAR') put the editor's environment into a request), FLEMMAFREEZE (a
+    loop in a chat's frontmatter froze the editor for good)."""
+    canary = tmp_path / "PWNED"
+    fl.lua("vim.env.CORRAL_TEST_SECRET = 'sekrit'")
+    got = fl.lua(TEMPLATES, str(canary), {"shell": SHELL.format(canary=canary)})
+    assert "a :s substitute runs Vim script" in got["shell"], got
+    assert got["canary"] is False and not canary.exists(), got
+    assert got["env"] == "$CORRAL_TEST_SECRET/x", got
+    assert "ran past" in got["loop"] and "ran past" in got["pcall_loop"], got
+    assert "string.rep of" in got["rep"] and "could freeze the editor" in got["pattern"], got
+    assert got["fine"] == "bX--", got  # (what templates do still works)
+    assert got["after"] == "ababtrue", got
+    # a chat opened (Flemma evaluates its frontmatter then, before any :trust)
+    chat = workspace / "spin.chat"
+    chat.write_text(
+        "```lua\nlocal x = " + SHELL.format(canary=canary) + "\nwhile true do end\n```\n@You: hi\n"
+    )
+    fl.cmd("edit", str(chat))
+    assert fl.lua("return vim.api.nvim_buf_get_name(0)") == str(chat)
+    assert not canary.exists()

@@ -476,3 +476,12 @@ def test_a_workspace_inside_a_submodule_its_superproject_hides(host: Host) -> No
     assert not (host.ws / "lib" / "new.sh").exists(), done.stderr
     assert f"held {host.ws / 'lib'}: what git ignores" in done.stderr, done.stderr
     assert host.git("status", "--porcelain") == ""  # (what git would have shown)
+
+
+def test_a_pattern_takes_bytes_as_gits_does(host: Host) -> None:
+    """r86a BYTEGLOB: git's `?` takes one byte, and `t??/` hides `té/` (three bytes); read
+    by characters, a conftest.py there that pytest then ran was applied unseen."""
+    planted = "tests/t\u00e9/conftest.py"
+    run(host, f"printf 't??/\\n' >> .gitignore && mkdir -p tests/t\u00e9 && echo x > {planted}\n")
+    assert not (host.ws / planted).exists()
+    assert (host.ws / ".gitignore").read_text().endswith("t??/\n")  # (shows, and lands)

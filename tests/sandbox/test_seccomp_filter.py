@@ -165,3 +165,18 @@ def test_vsock_control_unsandboxed_is_not_eperm(host):
     lines = r.stdout.splitlines()
     assert len(lines) == 3, r.stdout + r.stderr
     assert not any(line.startswith("ERRNO ") and line.endswith(" 1") for line in lines), r.stdout
+
+
+def test_no_argv_without_its_filter_where_the_filter_cannot_be_written(host) -> None:  # type: ignore[no-untyped-def]
+    """r86b SECCOMPFAILOPEN: with corral's cache directory unwritable (left root's by a
+    `sudo -E`, or full), the editor's argv ran with no filter, and a command connected to
+    the host's sockets; now it is refused, saying why. `corral run` hands the filter over
+    on a descriptor and runs."""
+    blocked = host.base / "not-a-directory"
+    blocked.write_text("")
+    host.env["XDG_CACHE_HOME"] = str(blocked)
+    wrapped = host.corral("wrap", "--", "true")
+    assert wrapped.returncode != 0, wrapped.stdout
+    assert "could not write its seccomp filter" in wrapped.stderr, wrapped.stderr
+    ran = host.corral("run", "--", "true")
+    assert ran.returncode == 0, ran.stderr

@@ -16,6 +16,7 @@ TOP = (
     "x/*/y\n*.[oa]\nbaz?\n[[:digit:]]*.n\n# a comment\n\nq[\nbs\\\\  \nesc\\ \\ \n"
     "\ufeffnot-first\ncut\0off\ncr\r\n"
     "gs1**/x\n**\\/gy\ngab**cd\ngq/**z\ngm/**\\/n\ngc**\\/d\n"
+    "u??\nv[!x][!x]\nw\u00e9[a-z]\n"
 )
 SUB = "*.o\n!x.o\n/local\ndeep/\n"
 CASES = [
@@ -35,7 +36,8 @@ CASES = [
     ("cutoff", False), ("cr", False), ("gs1/x", False), ("gs1A/b/x", False), ("gs1x", False),
     ("gy", False), ("k/gy", False), ("k/l/gy", False), ("gab/cd", False), ("gabcd", False),
     ("gq/a/z", False), ("gq/z", False), ("gm/n", False), ("gm/a/n", False), ("gc/d", False),
-    ("gcc/e/d", False), ("gcd", False),
+    ("gcc/e/d", False), ("gcd", False), ("u\u00e9", False), ("u\u00e9\u00e9", False),
+    ("v\u00e9", False), ("w\u00e9b", False), ("w\u00c9b", False),
 ]  # fmt: skip
 
 

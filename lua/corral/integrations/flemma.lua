@@ -407,6 +407,7 @@ function M.setup()
   guard_executors()
   guard_includes()
   guard_frontmatter()
+  require("corral.integrations.flemma_eval").setup()
   require("flemma.sandbox").register(M.BACKEND, {
     priority = M.BACKEND_PRIORITY,
     description = "corral (bwrap with corral's deny-lists, change sets and limits)",

@@ -18,6 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+BOM = "\xef\xbb\xbf"  # (UTF-8's byte-order mark, as bytes read one per character)
 MAX_IGNORE_BYTES = 1 << 20  # a larger ignore file is read as ignoring everything
 MAX_STARS = 2  # `*`s within a name a pattern may have (see parse); `**/` is no such one
 STAR = "[^/]*"
@@ -144,8 +145,9 @@ def parse(text: str, base: str, ignore_case: bool = False) -> list[Pattern]:
     skipped, a CR before a line's end dropped, a line ending at a NUL (r82a SELFIGN, IGNBOM);
     `ignore_case`: core.ignoreCase (r82a IGNCASE)."""
     found: list[Pattern] = []
-    flags = re.DOTALL | (re.IGNORECASE if ignore_case else 0)
-    for line in text.removeprefix("\ufeff").split("\n"):
+    # (bytes, as read_ignore_file gives them; case folded for ASCII only, as git's is)
+    flags = re.DOTALL | re.ASCII | (re.IGNORECASE if ignore_case else 0)
+    for line in text.removeprefix(BOM).split("\n"):
         line = line.removesuffix("\r")
         if not line or line.startswith("#"):
             continue
@@ -237,7 +239,7 @@ def _last_match(patterns: list[Pattern], rel: str, name: str, is_dir: bool) -> b
         if directory and not is_dir:
             continue
         subject = (rel[len(base) + 1 :] if base else rel) if anchored else name
-        if compiled.fullmatch(subject):
+        if compiled.fullmatch(os.fsencode(subject).decode("latin-1")):
             return not negated
     return None
 
@@ -253,5 +255,6 @@ def read_ignore_file(path: str) -> str | None:
         return None
     if len(data) > MAX_IGNORE_BYTES:
         return "*\n"
-    # (bytes as they are: a path's name is matched as os.fsdecode gives it, r82a)
-    return data.decode("utf-8", errors="surrogateescape")
+    # (git's wildmatch works on bytes: a `?` or a bracket takes one byte of `é`, r86a
+    # BYTEGLOB; a text of one character per byte, and each path matched as its bytes)
+    return data.decode("latin-1")

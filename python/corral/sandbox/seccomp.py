@@ -38,6 +38,7 @@ No libseccomp: the program is a few instructions, and this keeps the dependency 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -226,7 +227,10 @@ def _assemble(machine: str, block_unix_sockets: bool, setgid_ok: bool) -> bytes 
 
 def program_path(block_unix_sockets: bool, setgid_ok: bool = False) -> str | None:
     """The filter in a file of corral's cache directory (read-only inside every sandbox),
-    for launchers that can open a file but not pass a descriptor; None where that fails."""
+    for launchers that can open a file but not pass a descriptor; None where there is no
+    filter for this machine. An OSError where it cannot be written: the caller refuses to
+    run, never runs without it (r86b SECCOMPFAILOPEN: with the cache directory left root's
+    by a `sudo -E`, or full, every command from the editor could connect to host sockets)."""
     machine = os.uname().machine
     code = program(machine, block_unix_sockets, setgid_ok)
     if code is None:
@@ -246,15 +250,17 @@ def program_path(block_unix_sockets: bool, setgid_ok: bool = False) -> str | Non
                 return path
     except OSError:
         pass
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as f:
             f.write(code)
         os.replace(tmp, path)
     except OSError:
-        return None
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)  # (a full disk: no partial file left)
+        raise
     return path
 
 

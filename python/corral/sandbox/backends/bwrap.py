@@ -563,7 +563,17 @@ class BwrapBackend(Backend):
             # another program (jobstart) cannot carry: a constant sh script opens the filter
             # file on descriptor 3 and starts bwrap; with a change set, it then runs the check
             # (see LAUNCH_CHANGES). Data reaches sh only as arguments.
-            path = seccomp.program_path(not policy.unix_sockets, _setgid_ok(policy, stage))
+            try:
+                path = seccomp.program_path(not policy.unix_sockets, _setgid_ok(policy, stage))
+            except OSError as e:
+                from corral.errors import BackendError
+
+                raise BackendError(
+                    f"corral could not write its seccomp filter ({e.strerror}: {e.filename}), "
+                    "and without it a command could connect to the host's sockets: free space "
+                    "there, or make corral's cache directory yours again (a `sudo -E` may "
+                    "have left it root's)"
+                ) from e
             shell = hostbin.find("sh")
             if shell is None:
                 if stage is not None:
@@ -575,9 +585,7 @@ class BwrapBackend(Backend):
                 env = without_proxy(policy.env) if policy.network_allow else policy.env
                 return Wrapped(self.argv(policy, argv), env, self.name, True, notes=notes)
             if path is None:
-                notes.append(
-                    "no seccomp filter: it could not be written to corral's cache directory"
-                )
+                notes.append("no seccomp filter for this architecture")
             fifos = _fifos() if policy.network_allow and proxied else None
             wrapped = self.argv(
                 policy,

@@ -1,0 +1,232 @@
+-- What Flemma's template evaluation may do (:help corral-flemma). Flemma evaluates `{{ }}`
+-- expressions, `{% %}` code and a chat's Lua frontmatter in the editor, in an environment of
+-- its own, and text a sandboxed command wrote reaches it: a tool result Flemma templates, an
+-- included file, a chat file's frontmatter (evaluated on opening, before any :trust), a
+-- forged `@You:` in a reply. corral narrows that environment and bounds the evaluation:
+-- - vim.fn.fnamemodify without its `:s` and `:gs` modifiers, whose `\=` substitute is Vim
+--   script, so any shell command (r86c FLEMMATPLEXEC); no other vim.fn entry than the few
+--   Flemma's include() needs, which evaluate nothing;
+-- - vim.fs.normalize without `$VAR` expansion: the editor's environment (API keys) went
+--   into the request (r86c FLEMMAENVLEAK);
+-- - an instruction budget, with the JIT off meanwhile (compiled code calls no hook), and
+--   string.rep and the pattern functions refused where they would run past it in one C
+--   call: a loop froze the editor for good (r86c FLEMMAFREEZE).
+local M = {}
+
+M.INSTRUCTION_BUDGET = 20000000
+M.HOOK_EVERY = 1000
+M.MAX_REPEAT_BYTES = 16 * 1024 * 1024
+M.MAX_PATTERN_STEPS = 1e8
+
+-- the chunk names Flemma loads template code under (templating/eval.lua, compiler.lua)
+local TEMPLATE_CODE = { frontmatter = true, expression = true, template = true }
+-- modifiers that only take a name apart (:h :t :r :e), make it full or relative (:p :~ :.),
+-- short (:8) or quoted for a shell (:S)
+local SAFE_MODIFIERS = "^[:phtre~.8S]*$"
+-- what include() and path resolution in a template need, none of which evaluates anything
+local SAFE_FN = { "getcwd", "filereadable", "simplify" }
+
+---Whether the caller of the caller of this is template code: the first Lua function up the
+---stack (past C ones: pcall, gsub calling a replacement) is; or it is Flemma's templating
+---code that called template code through pcall, which a tail call from the top of the
+---template left (an expression is evaluated as `return <expr>`: `('x'):rep(n)` is one).
+---@return boolean
+local function from_template()
+  local level, through_pcall = 3, false
+  while true do
+    local info = debug.getinfo(level, "Sf")
+    if not info then
+      return false
+    end
+    if info.what == "C" then
+      through_pcall = through_pcall or info.func == pcall or info.func == xpcall
+    elseif TEMPLATE_CODE[info.source] then
+      return true
+    else
+      return through_pcall and info.source:find("/flemma/templating/", 1, true) ~= nil
+    end
+    level = level + 1
+  end
+end
+
+---How many `*`, `+` and `-` a Lua pattern repeats by: each can make the matcher try every
+---length again under the ones before it.
+---@param pattern string
+---@return integer
+local function repeats(pattern)
+  local count, i, n = 0, 1, #pattern
+  while i <= n do
+    local c = pattern:sub(i, i)
+    if c == "%" then
+      i = i + 2
+    elseif c == "[" then
+      i = i + 1
+      if pattern:sub(i, i) == "^" then
+        i = i + 1
+      end
+      i = i + 1 -- (a `]` first is a member)
+      while i <= n and pattern:sub(i, i) ~= "]" do
+        i = i + (pattern:sub(i, i) == "%" and 2 or 1)
+      end
+      i = i + 1
+    else
+      if c == "*" or c == "+" or c == "-" then
+        count = count + 1
+      end
+      i = i + 1
+    end
+  end
+  return count
+end
+
+---A string function that refuses, for template code, a match that could run past the
+---budget inside one C call (`a-a-a-a-b` against a long run of `a`).
+---@param name string
+---@return function
+local function bounded_match(name)
+  local original = string[name]
+  return function(s, pattern, ...)
+    if from_template() and type(s) == "string" and type(pattern) == "string" then
+      local plain = name == "find" and select(2, ...)
+      local k = plain and 0 or repeats(pattern)
+      if k > 0 and (#s + 1) ^ k > M.MAX_PATTERN_STEPS then
+        error(("corral: string.%s with a pattern of %d repetitions on %d bytes could freeze the editor: refused in a template"):format(name, k, #s), 2)
+      end
+    end
+    return original(s, pattern, ...)
+  end
+end
+
+local full_rep = string.rep
+---@return string
+local function bounded_rep(s, n, sep)
+  if from_template() and type(n) == "number" and n > 0 then
+    local size = (#tostring(s) + #tostring(sep or "")) * n
+    if size > M.MAX_REPEAT_BYTES then
+      error(("corral: string.rep of %.0f bytes refused in a template"):format(size), 2)
+    end
+  end
+  return full_rep(s, n, sep)
+end
+
+-- The string library as template code sees it, through `string.` and through a string's
+-- methods (`("x"):rep(n)` goes through the string metatable, not the environment).
+local BOUNDED_STRING = {}
+for name, fn in pairs(string) do
+  BOUNDED_STRING[name] = fn
+end
+BOUNDED_STRING.rep = bounded_rep
+for _, name in ipairs({ "find", "match", "gmatch", "gsub" }) do
+  BOUNDED_STRING[name] = bounded_match(name)
+end
+
+---A Flemma templating populator (runs after Flemma's own): the environment narrowed.
+---@param env table
+function M.populate(env)
+  local fn = vim.fn
+  local narrowed = {
+    fnamemodify = function(name, modifiers)
+      if type(modifiers) ~= "string" or not modifiers:match(SAFE_MODIFIERS) then
+        error("corral: fnamemodify takes only :p :h :t :r :e :~ :. :8 :S in a template (a :s substitute runs Vim script)", 2)
+      end
+      return fn.fnamemodify(name, modifiers)
+    end,
+  }
+  for _, name in ipairs(SAFE_FN) do
+    narrowed[name] = fn[name]
+  end
+  local normalize = vim.fs.normalize
+  env.vim = {
+    fn = narrowed,
+    fs = {
+      normalize = function(path, opts)
+        return normalize(path, vim.tbl_extend("force", opts or {}, { expand_env = false }))
+      end,
+      abspath = vim.fs.abspath,
+    },
+  }
+  if type(env.string) == "table" then
+    for name, bounded in pairs({ rep = bounded_rep, find = BOUNDED_STRING.find,
+      match = BOUNDED_STRING.match, gmatch = BOUNDED_STRING.gmatch, gsub = BOUNDED_STRING.gsub }) do
+      if env.string[name] then
+        env.string[name] = bounded
+      end
+    end
+  end
+end
+
+local depth, spent, over = 0, 0, false
+local unpack_from = table.unpack or unpack -- luacheck: ignore 143
+
+local function pack(...)
+  return { n = select("#", ...), ... }
+end
+
+local THIS_FILE = debug.getinfo(1, "S").source
+
+local function budget_hook()
+  if not over then
+    spent = spent + M.HOOK_EVERY
+    if spent <= M.INSTRUCTION_BUDGET then
+      return
+    end
+    -- (and then at every instruction but this file's, until the evaluation has returned: a
+    -- template's `while true do pcall(f) end` cannot go on catching it)
+    over = true
+    debug.sethook(budget_hook, "", 1)
+  elseif debug.getinfo(2, "S").source == THIS_FILE then
+    return
+  end
+  error(("corral: Flemma's template or frontmatter ran past %d instructions (a loop that would freeze the editor)"):format(M.INSTRUCTION_BUDGET), 0)
+end
+
+---`fn` (one of Flemma's evaluation entry points) run within the budget, with the bounded
+---string library; a call inside another (an include()'s) shares the outer one's budget.
+---@param fn function
+---@return function
+function M.bounded(fn)
+  return function(...)
+    if depth > 0 then
+      return fn(...)
+    end
+    depth, spent, over = 1, 0, false
+    local jit_was_on = jit ~= nil and jit.status()
+    if jit_was_on then
+      jit.off()
+    end
+    local string_mt = getmetatable("")
+    local full_string = string_mt.__index
+    string_mt.__index = BOUNDED_STRING
+    local old_hook, old_mask, old_count = debug.gethook()
+    debug.sethook(budget_hook, "", M.HOOK_EVERY)
+    local results = pack(pcall(fn, ...))
+    if old_hook then
+      debug.sethook(old_hook, old_mask, old_count)
+    else
+      debug.sethook()
+    end
+    string_mt.__index = full_string
+    if jit_was_on then
+      jit.on()
+    end
+    depth = 0
+    if not results[1] then
+      error(results[2], 0)
+    end
+    return unpack_from(results, 2, results.n)
+  end
+end
+
+---Flemma's evaluation entry points, bounded, and the populator registered. Safe to call again.
+function M.setup()
+  local wrap = require("corral.integrations.wrap").wrap
+  wrap("flemma.templating.eval", "execute_frontmatter", M.bounded)
+  wrap("flemma.templating.eval", "eval_expression", M.bounded)
+  wrap("flemma.templating.compiler", "execute", M.bounded)
+  local ok, templating = pcall(require, "flemma.templating")
+  if ok and type(templating.register) == "function" then
+    templating.register("corral", { priority = 100000, populate = M.populate })
+  end
+end
+
+return M
