@@ -311,6 +311,14 @@ _DENY_WRITE = (
     "~/bin",
     "~/.config/autostart",
     "~/.config/systemd",
+    # Terminal agents' settings that name commands they run at their next start, wherever it
+    # is (hooks, plugins, MCP servers, Codex's `notify`): read-only where a profile makes the
+    # agent's state writable (examples/agent.toml; r86c AGENTPROFILE: a SessionStart hook)
+    "~/.claude/settings.json",
+    "~/.claude/settings.local.json",
+    "~/.claude/hooks",
+    "~/.claude/plugins",
+    "~/.codex/config.toml",
 )
 
 # Relative to every writable root: files the host's git, editor or shell would execute or obey.

@@ -485,3 +485,36 @@ def test_a_pattern_takes_bytes_as_gits_does(host: Host) -> None:
     run(host, f"printf 't??/\\n' >> .gitignore && mkdir -p tests/t\u00e9 && echo x > {planted}\n")
     assert not (host.ws / planted).exists()
     assert (host.ws / ".gitignore").read_text().endswith("t??/\n")  # (shows, and lands)
+
+
+def test_a_file_the_command_untracks_is_judged_as_untracked(host: Host) -> None:
+    """r86a UNTRACKHIDE: `git rm --cached build/gen.mk` (a tracked file in an ignored
+    directory) and a new text for it in the same run: judged tracked by the host's index,
+    it landed, and `git status` showed only its removal from the index; make ran it."""
+    _ignore(host, "build/\n")
+    (host.ws / "build").mkdir(exist_ok=True)
+    (host.ws / "build" / "gen.mk").write_text("all:\n")
+    host.git("add", "-f", "build/gen.mk")
+    host.git("commit", "-qm", "gen")
+    run(host, "git rm -q --cached build/gen.mk && echo 'planted' > build/gen.mk\n")
+    assert (host.ws / "build" / "gen.mk").read_text() == "all:\n"
+
+
+def test_an_optional_excludes_file_is_read(host: Host) -> None:
+    """r86a OPTIONALPATH: `core.excludesFile = :(optional)<path>` (git 2.52: the file where
+    it exists) was read as a file of that name, and what it ignores passed."""
+    excludes = host.base / "excludes"
+    excludes.write_text("*.local\n")
+    host.git("config", "core.excludesFile", f":(optional){excludes}")
+    run(host, "echo planted > run.local\n")
+    assert not (host.ws / "run.local").exists()
+
+
+def test_an_ignored_directory_with_a_parenthesis_in_its_name(host: Host) -> None:
+    """r86a UNITPAREN: the held directory was read back out of its message up to the first
+    " (": one named ` (run.log` had the workspace itself named as what is held."""
+    _ignore(host, "*.log\n")
+    stderr = run(host, "mkdir -p 'x (run.log' && echo x > 'x (run.log/out'\n")
+    assert not (host.ws / "x (run.log").exists()
+    assert f"held {host.ws / 'x (run.log'}: what git ignores" in stderr, stderr
+    assert f"{host.ws} " not in stderr.replace(f"{host.ws}/", ""), stderr

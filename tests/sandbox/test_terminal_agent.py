@@ -40,3 +40,24 @@ def test_an_agent_session_under_the_profile(host: Host) -> None:
     assert "numStartups" in (host.home / ".claude.json").read_text()
     assert (host.ws / "made.txt").read_text() == "made\n"
     assert not (host.ws / ".git" / "hooks" / "pre-commit").exists()
+
+
+def test_the_agents_settings_stay_read_only_under_the_profile(host: Host) -> None:
+    """r86c AGENTPROFILE: with ~/.claude writable, a session wrote a SessionStart hook into
+    ~/.claude/settings.json, which Claude Code runs at its next start, in corral or not."""
+    claude = host.home / ".claude"
+    claude.mkdir(exist_ok=True)
+    (claude / "settings.json").write_text("{}\n")
+    (host.home / ".claude.json").write_text("{}\n")
+    hook = '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch x"}]}]}}'
+    done = host.corral(
+        "run", "--config", str(PROFILE), "--", "sh", "-c",
+        f"echo '{hook}' > ~/.claude/settings.json; echo '{hook}' > ~/.claude/settings.local.json;"
+        " mkdir -p ~/.claude/hooks && echo 'touch x' > ~/.claude/hooks/start.sh;"
+        " echo state > ~/.claude/state.txt; true",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (claude / "settings.json").read_text() == "{}\n", done.stderr
+    assert not (claude / "settings.local.json").exists(), done.stderr
+    assert not (claude / "hooks").exists(), done.stderr
+    assert (claude / "state.txt").read_text() == "state\n", done.stderr  # (its state lands)

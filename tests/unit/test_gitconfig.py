@@ -64,3 +64,19 @@ def test_include_loops_and_depth_are_bounded(tmp_path: Path) -> None:
         (tmp_path / f"c{i}").write_text(f"[include]\npath = c{i + 1}\n[include]\npath = c0\n")
     reading = gitconfig.read([str(tmp_path / "c0")], str(tmp_path))
     assert len(reading.files) == gitconfig.MAX_INCLUDE_DEPTH + 1  # git stops there too
+
+
+def test_an_optional_path_is_the_path(tmp_path: Path) -> None:
+    """r86a OPTIONALPATH: git 2.52 reads `:(optional)` before a path setting as "only where
+    it exists"; corral read it as part of the name."""
+    config = tmp_path / "config"
+    config.write_text(
+        "[core]\n\thooksPath = :(optional)tools/hooks\n"
+        "[init]\n\ttemplateDir = :(optional)~/tpl\n"
+        "[include]\n\tpath = :(optional)more.cfg\n"
+    )
+    (tmp_path / "more.cfg").write_text("")
+    reading = gitconfig.read([str(config)], str(tmp_path / "home"))
+    assert reading.hooks_paths == ["tools/hooks"]
+    assert reading.template_dirs == ["~/tpl"]
+    assert reading.files == [str(config), str(tmp_path / "more.cfg")]

@@ -480,7 +480,7 @@ def _describe(report: dict[str, Any], frontend: str | None) -> list[str]:
         if why.startswith(words.IN_IGNORED):
             # (what git ignores, by the directories it ignores: one line for a venv, a
             # build and node_modules, not one per directory)
-            path = why[len(words.IN_IGNORED) :].split(" (", 1)[0]
+            path = words.named_unit(why, words.IN_IGNORED, path)
             why = f"what git ignores: {words.IGNORED_WHY}"
             if path in reasons.get(why, ()):
                 continue
@@ -522,8 +522,9 @@ def apply_args(held: list[dict[str, Any]]) -> list[str]:
     # (a venv held whole is named as one: `apply ID .venv`, not 1,600 paths, r48c U8; and
     # a build tree)
     venvs = sorted({
-        m.split(prefix, 1)[1].split(" (", 1)[0]
-        for m in (item.get("message", "") for item in held)
+        words.named_unit(m, prefix, item["path"])
+        for item in held
+        for m in (item.get("message", ""),)
         for prefix in words.NAMED_AS_ONE
         if m.startswith(prefix)
     })  # fmt: skip

@@ -65,7 +65,7 @@ class _Repository:
     )  # fmt: skip
 
     def __init__(self, top: str, git_dir: str, rules: IgnoredRules) -> None:
-        from corral.changes.git_objects import GitUnreadable, read_index
+        from corral.changes.git_objects import GitUnreadable, Index, read_index
 
         self.top = top
         common = git_dir
@@ -75,6 +75,8 @@ class _Repository:
         if pointer:
             common = os.path.normpath(os.path.join(git_dir, pointer))
         self.settings = rules.git_settings(common, git_dir)
+        from corral.sandbox.protect import gitconfig
+
         # Every core.excludesFile a config names, in any include (one whose condition corral
         # does not weigh too), and the default: each read as git would if it were the one,
         # and a path held where any of them ignores it (r82a EXCLINC; a relative one is
@@ -82,9 +84,9 @@ class _Repository:
         # (r82b EXCLUDEPREC).
         xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
         named = [
-            os.path.join(top, os.path.expanduser(v))
+            os.path.join(top, os.path.expanduser(gitconfig.path_value(v)))
             for v in self.settings.get("core.excludesfile", ())
-            if v
+            if gitconfig.path_value(v)
         ]
         case = any(_true(v) for v in self.settings.get("core.ignorecase", ()))
         exclude = os.path.join(common, "info", "exclude")
@@ -106,25 +108,43 @@ class _Repository:
         # (with core.ignoreCase, what git tracks by its folded name: git takes `style.sh`
         # for a tracked `Style.sh`, and shows no change, r83a ICASETRACK)
         self.folded: dict[str, str] | None = {} if case else None
+        # The host's index and the one the change set leaves (its own `git rm --cached`
+        # lands with it): tracked is what both track, not shown what either marks (r86a
+        # UNTRACKHIDE: a tracked build/gen.mk untracked and rewritten in one run passed as
+        # tracked, and `git status` showed its deletion from the index, not its text).
+        host_index = os.path.join(git_dir, "index")
+        after = rules.after_file(host_index)
         try:
-            index = read_index(os.path.join(git_dir, "index"))
+            indexes = [read_index(host_index)]
+            if after is None:
+                indexes.append(Index())  # (deleted: nothing tracked)
+            elif after != host_index:
+                indexes.append(read_index(after))
         except (GitUnreadable, OSError, ValueError) as e:
             # (a split index, core.splitIndex: which paths are tracked, or marked
             # assume-unchanged, cannot be told, r82b SPLITUNSHOWN)
             self.hidden = (top, f"{UNREAD_INDEX} ({e})")
             return
-        self.tracked = frozenset(index.entries)
-        self.gitlinks = frozenset(p for p, (mode, _) in index.entries.items() if mode == 0o160000)
+        entries = {
+            p: mode_sha
+            for p, mode_sha in indexes[0].entries.items()
+            if all(p in other.entries for other in indexes[1:])
+        }
+        self.tracked = frozenset(entries)
+        self.gitlinks = frozenset(
+            p for p, (mode, _) in entries.items()
+            if all(i.entries.get(p, (0, ""))[0] == 0o160000 for i in indexes)
+        )  # fmt: skip
         dirs = set()
-        for path in index.entries:
+        for path in entries:
             parent = os.path.dirname(path)
             while parent and parent not in dirs:
                 dirs.add(parent)
                 parent = os.path.dirname(parent)
         self.tracked_dirs = frozenset(dirs)
-        self.unshown = frozenset(p for p, f in index.flags.items() if f & UNSHOWN)
+        self.unshown = frozenset(p for i in indexes for p, f in i.flags.items() if f & UNSHOWN)
         if self.folded is not None:
-            self.folded = {p.lower(): p for p in (*index.entries, *dirs)}
+            self.folded = {p.lower(): p for p in (*entries, *dirs)}
 
     def shows(self, rel: str) -> bool:
         """Whether git tracks `rel` (or a directory of tracked files): a change to it shows
@@ -365,13 +385,19 @@ class IgnoredRules(RuleSet):
 
     def after_text(self, path: str) -> str | None:
         """An ignore file's text as the change set would leave it."""
+        where = self.after_file(path)
+        return None if where is None else read_ignore_file(where)
+
+    def after_file(self, path: str) -> str | None:
+        """Where a host file is as the change set would leave it: the staged copy, the
+        host's, or None where it would not be a file."""
         entry = next((e for r, e in self._ignore_roots.items() if is_within(path, r)), None)
         if entry is None:
-            return read_ignore_file(path)
-        staged = entry.staged(path)
+            return path
         if not will_be_file(entry, path):
             return None
-        return read_ignore_file(staged if os.path.lexists(staged) else path)
+        staged = entry.staged(path)
+        return staged if os.path.lexists(staged) else path
 
 
 # (section, key) of what git_settings reads

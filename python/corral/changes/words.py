@@ -39,6 +39,20 @@ HELD_GIT_WHY = (
 HISTORY_WAITS = "a command's commits wait for your review"
 
 
+def named_unit(message: str, prefix: str, path: str) -> str:
+    """The directory a held path's message (`prefix`, the directory, " (", why) names as
+    held whole: the longest that holds `path`, as its name may have " (" in it too (r86a
+    UNITPAREN: a directory ` (run.log` had the whole workspace named)."""
+    from corral.paths import is_within
+
+    body = message[len(prefix) :]
+    cuts = [i for i in range(len(body)) if body.startswith(" (", i)]
+    for i in reversed(cuts):
+        if is_within(path, body[:i]):
+            return body[:i]
+    return body.split(" (", 1)[0]
+
+
 def frontend() -> str:
     """ "nvim" in the editor's engine, "cli" elsewhere."""
     return NVIM if os.environ.get("CORRAL_FRONTEND") == NVIM else "cli"

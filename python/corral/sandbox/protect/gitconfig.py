@@ -135,7 +135,18 @@ def read_text(path: str) -> str | None:
     return data[:MAX_FILE_BYTES].decode("utf-8", errors="replace").replace("\r\n", "\n")
 
 
+OPTIONAL = ":(optional)"
+
+
+def path_value(value: str) -> str:
+    """A path setting's path: git 2.52 takes a leading `:(optional)` as "only where it
+    exists" (r86a OPTIONALPATH: corral read it as part of the name, and protected another
+    hooks directory than the one git runs)."""
+    return value.removeprefix(OPTIONAL)
+
+
 def _include_target(value: str, including: str, home: str) -> str:
+    value = path_value(value)
     if value.startswith("~/") or value == "~":
         return os.path.join(home, value[2:])
     if including.startswith(ENVIRONMENT):
@@ -233,10 +244,10 @@ def read(config_files: Iterable[str], home: str) -> Reading:
             continue
         includes: list[str] = []
         for section, key, value in entries(text):
-            if section == "core" and key == "hookspath" and value:
-                result.hooks_paths.append(value)
-            elif section == "init" and key == "templatedir" and value:
-                result.template_dirs.append(value)  # copied into every new repository
+            if section == "core" and key == "hookspath" and path_value(value):
+                result.hooks_paths.append(path_value(value))
+            elif section == "init" and key == "templatedir" and path_value(value):
+                result.template_dirs.append(path_value(value))  # (copied into new repositories)
             elif value and _is_command(section, key) and value.lower() not in ("true", "false"):
                 result.commands.append(value.lstrip("!"))
             elif (
