@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from .conftest import NOBODY, user_prefix
+from .conftest import NOBODY, give_to_test_user, user_prefix
 from .sandbox_support import DIRECT
 
 if TYPE_CHECKING:
@@ -321,3 +321,45 @@ def test_a_workspace_on_an_automounted_home_runs(host: Host, automount: tuple[Pa
     assert not (point / "u" / "outside").exists()
     # (the sandbox's lookup never reached the automounter; corral's own, on the host, do)
     assert "elsewhere" not in (canary.read_text() if canary.exists() else ""), done.stdout
+
+
+def test_a_filesystem_the_host_mounts_during_a_run_stays_out(
+    host: Host, mounted: list[Path]
+) -> None:
+    """r82c LATEMOUNT: bwrap makes the sandbox's mounts slaves of the host's, and a
+    filesystem the host mounted while a command ran (a USB stick, an automounted share)
+    appeared in the sandbox as the host made it, writable where the host's is. A launcher
+    makes them private before the command starts."""
+    shared = host.outside / "shared"
+    (shared / "late").mkdir(parents=True)
+    for step in (["--bind", str(shared), str(shared)], ["--make-shared", str(shared)]):
+        done = subprocess.run(["mount", *step], capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            pytest.skip(f"cannot make a shared mount here: {done.stderr.strip()}")
+        if step[0] == "--bind":
+            mounted.append(shared)
+    go = host.base / "go"
+    script = (
+        f"echo started; i=0; while [ ! -e {go} ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1));"
+        f" done; ls {shared / 'late'}; touch {shared / 'late' / 'written'} 2>/dev/null;"
+        " echo done"
+    )
+    give_to_test_user(host.base)
+    run = subprocess.Popen(
+        [*user_prefix(), sys.executable, "-m", "corral", "run", "--", "sh", "-c", script],
+        cwd=str(host.ws), env=host.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    assert run.stdout is not None
+    try:
+        assert run.stdout.readline() == "started\n"
+        _mount("tmpfs", shared / "late")
+        mounted.append(shared / "late")
+        (shared / "late" / "LATE").write_text("")
+        os.chmod(shared / "late", 0o777)
+        go.write_text("")
+        out, err = run.communicate(timeout=60)
+    finally:
+        run.kill()
+    assert out == "done\n", out + err  # (the late mount's LATE not listed)
+    assert not (shared / "late" / "written").exists()

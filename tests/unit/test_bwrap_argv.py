@@ -37,6 +37,7 @@ ARITY = {
     "--proc": 1,
     "--chdir": 1,
     "--cap-drop": 1,
+    "--cap-add": 1,
     "--json-status-fd": 1,
     "--seccomp": 1,
 }
@@ -95,9 +96,17 @@ def test_argv_shape(setup: Callable[..., Policy], ws: Path, bwrap_bin: str) -> N
     argv = BwrapBackend().argv(p, ["true", "--flag"])
     assert argv[0] == bwrap_bin
     assert argv[-3:] == ["--", "true", "--flag"]
-    # bwrap's `--` ends its options; then prlimit (inside the sandbox) and its own `--`.
+    # bwrap's `--` ends its options; then the launcher that makes the mounts private and
+    # drops the capabilities bwrap kept for it (see private_mounts), then prlimit (inside the
+    # sandbox) and its own `--`.
     end = argv.index("--")
-    prlimit = argv[end + 1 : len(argv) - 3]
+    launcher = argv[end + 1 : end + 10]
+    assert launcher[0] in ("/usr/bin/unshare", "/bin/unshare")
+    assert launcher[1:5] == ["--mount", "--propagation", "private", "--"]
+    assert launcher[5] in ("/usr/bin/setpriv", "/bin/setpriv")
+    assert launcher[6:] == ["--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all"]
+    assert argv[end + 10] == "--"
+    prlimit = argv[end + 11 : len(argv) - 3]
     assert prlimit[0] in ("/usr/bin/prlimit", "/bin/prlimit")
     assert prlimit[1:] == ["--nproc=1024", f"--fsize={8192 * 1024 * 1024}", prlimit[3]]
     assert prlimit[3].startswith("--data=") and int(prlimit[3].split("=")[1]) > 0
@@ -120,12 +129,15 @@ def test_unshare_net_iff_no_network(setup: Callable[..., Policy], network: bool)
 
 
 @pytest.mark.parametrize("privileged", [False, True])
-def test_cap_drop_and_disable_userns_unless_privileged(
-    setup: Callable[..., Policy], privileged: bool
-) -> None:
+def test_cap_drop_unless_privileged(setup: Callable[..., Policy], privileged: bool) -> None:
     found = ops(BwrapBackend().argv(setup({"sandbox.policy.allow_privileged": privileged}), ["x"]))
     assert (("--cap-drop", "ALL") in found) is not privileged
-    assert (("--disable-userns",) in found) is not privileged
+    # (the launcher's two, which it drops before the command; new user namespaces are
+    # refused by the seccomp filter, not --disable-userns: see private_mounts)
+    kept = [o for o in found if o[0] == "--cap-add"]
+    assert kept == ([] if privileged else [("--cap-add", "CAP_SYS_ADMIN"),
+                                           ("--cap-add", "CAP_SETPCAP")])  # fmt: skip
+    assert ("--disable-userns",) not in found
     # Never dropped: the sandbox must not outlive corral or reach the terminal.
     assert ("--die-with-parent",) in found
     assert ("--new-session",) in found
@@ -221,7 +233,7 @@ def test_namespace_args_pure(ws: Path, make_policy: Callable[..., Policy]) -> No
     loose = namespace_args(_policy(made, network=True, allow_privileged=True))
     assert "--unshare-net" not in loose and "--cap-drop" not in loose
     strict = namespace_args(_policy(made, network=False, allow_privileged=False))
-    assert {"--unshare-net", "--disable-userns", "--cap-drop", "ALL"} <= set(strict)
+    assert {"--unshare-net", "--cap-drop", "ALL"} <= set(strict)
 
 
 def test_extra_args_and_status_fd_go_before_the_command(

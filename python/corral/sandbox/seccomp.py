@@ -26,6 +26,11 @@ Refused with EPERM in every sandbox:
 - the terminal ioctls that reach beyond the command: TIOCSTI and TIOCLINUX (typing into the
   terminal, pasting its selection) and TIOCSETD (a line discipline that outlives the run: the
   user's shell got no input or output after it, r64b LDISC).
+- new user namespaces: unshare() and clone() with CLONE_NEWUSER (EPERM), and clone3(), whose
+  flags are in memory a filter cannot read (ENOSYS: libc falls back to clone). bwrap's own
+  `--disable-userns` runs the command in a nested user namespace, where the launcher that
+  makes the sandbox's mounts private could not (see backends/bwrap.private_mounts); this
+  does its work instead.
 And, unless `sandbox.policy.unix_sockets` allows them in a mode without network: creating
 AF_UNIX sockets. A read-only mount does not stop connect(2), so any host service with a socket
 the sandbox can see (a Docker socket under ~/.colima, an ssh agent, the editor's own server
@@ -54,6 +59,7 @@ AND_K = 0x54  # BPF_ALU | BPF_AND | BPF_K
 SOCK_TYPE_MASK = 0xF  # the type without SOCK_NONBLOCK and SOCK_CLOEXEC
 SOCK_STREAM, SOCK_SEQPACKET = 1, 5  # the only socketpair types allowed
 PR_SET_PDEATHSIG = 1
+CLONE_NEWUSER = 0x10000000
 RET_ALLOW = 0x7FFF0000
 RET_EPERM = 0x00050000 | 1  # SECCOMP_RET_ERRNO | EPERM
 RET_ENOSYS = 0x00050000 | 38  # SECCOMP_RET_ERRNO | ENOSYS
@@ -92,6 +98,9 @@ ARCHES: dict[str, tuple[int, dict[str, int]]] = {
             "mknod": 133,
             "mknodat": 259,
             "openat2": 437,
+            "unshare": 272,
+            "clone": 56,
+            "clone3": 435,
         },
     ),
     "aarch64": (
@@ -114,6 +123,9 @@ ARCHES: dict[str, tuple[int, dict[str, int]]] = {
             "fchmodat2": 452,
             "mknodat": 33,
             "openat2": 437,
+            "unshare": 97,
+            "clone": 220,
+            "clone3": 435,
         },
     ),
 }
@@ -171,6 +183,17 @@ def _assemble(machine: str, block_unix_sockets: bool, setgid_ok: bool) -> bytes 
         out += [_insn(JEQ_K, 0, 1, nr), _insn(RET_K, 0, 0, RET_EPERM)]
     if "openat2" in numbers:
         out += [_insn(JEQ_K, 0, 1, numbers["openat2"]), _insn(RET_K, 0, 0, RET_ENOSYS)]
+    # a new user namespace: clone3 answers ENOSYS, unshare and clone with CLONE_NEWUSER EPERM
+    out += [_insn(JEQ_K, 0, 1, numbers["clone3"]), _insn(RET_K, 0, 0, RET_ENOSYS)]
+    for name in ("unshare", "clone"):
+        out += [
+            _insn(JEQ_K, 0, 5, numbers[name]),
+            _insn(LD_W_ABS, 0, 0, ARG0_LOW),
+            _insn(AND_K, 0, 0, CLONE_NEWUSER),
+            _insn(JEQ_K, 0, 1, 0),
+            _insn(RET_K, 0, 0, RET_ALLOW),
+            _insn(RET_K, 0, 0, RET_EPERM),
+        ]
     # a mode with the setuid or setgid bit: refused (a block per call, each ending in a return)
     for name, (mode_arg, flags_arg) in MODE_ARGS.items():
         if name not in numbers:
@@ -237,8 +260,9 @@ def program_path(block_unix_sockets: bool, setgid_ok: bool = False) -> str | Non
         return None
     from corral import dirs
 
-    # (-4: set-id modes, terminal ioctls, openat2; -3: socketpair types, pdeathsig)
-    kind = ("no-unix-4" if block_unix_sockets else "base-4") + ("-sgid" if setgid_ok else "")
+    # (-5: new user namespaces; -4: set-id modes, terminal ioctls, openat2; -3: socketpair
+    # types, pdeathsig)
+    kind = ("no-unix-5" if block_unix_sockets else "base-5") + ("-sgid" if setgid_ok else "")
     path = os.path.join(dirs.user_cache_dir(), f"seccomp-{machine}-{kind}.bpf")
     try:
         st = os.stat(path)

@@ -130,8 +130,42 @@ def namespace_args(policy: Policy) -> list[str]:
     if not policy.network:
         args.append("--unshare-net")
     if not policy.allow_privileged:
-        args += ["--cap-drop", "ALL", "--disable-userns"]
+        args += ["--cap-drop", "ALL"]
+        if private_mounts(policy):
+            # (for the launcher only, which drops them: see private_mounts; the seccomp
+            # filter refuses new user namespaces in place of --disable-userns)
+            args += ["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"]
+        else:
+            args.append("--disable-userns")
     return args
+
+
+# What setpriv(1) drops before the command starts: every capability, for good (the bounding
+# set too, so that a uid 0 regains none at its next exec)
+DROP_ALL = ("--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all")
+
+
+def private_mounts(policy: Policy) -> list[str]:
+    """The launcher that cuts the sandbox's mounts off from the host's: bwrap makes them
+    slaves of the host's, so a filesystem the host mounted while a command ran (a USB stick,
+    an automounted share, `mount` in another terminal) appeared in its sandbox as the host
+    made it, writable where the host's is (r82c LATEMOUNT); bwrap has no option for private
+    propagation. Empty where unshare(1) or setpriv(1) is missing (the note says so), or the
+    sandbox keeps its capabilities anyway (sandbox.policy.allow_privileged), or there is no
+    seccomp filter for this machine (it refuses new user namespaces where bwrap's
+    `--disable-userns` cannot be used: that puts the command in a nested user namespace,
+    whose capabilities reach no mount of the sandbox)."""
+    from corral.sandbox import seccomp
+
+    if policy.allow_privileged or os.uname().machine not in seccomp.ARCHES:
+        return []
+    # (unshare(1), not `mount --make-rprivate /`: mount(8) refuses any uid but 0, and the
+    # sandbox's is the user's; a mount namespace of the sandbox's own, its mounts private,
+    # then the two capabilities bwrap kept for this dropped)
+    unshare, setpriv = hostbin.find("unshare"), hostbin.find("setpriv")
+    if unshare is None or setpriv is None:
+        return []
+    return [unshare, "--mount", "--propagation", "private", "--", setpriv, *DROP_ALL, "--"]
 
 
 def mount_args(policy: Policy, stage: str | None = None) -> list[str]:
@@ -491,6 +525,7 @@ class BwrapBackend(Backend):
             args += ["--seccomp", str(seccomp_fd)]
         args += policy.bwrap_extra_args
         args.append("--")
+        args += private_mounts(policy)
         args += limited(policy)
         args += argv
         return args
@@ -548,6 +583,11 @@ class BwrapBackend(Backend):
             # when a command is about to run, not while resolving (status changes nothing).
             for directory in policy.create_dirs:
                 os.makedirs(directory, mode=0o755, exist_ok=True)
+        if not policy.allow_privileged and not private_mounts(policy):
+            notes.append(
+                "a filesystem the host mounts while a command runs appears in its sandbox: "
+                "unshare or setpriv (util-linux) is not installed"
+            )
         if policy.rlimits and hostbin.find("prlimit") is None:
             notes.append(
                 "no process, file-size or memory limits: prlimit (util-linux) is not installed"
