@@ -851,7 +851,10 @@ FIELDS: tuple[Field, ...] = (
         "Let sandboxed commands create AF_UNIX sockets in modes without network (gpg-agent, "
         "Python's multiprocessing.Manager, a test database listening on a socket). They can "
         "then also connect to host services whose sockets the sandbox can see. With the "
-        "network on, AF_UNIX sockets stay refused; socketpair() always works.",
+        "network on, AF_UNIX sockets stay refused; socketpair() always works. On a machine "
+        "corral has no seccomp filter for (other than x86_64, aarch64 and riscv64), commands "
+        "run only in a mode without network and with this set, and without the filter's "
+        "other refusals either.",
         narrows=TRUE_LOOSENS,
     ),
     Field(

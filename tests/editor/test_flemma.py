@@ -485,6 +485,10 @@ out.pcall_loop = try(eval.execute_frontmatter,
 out.rep = try(eval.eval_expression, "('x'):rep(2^31)", templating.create_env())
 out.pattern = try(eval.eval_expression,
   "string.rep('a', 5000):find(string.rep('a-', 12) .. 'b')", templating.create_env())
+out.long_search = try(eval.eval_expression, "('a'):rep(1e6):find('a-b')", templating.create_env())
+out.calls = try(eval.execute_frontmatter, "local s = ('x'):rep(1e6) while true do s:upper() end")
+out.exists = eval.eval_expression(
+  "vim.fn.filereadable('.env') .. vim.fn.filereadable('kept.txt')", templating.create_env())
 out.fine = eval.eval_expression(
   "vim.fn.fnamemodify('/a/b.c', ':t:r') .. ('x'):upper() .. string.rep('-', 2)",
   templating.create_env())
@@ -503,6 +507,8 @@ def test_flemmas_templates_run_no_vim_script_read_no_environment_and_cannot_free
     (vim.fs.normalize('$VAR') put the editor's environment into a request), FLEMMAFREEZE (a
     loop in a chat's frontmatter froze the editor for good)."""
     canary = tmp_path / "PWNED"
+    (workspace / ".env").write_text("KEY=x\n")
+    (workspace / "kept.txt").write_text("kept\n")
     fl.lua("vim.env.CORRAL_TEST_SECRET = 'sekrit'")
     got = fl.lua(TEMPLATES, str(canary), {"shell": SHELL.format(canary=canary)})
     assert "a :s substitute runs Vim script" in got["shell"], got
@@ -510,6 +516,12 @@ def test_flemmas_templates_run_no_vim_script_read_no_environment_and_cannot_free
     assert got["env"] == "$CORRAL_TEST_SECRET/x", got
     assert "ran past" in got["loop"] and "ran past" in got["pcall_loop"], got
     assert "string.rep of" in got["rep"] and "could freeze the editor" in got["pattern"], got
+    # r87c FLEMMAFREEZE2 (an unanchored search tries every start: `a-b` on 1 MB of `a`),
+    # FLEMMACLOOP (string calls on a large string, within the instruction budget, for
+    # hours: the deadline), FLEMMAEXISTS (filereadable said which hidden files exist)
+    assert "could freeze the editor" in got["long_search"], got
+    assert "ran past" in got["calls"], got
+    assert got["exists"] == "01", got
     assert got["fine"] == "bX--", got  # (what templates do still works)
     assert got["after"] == "ababtrue", got
     # a chat opened (Flemma evaluates its frontmatter then, before any :trust)

@@ -552,3 +552,26 @@ def test_a_credential_in_a_directory_the_sandbox_cannot_enter_stops_no_run(host)
     done = host.corral("run", "--", "sh", "-c", f"cat {q(other / '.ssh' / 'id_rsa')}; echo ran")
     assert done.returncode == 0, done.stderr
     assert done.stdout.endswith("ran\n") and "CORRAL-KEY" not in done.stdout, done.stdout
+
+
+def test_deny_names_are_hidden_in_every_root_and_below_a_directory_made_unlistable(host) -> None:  # type: ignore[no-untyped-def]
+    """r87b DENYGLOBROOTS (`.env`, `*.pem` were looked for in the workspace only: in a
+    second writable root `cat .env` showed what the read tool refuses) and DENYCHMOD (a
+    command made config/ unlistable with `chmod 000`; the next run's search skipped it,
+    the mask too, and the command opened it again and read config/.env)."""
+    other = host.outside / "backend"
+    (other / "deploy").mkdir(parents=True)
+    (other / ".env").write_text("CORRAL-OTHER-ENV\n")
+    (other / "deploy" / "server.key").write_text("CORRAL-OTHER-KEY\n")
+    (host.ws / "config").mkdir()
+    (host.ws / "config" / ".env").write_text("CORRAL-SUBDIR-ENV\n")
+    give_to_test_user(host.base)
+    (host.ws / "config").chmod(0)
+    probe = (
+        f"cat {q(other / '.env')} {q(other / 'deploy' / 'server.key')}; "
+        "chmod 755 config; cat config/.env; echo after"
+    )
+    done = host.corral("run", "--allow-write", str(other), "--", "sh", "-c", probe)
+    (host.ws / "config").chmod(0o755)
+    assert done.stdout.endswith("after\n"), done.stdout + done.stderr
+    assert "CORRAL-" not in done.stdout, done.stdout

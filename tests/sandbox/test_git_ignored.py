@@ -518,3 +518,41 @@ def test_an_ignored_directory_with_a_parenthesis_in_its_name(host: Host) -> None
     assert not (host.ws / "x (run.log").exists()
     assert f"held {host.ws / 'x (run.log'}: what git ignores" in stderr, stderr
     assert f"{host.ws} " not in stderr.replace(f"{host.ws}/", ""), stderr
+
+
+def test_an_ignore_file_git_reads_from_the_index_and_one_the_environment_names(
+    host: Host,
+) -> None:
+    """r87a SPARSEIGNORE (outside a sparse checkout's cone git reads a `.gitignore` from
+    the index; corral found none there, and a new lib/env/conftest.py that git ignores
+    passed) and ENVIGNORE (a core.excludesFile git takes from GIT_CONFIG_COUNT's variables
+    was not read)."""
+    for name, text in (("app/a.py", "a\n"), ("lib/.gitignore", "env/\n"), ("lib/u.py", "u\n")):
+        (host.ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (host.ws / name).write_text(text)
+    host.git("add", "app", "lib")
+    host.git("commit", "-qm", "layout")
+    host.git("sparse-checkout", "set", "app")
+    assert not (host.ws / "lib").exists()
+    excludes = host.base / "excludes"
+    excludes.write_text("scratch/\n")
+    host.env.update({
+        "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.excludesFile",
+        "GIT_CONFIG_VALUE_0": str(excludes),
+    })  # fmt: skip
+    run(host, "mkdir -p lib/env scratch && echo x > lib/env/conftest.py && echo x > scratch/r.sh\n")
+    assert not (host.ws / "lib" / "env").exists()
+    assert not (host.ws / "scratch").exists()
+    assert host.git("status", "--porcelain") == ""  # (what git would have shown)
+
+
+def test_a_workspace_in_a_submodule_of_a_superproject_with_a_split_index(host: Host) -> None:
+    """r87a SPLITSUPER: the superproject of a submodule workspace is looked at (r85a
+    SUBWS), but not where its index could not be read: with `diff.ignoreSubmodules = all`
+    a new tool.sh landed, and the superproject's `git status` showed nothing."""
+    _submodule(host, "f.c")
+    host.git("config", "diff.ignoreSubmodules", "all")
+    host.git("update-index", "--split-index")
+    done = host.sh("echo new > tool.sh", None, cwd=host.ws / "lib")
+    assert done.returncode == 0, done.stderr
+    assert not (host.ws / "lib" / "tool.sh").exists(), done.stderr

@@ -255,9 +255,13 @@ done = subprocess.run(["mount", "-t", "autofs", "-o", options, "autofs", point],
 if done.returncode != 0:
     print("no autofs:", done.stderr.strip(), flush=True)
     sys.exit(0)
-os.mkdir(os.path.join(point, "u"))
-subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=0777", "tmpfs", os.path.join(point, "u")],
-               check=True)
+for key in ("u", "esp"):
+    os.mkdir(os.path.join(point, key))
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=0777", "tmpfs", os.path.join(point, key)],
+                   check=True)
+with open(os.path.join(point, "esp", "seed"), "w") as f:
+    f.write("CORRAL-SEED\\n")
+os.chmod(os.path.join(point, "esp", "seed"), 0o600)
 print("ready", flush=True)
 while True:
     ready, _, _ = select.select([sys.stdin, r], [], [])
@@ -292,7 +296,7 @@ def automount(host: Host) -> Iterator[tuple[Path, Path]]:
             pytest.skip(f"cannot mount an autofs here: {said.strip()}")
         yield point, canary
     finally:
-        for inner in (point / "u", point):
+        for inner in (point / "u", point / "esp", point):
             subprocess.run(["umount", "-l", str(inner)], capture_output=True, check=False)
         daemon.stdin.close()
         daemon.wait(timeout=10)
@@ -301,7 +305,9 @@ def automount(host: Host) -> Iterator[tuple[Path, Path]]:
 def test_a_workspace_on_an_automounted_home_runs(host: Host, automount: tuple[Path, Path]) -> None:
     """r83c AUTOMOUNTWS: the automount point is masked (r85c AUTOMOUNTRW: a lookup in the
     sandbox's copy of it had the host mount into it, read-write), and every run of a
-    workspace on an automounted /home failed; what the host mounted there is bound back."""
+    workspace on an automounted /home failed; what the host mounted there is bound back,
+    only where it holds the workspace (r87b AUTOMOUNTPRIV: an automounted /boot's root-only
+    seed was shown, to the sandbox and the read tool)."""
     point, canary = automount
     ws = point / "u" / "app"
     ws.mkdir()
@@ -310,7 +316,7 @@ def test_a_workspace_on_an_automounted_home_runs(host: Host, automount: tuple[Pa
     done = host.corral(
         "run", "--", "sh", "-c",
         f"echo new > made.txt; cat kept.txt; ls {point}; ls {point}/elsewhere 2>&1;"
-        f" touch {point}/u/outside 2>&1; true",
+        f" touch {point}/u/outside 2>&1; cat {point}/esp/seed 2>&1; true",
         cwd=ws,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -321,6 +327,9 @@ def test_a_workspace_on_an_automounted_home_runs(host: Host, automount: tuple[Pa
     assert not (point / "u" / "outside").exists()
     # (the sandbox's lookup never reached the automounter; corral's own, on the host, do)
     assert "elsewhere" not in (canary.read_text() if canary.exists() else ""), done.stdout
+    assert "CORRAL-SEED" not in done.stdout, done.stdout
+    said = _tool_read(host, ws, point / "esp" / "seed", "workspace-write")
+    assert "below the automount point" in said and "CORRAL-SEED" not in said, said
 
 
 def test_a_filesystem_the_host_mounts_during_a_run_stays_out(

@@ -298,3 +298,27 @@ def test_wrap_with_launcher_fds_passes_the_status_pipe(setup: Callable[..., Poli
 def test_command_words_are_never_parsed_as_options(setup: Callable[..., Policy]) -> None:
     argv = BwrapBackend().argv(setup(), ["--bind", "/", "/"])
     assert argv[-4:] == ["--", "--bind", "/", "/"]
+
+
+@pytest.mark.parametrize("launcher_fds", [False, True])
+def test_a_machine_without_a_filter_runs_nothing_unless_unix_sockets_are_allowed(
+    setup: Callable[..., Policy], monkeypatch: pytest.MonkeyPatch, launcher_fds: bool
+) -> None:
+    """r87b SECCOMPARCH: on a machine corral has no filter for (armv7, ppc64le; os.uname
+    says so here, the one thing corral reads), every command ran without it, reported
+    sandboxed, and reached the host's unix sockets."""
+    from corral.errors import BackendError
+
+    refused, allowed = setup(), setup({"sandbox.policy.unix_sockets": True,
+                                       "sandbox.mode": "read-only"})  # fmt: skip
+    real = os.uname()
+    armv7 = os.uname_result((real.sysname, real.nodename, real.release, real.version, "armv7l"))
+    monkeypatch.setattr(os, "uname", lambda: armv7)
+    with pytest.raises(BackendError, match=r"no seccomp filter for this machine \(armv7l"):
+        BwrapBackend().wrap(refused, ["true"], launcher_fds=launcher_fds)
+    wrapped = BwrapBackend().wrap(allowed, ["true"], launcher_fds=launcher_fds)
+    assert "--seccomp" not in wrapped.argv and "--disable-userns" in wrapped.argv
+    assert any("no seccomp filter for armv7l" in n for n in wrapped.notes), wrapped.notes
+    for fd in wrapped.fds:
+        os.close(fd)
+    assert seccomp.program("riscv64", True) is not None

@@ -8,14 +8,22 @@
 --   Flemma's include() needs, which evaluate nothing;
 -- - vim.fs.normalize without `$VAR` expansion: the editor's environment (API keys) went
 --   into the request (r86c FLEMMAENVLEAK);
--- - an instruction budget, with the JIT off meanwhile (compiled code calls no hook), and
---   string.rep and the pattern functions refused where they would run past it in one C
---   call: a loop froze the editor for good (r86c FLEMMAFREEZE).
+-- - an instruction budget and a deadline, with the JIT off meanwhile (compiled code calls
+--   no hook): a loop froze the editor for good (r86c FLEMMAFREEZE), and one of string
+--   calls on a 10 MB string for hours within the budget (r87c FLEMMACLOOP);
+-- - string functions refused, for template code, on a string past 1 MiB, string.rep past
+--   it, and a pattern match that could run past the deadline in one C call (an unanchored
+--   search tries every start: `a-b` against 10 MB of `a`, r87c FLEMMAFREEZE2);
+-- - vim.fn.filereadable saying 0 for what corral's read refuses (it told the model which
+--   hidden key files exist, r87c FLEMMAEXISTS).
+-- What is left: the Lua VM's own work on a huge string a template built with `..` (compare,
+-- concatenate) between two of the hook's checks, and memory (see |corral-flemma|).
 local M = {}
 
 M.INSTRUCTION_BUDGET = 20000000
-M.HOOK_EVERY = 1000
-M.MAX_REPEAT_BYTES = 16 * 1024 * 1024
+M.DEADLINE_MS = 3000
+M.HOOK_EVERY = 100
+M.MAX_STRING_BYTES = 1024 * 1024
 M.MAX_PATTERN_STEPS = 1e8
 
 -- the chunk names Flemma loads template code under (templating/eval.lua, compiler.lua)
@@ -87,9 +95,13 @@ local function bounded_match(name)
   local original = string[name]
   return function(s, pattern, ...)
     if from_template() and type(s) == "string" and type(pattern) == "string" then
+      if #s > M.MAX_STRING_BYTES then
+        error(("corral: string.%s on %d bytes refused in a template"):format(name, #s), 2)
+      end
       local plain = name == "find" and select(2, ...)
-      local k = plain and 0 or repeats(pattern)
-      if k > 0 and (#s + 1) ^ k > M.MAX_PATTERN_STEPS then
+      -- (each start position tried again unless the pattern is anchored)
+      local k = plain and 0 or repeats(pattern) + (pattern:sub(1, 1) == "^" and 0 or 1)
+      if k > 1 and (#s + 1) ^ k > M.MAX_PATTERN_STEPS then
         error(("corral: string.%s with a pattern of %d repetitions on %d bytes could freeze the editor: refused in a template"):format(name, k, #s), 2)
       end
     end
@@ -102,18 +114,36 @@ local full_rep = string.rep
 local function bounded_rep(s, n, sep)
   if from_template() and type(n) == "number" and n > 0 then
     local size = (#tostring(s) + #tostring(sep or "")) * n
-    if size > M.MAX_REPEAT_BYTES then
+    if size > M.MAX_STRING_BYTES then
       error(("corral: string.rep of %.0f bytes refused in a template"):format(size), 2)
     end
   end
   return full_rep(s, n, sep)
 end
 
+---A string function that refuses, for template code, a string argument past the limit.
+---@param name string
+---@return function
+local function bounded_size(name)
+  local original = string[name]
+  return function(...)
+    if from_template() then
+      for i = 1, select("#", ...) do
+        local value = select(i, ...)
+        if type(value) == "string" and #value > M.MAX_STRING_BYTES then
+          error(("corral: string.%s on %d bytes refused in a template"):format(name, #value), 2)
+        end
+      end
+    end
+    return original(...)
+  end
+end
+
 -- The string library as template code sees it, through `string.` and through a string's
 -- methods (`("x"):rep(n)` goes through the string metatable, not the environment).
 local BOUNDED_STRING = {}
 for name, fn in pairs(string) do
-  BOUNDED_STRING[name] = fn
+  BOUNDED_STRING[name] = name == "len" and fn or bounded_size(name)
 end
 BOUNDED_STRING.rep = bounded_rep
 for _, name in ipairs({ "find", "match", "gmatch", "gsub" }) do
@@ -135,6 +165,15 @@ function M.populate(env)
   for _, name in ipairs(SAFE_FN) do
     narrowed[name] = fn[name]
   end
+  narrowed.filereadable = function(path)
+    if type(path) == "string" and path ~= "" then
+      local decided = require("corral").decide({ name = "read", input = { path = path } }, {})
+      if not decided or decided.decision == "deny" then
+        return 0 -- (as for a file that is not there: what the read tool refuses)
+      end
+    end
+    return fn.filereadable(path)
+  end
   local normalize = vim.fs.normalize
   env.vim = {
     fn = narrowed,
@@ -146,11 +185,23 @@ function M.populate(env)
     },
   }
   if type(env.string) == "table" then
-    for name, bounded in pairs({ rep = bounded_rep, find = BOUNDED_STRING.find,
-      match = BOUNDED_STRING.match, gmatch = BOUNDED_STRING.gmatch, gsub = BOUNDED_STRING.gsub }) do
-      if env.string[name] then
-        env.string[name] = bounded
+    for name in pairs(env.string) do
+      if BOUNDED_STRING[name] then
+        env.string[name] = BOUNDED_STRING[name]
       end
+    end
+  end
+  if type(env.table) == "table" and env.table.concat then
+    local concat = table.concat
+    env.table.concat = function(list, sep, ...)
+      local size = 0
+      for _, item in ipairs(type(list) == "table" and list or {}) do
+        size = size + (type(item) == "string" and #item or 0) + #tostring(sep or "")
+      end
+      if size > M.MAX_STRING_BYTES then
+        error(("corral: table.concat of %d bytes refused in a template"):format(size), 2)
+      end
+      return concat(list, sep, ...)
     end
   end
 end
@@ -164,10 +215,12 @@ end
 
 local THIS_FILE = debug.getinfo(1, "S").source
 
+local deadline = 0
+
 local function budget_hook()
   if not over then
     spent = spent + M.HOOK_EVERY
-    if spent <= M.INSTRUCTION_BUDGET then
+    if spent <= M.INSTRUCTION_BUDGET and vim.uv.hrtime() < deadline then
       return
     end
     -- (and then at every instruction but this file's, until the evaluation has returned: a
@@ -177,7 +230,7 @@ local function budget_hook()
   elseif debug.getinfo(2, "S").source == THIS_FILE then
     return
   end
-  error(("corral: Flemma's template or frontmatter ran past %d instructions (a loop that would freeze the editor)"):format(M.INSTRUCTION_BUDGET), 0)
+  error(("corral: Flemma's template or frontmatter ran past %d instructions or %d ms (a loop that would freeze the editor)"):format(M.INSTRUCTION_BUDGET, M.DEADLINE_MS), 0)
 end
 
 ---`fn` (one of Flemma's evaluation entry points) run within the budget, with the bounded
@@ -190,6 +243,7 @@ function M.bounded(fn)
       return fn(...)
     end
     depth, spent, over = 1, 0, false
+    deadline = vim.uv.hrtime() + M.DEADLINE_MS * 1e6
     local jit_was_on = jit ~= nil and jit.status()
     if jit_was_on then
       jit.off()

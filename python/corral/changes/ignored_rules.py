@@ -32,6 +32,8 @@ from corral.paths import is_within
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from corral.changes.scan import Entry
     from corral.toolguard.ops.refusal import Refusal
 
@@ -44,6 +46,7 @@ CACHE_FILES = frozenset({".eslintcache", ".stylelintcache", ".DS_Store"})
 WRITES_TOP_FILES = frozenset({".pytest_cache", ".mypy_cache", ".ruff_cache"})
 # an index entry's flags that make git show none of its changes (see git_objects.read_index)
 UNSHOWN = 0x8000 | 0x4000  # assume-unchanged, skip-worktree
+SKIP_WORKTREE = 0x4000
 IGNORED = "sandbox.ignored_files"
 HIDDEN_SUBMODULE = "a submodule whose changes its superproject's settings hide"
 UNREAD_INDEX = "corral cannot read git's index here"
@@ -60,8 +63,8 @@ class _Repository:
     its index tracks, and what its settings hide from `git status`."""
 
     __slots__ = (
-        "folded", "gitlinks", "hidden", "nested", "outer", "settings", "top", "tracked",
-        "tracked_dirs", "unshown", "views",
+        "folded", "gitlinks", "hidden", "nested", "outer", "settings", "sparse", "top",
+        "tracked", "tracked_dirs", "unshown", "views",
     )  # fmt: skip
 
     def __init__(self, top: str, git_dir: str, rules: IgnoredRules) -> None:
@@ -90,8 +93,9 @@ class _Repository:
         ]
         case = any(_true(v) for v in self.settings.get("core.ignorecase", ()))
         exclude = os.path.join(common, "info", "exclude")
+        self.sparse: frozenset[str] = frozenset()  # (skip-worktree ignore files: see below)
         self.views = [
-            Ignores(top, [candidate, exclude], reader, case)
+            Ignores(top, [candidate, exclude], self._from_index_too(reader), case)
             for candidate in dict.fromkeys([*named, os.path.join(xdg, "git", "ignore")])
             for reader in (read_ignore_file, rules.after_text)
         ]
@@ -143,8 +147,26 @@ class _Repository:
                 parent = os.path.dirname(parent)
         self.tracked_dirs = frozenset(dirs)
         self.unshown = frozenset(p for i in indexes for p, f in i.flags.items() if f & UNSHOWN)
+        self.sparse = frozenset(
+            p for i in indexes for p, f in i.flags.items()
+            if f & SKIP_WORKTREE and p.rsplit("/", 1)[-1] == ".gitignore"
+        )  # fmt: skip
         if self.folded is not None:
             self.folded = {p.lower(): p for p in (*entries, *dirs)}
+
+    def _from_index_too(self, reader: Callable[[str], str | None]) -> Callable[[str], str | None]:
+        """`reader`, but for a `.gitignore` missing from the work tree whose index entry is
+        skip-worktree (every one outside a sparse checkout's cone): git reads that one from
+        the index (r87a SPARSEIGNORE); corral does not read blobs, and takes it as ignoring
+        everything there."""
+
+        def read(path: str) -> str | None:
+            text = reader(path)
+            if text is None and os.path.relpath(path, self.top) in self.sparse:
+                return "*\n"
+            return text
+
+        return read
 
     def shows(self, rel: str) -> bool:
         """Whether git tracks `rel` (or a directory of tracked files): a change to it shows
@@ -175,15 +197,8 @@ class _Repository:
             v.lower() in NO_UNTRACKED for v in self.settings.get("status.showuntrackedfiles", ())
         )
 
-    def hides_submodule(self, rel: str) -> bool:
-        """Whether the submodule at `rel` has its changes hidden from this repository's
-        `git status` (`ignore = dirty` in .gitmodules or the config, r82b SUBMODDIRTY)."""
-        if rel not in self.gitlinks:
-            return False
-        if any(
-            v.lower() in HIDING_SUBMODULES for v in self.settings.get("diff.ignoresubmodules", ())
-        ):
-            return True
+    def _modules(self) -> tuple[dict[str, str], dict[str, str]]:
+        """What .gitmodules says: each submodule's path -> its section, section -> ignore."""
         from corral.sandbox.protect import gitconfig
 
         names, ignores = {}, {}
@@ -193,6 +208,24 @@ class _Repository:
                 names[value.strip("/")] = section
             elif section.startswith("submodule.") and key == "ignore":
                 ignores[section] = value.lower()
+        return names, ignores
+
+    def submodule(self, rel: str) -> bool:
+        """Whether `rel` is a submodule of this repository: a gitlink of its index, or, where
+        the index cannot be read, one its .gitmodules names (r87a SPLITSUPER: a superproject
+        with a split index was not looked at)."""
+        return rel in self.gitlinks or (self.hidden is not None and rel in self._modules()[0])
+
+    def hides_submodule(self, rel: str) -> bool:
+        """Whether the submodule at `rel` has its changes hidden from this repository's
+        `git status` (`ignore = dirty` in .gitmodules or the config, r82b SUBMODDIRTY)."""
+        if not self.submodule(rel):
+            return False
+        if any(
+            v.lower() in HIDING_SUBMODULES for v in self.settings.get("diff.ignoresubmodules", ())
+        ):
+            return True
+        names, ignores = self._modules()
         section = names.get(rel, f"submodule.{rel}")
         values = [*self.settings.get(f"{section}.ignore", ()), ignores.get(section, "")]
         return any(v.lower() in HIDING_SUBMODULES for v in values)
@@ -286,10 +319,12 @@ class IgnoredRules(RuleSet):
             if not current.shows(here) and current.hides(here, is_dir):
                 return self._held_in(entry, os.path.join(current.top, current.unit(here)))
             outer = current.outer
-            if outer is None or outer.hidden is not None:
+            if outer is None:
                 return None
             gitlink = os.path.relpath(current.top, outer.top)
-            if gitlink not in outer.gitlinks:
+            if not outer.submodule(gitlink):
+                if outer.hidden is not None:
+                    return None  # (see repository.nested)
                 if is_within(entry.root, current.top):
                     return None  # (see holds_workspace above)
                 current = outer
@@ -370,13 +405,16 @@ class IgnoredRules(RuleSet):
 
         home = os.path.expanduser("~")
         # (and a work tree's own config.worktree, `git config --worktree`, r83a WTCFG)
+        # (and what the environment gives git, GIT_CONFIG_COUNT's and `git -c`'s, r87a
+        # ENVIGNORE: a core.excludesFile exported so hid from review what it ignores)
         configs = [
             *global_configs(home, os.environ), os.path.join(common_dir, "config"),
             *(os.path.join(d, "config.worktree") for d in dict.fromkeys((common_dir, git_dir))),
+            *gitconfig.environment(os.environ),
         ]  # fmt: skip
         found: dict[str, list[str]] = {}
         for path in gitconfig.read(configs, home).files:
-            text = gitconfig.read_text(path) or ""
+            text = gitconfig.text_of(path) or ""
             for section, key, value in gitconfig.entries(text):
                 low = section.split(".", 1)[0].lower()
                 if (low, key) in SETTINGS or (low == "submodule" and key == "ignore"):

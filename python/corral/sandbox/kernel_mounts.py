@@ -18,6 +18,7 @@ from corral.paths import is_within
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
 _STATFS: Any
@@ -77,7 +78,7 @@ def mounts() -> list[tuple[str, str]]:
     return found
 
 
-def elsewhere(table: list[tuple[str, str]] | None = None) -> list[str]:
+def elsewhere(table: list[tuple[str, str]] | None = None, keep: Sequence[str] = ()) -> list[str]:
     """The mount points of kernel filesystems outside /proc, /sys and /dev that this user
     can reach: masked whole in the sandbox, automount points too, mounted on or not (the
     sandbox's copy of one still asks the host to mount, and that mount arrives
@@ -88,7 +89,7 @@ def elsewhere(table: list[tuple[str, str]] | None = None) -> list[str]:
     from corral.sandbox.system_private import reached_without_caps
 
     table = mounts() if table is None else table
-    shown_again = automounted(table)
+    shown_again = automounted(table, keep)
     found: list[str] = []
     for point, kind in table:
         if (
@@ -106,11 +107,16 @@ def elsewhere(table: list[tuple[str, str]] | None = None) -> list[str]:
     return found
 
 
-def automounted(table: list[tuple[str, str]] | None = None) -> dict[str, list[str]]:
+def automounted(
+    table: list[tuple[str, str]] | None = None, keep: Sequence[str] = ()
+) -> dict[str, list[str]]:
     """For each automount point, the filesystems the host has mounted on it or below it
-    (the outermost ones, no kernel filesystem): bound back, read-only, over its mask, so a
-    workspace on an automounted /home runs (r83c AUTOMOUNTWS), while the sandbox's copy of
-    the automount point itself stays out of reach."""
+    (the outermost ones, no kernel filesystem) that hold a path of `keep` (see
+    shown_paths): bound back, read-only, over its mask, so a workspace on an automounted
+    /home runs (r83c AUTOMOUNTWS), while the sandbox's copy of the automount point itself
+    stays out of reach. No other: the system walk never looks below an automount point,
+    and an automounted /boot's root-only files were shown to a sandbox of root's (r87b
+    AUTOMOUNTPRIV)."""
     table = mounts() if table is None else table
     found: dict[str, list[str]] = {}
     for point, kind in table:
@@ -132,8 +138,29 @@ def automounted(table: list[tuple[str, str]] | None = None) -> dict[str, list[st
     def reached(path: str) -> bool:
         return os.path.lexists(path) and reached_without_caps(path)
 
-    kept = {a: [m for m in ms if reached(m)] for a, ms in found.items() if reached(a)}
+    kept = {
+        a: [m for m in ms if reached(m) and any(is_within(k, m) for k in keep)]
+        for a, ms in found.items()
+        if reached(a)
+    }
     return {a: ms for a, ms in kept.items() if ms}
+
+
+def shown_paths(policy: Any) -> tuple[str, ...]:
+    """What the sandbox shows that an automounted filesystem may hold: the writable roots,
+    the workspace, the home and what is shown of it."""
+    return (*policy.rw_roots, policy.cwd, policy.home, *policy.visible)
+
+
+def automount_hidden(real: str, keep: Sequence[str]) -> str | None:
+    """The automount point `real` lies below, where the sandbox masks it (not in a
+    filesystem bound back: see automounted), or None."""
+    table = mounts()
+    points = [p for p, kind in table if kind == "autofs" and is_within(real, p)]
+    if not points:
+        return None
+    shown = [m for ms in automounted(table, keep).values() for m in ms]
+    return None if any(is_within(real, m) for m in shown) else points[0]
 
 
 def kernel_filesystem(real: str) -> str | None:

@@ -960,15 +960,47 @@ class Resolution:
             )
 
         found: list[str] = []
-        level, seen = [(self.ctx.cwd, "")], 0
+        # The workspace, every other writable root and every directory home_allow shows:
+        # `cat .env` there handed the model what the read tool refuses (r87b DENYGLOBROOTS);
+        # each searched on its own budget (a home_allow area past it is searched in part,
+        # and said: it is what you chose to show).
+        tops: list[str] = [self.ctx.cwd]
+        shown = self.paths_of("sandbox.policy.home_allow", existing_only=True)
+        for top in (*self.rw_roots, *shown):
+            if os.path.isdir(top) and not any(is_within(top, t) for t in tops):
+                tops.append(top)
+        for top in tops:
+            if not self._denied_below(top, covered, len(rest) + len(others), found):
+                break
+        return found
+
+    def _denied_below(
+        self,
+        top: str,
+        covered: Callable[[str, str], bool],
+        per_entry: int,
+        found: list[str],
+    ) -> bool:
+        """The deny search below one directory (see _denied_in_workspace); False where it
+        stopped with a problem."""
+        from corral.sandbox.protect import gitguard
+
+        level, seen = [(top, "")], 0
         # Each entry is matched against every pattern no set or affix lookup answers: bounded,
         # as the entries are (1000 globs with a / from a chat froze the editor, r32b).
-        per_entry = len(rest) + len(others)
+        writable = self.writable(top)
         for _ in range(DENY_SEARCH_DEPTH):
             below = []
             for directory, rel in level:
                 try:
                     entries = list(os.scandir(directory))
+                except PermissionError:
+                    # (one it cannot list is hidden whole: a command that made it so, `chmod
+                    # 000 config`, would open it again inside and read its .env, r87b
+                    # DENYCHMOD)
+                    if rel:
+                        found.append(directory)
+                    continue
                 except OSError:
                     continue
                 for entry in entries:
@@ -977,30 +1009,37 @@ class Resolution:
                         self.problem(
                             "tools.permissions.deny",
                             f"{per_entry} patterns that are not plain names or `*.x` / `x.*` "
-                            f"forms, each matched against every entry of {self.ctx.cwd}: too "
+                            f"forms, each matched against every entry of {top}: too "
                             "many for a workspace this size; keep the deny list to names and "
                             "simple forms",
                         )
-                        return found
+                        return False
+                    if seen > DENY_SEARCH_LIMIT and not writable:
+                        self.notes.append(
+                            f"{top} (shown by sandbox.policy.home_allow) holds more than "
+                            f"{DENY_SEARCH_LIMIT} entries in its top {DENY_SEARCH_DEPTH} levels: "
+                            "files the deny list names below them are not hidden from commands"
+                        )
+                        return True
                     if seen > DENY_SEARCH_LIMIT:
                         # never hidden in part: a command could plant entries to push a
                         # `.env` out of the search (seventh review A7)
                         self.problem(
                             "tools.permissions.deny",
-                            f"{self.ctx.cwd} holds more than {DENY_SEARCH_LIMIT} entries in its "
+                            f"{top} holds more than {DENY_SEARCH_LIMIT} entries in its "
                             f"top {DENY_SEARCH_DEPTH} levels (past node_modules and the like): "
                             "corral cannot find every file the deny list names to hide it from "
                             "commands; open a narrower workspace, or empty "
                             "tools.permissions.deny",
                         )
-                        return found
+                        return False
                     path_rel = f"{rel}/{entry.name}" if rel else entry.name
                     if covered(path_rel, entry.name):
                         found.append(entry.path)
                     elif entry.is_dir(follow_symlinks=False) and entry.name not in gitguard.BULKY:
                         below.append((entry.path, path_rel))
             level = below
-        return found
+        return True
 
     # -- phase 4: what stays as it is inside the writable roots ----------------------------
     def _in_roots(self, found: Protection) -> None:

@@ -129,6 +129,8 @@ ARCHES: dict[str, tuple[int, dict[str, int]]] = {
         },
     ),
 }
+# riscv64 numbers its calls as aarch64 does (both take asm-generic's table)
+ARCHES["riscv64"] = (0xC00000F3, ARCHES["aarch64"][1])
 # where each call's mode is (the offset of its argument), and where its open flags are, for
 # those that create a file only with O_CREAT or O_TMPFILE
 MODE_ARGS = {

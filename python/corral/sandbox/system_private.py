@@ -141,7 +141,8 @@ def readable_without_caps(path: str) -> bool:
 
 def reached_without_caps(path: str) -> bool:
     """Whether the sandbox's processes could come to `path` at all: no directory on the way
-    refuses them a search by its mode bits (and none has an ACL that might let them). One
+    that another user owns refuses them a search by its mode bits (and none has an ACL that
+    might let them; one of their own they could chmod). One
     that cannot needs no mask, and bwrap, which runs as they do, cannot make one there: as
     root, another user's 0700 directory in the workspace holding a credential's name had
     every run fail (r86b)."""
@@ -153,6 +154,8 @@ def reached_without_caps(path: str) -> bool:
             info = os.stat(directory)
         except OSError:
             return True  # (bwrap's own error, if any, says it)
+        if info.st_uid == who.uid:
+            continue  # (bwrap reaches it, and a command could chmod it back: r87b DENYCHMOD)
         if not who.bits(info) & 1 and not _acl(directory):
             return False
     return True

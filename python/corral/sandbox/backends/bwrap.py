@@ -175,7 +175,7 @@ def mount_args(policy: Policy, stage: str | None = None) -> list[str]:
     from corral.sandbox.system_private import reached_without_caps
 
     table = kernel_mounts.mounts()
-    automounted = kernel_mounts.automounted(table)
+    automounted = kernel_mounts.automounted(table, kernel_mounts.shown_paths(policy))
     args = ["--ro-bind", "/", "/", *_automount_masks(automounted)]
     args += ["--dev", "/dev", "--proc", "/proc"]
     # Kernel settings stay read-only: as root, the sandbox's uid 0 is the host's, and procfs
@@ -284,7 +284,7 @@ def _kernel_masks(
 
     shown = (*policy.visible, *policy.rw_roots)
     args: list[str] = []
-    for point in kernel_mounts.elsewhere(table):
+    for point in kernel_mounts.elsewhere(table, kernel_mounts.shown_paths(policy)):
         if (
             any(is_within(point, h) for h in policy.hidden)
             and not any(is_within(point, s) for s in shown)
@@ -304,6 +304,27 @@ def _kernel_masks(
         else:  # (one file of it bound elsewhere, r82c KERNELFILEMOUNT)
             args += ["--ro-bind", "/dev/null", point]
     return args
+
+
+def unfiltered(policy: Policy, notes: list[str]) -> None:
+    """No seccomp filter for this machine: refused, unless your settings allow unix sockets,
+    the filter's first reason, where the note says what else goes without it (r87b
+    SECCOMPARCH: on armv7 or ppc64le every command reached /run/docker.sock, reported
+    sandboxed)."""
+    machine = os.uname().machine
+    if not policy.unix_sockets:
+        from corral.errors import BackendError
+
+        raise BackendError(
+            f"corral has no seccomp filter for this machine ({machine}; it knows x86_64, "
+            "aarch64 and riscv64), and without one a command reaches every unix socket it "
+            "can see (a container engine's is root on the host): to run without it, use a "
+            "mode without network and set sandbox.policy.unix_sockets = true"
+        )
+    notes.append(
+        f"no seccomp filter for {machine}: unix sockets, io_uring, keyrings, terminal "
+        "typing (TIOCSTI) and setuid bits are not refused"
+    )
 
 
 def _setgid_ok(policy: Policy, stage: str | None) -> bool:
@@ -541,9 +562,26 @@ class BwrapBackend(Backend):
         from corral.sandbox import seccomp
         from corral.sandbox.environment import without_proxy
 
-        notes = []
+        notes: list[str] = []
         problem = self.changes_problem(policy)
         stage = None
+        # (the filter first: what refuses to run leaves no change set behind)
+        if seccomp.program(os.uname().machine, not policy.unix_sockets) is None:
+            unfiltered(policy, notes)
+        path = None
+        if not launcher_fds:
+            setgid_ok = problem is None and all(os.path.isdir(r) for r in policy.rw_roots)
+            try:
+                path = seccomp.program_path(not policy.unix_sockets, setgid_ok)
+            except OSError as e:
+                from corral.errors import BackendError
+
+                raise BackendError(
+                    f"corral could not write its seccomp filter ({e.strerror}: {e.filename}), "
+                    "and without it a command could connect to the host's sockets: free space "
+                    "there, or make corral's cache directory yours again (a `sudo -E` may "
+                    "have left it root's)"
+                ) from e
         if problem is None:
             from corral.changes import stage as stages
 
@@ -603,17 +641,6 @@ class BwrapBackend(Backend):
             # another program (jobstart) cannot carry: a constant sh script opens the filter
             # file on descriptor 3 and starts bwrap; with a change set, it then runs the check
             # (see LAUNCH_CHANGES). Data reaches sh only as arguments.
-            try:
-                path = seccomp.program_path(not policy.unix_sockets, _setgid_ok(policy, stage))
-            except OSError as e:
-                from corral.errors import BackendError
-
-                raise BackendError(
-                    f"corral could not write its seccomp filter ({e.strerror}: {e.filename}), "
-                    "and without it a command could connect to the host's sockets: free space "
-                    "there, or make corral's cache directory yours again (a `sudo -E` may "
-                    "have left it root's)"
-                ) from e
             shell = hostbin.find("sh")
             if shell is None:
                 if stage is not None:
@@ -624,8 +651,6 @@ class BwrapBackend(Backend):
                 # (nor a way into its network)
                 env = without_proxy(policy.env) if policy.network_allow else policy.env
                 return Wrapped(self.argv(policy, argv), env, self.name, True, notes=notes)
-            if path is None:
-                notes.append("no seccomp filter for this architecture")
             fifos = _fifos() if policy.network_allow and proxied else None
             wrapped = self.argv(
                 policy,
@@ -663,8 +688,6 @@ class BwrapBackend(Backend):
         status_r, status_w = os.pipe()
         os.set_inheritable(status_w, True)
         fds = (status_w,) if seccomp_fd is None else (status_w, seccomp_fd)
-        if seccomp_fd is None:
-            notes.append("no seccomp filter for this architecture")
         info_fd = block_fd = None
         bridge = None
         if policy.network_allow:

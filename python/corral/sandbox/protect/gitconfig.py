@@ -229,6 +229,11 @@ def environment(env: Mapping[str, str]) -> list[str]:
     return [ENVIRONMENT + "\n".join(lines) + "\n"] if lines else []
 
 
+def text_of(path: str) -> str | None:
+    """A config file's text, or the environment's pseudo file's (see environment)."""
+    return path[len(ENVIRONMENT) :] if path.startswith(ENVIRONMENT) else read_text(path)
+
+
 def read(config_files: Iterable[str], home: str) -> Reading:
     """Follow the includes of `config_files` (those that exist) to git's depth limit; one
     of them may be the environment's (see environment), and is not a file."""
@@ -239,7 +244,7 @@ def read(config_files: Iterable[str], home: str) -> Reading:
         if path in result.files:
             continue
         result.files.append(path)
-        text = path[len(ENVIRONMENT) :] if path.startswith(ENVIRONMENT) else read_text(path)
+        text = text_of(path)
         if text is None:
             continue
         includes: list[str] = []

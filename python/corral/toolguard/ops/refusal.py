@@ -107,7 +107,7 @@ def check_read(policy: Policy, path: str, real: str, layers: Mapping[str, str]) 
             f"{_via(path, real)} is the host's {system}, which the sandbox does not show "
             "(it holds every process's environment, API keys included)",
         )
-    kernel = _kernel_filesystem(path, real)
+    kernel = _kernel_filesystem(path, real) or _automounted(policy, path, real)
     if kernel is not None:
         return kernel
     if not policy.enabled:
@@ -162,7 +162,11 @@ def check_write(
 
     `entry`: the directory entry itself is removed or renamed (delete, move), so it must not
     be, or hold, anything the sandbox keeps in place."""
-    denied = _denied(policy, path, real, layers) or _kernel_filesystem(path, real)
+    denied = (
+        _denied(policy, path, real, layers)
+        or _kernel_filesystem(path, real)
+        or _automounted(policy, path, real)
+    )
     if denied is not None or not policy.enabled:
         return denied
     held = next((p for p in (*policy.read_only, *policy.watch) if is_within(real, p)), None)
@@ -221,6 +225,24 @@ def _kernel_filesystem(path: str, real: str) -> Refusal | None:
         f"{_via(path, real)} is on a {kind} filesystem mounted outside /proc, /sys and /dev "
         "(a chroot's or a build root's): it shows every process of the host, or the "
         "kernel's settings, and the sandbox masks it",
+    )  # fmt: skip
+
+
+def _automounted(policy: Policy, path: str, real: str) -> Refusal | None:
+    """Also with the sandbox off: a file below an automount point the sandbox masks (an
+    automounted /boot or /efi, whose root-only files the system walk never looked at: r87b
+    AUTOMOUNTPRIV)."""
+    from corral.sandbox import kernel_mounts
+
+    point = kernel_mounts.automount_hidden(real, kernel_mounts.shown_paths(policy))
+    if point is None:
+        return None
+    return Refusal(
+        "hidden", path, "sandbox: automount points", BUILTIN,
+        "read it yourself outside the sandbox: a chat tool never reads what an automount "
+        "point stands for",
+        f"{_via(path, real)} is below the automount point {point}, which the sandbox masks "
+        "(a command there would have the host mount what it stands for)",
     )  # fmt: skip
 
 
