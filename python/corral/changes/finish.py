@@ -480,8 +480,14 @@ def _describe(report: dict[str, Any], frontend: str | None) -> list[str]:
         if why.startswith(words.IN_IGNORED):
             # (what git ignores, by the directories it ignores: one line for a venv, a
             # build and node_modules, not one per directory)
-            path = words.named_unit(why, words.IN_IGNORED, path)
-            why = f"what git ignores: {words.IGNORED_WHY}"
+            unit = words.named_unit(why, words.IN_IGNORED, path)
+            # (the reason given before git's words: a hidden submodule's, a nested
+            # repository's; none for what an ignore file names, r87a SUBWHY)
+            given = why[len(words.IN_IGNORED) + len(unit) + 2 :].removesuffix(
+                f"{words.IGNORED_WHY})"
+            )
+            path = unit
+            why = f"{given.rstrip('; :') or 'what git ignores'}: {words.IGNORED_WHY}"
             if path in reasons.get(why, ()):
                 continue
         reasons.setdefault(why, []).append(path)
