@@ -549,3 +549,16 @@ def read_regular(path: str, limit: int, follow: bool = True) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def might_exist(path: str) -> bool:
+    """Whether `path` exists, or may: one below a directory this user cannot enter is not
+    taken for gone (r88b DENYCHMOD2: a `chmod 400` on its directory dropped a .env's mask,
+    and the command opened the directory again inside)."""
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return True

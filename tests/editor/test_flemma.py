@@ -489,6 +489,15 @@ out.long_search = try(eval.eval_expression, "('a'):rep(1e6):find('a-b')", templa
 out.calls = try(eval.execute_frontmatter, "local s = ('x'):rep(1e6) while true do s:upper() end")
 out.exists = eval.eval_expression(
   "vim.fn.filereadable('.env') .. vim.fn.filereadable('kept.txt')", templating.create_env())
+out.optional = try(eval.eval_expression, "('a'):rep(40):find(('a?'):rep(40) .. 'b')",
+  templating.create_env())
+out.simplify = try(eval.execute_frontmatter,
+  "local s = 'a/../' for i = 1, 12 do s = s .. s end local x = vim.fn.simplify(s)")
+out.tilde = try(eval.eval_expression, "vim.fn.fnamemodify('~/$CORRAL_TEST_SECRET', ':p')",
+  templating.create_env())
+out.include = try(eval.eval_expression,
+  "select(2, pcall(include, '$CORRAL_TEST_SECRET')).filename", templating.create_env())
+out.read_templated = require("flemma.tools.registry").has_capability("read", "template_tool_result")
 out.fine = eval.eval_expression(
   "vim.fn.fnamemodify('/a/b.c', ':t:r') .. ('x'):upper() .. string.rep('-', 2)",
   templating.create_env())
@@ -522,6 +531,15 @@ def test_flemmas_templates_run_no_vim_script_read_no_environment_and_cannot_free
     assert "could freeze the editor" in got["long_search"], got
     assert "ran past" in got["calls"], got
     assert got["exists"] == "01", got
+    # r88c FLEMMAOPTREP (`a?` forty times: a day in one C call), FLEMMASIMPLIFY (Vim's
+    # simplify() on MiB: minutes), FLEMMAENVTILDE (fnamemodify's :p expands the `$VAR` of a
+    # name starting with `~`), FLEMMAENVINCLUDE (include()'s error named the expanded path);
+    # and a read's result is no template at all
+    assert "could freeze the editor" in got["optional"], got
+    assert "simplify of" in got["simplify"], got
+    assert "leading `~`" in got["tilde"] and "sekrit" not in got["tilde"], got
+    assert "sekrit" not in got["include"], got
+    assert got["read_templated"] is False, got
     assert got["fine"] == "bX--", got  # (what templates do still works)
     assert got["after"] == "ababtrue", got
     # a chat opened (Flemma evaluates its frontmatter then, before any :trust)

@@ -563,15 +563,19 @@ def test_deny_names_are_hidden_in_every_root_and_below_a_directory_made_unlistab
     (other / "deploy").mkdir(parents=True)
     (other / ".env").write_text("CORRAL-OTHER-ENV\n")
     (other / "deploy" / "server.key").write_text("CORRAL-OTHER-KEY\n")
-    (host.ws / "config").mkdir()
-    (host.ws / "config" / ".env").write_text("CORRAL-SUBDIR-ENV\n")
+    # (and r88b DENYCHMOD2: one that can be listed but not entered, `chmod 400`)
+    for name in ("config", "config2"):
+        (host.ws / name).mkdir()
+        (host.ws / name / ".env").write_text("CORRAL-SUBDIR-ENV\n")
     give_to_test_user(host.base)
     (host.ws / "config").chmod(0)
+    (host.ws / "config2").chmod(0o400)
     probe = (
         f"cat {q(other / '.env')} {q(other / 'deploy' / 'server.key')}; "
-        "chmod 755 config; cat config/.env; echo after"
+        "chmod 755 config config2; cat config/.env config2/.env; echo after"
     )
     done = host.corral("run", "--allow-write", str(other), "--", "sh", "-c", probe)
     (host.ws / "config").chmod(0o755)
+    (host.ws / "config2").chmod(0o755)
     assert done.stdout.endswith("after\n"), done.stdout + done.stderr
     assert "CORRAL-" not in done.stdout, done.stdout

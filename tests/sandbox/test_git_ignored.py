@@ -558,3 +558,36 @@ def test_a_workspace_in_a_submodule_of_a_superproject_with_a_split_index(host: H
     done = host.sh("echo new > tool.sh", None, cwd=host.ws / "lib")
     assert done.returncode == 0, done.stderr
     assert not (host.ws / "lib" / "tool.sh").exists(), done.stderr
+
+
+def test_a_submodule_the_command_stages_hides_nothing_in_its_folder(host: Host) -> None:
+    """r88a STAGEDGITLINK: a command staged a gitlink a branch of the user's already had
+    (`git update-index --cacheinfo 160000,...`) and wrote a conftest.py in its folder: git
+    lists nothing in a submodule's folder that has no .git, and pytest ran it."""
+    sha = host.git("rev-parse", "HEAD").strip()
+    host.git("checkout", "-q", "-b", "other")
+    host.git("update-index", "--add", "--cacheinfo", f"160000,{sha},tests/vendored")
+    host.git("commit", "-qm", "vendored")
+    host.git("checkout", "-q", "-")
+    run(
+        host,
+        f"git update-index --add --cacheinfo 160000,{sha},tests/vendored\n"
+        "mkdir -p tests/vendored && echo x > tests/vendored/conftest.py\n",
+    )
+    assert not (host.ws / "tests" / "vendored" / "conftest.py").exists()
+
+
+def test_a_submodule_no_gitmodules_names_in_a_superproject_with_a_split_index(
+    host: Host,
+) -> None:
+    """r88a SPLITSUPER2: a repository added with a plain `git add` (a gitlink .gitmodules
+    does not name), its superproject's index split and `diff.ignoreSubmodules = all`: a
+    new conftest.py in it landed, and the superproject's `git status` showed nothing."""
+    inner = _nested(host, "embedded")
+    host.git("add", "embedded")
+    host.git("commit", "-qm", "embedded")
+    host.git("config", "diff.ignoreSubmodules", "all")
+    host.git("update-index", "--split-index")
+    done = host.sh("echo x > conftest.py", None, cwd=inner)
+    assert done.returncode == 0, done.stderr
+    assert not (inner / "conftest.py").exists(), done.stderr

@@ -372,3 +372,24 @@ def test_a_filesystem_the_host_mounts_during_a_run_stays_out(
         run.kill()
     assert out == "done\n", out + err  # (the late mount's LATE not listed)
     assert not (shared / "late" / "written").exists()
+
+
+def test_the_loaders_variables_reach_only_the_command(host: Host) -> None:
+    """r88b LAUNCHERENV: an LD_LIBRARY_PATH given in sandbox.policy.env reached the launcher
+    that runs with two capabilities (a library planted there unmounted the masks over the
+    credentials, as root) and the host's sh, bwrap and change-set check. LD_DEBUG shows
+    which programs the loader read it in: only the command's."""
+    config = host.base / "env.toml"
+    config.write_text(
+        f'[sandbox.policy]\nenv = ["LD_DEBUG=files", "LD_DEBUG_OUTPUT={host.ws}/ld"]\n'
+    )
+    give_to_test_user(host.base)
+    done = host.corral("run", "--config", str(config), "--", "sh", "-c", "true")
+    assert done.returncode == 0, done.stderr
+    logs = [p.read_text() for p in host.ws.glob("ld.*")]
+    started = {
+        line.split("initialize program: ", 1)[1].split()[0].split("/")[-1]
+        for text in logs for line in text.splitlines() if "initialize program: " in line
+    }  # fmt: skip
+    assert "sh" in started, logs  # (the command's own)
+    assert not started & {"bwrap", "unshare", "setpriv", "python3", "python"}, started

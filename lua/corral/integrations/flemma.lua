@@ -198,6 +198,13 @@ local function guard_includes()
   local wrap = require("corral.integrations.wrap").wrap
   wrap("flemma.utilities.path", "resolve", function(resolve)
     return function(path, base_dir, ...)
+      if type(path) == "string" and path:find("$", 1, true) then
+        -- (Flemma's normalize expands `$VAR` from the editor's environment, and its error
+        -- names the result: a template caught it and put an API key into the request,
+        -- r88c FLEMMAENVINCLUDE)
+        error({ type = "file", filename = path, raw = path,
+          error = "corral: refused to include " .. path .. ": a path with `$` in it" })
+      end
       if type(path) == "string" and (path == "~" or vim.startswith(path, "~/")) then
         path = vim.fs.joinpath(vim.env.HOME or "/nonexistent", path:sub(3))
       end
@@ -338,6 +345,19 @@ local function replace_file_tools()
       local ours = vim.tbl_extend("force", {}, tool, { execute = execute, async = true })
       registry.unregister(name)
       registry.register(name, ours)
+    end
+  end
+  -- A read's result is the file's text, not a template: Flemma evaluates the `{{ }}` of a
+  -- tool that declares `template_tool_result` when it builds the next request, and a file
+  -- a command wrote is the attacker's (r86c FLEMMATPLEXEC, r88c FLEMMAOPTREP: the way in
+  -- for every template finding; the bounds of flemma_eval stay for the other ways).
+  for name, tool in pairs(registry.get_all and registry.get_all({ include_disabled = true }) or {}) do
+    if type(tool) == "table" and vim.tbl_contains(tool.capabilities or {}, "template_tool_result") then
+      local kept = vim.tbl_filter(function(c)
+        return c ~= "template_tool_result"
+      end, tool.capabilities)
+      registry.unregister(name)
+      registry.register(name, vim.tbl_extend("force", {}, tool, { capabilities = kept }))
     end
   end
 end

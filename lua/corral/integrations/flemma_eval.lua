@@ -31,6 +31,9 @@ local TEMPLATE_CODE = { frontmatter = true, expression = true, template = true }
 -- modifiers that only take a name apart (:h :t :r :e), make it full or relative (:p :~ :.),
 -- short (:8) or quoted for a shell (:S)
 local SAFE_MODIFIERS = "^[:phtre~.8S]*$"
+-- what a vim.fn or vim.fs function takes from a template: a path, never past this (Vim's
+-- simplify() is quadratic, and runs in one C call: r88c FLEMMASIMPLIFY)
+M.MAX_PATH_BYTES = 4096
 -- what include() and path resolution in a template need, none of which evaluates anything
 local SAFE_FN = { "getcwd", "filereadable", "simplify" }
 
@@ -57,8 +60,9 @@ local function from_template()
   end
 end
 
----How many `*`, `+` and `-` a Lua pattern repeats by: each can make the matcher try every
----length again under the ones before it.
+---How many items of a Lua pattern the matcher may try again under the ones before it:
+---each `*`, `+`, `-` and `?` (r88c FLEMMAOPTREP: `a?` forty times took a day on 40 bytes),
+---and each `%b` (a balanced run, tried to every end).
 ---@param pattern string
 ---@return integer
 local function repeats(pattern)
@@ -66,7 +70,12 @@ local function repeats(pattern)
   while i <= n do
     local c = pattern:sub(i, i)
     if c == "%" then
-      i = i + 2
+      if pattern:sub(i + 1, i + 1) == "b" then
+        count = count + 1
+        i = i + 4
+      else
+        i = i + 2
+      end
     elseif c == "[" then
       i = i + 1
       if pattern:sub(i, i) == "^" then
@@ -78,7 +87,7 @@ local function repeats(pattern)
       end
       i = i + 1
     else
-      if c == "*" or c == "+" or c == "-" then
+      if c == "*" or c == "+" or c == "-" or c == "?" then
         count = count + 1
       end
       i = i + 1
@@ -121,11 +130,13 @@ local function bounded_rep(s, n, sep)
   return full_rep(s, n, sep)
 end
 
----A string function that refuses, for template code, a string argument past the limit.
+---A string function (or `f`) that refuses, for template code, a string argument past the
+---limit.
 ---@param name string
+---@param f? function
 ---@return function
-local function bounded_size(name)
-  local original = string[name]
+local function bounded_size(name, f)
+  local original = f or string[name]
   return function(...)
     if from_template() then
       for i = 1, select("#", ...) do
@@ -152,20 +163,41 @@ end
 
 ---A Flemma templating populator (runs after Flemma's own): the environment narrowed.
 ---@param env table
+---`f` refusing a string argument past M.MAX_PATH_BYTES.
+---@param name string
+---@param f function
+---@return function
+local function path_sized(name, f)
+  return function(...)
+    for i = 1, select("#", ...) do
+      local value = select(i, ...)
+      if type(value) == "string" and #value > M.MAX_PATH_BYTES then
+        error(("corral: %s of %d bytes refused in a template"):format(name, #value), 2)
+      end
+    end
+    return f(...)
+  end
+end
+
 function M.populate(env)
   local fn = vim.fn
   local narrowed = {
-    fnamemodify = function(name, modifiers)
+    fnamemodify = path_sized("fnamemodify", function(name, modifiers)
       if type(modifiers) ~= "string" or not modifiers:match(SAFE_MODIFIERS) then
         error("corral: fnamemodify takes only :p :h :t :r :e :~ :. :8 :S in a template (a :s substitute runs Vim script)", 2)
       end
+      if type(name) == "string" and (name:find("$", 1, true) or name:sub(1, 1) == "~") then
+        -- (:p and :~ expand every `$VAR` of a name that starts with `~`: the editor's
+        -- environment, r88c FLEMMAENVTILDE)
+        error("corral: fnamemodify takes no name with `$` or a leading `~` in a template", 2)
+      end
       return fn.fnamemodify(name, modifiers)
-    end,
+    end),
   }
   for _, name in ipairs(SAFE_FN) do
-    narrowed[name] = fn[name]
+    narrowed[name] = path_sized(name, fn[name])
   end
-  narrowed.filereadable = function(path)
+  narrowed.filereadable = path_sized("filereadable", function(path)
     if type(path) == "string" and path ~= "" then
       local decided = require("corral").decide({ name = "read", input = { path = path } }, {})
       if not decided or decided.decision == "deny" then
@@ -173,15 +205,15 @@ function M.populate(env)
       end
     end
     return fn.filereadable(path)
-  end
+  end)
   local normalize = vim.fs.normalize
   env.vim = {
     fn = narrowed,
     fs = {
-      normalize = function(path, opts)
+      normalize = path_sized("vim.fs.normalize", function(path, opts)
         return normalize(path, vim.tbl_extend("force", opts or {}, { expand_env = false }))
-      end,
-      abspath = vim.fs.abspath,
+      end),
+      abspath = path_sized("vim.fs.abspath", vim.fs.abspath),
     },
   }
   if type(env.string) == "table" then
@@ -190,6 +222,9 @@ function M.populate(env)
         env.string[name] = BOUNDED_STRING[name]
       end
     end
+  end
+  if env.print then
+    env.print = bounded_size("print", env.print) -- (Vim's message area, any size)
   end
   if type(env.table) == "table" and env.table.concat then
     local concat = table.concat

@@ -135,9 +135,10 @@ class _Repository:
             if all(p in other.entries for other in indexes[1:])
         }
         self.tracked = frozenset(entries)
+        # (a submodule either index has: one the command staged too, whose folder git lists
+        # nothing in, r88a STAGEDGITLINK)
         self.gitlinks = frozenset(
-            p for p, (mode, _) in entries.items()
-            if all(i.entries.get(p, (0, ""))[0] == 0o160000 for i in indexes)
+            p for i in indexes for p, (mode, _) in i.entries.items() if mode == 0o160000
         )  # fmt: skip
         dirs = set()
         for path in entries:
@@ -211,10 +212,11 @@ class _Repository:
         return names, ignores
 
     def submodule(self, rel: str) -> bool:
-        """Whether `rel` is a submodule of this repository: a gitlink of its index, or, where
-        the index cannot be read, one its .gitmodules names (r87a SPLITSUPER: a superproject
-        with a split index was not looked at)."""
-        return rel in self.gitlinks or (self.hidden is not None and rel in self._modules()[0])
+        """Whether `rel` may be a submodule of this repository: a gitlink of its index, or,
+        where the index cannot be read, any repository inside (r87a SPLITSUPER: a
+        superproject with a split index was not looked at; r88a SPLITSUPER2: nor one whose
+        submodule .gitmodules does not name)."""
+        return rel in self.gitlinks or self.hidden is not None
 
     def hides_submodule(self, rel: str) -> bool:
         """Whether the submodule at `rel` has its changes hidden from this repository's

@@ -18,6 +18,7 @@ from corral.paths import (
     expand_lexical,
     file_patterns,
     is_within,
+    might_exist,
     name_matches,
     outermost,
     planted_link,
@@ -865,7 +866,7 @@ class Resolution:
         in_workspace = [
             os.path.realpath(p) if os.path.islink(p) else p for p in self._denied_in_workspace()
         ]
-        in_workspace = [p for p in in_workspace if os.path.lexists(p)]
+        in_workspace = [p for p in in_workspace if might_exist(p)]
         for p in outermost(
             [*listed, *in_workspace, *self._host_socket_dirs(), *self._system_private()]
         ):
@@ -995,10 +996,11 @@ class Resolution:
                 try:
                     entries = list(os.scandir(directory))
                 except PermissionError:
-                    # (one it cannot list is hidden whole: a command that made it so, `chmod
-                    # 000 config`, would open it again inside and read its .env, r87b
-                    # DENYCHMOD)
-                    if rel:
+                    # (one it cannot list, in a writable root and the user's own, is hidden
+                    # whole: a command that made it so, `chmod 000 config`, would open it
+                    # again inside and read its .env, r87b DENYCHMOD; another's it cannot
+                    # open either)
+                    if rel and writable and _owned(directory):
                         found.append(directory)
                     continue
                 except OSError:
@@ -1774,3 +1776,11 @@ class Resolution:
                     f"{p} is a credential store or inside one ({store}), hidden whatever "
                     "home_allow says; remove it here, or from sandbox.policy.deny_read to show it",
                 )
+
+
+def _owned(path: str) -> bool:
+    """Whether this user owns `path` (and could chmod it)."""
+    try:
+        return os.lstat(path).st_uid == os.geteuid()
+    except OSError:
+        return False

@@ -12,14 +12,14 @@ from __future__ import annotations
 import os
 import sys
 
-from corral.paths import is_within, which
+from corral.paths import is_within, might_exist, which
 from corral.sandbox import hostbin
 from corral.sandbox.backends import probe
 from corral.sandbox.backends.base import Backend, Wrapped
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Hashable, Sequence
+    from collections.abc import Hashable, Iterable, Sequence
 
     from corral.sandbox.policy import Policy
 
@@ -165,7 +165,29 @@ def private_mounts(policy: Policy) -> list[str]:
     unshare, setpriv = hostbin.find("unshare"), hostbin.find("setpriv")
     if unshare is None or setpriv is None:
         return []
-    return [unshare, "--mount", "--propagation", "private", "--", setpriv, *DROP_ALL, "--"]
+    launcher = [unshare, "--mount", "--propagation", "private", "--", setpriv, *DROP_ALL, "--"]
+    # The launcher runs with two capabilities: the loader's variables are kept from it (and
+    # from the host's launcher: see host_env) and given to the command by env(1) once they
+    # are dropped (r88b LAUNCHERENV: a library planted where an LD_LIBRARY_PATH of
+    # sandbox.policy.env pointed was loaded into setpriv, which unmounted the masks over the
+    # credentials, as root; and into the host's sh, bwrap and the change-set check).
+    loader = _loader_env(policy)
+    if loader:
+        env = hostbin.find("env")
+        if env is None:
+            return []  # (none to give them back: --disable-userns as before, and the note)
+        launcher += [env, *(f"{name}={value}" for name, value in loader)]
+    return launcher
+
+
+def _loader_env(policy: Policy) -> list[tuple[str, str]]:
+    return [(name, value) for name, value in policy.env if _loader_variable(name)]
+
+
+def host_env(env: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The environment of what runs on the host to start a sandbox (sh, bwrap, the change-set
+    check): without the loader's variables, which the command gets inside (see argv)."""
+    return [(name, value) for name, value in env if not _loader_variable(name)]
 
 
 def mount_args(policy: Policy, stage: str | None = None) -> list[str]:
@@ -231,7 +253,7 @@ def mount_args(policy: Policy, stage: str | None = None) -> list[str]:
             is_within(path, s) for s in shown
         ):
             continue  # already gone with the hidden area
-        if not os.path.lexists(path) and not any(
+        if not might_exist(path) and not any(
             is_within(path, a) for a in (*policy.visible, *policy.hidden)
         ):
             # (gone since the policy was made: bwrap cannot make a mount point in the
@@ -251,6 +273,18 @@ def mount_args(policy: Policy, stage: str | None = None) -> list[str]:
         else:
             args += ["--ro-bind", "/dev/null", path]
     return args + _kernel_masks(policy, stage, masked, table, automounted)
+
+
+# What glibc's loader and libc read from the environment to load code or files a
+# privileged program must not trust (its "unsecure" variables, and tunables)
+LOADER_VARIABLES = frozenset({
+    "GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LOCALDOMAIN", "LOCPATH",
+    "MALLOC_TRACE", "NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF", "RES_OPTIONS", "TZDIR",
+})  # fmt: skip
+
+
+def _loader_variable(name: str) -> bool:
+    return name.startswith("LD_") or name in LOADER_VARIABLES
 
 
 def _automount_masks(automounted: dict[str, list[str]]) -> list[str]:
@@ -545,8 +579,13 @@ class BwrapBackend(Backend):
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
         args += policy.bwrap_extra_args
+        launcher = private_mounts(policy)
+        # (the loader's variables reach neither the host's launcher nor the sandbox's: env(1)
+        # gives them to the command, see private_mounts; bwrap does where there is none)
+        for name, value in _loader_env(policy) if not launcher else ():
+            args += ["--setenv", name, value]
         args.append("--")
-        args += private_mounts(policy)
+        args += launcher
         args += limited(policy)
         args += argv
         return args
@@ -649,7 +688,7 @@ class BwrapBackend(Backend):
                     raise BackendError("no /bin/sh owned by root to run the change-set check")
                 notes.append("no seccomp filter: no /bin/sh owned by root to pass it to bwrap")
                 # (nor a way into its network)
-                env = without_proxy(policy.env) if policy.network_allow else policy.env
+                env = host_env(without_proxy(policy.env) if policy.network_allow else policy.env)
                 return Wrapped(self.argv(policy, argv), env, self.name, True, notes=notes)
             fifos = _fifos() if policy.network_allow and proxied else None
             wrapped = self.argv(
@@ -675,7 +714,9 @@ class BwrapBackend(Backend):
                 launch = wrapped
             return Wrapped(
                 [shell, "-c", GUARD, _closer(policy), *launch],
-                without_proxy(policy.env) if policy.network_allow and not fifos else policy.env,
+                host_env(
+                    without_proxy(policy.env) if policy.network_allow and not fifos else policy.env
+                ),
                 self.name,
                 True,
                 notes=notes,
@@ -713,7 +754,7 @@ class BwrapBackend(Backend):
                 info_fd=info_fd,
                 block_fd=block_fd,
             ),
-            policy.env,
+            host_env(policy.env),
             self.name,
             True,
             status_fd=status_r,
