@@ -189,6 +189,8 @@ def test_the_classifier_alone_never_approves_a_command_on_the_host(
         ("bash", {"command": ["ls"]}, "input.command must be a string, not list"),
         ("write", {"path": "x"}, "input.content (a string) is required"),
         ("read", {"path": "x", "max_bytes": True}, "input.max_bytes must be an integer"),
+        # (r88c GUARDQUADRATIC: no file has a path past PATH_MAX)
+        ("read", {"path": "a/" * 2048 + "b"}, "input.path is 4097 bytes, more than a path"),
     ],
 )
 def test_malformed_input_is_refused_before_anything_runs(

@@ -238,3 +238,30 @@ def test_the_matcher_means_what_the_regex_meant(pattern: list[str], path: list[s
     relpath = "/".join(path)
     expected = re.fullmatch(_regex_oracle(glob), relpath) is not None
     assert globs.matches(glob, relpath) == expected, (glob, relpath)
+
+
+COMPONENTS = st.sampled_from(["a", "b", "ab", ".env", "x.pem", "**", "*", "a*", "?b", "[ab]"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    pattern=st.lists(COMPONENTS, min_size=1, max_size=5).map("/".join),
+    path=st.lists(st.sampled_from(["a", "b", "ab", ".env", "x.pem", "c"]), min_size=1,
+                  max_size=7).map("/".join),
+)  # fmt: skip
+def test_covers_is_a_match_of_the_path_or_a_directory_above(pattern: str, path: str) -> None:
+    """r88c GUARDQUADRATIC: covers() became one pass over the components; it must say what
+    matching each prefix on its own said."""
+    from corral.toolguard.ops.globs import _compile, _match, covers_compiled
+
+    found = _compile(pattern)
+    parts = path.split("/")
+    expected = any(_match(found, parts[:i]) for i in range(len(parts), 0, -1))
+    assert covers_compiled(found, path) == expected
+
+
+def test_covers_takes_a_path_of_thousands_of_components() -> None:
+    """r88c GUARDQUADRATIC: a 4 KiB path of `a/a/...` held the editor 30 s in the guard."""
+    path = "/".join(["a"] * 8000)
+    assert not covers("**/a/**/a/**/b/**/c", path)
+    assert covers("**/a/**/a", path)

@@ -53,6 +53,7 @@ INPUTS: dict[str, dict[str, tuple[type, bool]]] = {
 
 
 MAX_COMMAND = 120 * 1024  # bytes of a bash command: one argument, which Linux caps at 128 KiB
+MAX_PATH = 4095  # bytes of a path: Linux's PATH_MAX, its NUL included
 # (r77d SMALLWORDS: "must be a int")
 KIND_WORDS = {str: "a string", int: "an integer", bool: "true or false"}
 
@@ -101,6 +102,9 @@ def invalid_input(tool: str, tool_input: Mapping[str, Any]) -> str | None:
                 f"line takes ({MAX_COMMAND // 1024} KiB): write long contents with the write "
                 "tool, then run a short command"
             )
+        if name == "path" and isinstance(value, str) and len(value.encode()) > MAX_PATH:
+            # (no file has one: refused before any rule reads it, r88c GUARDQUADRATIC)
+            return f"input.path is {len(value.encode())} bytes, more than a path takes ({MAX_PATH})"
         if isinstance(value, str) and "\0" in value:
             # no shell, path or URL holds one, and the editor shows none of what follows it
             return f"input.{name} contains a NUL byte"
