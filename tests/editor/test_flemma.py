@@ -536,7 +536,7 @@ def test_flemmas_templates_run_no_vim_script_read_no_environment_and_cannot_free
     # name starting with `~`), FLEMMAENVINCLUDE (include()'s error named the expanded path);
     # and a read's result is no template at all
     assert "could freeze the editor" in got["optional"], got
-    assert "simplify of" in got["simplify"], got
+    assert "simplify on" in got["simplify"], got
     assert "leading `~`" in got["tilde"] and "sekrit" not in got["tilde"], got
     assert "sekrit" not in got["include"], got
     assert got["read_templated"] is False, got

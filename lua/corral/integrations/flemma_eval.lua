@@ -130,24 +130,32 @@ local function bounded_rep(s, n, sep)
   return full_rep(s, n, sep)
 end
 
----A string function (or `f`) that refuses, for template code, a string argument past the
----limit.
+---`f` refusing a string argument past `limit` bytes: from template code only where
+---`templates_only` (the string library, which Flemma's own code calls on any size).
+---@param name string
+---@param f function
+---@param limit integer
+---@param templates_only boolean
+---@return function
+local function sized(name, f, limit, templates_only)
+  return function(...)
+    if not templates_only or from_template() then
+      for i = 1, select("#", ...) do
+        local value = select(i, ...)
+        if type(value) == "string" and #value > limit then
+          error(("corral: %s on %d bytes refused in a template"):format(name, #value), 2)
+        end
+      end
+    end
+    return f(...)
+  end
+end
+
 ---@param name string
 ---@param f? function
 ---@return function
 local function bounded_size(name, f)
-  local original = f or string[name]
-  return function(...)
-    if from_template() then
-      for i = 1, select("#", ...) do
-        local value = select(i, ...)
-        if type(value) == "string" and #value > M.MAX_STRING_BYTES then
-          error(("corral: string.%s on %d bytes refused in a template"):format(name, #value), 2)
-        end
-      end
-    end
-    return original(...)
-  end
+  return sized("string." .. name, f or string[name], M.MAX_STRING_BYTES, true)
 end
 
 -- The string library as template code sees it, through `string.` and through a string's
@@ -161,24 +169,15 @@ for _, name in ipairs({ "find", "match", "gmatch", "gsub" }) do
   BOUNDED_STRING[name] = bounded_match(name)
 end
 
----A Flemma templating populator (runs after Flemma's own): the environment narrowed.
----@param env table
----`f` refusing a string argument past M.MAX_PATH_BYTES.
 ---@param name string
 ---@param f function
 ---@return function
 local function path_sized(name, f)
-  return function(...)
-    for i = 1, select("#", ...) do
-      local value = select(i, ...)
-      if type(value) == "string" and #value > M.MAX_PATH_BYTES then
-        error(("corral: %s of %d bytes refused in a template"):format(name, #value), 2)
-      end
-    end
-    return f(...)
-  end
+  return sized(name, f, M.MAX_PATH_BYTES, false)
 end
 
+---A Flemma templating populator (runs after Flemma's own): the environment narrowed.
+---@param env table
 function M.populate(env)
   local fn = vim.fn
   local narrowed = {
@@ -224,7 +223,7 @@ function M.populate(env)
     end
   end
   if env.print then
-    env.print = bounded_size("print", env.print) -- (Vim's message area, any size)
+    env.print = sized("print", env.print, M.MAX_STRING_BYTES, true) -- (the message area)
   end
   if type(env.table) == "table" and env.table.concat then
     local concat = table.concat
