@@ -1,8 +1,9 @@
 -- What Flemma's template evaluation may do (:help corral-flemma). Flemma evaluates `{{ }}`
 -- expressions, `{% %}` code and a chat's Lua frontmatter in the editor, in an environment of
--- its own, and text a sandboxed command wrote reaches it: a tool result Flemma templates, an
--- included file, a chat file's frontmatter (evaluated on opening, before any :trust), a
--- forged `@You:` in a reply. corral narrows that environment and bounds the evaluation:
+-- its own, and text a sandboxed command wrote reaches it: an included file, a chat file's
+-- frontmatter (evaluated on opening, before any :trust), a forged `@You:` in a reply (a
+-- tool's result is no template: see flemma.lua). corral narrows that environment and bounds
+-- the evaluation:
 -- - vim.fn.fnamemodify without its `:s` and `:gs` modifiers, whose `\=` substitute is Vim
 --   script, so any shell command (r86c FLEMMATPLEXEC); no other vim.fn entry than the few
 --   Flemma's include() needs, which evaluate nothing;
