@@ -93,7 +93,8 @@ def setup(
 
 def test_argv_shape(setup: Callable[..., Policy], ws: Path, bwrap_bin: str) -> None:
     p = setup()
-    argv = BwrapBackend().argv(p, ["true", "--flag"])
+    # (with the seccomp filter on a descriptor, as every run has it: the launcher needs it)
+    argv = BwrapBackend().argv(p, ["true", "--flag"], seccomp_fd=3)
     assert argv[0] == bwrap_bin
     assert argv[-3:] == ["--", "true", "--flag"]
     # bwrap's `--` ends its options; then the launcher that makes the mounts private and
@@ -130,7 +131,8 @@ def test_unshare_net_iff_no_network(setup: Callable[..., Policy], network: bool)
 
 @pytest.mark.parametrize("privileged", [False, True])
 def test_cap_drop_unless_privileged(setup: Callable[..., Policy], privileged: bool) -> None:
-    found = ops(BwrapBackend().argv(setup({"sandbox.policy.allow_privileged": privileged}), ["x"]))
+    policy = setup({"sandbox.policy.allow_privileged": privileged})
+    found = ops(BwrapBackend().argv(policy, ["x"], seccomp_fd=3))
     assert (("--cap-drop", "ALL") in found) is not privileged
     # (the launcher's two, which it drops before the command; new user namespaces are
     # refused by the seccomp filter, not --disable-userns: see private_mounts)
@@ -141,6 +143,16 @@ def test_cap_drop_unless_privileged(setup: Callable[..., Policy], privileged: bo
     # Never dropped: the sandbox must not outlive corral or reach the terminal.
     assert ("--die-with-parent",) in found
     assert ("--new-session",) in found
+
+
+def test_an_argv_without_the_filter_keeps_no_capability_and_disables_user_namespaces(
+    setup: Callable[..., Policy],
+) -> None:
+    """The launcher's capabilities are kept only where the seccomp filter refuses new user
+    namespaces (the editor's argv where no root-owned sh can pass the filter has none)."""
+    found = ops(BwrapBackend().argv(setup(), ["x"]))
+    assert ("--disable-userns",) in found
+    assert not [o for o in found if o[0] == "--cap-add"]
 
 
 def test_rw_binds_git_pins_and_protected_files(setup: Callable[..., Policy], ws: Path) -> None:

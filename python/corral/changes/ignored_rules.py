@@ -63,8 +63,8 @@ class _Repository:
     its index tracks, and what its settings hide from `git status`."""
 
     __slots__ = (
-        "folded", "gitlinks", "hidden", "nested", "outer", "settings", "sparse", "top",
-        "tracked", "tracked_dirs", "unshown", "views",
+        "folded", "gitlinks", "hidden", "hiding", "nested", "outer", "settings", "sparse",
+        "top", "tracked", "tracked_dirs", "unshown", "views",
     )  # fmt: skip
 
     def __init__(self, top: str, git_dir: str, rules: IgnoredRules) -> None:
@@ -94,6 +94,7 @@ class _Repository:
         case = any(_true(v) for v in self.settings.get("core.ignorecase", ()))
         exclude = os.path.join(common, "info", "exclude")
         self.sparse: frozenset[str] = frozenset()  # (skip-worktree ignore files: see below)
+        self.hiding: dict[str, bool] = {}  # (hides_submodule's answers: asked per entry)
         self.views = [
             Ignores(top, [candidate, exclude], self._from_index_too(reader), case)
             for candidate in dict.fromkeys([*named, os.path.join(xdg, "git", "ignore")])
@@ -223,14 +224,18 @@ class _Repository:
         `git status` (`ignore = dirty` in .gitmodules or the config, r82b SUBMODDIRTY)."""
         if not self.submodule(rel):
             return False
-        if any(
-            v.lower() in HIDING_SUBMODULES for v in self.settings.get("diff.ignoresubmodules", ())
-        ):
-            return True
-        names, ignores = self._modules()
-        section = names.get(rel, f"submodule.{rel}")
-        values = [*self.settings.get(f"{section}.ignore", ()), ignores.get(section, "")]
-        return any(v.lower() in HIDING_SUBMODULES for v in values)
+        known = self.hiding.get(rel)
+        if known is None:
+            settings = self.settings.get("diff.ignoresubmodules", ())
+            if any(v.lower() in HIDING_SUBMODULES for v in settings):
+                known = True
+            else:
+                names, ignores = self._modules()
+                section = names.get(rel, f"submodule.{rel}")
+                values = [*self.settings.get(f"{section}.ignore", ()), ignores.get(section, "")]
+                known = any(v.lower() in HIDING_SUBMODULES for v in values)
+            self.hiding[rel] = known
+        return known
 
     def unit(self, rel: str) -> str:
         """The highest directory (or the path itself) git ignores, up from `rel`: what is

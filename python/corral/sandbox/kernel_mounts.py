@@ -18,7 +18,7 @@ from corral.paths import is_within
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
 _STATFS: Any
@@ -78,18 +78,21 @@ def mounts() -> list[tuple[str, str]]:
     return found
 
 
-def elsewhere(table: list[tuple[str, str]] | None = None, keep: Sequence[str] = ()) -> list[str]:
+def elsewhere(
+    table: list[tuple[str, str]] | None = None,
+    shown_again: Mapping[str, Sequence[str]] | None = None,
+) -> list[str]:
     """The mount points of kernel filesystems outside /proc, /sys and /dev that this user
     can reach: masked whole in the sandbox, automount points too, mounted on or not (the
     sandbox's copy of one still asks the host to mount, and that mount arrives
     read-write, r85c AUTOMOUNTRW; what the host mounted there is shown again over the
-    mask, see automounted); not one a later mount hid, nor one in a directory this
-    user cannot enter (bwrap could not make the mask, and every run failed, r83c
-    SHADOWMASK, KERNELUNREACH)."""
+    mask, see automounted: `shown_again`, whose kernel mounts are masked on their own); not
+    one a later mount hid, nor one in a directory this user cannot enter (bwrap could not
+    make the mask, and every run failed, r83c SHADOWMASK, KERNELUNREACH)."""
     from corral.sandbox.system_private import reached_without_caps
 
     table = mounts() if table is None else table
-    shown_again = automounted(table, keep)
+    shown_again = shown_again or {}
     found: list[str] = []
     for point, kind in table:
         if (

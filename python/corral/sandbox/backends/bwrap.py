@@ -112,7 +112,9 @@ def system_bwrap() -> str | None:
     return hostbin.find("bwrap")
 
 
-def namespace_args(policy: Policy) -> list[str]:
+def namespace_args(policy: Policy, private: bool = False) -> list[str]:
+    """bwrap's namespace and capability options; `private`: the command starts through
+    private_mounts' launcher, for which two capabilities are kept."""
     args = [
         "--unshare-user",
         "--unshare-pid",
@@ -131,7 +133,7 @@ def namespace_args(policy: Policy) -> list[str]:
         args.append("--unshare-net")
     if not policy.allow_privileged:
         args += ["--cap-drop", "ALL"]
-        if private_mounts(policy):
+        if private:
             # (for the launcher only, which drops them: see private_mounts; the seccomp
             # filter refuses new user namespaces in place of --disable-userns)
             args += ["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"]
@@ -163,7 +165,11 @@ def private_mounts(policy: Policy) -> list[str]:
     # sandbox's is the user's; a mount namespace of the sandbox's own, its mounts private,
     # then the two capabilities bwrap kept for this dropped)
     unshare, setpriv = hostbin.find("unshare"), hostbin.find("setpriv")
-    if unshare is None or setpriv is None:
+    # (they run with capabilities: never ones a command could have replaced, a writable
+    # root holding a system directory)
+    if unshare is None or setpriv is None or policy.could_have_written(unshare):
+        return []
+    if policy.could_have_written(setpriv):
         return []
     launcher = [unshare, "--mount", "--propagation", "private", "--", setpriv, *DROP_ALL, "--"]
     # The launcher runs with two capabilities: the loader's variables are kept from it (and
@@ -174,7 +180,7 @@ def private_mounts(policy: Policy) -> list[str]:
     loader = _loader_env(policy)
     if loader:
         env = hostbin.find("env")
-        if env is None:
+        if env is None or policy.could_have_written(env):
             return []  # (none to give them back: --disable-userns as before, and the note)
         launcher += [env, *(f"{name}={value}" for name, value in loader)]
     return launcher
@@ -198,6 +204,7 @@ def mount_args(policy: Policy, stage: str | None = None) -> list[str]:
 
     table = kernel_mounts.mounts()
     automounted = kernel_mounts.automounted(table, kernel_mounts.shown_paths(policy))
+    # (computed once: what is bound back decides which kernel mounts below are masked)
     args = ["--ro-bind", "/", "/", *_automount_masks(automounted)]
     args += ["--dev", "/dev", "--proc", "/proc"]
     # Kernel settings stay read-only: as root, the sandbox's uid 0 is the host's, and procfs
@@ -318,7 +325,7 @@ def _kernel_masks(
 
     shown = (*policy.visible, *policy.rw_roots)
     args: list[str] = []
-    for point in kernel_mounts.elsewhere(table, kernel_mounts.shown_paths(policy)):
+    for point in kernel_mounts.elsewhere(table, masked_first):
         if (
             any(is_within(point, h) for h in policy.hidden)
             and not any(is_within(point, s) for s in shown)
@@ -568,7 +575,12 @@ class BwrapBackend(Backend):
         info_fd: int | None = None,
         block_fd: int | None = None,
     ) -> list[str]:
-        args = [self.binary(policy), *namespace_args(policy), *mount_args(policy, stage)]
+        # (the launcher only where the seccomp filter refuses new user namespaces in place of
+        # --disable-userns: not for an argv without it, the editor's where no root-owned sh
+        # could pass it)
+        launcher = private_mounts(policy) if seccomp_fd is not None else []
+        args = [self.binary(policy), *namespace_args(policy, bool(launcher))]
+        args += mount_args(policy, stage)
         args += ["--chdir", policy.cwd]
         if status_fd is not None:
             args += ["--json-status-fd", str(status_fd)]
@@ -579,7 +591,6 @@ class BwrapBackend(Backend):
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
         args += policy.bwrap_extra_args
-        launcher = private_mounts(policy)
         # (the loader's variables reach neither the host's launcher nor the sandbox's: env(1)
         # gives them to the command, see private_mounts; bwrap does where there is none)
         for name, value in _loader_env(policy) if not launcher else ():

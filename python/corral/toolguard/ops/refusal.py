@@ -107,7 +107,7 @@ def check_read(policy: Policy, path: str, real: str, layers: Mapping[str, str]) 
             f"{_via(path, real)} is the host's {system}, which the sandbox does not show "
             "(it holds every process's environment, API keys included)",
         )
-    kernel = _kernel_filesystem(path, real) or _automounted(policy, path, real)
+    kernel = _host_mounts(policy, path, real)
     if kernel is not None:
         return kernel
     if not policy.enabled:
@@ -162,11 +162,7 @@ def check_write(
 
     `entry`: the directory entry itself is removed or renamed (delete, move), so it must not
     be, or hold, anything the sandbox keeps in place."""
-    denied = (
-        _denied(policy, path, real, layers)
-        or _kernel_filesystem(path, real)
-        or _automounted(policy, path, real)
-    )
+    denied = _denied(policy, path, real, layers) or _host_mounts(policy, path, real)
     if denied is not None or not policy.enabled:
         return denied
     held = next((p for p in (*policy.read_only, *policy.watch) if is_within(real, p)), None)
@@ -226,6 +222,11 @@ def _kernel_filesystem(path: str, real: str) -> Refusal | None:
         "(a chroot's or a build root's): it shows every process of the host, or the "
         "kernel's settings, and the sandbox masks it",
     )  # fmt: skip
+
+
+def _host_mounts(policy: Policy, path: str, real: str) -> Refusal | None:
+    """What the sandbox masks of the host's mounts, for read and write alike."""
+    return _kernel_filesystem(path, real) or _automounted(policy, path, real)
 
 
 def _automounted(policy: Policy, path: str, real: str) -> Refusal | None:
