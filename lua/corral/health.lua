@@ -147,6 +147,13 @@ function M.check()
     })
   end
 
+  local reuse = engine.call("reuse", {})
+  if reuse and reuse.on and reuse.unsure ~= "" then
+    health.info("each call resolves its policy afresh: " .. reuse.unsure)
+  elseif reuse and reuse.on then
+    health.ok(("policy reuse: %d of %d calls answered from a policy nothing has changed since"):format(reuse.hits, reuse.hits + reuse.fresh))
+  end
+
   health.start("corral: network")
   local allow = status.network_allow or {}
   if status.network then

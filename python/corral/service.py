@@ -10,6 +10,7 @@ Errors come back as `{"error": message}` rather than exceptions crossing the RPC
 from __future__ import annotations
 
 import os
+import sys
 
 from corral import config, status
 from corral.errors import ConfigError, CorralError
@@ -128,6 +129,8 @@ class Service:
         self.problems: list[str] = []  # what faulty resolvers said, for :checkhealth
         self.chain = approval.Chain(log=self.problems.append)
         self._audit: Any = None
+        # (the editor's host resolves the same request again and again: see policy_reuse)
+        self.reuse: Any = _policy_reuse() if persistent else None
 
     # -- helpers -------------------------------------------------------------------------
     def _policy(
@@ -137,9 +140,15 @@ class Service:
         has them already: an untrusted chat's are judged afresh each time they are made)."""
         from corral.imports import drop_writable
 
-        resolved = config.resolve(_layers(request) if layers is None else layers)
-        cwd = request.get("cwd") or os.getcwd()
-        pol = policy.resolve(resolved, cwd, self.environ, request.get("buffer_path"))
+        def resolve() -> tuple[config.Config, policy.Policy]:
+            resolved = config.resolve(_layers(request) if layers is None else layers)
+            cwd = request.get("cwd") or os.getcwd()
+            return resolved, policy.resolve(resolved, cwd, self.environ, request.get("buffer_path"))
+
+        if layers is None and self.reuse is not None:
+            resolved, pol = self.reuse.get(request, resolve)
+        else:
+            resolved, pol = resolve()
         drop_writable(pol.rw_roots, pol.read_only)  # before anything after a run is imported
         return resolved, pol
 
@@ -223,6 +232,13 @@ class Service:
             "watch": [] if wrapped.stage else list(resolved.watch),
             "links": [] if wrapped.stage else [list(link) for link in resolved.links],
         }
+
+    def do_reuse(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """How the reuse of resolved policies goes (see policy_reuse), for :checkhealth."""
+        if self.reuse is None:
+            return {"on": False}
+        reuse = self.reuse
+        return {"on": True, "hits": reuse.hits, "fresh": reuse.fresh, "unsure": reuse.unsure}
 
     def do_network_report(self, request: Mapping[str, Any]) -> list[str]:
         """What corral's proxy refused for a wrapped command (its `network_id`), a line
@@ -685,6 +701,18 @@ class Service:
             return answer  # garbage is the chain's to log and skip
 
         return self.chain.register(name, resolve, priority)
+
+
+def _policy_reuse() -> Any:
+    """A PolicyReuse, or None where this kernel gives no change notification."""
+    if not sys.platform.startswith("linux"):
+        return None
+    from corral.sandbox.policy_reuse import PolicyReuse
+
+    try:
+        return PolicyReuse()
+    except OSError:
+        return None
 
 
 def _named(origins: Mapping[str, str], request: Mapping[str, Any]) -> dict[str, str]:

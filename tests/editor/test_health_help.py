@@ -22,6 +22,8 @@ def test_checkhealth(ed: Editor) -> None:
     errors = [line for line in lines if "ERROR" in line]
     assert errors == [], text
     assert any("OK" in line and "smoke test" in line for line in lines), text
+    # the smoke test's policy was resolved and kept (see corral-policy-reuse)
+    assert any("OK" in line and "policy reuse" in line for line in lines), text
     assert any("OK" in line and "registered (CorralCall)" in line for line in lines), text
     assert any("OK" in line and "bwrap available" in line for line in lines), text
     for module in ("pynvim", "msgpack", "bashlex", "platformdirs"):

@@ -8,6 +8,8 @@ host (a desktop session's hundreds) with it.
 
 from __future__ import annotations
 
+import os
+
 from corral.errors import Problem
 
 TYPE_CHECKING = False
@@ -19,18 +21,14 @@ _memory: list[int] = []
 
 
 def physical_memory() -> int:
-    """Bytes of physical memory (MemTotal), read once per process; 0 when unknown."""
+    """Bytes of physical memory, asked once per process; 0 when unknown. (From sysconf, the
+    kernel's sysinfo: no file is read, which the editor's policy reuse would have to trace.)"""
     if not _memory:
-        total = 0
         try:
-            with open("/proc/meminfo", encoding="ascii") as f:
-                for line in f:
-                    if line.startswith("MemTotal:"):
-                        total = int(line.split()[1]) * 1024
-                        break
-        except (OSError, ValueError, IndexError):
-            pass
-        _memory.append(total)
+            total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError):
+            total = 0
+        _memory.append(max(total, 0))
     return _memory[0]
 
 

@@ -1,0 +1,186 @@
+"""A resolved policy reused while nothing it was read from has changed (Neovim's Python host
+only: a `corral run` resolves once and exits).
+
+A resolution reads a few thousand paths: the workspace's entries (a repository, a `.envrc`,
+a `.env` made by the last command must be protected or hidden in the next), your home's
+tool directories, the system's private files. Each path it looks up is traced while it
+runs, and before the lookup every directory on the path's way, and what it names, gets an
+inotify watch. The answer is reused for the same request until any watch reports a change
+or any mount comes or goes; then it is resolved afresh. It is not reused where that could
+miss a change: a lookup through a descriptor, a program started, a filesystem whose changes
+may come from elsewhere (network, FUSE), a watch the kernel refuses.
+
+Tracing covers the lookups Python's own functions make: `os.stat`, `os.lstat`,
+`os.readlink` and `os.access` (which `os.path` calls) while a resolution runs, and the audit
+events of every open, listing and program start (`sys.addaudithook`)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+import threading
+
+from corral.sandbox.fswatch import KERNEL_TYPES, LOCAL_TYPES, NOTHING_TO_WATCH, Watcher
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+# what a request's policy depends on (besides the file system): see service._layers
+REQUEST_KEYS = ("layers", "sources", "buffer_trusted", "chat_files", "cwd", "buffer_path")
+KEEP = 16  # policies kept (a few chats, a few directories)
+LOOKUPS = ("stat", "lstat", "readlink", "access")
+_REAL = {name: getattr(os, name) for name in LOOKUPS}
+# events whose path is looked up (open: builtins.open, io.open, os.open; listings)
+PATH_EVENTS = frozenset({"open", "os.listdir", "os.scandir"})
+# events after which what was read cannot be known
+UNSURE_EVENTS = frozenset({
+    "subprocess.Popen", "os.posix_spawn", "os.exec", "os.system", "os.fork", "os.forkpty",
+    "os.spawn", "os.chdir", "os.fchdir", "os.chroot",
+})  # fmt: skip
+
+_tracing: list[Trace] = []  # (the one running, if any)
+_hooked = False
+
+
+class Trace:
+    """The lookups of one resolution, each watched before it is made."""
+
+    def __init__(self, watcher: Watcher) -> None:
+        self.watcher = watcher
+        self.thread = threading.get_ident()
+        self.seen = watcher.settled  # (what needs no look: see fswatch.Watcher)
+        self.unsure = ""  # why this resolution cannot be reused ("" when it can)
+        self.full = False  # (no watch left: begin again)
+
+    def path(self, path: Any, dir_fd: Any = None) -> None:
+        if threading.get_ident() != self.thread or self.unsure:
+            return  # (another thread's lookup; or already not reusable)
+        if isinstance(path, int) or dir_fd is not None:
+            self.unsure = "a lookup through a file descriptor"
+            return
+        try:
+            name = os.fsdecode(path)
+        except TypeError:
+            self.unsure = f"a lookup of {path!r}"
+            return
+        if name.startswith("/proc/self/fd/"):
+            return  # (a descriptor's name: what it was opened on was looked up then)
+        if not name.startswith("/"):
+            if name and name != ".":
+                self.unsure = f"a lookup of the relative path {name!r}"
+                return
+            name = os.getcwd()
+        while "//" in name:
+            name = name.replace("//", "/")  # (the same lookup: one spelling, see fswatch)
+        self._watch(name.rstrip("/") or "/")
+
+    def _watch(self, name: str) -> None:
+        """Watch `name` and every directory on its way, outermost first (a change below
+        one that is watched is seen from the moment the watch stands)."""
+        todo = []
+        while name not in self.seen:
+            todo.append(name)
+            parent = name.rsplit("/", 1)[0] or "/"
+            if parent == name:
+                break
+            name = parent
+        for name in reversed(todo):
+            err, kind = self.watcher.watch(name, _REAL["stat"])
+            if err in NOTHING_TO_WATCH or kind in KERNEL_TYPES:
+                self.seen.add(name)
+                return
+            if err == errno.EACCES and (name is todo[0] or not _REAL["access"](name, os.X_OK)):
+                # What was looked up itself, not below it (another user's home); or one
+                # this user cannot pass through (0700), so nothing below it can be looked
+                # up: the watch on its directory sees it made, removed, renamed or its mode
+                # changed. (One that can be passed through but not read, 0711: unsure.)
+                return
+            if err:
+                self.full = err == errno.ENOSPC
+                self.unsure = f"{name} cannot be watched ({os.strerror(err)})"
+                return
+            if kind not in LOCAL_TYPES:
+                self.unsure = f"{name} is on a filesystem that can change unseen ({kind})"
+                return
+            self.seen.add(name)
+
+
+def _traced(name: str) -> Callable[..., Any]:
+    real = _REAL[name]
+
+    def lookup(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if _tracing:
+            trace = _tracing[0]
+            # (most lookups are of a path looked up before: answered here)
+            if path.__class__ is not str or path not in trace.seen or "dir_fd" in kwargs:
+                trace.path(path, kwargs.get("dir_fd"))
+        return real(path, *args, **kwargs)
+
+    return lookup
+
+
+_TRACED = {name: _traced(name) for name in LOOKUPS}
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if not _tracing:
+        return
+    if event in PATH_EVENTS:
+        _tracing[0].path(args[0] if args and args[0] is not None else ".")
+    elif event in UNSURE_EVENTS and threading.get_ident() == _tracing[0].thread:
+        _tracing[0].unsure = f"it ran {event}"
+
+
+class PolicyReuse:
+    """Resolved (config, policy) pairs by request, reused while nothing they were read from
+    changed. `hits`, `fresh` and `unsure` (why the last resolution was not kept) say how it
+    goes, for :checkhealth."""
+
+    def __init__(self) -> None:
+        global _hooked
+        self.watcher = Watcher()
+        if not _hooked:
+            sys.addaudithook(_audit)  # (for the process's life: it does nothing untraced)
+            _hooked = True
+        self.kept: dict[str, tuple[int, Any]] = {}
+        self.generation = 0
+        self.hits = self.fresh = 0
+        self.unsure = ""
+
+    def get(self, request: Mapping[str, Any], resolve: Callable[[], Any]) -> Any:
+        """`resolve()`'s answer for `request`, reused while nothing it read changed."""
+        import json
+
+        key = json.dumps([request.get(k) for k in REQUEST_KEYS], sort_keys=True, default=repr)
+        key += "\0" + (os.getcwd() if not request.get("cwd") else "")
+        if self.watcher.changed():
+            self.generation += 1
+            self.kept.clear()
+        found = self.kept.get(key)
+        if found is not None and found[0] == self.generation:
+            self.hits += 1
+            return found[1]
+        self.fresh += 1
+        trace = Trace(self.watcher)
+        _tracing.append(trace)
+        for name in LOOKUPS:
+            setattr(os, name, _TRACED[name])
+        try:
+            answer = resolve()
+        finally:
+            for name in LOOKUPS:
+                setattr(os, name, _REAL[name])
+            _tracing.clear()
+        self.unsure = trace.unsure
+        if trace.unsure:
+            if trace.full:
+                self.watcher.restart()  # (watches of what earlier resolutions read go)
+            return answer
+        # (a change during the resolution is in the queue: the next get() sees it)
+        self.kept[key] = (self.generation, answer)
+        while len(self.kept) > KEEP:
+            del self.kept[next(iter(self.kept))]
+        return answer

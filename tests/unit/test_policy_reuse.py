@@ -1,0 +1,213 @@
+"""The editor host's reuse of a resolved policy (corral.sandbox.policy_reuse): reused while
+nothing it read has changed, resolved afresh the moment anything did. Real inotify, real
+files: each test changes what a resolution read in one way and checks the next policy sees
+it (a stale policy would leave a new secret shown, a new repository writable)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from corral.sandbox import fswatch, policy_reuse
+from corral.service import Service
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
+
+
+def _hidden(service: Service, ws: Path) -> list[str]:
+    answer = service.call("policy", {"cwd": str(ws)})
+    assert "error" not in answer, answer
+    return [str(p) for p in answer["deny_read"]]
+
+
+def _reused(ws: Path) -> Service:
+    """A persistent service whose policy for `ws` is resolved and kept."""
+    service = Service(persistent=True)
+    assert service.reuse is not None
+    for _ in range(3):
+        _hidden(service, ws)
+    assert service.reuse.hits >= 1, service.reuse.unsure
+    return service
+
+
+def test_the_same_request_is_answered_again_while_nothing_changed(ws: Path) -> None:
+    service = _reused(ws)
+    hits = service.reuse.hits
+    first = _hidden(service, ws)
+    assert _hidden(service, ws) == first
+    assert service.reuse.hits == hits + 2
+    # another request (another cwd) is its own
+    (ws / "sub").mkdir()
+    _hidden(service, ws / "sub")
+    assert service.reuse.hits == hits + 2
+
+
+@pytest.mark.parametrize("where", [".env", "deep/er/.env", "new/.env"])
+def test_a_secret_made_anywhere_in_the_workspace_is_hidden_at_the_next_call(
+    ws: Path, where: str
+) -> None:
+    (ws / "deep" / "er").mkdir(parents=True)
+    service = _reused(ws)
+    secret = ws / where
+    secret.parent.mkdir(parents=True, exist_ok=True)
+    secret.write_text("TOKEN=1\n")
+    assert str(secret) in _hidden(service, ws)
+
+
+def test_a_directory_made_is_watched_from_the_next_call(ws: Path) -> None:
+    """What a path names is remembered between calls (so a fresh resolution does not watch
+    everything again): a directory made where nothing was is watched once it is looked
+    in, and a secret made in it later is seen; so is one made after a rename over it."""
+    service = _reused(ws)
+    for step in range(2):
+        made = ws / f"made{step}"
+        if step:
+            (ws / "tmpdir").mkdir()
+            os.rename(ws / "tmpdir", made)
+        else:
+            made.mkdir()
+        assert not any(p.startswith(str(made)) for p in _hidden(service, ws))
+        _hidden(service, ws)  # (reused)
+        (made / ".env").write_text("TOKEN=1\n")
+        assert str(made / ".env") in _hidden(service, ws)
+
+
+def test_a_credential_made_below_a_directory_made_since_is_hidden(
+    ws: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """~/.config/gcloud is looked up while ~/.config does not exist: once ~/.config is made,
+    it must be watched, or the credential made in it later stays shown."""
+    monkeypatch.setenv("HOME", str(home))
+    service = _reused(ws)
+    (home / ".config").mkdir()
+    assert not any("gcloud" in p for p in _hidden(service, ws))
+    _hidden(service, ws)  # (reused)
+    (home / ".config" / "gcloud").mkdir()
+    assert str(home / ".config" / "gcloud") in _hidden(service, ws)
+
+
+def test_a_repository_made_in_the_workspace_is_protected_at_the_next_call(
+    ws: Path, git: Any, home: Path
+) -> None:
+    service = _reused(ws)
+    git("init", "-q", cwd=ws, home=home)
+    answer = service.call("policy", {"cwd": str(ws)})
+    assert any(str(p).startswith(str(ws / ".git")) for p in answer["read_only"]), answer
+
+
+def test_a_file_changed_through_another_hard_link_is_seen(
+    ws: Path, base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A watch on a file's directory misses a write made through a link in another
+    directory: the file is watched itself."""
+    config_home = base / "config"
+    (config_home / "corral").mkdir(parents=True)
+    config = config_home / "corral" / "config.toml"
+    config.write_text('[sandbox]\nmode = "workspace-write"\n')
+    other = base / "elsewhere"
+    other.mkdir()
+    os.link(config, other / "same.toml")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
+    service = _reused(ws)
+    assert service.call("policy", {"cwd": str(ws)})["mode"] == "workspace-write"
+    with open(other / "same.toml", "r+") as f:  # (in place: the same inode)
+        f.write('[sandbox]\nmode = "read-only"     \n')
+    assert service.call("policy", {"cwd": str(ws)})["mode"] == "read-only"
+
+
+def test_a_link_on_the_way_pointed_elsewhere_is_seen(ws: Path, base: Path) -> None:
+    plain, secret = ws / "plain", ws / "secret"
+    plain.mkdir()
+    secret.mkdir()
+    (secret / ".env").write_text("TOKEN=1\n")
+    link = base / "project"
+    link.symlink_to(plain)
+    service = _reused(link)
+    assert not any(p.endswith(".env") for p in _hidden(service, link))
+    os.rename(base / "project", base / "old")
+    (base / "project").symlink_to(secret)
+    assert str(secret / ".env") in _hidden(service, link)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounts a tmpfs")
+def test_a_mount_on_the_way_is_seen(ws: Path) -> None:
+    (ws / "sub").mkdir()
+    service = _reused(ws)
+    if subprocess.run(["mount", "-t", "tmpfs", "none", str(ws / "sub")]).returncode:
+        pytest.skip("cannot mount here")
+    try:
+        # a write below the mount point reaches no watch placed before it: the mount is seen
+        (ws / "sub" / ".env").write_text("TOKEN=1\n")
+        assert str(ws / "sub" / ".env") in _hidden(service, ws)
+    finally:
+        subprocess.run(["umount", str(ws / "sub")], check=True)
+
+
+def test_a_change_while_a_policy_is_resolved_is_not_missed(ws: Path) -> None:
+    """A change between a resolution's read and its end: the next call resolves anew."""
+    reuse = policy_reuse.PolicyReuse()
+    target = ws / "f"
+    target.write_text("one")
+
+    def resolve() -> str:
+        seen = target.read_text()
+        target.write_text("two")  # (after it was read: a watch stands since)
+        return seen
+
+    assert reuse.get({"cwd": str(ws)}, resolve) == "one"
+    assert reuse.get({"cwd": str(ws)}, lambda: target.read_text()) == "two"
+
+
+def test_what_cannot_be_traced_is_never_kept(ws: Path) -> None:
+    reuse = policy_reuse.PolicyReuse()
+    request = {"cwd": str(ws)}
+    (ws / "x").write_text("")
+
+    def by_descriptor() -> int:
+        fd = os.open(ws, os.O_RDONLY)
+        try:
+            return os.stat("x", dir_fd=fd).st_size
+        finally:
+            os.close(fd)
+
+    def runs_a_program() -> str:
+        return subprocess.run(["true"], check=True).args[0]
+
+    for resolve, why in ((by_descriptor, "descriptor"), (runs_a_program, "ran")):
+        reuse.get(request, resolve)
+        assert why in reuse.unsure
+        reuse.get(request, resolve)
+        assert reuse.hits == 0
+    assert reuse.get(request, lambda: os.path.exists(ws)) is True
+    assert reuse.get(request, lambda: None) is True  # (kept: nothing changed)
+    assert reuse.hits == 1
+
+
+def test_a_filesystem_that_changes_unseen_is_never_kept(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A network or FUSE filesystem can change on another machine, unseen by inotify: what
+    is read there is resolved afresh every time. (The mount table is told that the
+    workspace's filesystem is NFS: no NFS server here.)"""
+    reuse = policy_reuse.PolicyReuse()
+    device = os.stat(ws).st_dev
+    monkeypatch.setitem(reuse.watcher._types, device, "nfs4")
+    reuse.watcher.settled.clear()
+    for _ in range(2):
+        reuse.get({"cwd": str(ws)}, lambda: (ws / "x").exists())
+    assert "nfs4" in reuse.unsure and reuse.hits == 0
+
+
+def test_running_out_of_watches_resolves_afresh(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fswatch, "MAX_WATCHES", 2)
+    reuse = policy_reuse.PolicyReuse()
+    for _ in range(2):
+        reuse.get({"cwd": str(ws)}, lambda: (ws / "a" / "b").exists())
+    assert "cannot be watched" in reuse.unsure and reuse.hits == 0
