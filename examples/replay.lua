@@ -1,6 +1,7 @@
 -- The demo's scripted chat: a stand-in for a model replays a few tool calls through
 -- require("corral").execute, as a chat plugin would, and writes each call and the text the
--- model would get back into examples/replay.chat. No network, no API key.
+-- model would get back into the replay.chat buffer (the file stays as it is). No network, no
+-- API key. The calls work in the current directory: scripts/demo's scratch folder.
 --
 -- :DemoReplay opens replay.chat and plays the calls one after the other; the write asks you
 -- in corral's window (a/y approves, d/n denies).

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .conftest import REPO, home_with_a_key
@@ -12,7 +13,6 @@ from .test_execute import confirm_window
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
     from .conftest import Editor
 
@@ -55,3 +55,30 @@ def test_the_scripted_chat_shows_each_kind_of_answer(
     assert text.count("@Model:") == 5 and text.count("@Tool:") == 5
     assert "no network in this sandbox" in text
     assert "@Demo: that is all" in text
+
+
+def test_the_demo_from_a_clone_asks_before_the_models_write() -> None:
+    """r89t DEMOWRITEIGNORED: scripts/demo worked in the clone's examples/, where corral's
+    own .gitignore listed the file the replay writes; corral refused the write as one git
+    ignores, and the demo's "corral asks you first" step never asked. The demo now works in
+    a scratch folder outside the repository, removed when Neovim exits."""
+    import json
+    import subprocess
+
+    decide = (
+        "lua io.stdout:write(vim.fn.getcwd() .. '\\t' .. vim.json.encode(require('corral')"
+        ".decide({name='write', input={path='notes-from-the-model.txt', content='x'}},"
+        " {bufnr=0})) .. '\\n')"
+    )
+    before = sorted(p.name for p in (REPO / "examples").iterdir())
+    done = subprocess.run(
+        [str(REPO / "scripts" / "demo"), "--headless",
+         "-c", f"edit {REPO / 'examples' / 'replay.chat'}", "-c", decide, "-c", "qa!"],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    where, answer = done.stdout.strip().splitlines()[-1].split("\t")
+    assert json.loads(answer)["decision"] == "require_approval", answer
+    assert not where.startswith(str(REPO)), where
+    assert not Path(where).exists()  # (removed when Neovim exited)
+    assert sorted(p.name for p in (REPO / "examples").iterdir()) == before
