@@ -9,6 +9,7 @@ from corral import config, dirs
 from corral.errors import ConfigError, Problem
 
 CONFIG_NAME = "config.toml"
+FILE_LAYER = "config file"  # (its name where a value's origin is shown)
 
 
 def default_config_path() -> str:
@@ -34,7 +35,7 @@ def file_layer(path: str | None) -> config.Layer | None:
             data = tomllib.load(f)
         except tomllib.TOMLDecodeError as e:
             raise ConfigError([Problem("config file", path, f"not valid TOML: {e}")]) from None
-    return config.Layer("global", data, source=path)
+    return config.Layer(FILE_LAYER, data, source=path)
 
 
 _cached: dict[str, tuple[tuple[int, int, int], config.Layer | None]] = {}

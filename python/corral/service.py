@@ -13,6 +13,7 @@ import os
 import sys
 
 from corral import config, status
+from corral.config_file import FILE_LAYER
 from corral.errors import ConfigError, CorralError
 from corral.paths import literal_pattern
 from corral.sandbox import policy
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
 # "kept": what a chat's frontmatter said before its file changed on disk outside the editor,
 # in force under what it says now until the user reads it again (review r32b KEPTEDIT)
 LAYER_ORDER = ("global", "kept", "buffer", "runtime")
+# the names the editor's layers are shown by where a value's origin is told (the request's
+# "global" is setup()'s: "global" told a value of setup() from one of the config file, r89)
+SHOWN_AS = {"global": "setup"}
 
 
 def _layers(request: Mapping[str, Any], skip: tuple[str, ...] = ()) -> list[config.Layer]:
@@ -54,7 +58,7 @@ def _layers(request: Mapping[str, Any], skip: tuple[str, ...] = ()) -> list[conf
             continue
         if name == "buffer" and not request.get("buffer_trusted"):
             values = _judged(request, values)[0]
-        found.append(config.Layer(name, values, source=source))
+        found.append(config.Layer(SHOWN_AS.get(name, name), values, source=source))
     chats = [literal_pattern(str(p)) for p in request.get("chat_files") or ()]
     if chats and "chats" not in skip:
         # the editor's open chat files, whatever their name: held like chat.patterns
@@ -287,7 +291,8 @@ class Service:
 
         def now(stage: str) -> dict[str, list[str]]:
             plan = stages.read_plan(stage)
-            layers = [layer for layer in _layers(request) if layer.name == "global"]
+            # (yours: the config file's and setup()'s)
+            layers = [layer for layer in _layers(request) if layer.name in (FILE_LAYER, "setup")]
             roots = config.Layer("runtime", {"sandbox.policy.rw_paths": {"append": plan["roots"]}})
             resolved = config.resolve([*layers, roots])
             return stages.protection(policy.resolve(resolved, plan["cwd"], self.environ))

@@ -32,7 +32,7 @@ def test_resolve_config_reports_values_and_layers(fresh: Editor, workspace: Path
     config = fresh.config(buf)
     values, origins = config["values"], config["origins"]
     assert values["sandbox.mode"] == "read-only"
-    assert origins["sandbox.mode"] == "global"
+    assert origins["sandbox.mode"] == "setup"
     assert values["sandbox.policy.home"] == "private"
     assert origins["sandbox.policy.home"] == "buffer"
     assert "secrets" in values["sandbox.policy.deny_read"]

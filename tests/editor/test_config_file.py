@@ -23,10 +23,16 @@ def test_the_config_file_is_the_editors_first_layer(spawn: Any, workspace: Path)
     ed = editor_with_config(spawn, workspace, '[sandbox]\nmode = "read-only"\n')
     config = ed.config()
     assert config["values"]["sandbox.mode"] == "read-only"
-    assert config["origins"]["sandbox.mode"] == "global"
+    assert config["origins"]["sandbox.mode"] == "config file"
     ed.lua("require('corral').setup({ sandbox = { policy = { network = true } } })")
     assert ed.config()["values"]["sandbox.mode"] == "read-only"  # setup() layers over it
     assert ed.config()["values"]["sandbox.policy.network"] is True
+    # r89 audit N7: both layers were "global"; status tells them apart now
+    origins = ed.config()["origins"]
+    assert (origins["sandbox.mode"], origins["sandbox.policy.network"]) == ("config file", "setup")
+    status = "\n".join(ed.lua("return require('corral.engine').call('status_text', "
+                              "require('corral.engine').request(0))").splitlines())
+    assert "(config file)" in status and "(setup)" in status, status
 
 
 def test_a_broken_config_file_is_an_error_naming_it(spawn: Any, workspace: Path) -> None:

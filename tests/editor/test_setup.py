@@ -33,7 +33,7 @@ def test_invalid_options_reported_once_and_dropped(fresh: Editor) -> None:
     assert "setup()" in errors[0] and "read-only sandbox" in errors[0]
     config = fresh.config()
     assert config["values"]["sandbox.mode"] == "read-only"
-    assert config["origins"]["sandbox.mode"] == "global"
+    assert config["origins"]["sandbox.mode"] == "setup"
 
     # Later calls neither repeat the message nor pick the options up again.
     fresh.config()
@@ -54,7 +54,7 @@ def test_setup_twice_is_idempotent(fresh: Editor) -> None:
     assert fresh.config() == once_config
     assert fresh.lua(autocmds) == once_autocmds
     assert once_config["values"]["sandbox.mode"] == "read-only"
-    assert once_config["origins"]["sandbox.mode"] == "global"
+    assert once_config["origins"]["sandbox.mode"] == "setup"
     assert once_config["values"]["sandbox.policy.env"] == ["LANG"]
     assert fresh.messages() == []
 

@@ -138,7 +138,7 @@ def test_limits_are_settings_with_validation(host) -> None:
     config = _config(host, memory_percent=150)
     r = _run(host, _as_user(host, False), config, "true")
     assert r.returncode == 125
-    assert "sandbox.limits.memory_percent (global): 150 is not a percentage" in r.stderr
+    assert "sandbox.limits.memory_percent (config file): 150 is not a percentage" in r.stderr
 
 
 @pytest.mark.sandbox

@@ -71,7 +71,7 @@ def test_extra_args_that_undo_the_sandbox_are_refused(host, extra: str) -> None:
         f"cat {q(host.home / '.ssh' / 'id_rsa')}; echo changed > {q(victim)}",
     )  # fmt: skip
     assert r.returncode == 125, (r.returncode, r.stdout, r.stderr)
-    assert "sandbox.backends.bwrap.extra_args (global)" in r.stderr, r.stderr
+    assert "sandbox.backends.bwrap.extra_args (config file)" in r.stderr, r.stderr
     assert "is not accepted" in r.stderr
     assert victim.read_text() == "original\n"
     assert host.SECRET_WORD not in r.stdout + r.stderr
