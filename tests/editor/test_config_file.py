@@ -30,8 +30,12 @@ def test_the_config_file_is_the_editors_first_layer(spawn: Any, workspace: Path)
     # r89 audit N7: both layers were "global"; status tells them apart now
     origins = ed.config()["origins"]
     assert (origins["sandbox.mode"], origins["sandbox.policy.network"]) == ("config file", "setup")
-    status = "\n".join(ed.lua("return require('corral.engine').call('status_text', "
-                              "require('corral.engine').request(0))").splitlines())
+    status = "\n".join(
+        ed.lua(
+            "return require('corral.engine').call('status_text', "
+            "require('corral.engine').request(0))"
+        ).splitlines()
+    )
     assert "(config file)" in status and "(setup)" in status, status
 
 

@@ -211,3 +211,39 @@ def test_running_out_of_watches_resolves_afresh(ws: Path, monkeypatch: pytest.Mo
     for _ in range(2):
         reuse.get({"cwd": str(ws)}, lambda: (ws / "a" / "b").exists())
     assert "cannot be watched" in reuse.unsure and reuse.hits == 0
+
+
+def test_running_out_of_watches_forgets_every_kept_policy(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """r89a RESTARTSTALE: one request's resolution ran out of watches; every watch was
+    dropped, with no event, and the policies kept for other requests stayed in use: a
+    command that made enough directories froze another chat's policy."""
+    reuse = policy_reuse.PolicyReuse()
+    secret, other = ws / "a" / ".env", ws / "b"
+    secret.parent.mkdir()
+    other.mkdir()
+    for _ in range(2):
+        assert reuse.get({"cwd": str(ws)}, lambda: secret.exists()) is False
+    assert reuse.hits == 1
+    # another request needs more watches than are left
+    monkeypatch.setattr(fswatch, "MAX_WATCHES", len(reuse.watcher._spellings))
+    reuse.get({"cwd": str(other)}, lambda: (other / "x" / "y").exists())
+    assert "cannot be watched" in reuse.unsure
+    monkeypatch.setattr(fswatch, "MAX_WATCHES", 20_000)
+    secret.write_text("TOKEN=1\n")
+    assert reuse.get({"cwd": str(ws)}, lambda: secret.exists()) is True
+
+
+def test_the_mount_table_read_by_a_resolution_is_the_watchers_to_follow(ws: Path) -> None:
+    """r89a PROCFIRST: the first resolution of an unprivileged host read the mount table
+    (the system walk's kernel mounts) and was never kept: the watcher polls that table."""
+    reuse = policy_reuse.PolicyReuse()
+
+    def resolve() -> int:
+        with open("/proc/self/mountinfo", "rb") as f:
+            return len(f.read()) and 1
+
+    for _ in range(2):
+        reuse.get({"cwd": str(ws)}, resolve)
+    assert reuse.unsure == "" and reuse.hits == 1

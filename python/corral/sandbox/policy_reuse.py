@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 # what a request's policy depends on (besides the file system): see service._layers
 REQUEST_KEYS = ("layers", "sources", "buffer_trusted", "chat_files", "cwd", "buffer_path")
 KEEP = 16  # policies kept (a few chats, a few directories)
+MOUNT_TABLES = frozenset({"/proc/self/mountinfo", "/proc/self/mounts", "/proc/mounts"})
 LOOKUPS = ("stat", "lstat", "readlink", "access")
 _REAL = {name: getattr(os, name) for name in LOOKUPS}
 # events whose path is looked up (open: builtins.open, io.open, os.open; listings)
@@ -68,6 +69,8 @@ class Trace:
             return
         if name.startswith("/proc/self/fd/"):
             return  # (a descriptor's name: what it was opened on was looked up then)
+        if name in MOUNT_TABLES:
+            return  # (the watcher reads it too: a mount made or removed since is seen)
         if not name.startswith("/"):
             if name and name != ".":
                 self.unsure = f"a lookup of the relative path {name!r}"
@@ -177,7 +180,12 @@ class PolicyReuse:
         self.unsure = trace.unsure
         if trace.unsure:
             if trace.full:
-                self.watcher.restart()  # (watches of what earlier resolutions read go)
+                # Every watch goes, with no event to say so: no kept answer can be trusted
+                # any more (r89a RESTARTSTALE: a command that made its own resolution fill
+                # the watches froze every other chat's kept policy).
+                self.watcher.restart()
+                self.kept.clear()
+                self.generation += 1
             return answer
         # (a change during the resolution is in the queue: the next get() sees it)
         self.kept[key] = (self.generation, answer)
