@@ -382,7 +382,7 @@ function M.execute(tool_call, opts, on_done)
         class = decision and decision.class ~= vim.NIL and decision.class or nil,
         sandboxed = result.sandboxed,
         refusal = result.refusal,
-        chat = vim.api.nvim_buf_is_valid(bufnr) and vim.api.nvim_buf_get_name(bufnr) or nil,
+        chat = request.buffer_path, -- (taken when the call came: the buffer may be gone now)
       },
     })
     on_done(result)

@@ -488,7 +488,8 @@ class Service:
             return result  # decide() logs nothing; execute() logs one line when it is done
         self.audit({"tool": tool, "decision": result["decision"], "source": result["source"],
                     "command": tool_input.get("command"), "path": tool_input.get("path"),
-                    "url": tool_input.get("url"), "class": result["class"]})  # fmt: skip
+                    "url": tool_input.get("url"), "class": result["class"],
+                    "chat": request.get("buffer_path")})  # fmt: skip
         return result
 
     def _precheck(
@@ -633,9 +634,11 @@ class Service:
         resolved, pol = self._policy(request)
         tool = str(request.get("tool", ""))
         result = self._op(resolved, pol, tool, request.get("input") or {})
-        self.audit({"tool": tool, "path": (request.get("input") or {}).get("path"),
-                    "url": (request.get("input") or {}).get("url"),
-                    "refusal": result.get("refusal")})  # fmt: skip
+        if not request.get("audit_at_end"):  # (execute() logs the call once, when it ends)
+            self.audit({"tool": tool, "path": (request.get("input") or {}).get("path"),
+                        "url": (request.get("input") or {}).get("url"),
+                        "refusal": result.get("refusal"),
+                        "chat": request.get("buffer_path")})  # fmt: skip
         from corral import results
 
         return results.as_text(result)  # type: ignore[no-any-return]  # (see as_text)

@@ -4,6 +4,7 @@ when a call is refused anyway, a cancel handle, and decide() that runs nothing."
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from typing import TYPE_CHECKING, Any
@@ -192,6 +193,33 @@ def test_home_as_the_workspace_is_warned_about(spawn: Any, workspace: Path) -> N
     ed.cmd("Sandbox", "status")
     text = "\n".join(ed.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
     assert "WARNING: the workspace is your home directory" in text
+
+
+def test_each_call_is_one_audit_line_naming_its_chat(spawn: Any, workspace: Path) -> None:
+    """r89 audit C10: the chat's path was dropped from the line (not a key the log kept), and a
+    file tool's call was logged twice (by the engine's op, and when execute() finished)."""
+    state = workspace.parent / (workspace.name + "-state")
+    ed = spawn(cwd=workspace, env={"XDG_STATE_HOME": str(state)})
+    ed.lua("require('corral').setup({ tools = { auto_approve = { 'write', 'read' } } })")
+    chat = workspace / "talk.chat"
+    chat.write_text("# a chat\n")
+    ed.edit(chat)
+    calls = [
+        ("bash", {"command": "echo hi"}, "ran"),
+        ("write", {"path": "w.txt", "content": "x"}, "ran"),
+        ("read", {"path": "w.txt"}, "ran"),
+        ("bash", {"command": "sudo ls"}, "refused"),
+    ]
+    for name, tool_input, status in calls:
+        execute(ed, name, **tool_input)
+        shaped(result(ed), status)
+    log = state / "corral" / "log" / "audit.jsonl"
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(x["tool"], x["status"]) for x in lines] == [(c[0], c[2]) for c in calls], lines
+    assert all(x["chat"] == str(chat) for x in lines), lines
+    assert [x["sandboxed"] for x in lines] == [True, True, True, False], lines
+    assert lines[1]["path"] == "w.txt" and lines[3]["refusal"]["code"] == "privileged"
+    assert not any("bufnr" in x for x in lines)
 
 
 def test_a_name_too_long_is_a_refusal_not_a_hang(fresh: Editor, workspace: Path) -> None:

@@ -167,7 +167,7 @@ def test_one_json_object_per_line_with_known_keys_only(tmp_path: Path) -> None:
             "refusal": refusal,
             "paths": ("/a", "/b"),
             "reasons": ["network", {"why": "x", "text": "TOP SECRET NESTED"}],
-            "bufnr": 3,
+            "chat": "/w/talk.chat",
             "duration_ms": 1.5,
             "class": "write",
             "api_key": "TOP SECRET KEY",
@@ -179,7 +179,7 @@ def test_one_json_object_per_line_with_known_keys_only(tmp_path: Path) -> None:
     assert first["time"] != "forged" and first["time"].endswith("Z")
     assert first["command"] == "echo hi\nthere" and first["exit"] == 0
     assert set(second) == {
-        "time", "tool", "path", "refusal", "paths", "reasons", "bufnr", "duration_ms", "class",
+        "time", "tool", "path", "refusal", "paths", "reasons", "chat", "duration_ms", "class",
     }  # fmt: skip
     assert second["refusal"]["code"] == "denied-read"
     assert second["paths"] == ["/a", "/b"]

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 KEYS = (
     "tool",
+    "status",
     "decision",
     "source",
     "class",
@@ -41,8 +42,9 @@ KEYS = (
     "received",
     "url",
     "exit",
+    "sandboxed",
     "refusal",
-    "bufnr",
+    "chat",  # the chat file's path: a buffer number means nothing once the editor is gone
     "duration_ms",
 )
 # Inside nested values (a refusal, a list of reasons) these names are dropped as well: they are
