@@ -71,13 +71,18 @@ GUARD_REFUSALS: dict[str, tuple[str, str, str]] = {
         "configuration (tools.auto_approve, or the plugin that registered it)",
     ),
 }  # fmt: skip
+DENIED = (
+    "denied", "", "the rule named in rule refused it: :Sandbox status (corral status) shows the "
+    "settings in force and where each comes from",
+)  # fmt: skip
 
 
 def guard_refusal(decision: Mapping[str, Any], origins: Mapping[str, str]) -> dict[str, str]:
     """The Refusal for a guard's "deny": which rule, from which layer, and how to allow it."""
     source = str(decision.get("source", ""))
     key = next((k for k in GUARD_REFUSALS if source == k or source.startswith(k)), None)
-    code, setting, hint = GUARD_REFUSALS[key] if key else ("denied", "", "")
+    # (a rule with no entry above still says where to look: a refusal always has a hint)
+    code, setting, hint = GUARD_REFUSALS[key] if key else DENIED
     return {
         "code": code,
         "rule": source,

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import ast
+import errno
+import re
+from pathlib import Path
+
 import pytest
 
 from corral import results
+from corral.toolguard.ops import bash_report, files
+from corral.toolguard.ops.refusal import OpError
+
+REPO = Path(__file__).resolve().parents[2]
+# The calls whose first argument is a refusal's code (a method named `refusal`: the change
+# sets' rules).
+REFUSING = frozenset({"Refusal", "_refuse", "_Refused", "OpError", "refusal"})
 
 
 @pytest.mark.parametrize("source", [*results.GUARD_REFUSALS, "urn:corral:approval:team"])
@@ -16,6 +28,66 @@ def test_every_guard_refusal_has_a_code_and_a_hint(source: str) -> None:
     assert refusal["rule"] == source
     if source == "sandbox.mode":
         assert refusal["layer"] == "global"
+
+
+def test_a_rule_with_no_code_of_its_own_still_says_how_to_allow() -> None:
+    refusal = results.guard_refusal({"source": "urn:corral:guard:new-rule", "reason": "r"}, {})
+    assert refusal["code"] == "denied" and refusal["rule"] == "urn:corral:guard:new-rule"
+    assert refusal["hint"]
+
+
+def _codes_in(node: ast.expr) -> list[str]:
+    """The codes an argument can be: a literal, either branch of `a if c else b`, or an
+    f-string as a pattern (`not-in-{kind}-globs`: `not-in-[a-z]+-globs`)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [re.escape(node.value)]
+    if isinstance(node, ast.IfExp):
+        return _codes_in(node.body) + _codes_in(node.orelse)
+    if isinstance(node, ast.JoinedStr):
+        parts = (
+            re.escape(v.value) if isinstance(v, ast.Constant) else "[a-z]+" for v in node.values
+        )
+        return ["".join(parts)]
+    return []  # (a variable: its values are a table collected below)
+
+
+def emitted_codes() -> set[str]:
+    """Every refusal code corral can hand a chat plugin, as patterns: read from the Python
+    source (each refusing call's first argument, each `"code": ...` entry), the tables that
+    hold codes, and the Lua side's own refusals."""
+    found: set[str] = set()
+    for path in (REPO / "python" / "corral").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and node.args:
+                name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+                if name in REFUSING:
+                    found.update(_codes_in(node.args[0]))
+            elif isinstance(node, ast.Dict):
+                for key, value in zip(node.keys, node.values, strict=True):
+                    if isinstance(key, ast.Constant) and key.value == "code":
+                        found.update(_codes_in(value))
+    tables = [code for code, *_ in results.GUARD_REFUSALS.values()]
+    tables += [code for code, *_ in files._ERRNO.values()]
+    tables += [code for code, *_ in bash_report.SIGNS]
+    tables.append(results.guard_refusal({"source": "?"}, {})["code"])
+    with pytest.raises(OpError) as failed, files.OSErrors("x"):
+        raise OSError(errno.EIO, "an errno with no code of its own")
+    tables.append(failed.value.refusal.code)
+    for lua in (REPO / "lua" / "corral").rglob("*.lua"):
+        tables += re.findall(r'\bcode = "([a-z-]+)"', lua.read_text(encoding="utf-8"))
+    return found | {re.escape(code) for code in tables}
+
+
+def test_the_help_lists_every_refusal_code() -> None:
+    """r89 C1: name-too-long and userinfo reached chat plugins, undocumented."""
+    doc = (REPO / "doc" / "corral.txt").read_text(encoding="utf-8")
+    table = doc.split("*corral-refusal-codes*", 1)[1].split("\n\n", 1)[0]
+    words = set(re.findall(r"[a-z]+(?:-[a-z]+)*", table))
+    patterns = emitted_codes()
+    for code in ("name-too-long", "userinfo", "denied-by-user", "busy", "not-in-read-globs"):
+        assert any(re.fullmatch(p, code) for p in patterns), code  # (the scan finds them)
+    missing = sorted(p for p in patterns if not any(re.fullmatch(p, w) for w in words))
+    assert not missing, f"codes not in :help corral-refusal-codes: {missing}"
 
 
 def test_a_shell_deny_rule_is_found_by_its_prefix() -> None:

@@ -32,7 +32,7 @@ from corral.toolguard.ops.refusal import BUILTIN, OpError, Refusal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Sequence
     from typing import Any
 
     Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -42,9 +42,6 @@ RULE_HOSTS = "tools.fetch.allow_hosts"
 RULE_PRIVATE = "tools.fetch.allow_private"
 DEFAULT_PORTS = {"http": 80, "https": 443}
 CHUNK = 65536
-
-# Headers that would change what the request means to the server behind the checked host.
-FORBIDDEN_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
 
 
 class HttpRefused(OpError):
@@ -123,7 +120,9 @@ def _split(url: str) -> tuple[str, str, int, str]:
             "userinfo",
             "URLs with user:password@ are refused",
             hostname,
-            "remove the user:password@ part; credentials go in a header",
+            # (fetch takes a URL and nothing else: no header to carry them, r89 C1)
+            "remove the user:password@ part: fetch sends no credentials (a command can, with "
+            "the host in sandbox.policy.network_allow)",
             "fetch: no credentials in URLs",
         )
     if (
@@ -320,39 +319,10 @@ class _PinnedHTTPS(http.client.HTTPSConnection):
             raise
 
 
-def _request_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
-    # identity: the size limit then counts the bytes that arrive, and no decompressor runs on
-    # what a server chose to send.
-    out = {"User-Agent": "corral", "Accept": "*/*", "Accept-Encoding": "identity"}
-    for name, value in (headers or {}).items():
-        if name.lower() in FORBIDDEN_HEADERS:
-            raise _Refused(
-                "bad-header",
-                f"the {name} header is set by corral, not by the caller",
-                "",
-                f"drop the {name} header",
-                "fetch: fixed request headers",
-            )
-        legal_name = bool(name) and all(
-            c.isascii() and (c.isalnum() or c in "!#$%&'*+-.^_`|~") for c in name
-        )
-        if not legal_name or any(c in value for c in "\r\n\0") or not _latin1(value):
-            raise _Refused(
-                "bad-header",
-                f"invalid header {name!r}",
-                "",
-                "header names are tokens; values are one line of Latin-1 text",
-            )
-        out[name] = value
-    return out
-
-
-def _latin1(text: str) -> bool:
-    try:
-        text.encode("latin-1")
-    except UnicodeEncodeError:
-        return False
-    return True
+# identity: the size limit then counts the bytes that arrive, and no decompressor runs on what
+# a server chose to send. Fixed: no tool input sets a header (r89 C1: a check of caller headers
+# no call could reach).
+REQUEST_HEADERS = {"User-Agent": "corral", "Accept": "*/*", "Accept-Encoding": "identity"}
 
 
 def _read(
@@ -391,13 +361,11 @@ def _prepare(
     allow_hosts: Sequence[str],
     allow_private: bool | Sequence[str],
     resolve: Resolver,
-    headers: Mapping[str, str] | None,
     layer: str,
     private_layer: str,
-) -> tuple[Checked, dict[str, str]]:
+) -> Checked:
     try:
-        request_headers = _request_headers(headers)  # before DNS: a bad call costs no lookup
-        return _check(url, allow_hosts, allow_private, resolve), request_headers
+        return _check(url, allow_hosts, allow_private, resolve)
     except _Refused as refused:
         raise _raise(url, refused, layer, private_layer) from None
 
@@ -409,7 +377,6 @@ def fetch(
     max_bytes: int = 1_000_000,
     timeout: float = 20,
     resolve: Resolver = socket.getaddrinfo,
-    headers: Mapping[str, str] | None = None,
     *,
     layer: str = "",
     private_layer: str = "",
@@ -427,9 +394,7 @@ def fetch(
     if max_bytes < 1 or timeout <= 0:
         return _failure(url, "bad-limit", "max_bytes and timeout must be positive")
     try:
-        checked, request_headers = _prepare(
-            url, allow_hosts, allow_private, resolve, headers, layer, private_layer
-        )
+        checked = _prepare(url, allow_hosts, allow_private, resolve, layer, private_layer)
     except HttpRefused as e:
         return _failure(url, e.refusal.code, str(e), e.as_dict())
     deadline = time.monotonic() + timeout
@@ -439,7 +404,7 @@ def fetch(
     else:
         conn = _PinnedHTTP(checked, timeout)
     try:
-        conn.request("GET", checked.path, headers=request_headers)
+        conn.request("GET", checked.path, headers=REQUEST_HEADERS)
         response = conn.getresponse()
         data, truncated = _read(response, conn.sock, max_bytes, deadline)
     except TimeoutError as e:
