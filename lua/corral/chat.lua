@@ -164,19 +164,21 @@ end
 
 ---Read the buffer's frontmatter again; `force` even when its text did not change; `accepted`:
 ---the user asked for it (:Sandbox reload, :trust), so a change on disk by something else
----takes effect too.
+---takes effect too. Returns true when it was read (a block or none) and is in force now;
+---`judged` then holds what of it applies (see M.confirm).
 ---@param bufnr integer
 ---@param force boolean|nil
 ---@param accepted boolean|"if trusted"|nil
+---@return boolean read
 function M.refresh(bufnr, force, accepted)
   local info = attached[bufnr]
   if not info or not vim.api.nvim_buf_is_valid(bufnr) then
-    return
+    return false
   end
   local lines = vim.api.nvim_buf_get_lines(bufnr, 0, frontmatter.MAX_LINES, false)
   local text = block_text(lines)
   if text == info.text and not force then
-    return
+    return false
   end
   info.text = text
   local name = vim.api.nvim_buf_get_name(bufnr)
@@ -202,26 +204,27 @@ function M.refresh(bufnr, force, accepted)
     -- command's output the chat took in): the block's text is not what it says (r53c
     -- CHATLATIN1: a deny_read path with a `ü` hid nothing)
     once(bufnr, ("corral: frontmatter of %s cannot be read: the file is not UTF-8 (Neovim read it as %s); %s. Remove the bytes that are not UTF-8, then :edit ++enc=utf-8"):format(label, enc, still(bufnr)), vim.log.levels.ERROR)
-    return
+    return false
   end
   local values, err = frontmatter.read(lines)
   if err then
     once(bufnr, ("corral: frontmatter of %s, %s (%s)"):format(label, M.plain(err), still(bufnr)), vim.log.levels.ERROR)
-    return
+    return false
   end
   if values == nil then
     state.buffers[bufnr] = kept and { values = {}, trusted = false, kept = kept } or nil
-    return
+    info.judged = { accepted = {}, refused = 0 }
+    return true
   end
   local request = engine.request(bufnr, { values = values, trusted = trusted })
   local result, call_err = engine.call("frontmatter", request)
   if not result then
     once(bufnr, "corral: " .. call_err, vim.log.levels.ERROR)
-    return
+    return false
   end
   if result.problems and #result.problems > 0 then
     once(bufnr, listed(("corral: frontmatter of %s is invalid (%s):"):format(label, still(bufnr)), result.problems), vim.log.levels.ERROR)
-    return
+    return false
   end
   -- The engine judges an untrusted layer again on every request (against the layers below it
   -- and the cwd of that moment): what is kept here is the frontmatter as written.
@@ -230,6 +233,34 @@ function M.refresh(bufnr, force, accepted)
     local message = listed(("corral: frontmatter of %s may only narrow the sandbox; refused:"):format(label), result.refused)
     once(bufnr, message .. "\nTrust the file with :trust (or allow widening in setup()) to apply these.", vim.log.levels.WARN)
   end
+  info.judged = { accepted = result.accepted or {}, refused = result.refused and #result.refused or 0 }
+  return true
+end
+
+---Say, in one line, that a chat's frontmatter was read again at the user's word and what of
+---it is in force now: a reload that changes nothing visible must not pass for one that failed.
+---@param bufnr integer
+function M.confirm(bufnr)
+  local label = M.plain(vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ":~:."))
+  local judged = attached[bufnr].judged or { accepted = {}, refused = 0 }
+  local keys = vim.tbl_keys(judged.accepted)
+  if #keys == 0 and judged.refused == 0 then
+    vim.notify(("corral: %s read again: no frontmatter settings, yours apply"):format(label))
+    return
+  end
+  table.sort(keys)
+  local set = {}
+  for i, key in ipairs(keys) do
+    local value = judged.accepted[key]
+    set[i] = type(value) == "table" and key or ("%s = %s"):format(key, vim.inspect(value))
+  end
+  local applies = #set > 0 and M.plain(table.concat(set, ", ")) or "nothing"
+  if judged.refused > 0 then
+    applies = ("%s; refused, as it is not trusted: %d that would widen the sandbox"):format(applies, judged.refused)
+  elseif state.buffers[bufnr] and state.buffers[bufnr].trusted then
+    applies = applies .. " (trusted)"
+  end
+  vim.notify(("corral: frontmatter of %s read again: %s"):format(label, applies))
 end
 
 ---May this buffer's frontmatter widen the sandbox? Only when its file on disk is what the user
@@ -346,7 +377,14 @@ local function watch_trust()
     if not err and fname == "trust" then
       vim.schedule(function()
         for bufnr in pairs(attached) do
-          M.refresh(bufnr, true, "if trusted") -- (corral's own removals write it too)
+          local was = state.buffers[bufnr] ~= nil and state.buffers[bufnr].trusted
+          local read = M.refresh(bufnr, true, "if trusted") -- (corral's own removals write it too)
+          -- said for the chat whose trust changed (:trust, :trust ++remove), not for every
+          -- chat at each write of the database
+          local now = state.buffers[bufnr] ~= nil and state.buffers[bufnr].trusted
+          if read and was ~= now then
+            M.confirm(bufnr)
+          end
         end
       end)
     end
@@ -361,6 +399,7 @@ local function remember_format(bufnr)
 end
 
 ---@param bufnr integer
+---@return boolean|nil read as M.refresh's, when it was not attached yet
 function M.attach(bufnr)
   if bufnr == 0 then
     bufnr = vim.api.nvim_get_current_buf()
@@ -374,7 +413,8 @@ function M.attach(bufnr)
   end
   -- disk: sha256 of the file as last read or written here; trusted_text: the frontmatter the
   -- user trusted; tainted: changed on disk by something else since; before: the settings
-  -- in force when a reload began (see keep_after_outside_change).
+  -- in force when a reload began (see keep_after_outside_change); outside: that reload
+  -- followed a change outside this editor (no :e! of yours, so no confirmation).
   local path = vim.api.nvim_buf_get_name(bufnr)
   local first = path ~= "" and read_file(path) or nil
   attached[bufnr] = {
@@ -453,10 +493,11 @@ function M.attach(bufnr)
     callback = function()
       local had = state.buffers[bufnr] and state.buffers[bufnr].values
       remember_format(bufnr)
-      M.refresh(bufnr, true, true)
+      local read = M.refresh(bufnr, true, true)
       vim.schedule(function() -- (after a FileChangedShellPost of the same reload)
+        local outside = attached[bufnr] and attached[bufnr].outside
         if attached[bufnr] then
-          attached[bufnr].before = nil
+          attached[bufnr].before, attached[bufnr].outside = nil, nil
         end
         -- A block gone from the file as read again (:e!) drops its narrowing: say so, it
         -- may be a command's doing (r51c: an .editorconfig made the chat save as one line)
@@ -468,6 +509,9 @@ function M.attach(bufnr)
             M.plain(vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ":~:.")),
             table.concat(keys, ", ")
           ), vim.log.levels.WARN)
+        elseif read and not outside and attached[bufnr] and (had or now) then
+          -- (:e!, your word: a reload after a change outside says what it keeps instead)
+          M.confirm(bufnr)
         end
       end)
     end,
@@ -476,6 +520,7 @@ function M.attach(bufnr)
     group = group,
     buffer = bufnr,
     callback = function()
+      attached[bufnr].outside = true -- (the BufReadPost before this one was no :e!)
       keep_after_outside_change(bufnr)
     end,
   })
@@ -505,9 +550,10 @@ function M.attach(bufnr)
       pcall(vim.api.nvim_del_augroup_by_id, group)
     end,
   })
-  M.refresh(bufnr, true)
+  local read = M.refresh(bufnr, true)
   watch_trust()
   warn_if_required_missing(bufnr)
+  return read
 end
 
 ---The files of the chat buffers open now: whatever their name, a command must not rewrite

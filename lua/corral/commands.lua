@@ -211,10 +211,14 @@ M.subcommands = {
     impl = function()
       local chat = require("corral.chat")
       local bufnr = vim.api.nvim_get_current_buf()
+      local read
       if not chat.is_attached(bufnr) then
-        chat.attach(bufnr)
+        read = chat.attach(bufnr)
       else
-        chat.refresh(bufnr, true, true)
+        read = chat.refresh(bufnr, true, true)
+      end
+      if read then
+        chat.confirm(bufnr)
       end
     end,
   },

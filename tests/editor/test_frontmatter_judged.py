@@ -127,6 +127,49 @@ def test_edit_bang_reads_the_frontmatter_again(ed: Editor, workspace: Path) -> N
     assert ed.config(buf)["values"]["sandbox.mode"] == "read-only"
 
 
+def said_read_again(ed: Editor) -> list[str]:
+    return [m for m in ed.messages() if "read again" in m]
+
+
+def test_trust_edit_bang_and_reload_say_what_is_in_force(ed: Editor, workspace: Path) -> None:
+    """r89 audit N8: a reload that succeeded said nothing, so it could not be told from one
+    that did nothing."""
+    chat = write_chat(workspace, lua_block("corral.opt.sandbox.policy.network = true"))
+    ed.edit(chat)
+    ed.clear_messages()
+    ed.lua("vim.cmd('trust')")
+    (said,) = ed.wait_for(lambda: said_read_again(ed), what="the confirmation")
+    assert said == (
+        "corral: frontmatter of talk.chat read again: sandbox.policy.network = true (trusted)"
+    ), said
+
+    chat.write_text(lua_block('corral.opt.sandbox.mode = "read-only"'))
+    ed.clear_messages()
+    ed.lua("vim.cmd('edit!')")
+    (said,) = ed.wait_for(lambda: said_read_again(ed), what="the confirmation")
+    assert said.endswith('read again: sandbox.mode = "read-only"'), said
+
+    chat.write_text(lua_block("corral.opt.sandbox.policy.network = true") + "more\n")
+    ed.clear_messages()
+    ed.lua("vim.cmd('edit!')")
+    (said,) = ed.wait_for(lambda: said_read_again(ed), what="the confirmation")
+    assert said.endswith(
+        "read again: nothing; refused, as it is not trusted: 1 that would widen the sandbox"
+    ), said
+
+    ed.clear_messages()
+    ed.cmd("Sandbox", "reload")
+    assert said_read_again(ed) == [said]
+    plain = workspace / "plain.txt"
+    plain.write_text("no block\n")
+    ed.edit(plain)
+    ed.clear_messages()
+    ed.cmd("Sandbox", "reload")  # (a file of any name becomes a chat)
+    assert said_read_again(ed) == [
+        "corral: plain.txt read again: no frontmatter settings, yours apply"
+    ]
+
+
 def test_a_frontmatter_gone_when_the_chat_is_read_again_is_said(
     ed: Editor, workspace: Path
 ) -> None:
