@@ -154,6 +154,33 @@ def test_sandbox_stop_and_closing_the_window_stop_the_run(ed: Editor) -> None:
     assert ed.buffer_lines(second) is None
 
 
+def marker(ed: Editor, name: str) -> str:
+    """The text shown after the first line of run `name` (the extmark corral keeps there)."""
+    return ed.lua(
+        "local b = vim.fn.bufnr(...)"
+        " local ns = vim.api.nvim_get_namespaces().corral_run"
+        " local marks = vim.api.nvim_buf_get_extmarks(b, ns, 0, -1, { details = true })"
+        " local text = {}"
+        " for _, m in ipairs(marks) do for _, chunk in ipairs(m[4].virt_text or {}) do"
+        "   text[#text + 1] = chunk[1] end end"
+        " return table.concat(text, '|')",
+        name,
+    )
+
+
+def test_a_run_is_marked_running_until_it_ends(ed: Editor) -> None:
+    """r89 audit N4e: the marker existed, untested and not in :help."""
+    name = run(ed, "sleep", "89.5")
+    assert marker(ed, name) == "  running… <C-c> stops · q closes"
+    ed.wait_for(lambda: _running("89.5"), what="the sleep to start")
+    ed.cmd("Sandbox", "stop")
+    finished(ed, name)
+    assert marker(ed, name) == "  stopped · q closes"
+    done = run(ed, "exit", "3")
+    finished(ed, done)
+    assert marker(ed, done) == "  exit 3 · q closes"
+
+
 def test_sandbox_run_ctrl_c_stops_it(ed: Editor) -> None:
     name = run(ed, "sleep", "88.5")
     ed.wait_for(lambda: _running("88.5"), what="the sleep to start")
