@@ -72,11 +72,12 @@ local function change_call(method, extra, buffer_name)
   return result
 end
 
----@param arglead string
--- the subcommands after which `|` starts another command
+-- the subcommands after which `|` starts another command: all that take no path (a change
+-- set's id never holds a `|`)
 local CHAINS = { status = true, enable = true, disable = true, reset = true, stop = true,
-  reload = true }
+  reload = true, changes = true, undo = true }
 
+---@param arglead string
 ---@return string[]
 local function complete_ids(arglead)
   local ids = require("corral.engine").call("held_ids", require("corral.engine").request()) or {}
@@ -266,7 +267,7 @@ function M.run(cmd)
     local command = text:gsub("^%s*run%s*", "")
     args = { "run", command ~= "" and command or nil }
   else
-    -- `:Sandbox disable | Sandbox status`: a subcommand that takes no name ends at a `|`, as
+    -- `:Sandbox disable | Sandbox status`: a subcommand that takes no path ends at a `|`, as
     -- with 'bar' (which :Sandbox cannot have: `:Sandbox run ls | wc -l` pipes). One that
     -- takes a change set's paths does not: a held path may hold a `|`, and typed back as
     -- corral printed it, what follows would run as a command (r20b F2).

@@ -223,6 +223,17 @@ def test_sandbox_subcommands_end_at_a_bar_and_run_keeps_it(ed: Editor) -> None:
     assert finished(ed, name)[1].strip() == "2"
 
 
+def test_changes_and_undo_end_at_a_bar_and_apply_does_not(ed: Editor) -> None:
+    """r89 trial HELPBARCHAIN: the help said every subcommand but run ends at a `|`, and
+    `:Sandbox changes | echo` looked for a change set named `|`."""
+    ed.lua("vim.cmd('Sandbox changes | let g:after_changes = 1')")
+    ed.lua("vim.cmd('Sandbox undo list | let g:after_undo = 1')")
+    assert ed.lua("return { vim.g.after_changes, vim.g.after_undo }") == [1, 1]
+    assert not [m for m in ed.messages() if "'|'" in m], ed.messages()
+    ed.lua("vim.cmd('Sandbox apply nosuch | let g:after_apply = 1')")  # (a path may hold `|`)
+    assert ed.lua("return vim.g.after_apply") is None
+
+
 def test_q_closes_the_status_window(ed: Editor) -> None:
     ed.cmd("Sandbox", "status")
     assert ed.lua("return #vim.api.nvim_list_wins()") == 2
