@@ -195,6 +195,30 @@ def test_home_as_the_workspace_is_warned_about(spawn: Any, workspace: Path) -> N
     assert "WARNING: the workspace is your home directory" in text
 
 
+def test_root_as_the_workspace_is_warned_about(spawn: Any) -> None:
+    """r89 audit C9: the warning for `/` had no test (only the one for $HOME). A workspace at
+    / cannot be writable at all: in the default mode nothing runs, and both say why; in mode
+    read-only the window and :Sandbox status warn."""
+    ed = spawn(cwd="/")
+    why = "/ cannot be writable: it is or contains /proc"
+    execute(ed, "write", path="corral-root-workspace.txt", content="x")
+    r = shaped(result(ed), "failed")
+    assert why in r["summary"] and confirm_window(ed) is None, r
+    ed.cmd("Sandbox", "status")
+    assert any(why in m and "read-only" in m for m in ed.messages()), ed.messages()
+
+    ed.lua("require('corral').setup({ sandbox = { mode = 'read-only' } })")
+    execute(ed, "read", path="etc/hostname")
+    lines = ed.wait_for(lambda: confirm_window(ed), what="the window")
+    assert "!! the workspace is / (the whole system): open Neovim in a project directory" in lines
+    ed.nvim.input("n")
+    shaped(result(ed), "denied_by_user")
+    ed.cmd("Sandbox", "status")
+    text = "\n".join(ed.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
+    assert "WARNING: the workspace is / (the whole system)" in text, text
+    assert not os.path.exists("/corral-root-workspace.txt")
+
+
 def test_each_call_is_one_audit_line_naming_its_chat(spawn: Any, workspace: Path) -> None:
     """r89 audit C10: the chat's path was dropped from the line (not a key the log kept), and a
     file tool's call was logged twice (by the engine's op, and when execute() finished)."""
