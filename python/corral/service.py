@@ -348,8 +348,14 @@ class Service:
         return [(r.name, r.priority) for r in self.chain.resolvers()]
 
     def do_status_text(self, request: Mapping[str, Any]) -> str:
+        """:Sandbox status: for the buffer the request is for."""
         resolved, pol = self._policy(request)
-        return status.render(status.report(resolved, pol, self.registry, self._resolvers()))
+        path = request.get("buffer_path")
+        written = (request.get("layers") or {}).get("buffer") or {}
+        chat = bool(written) or path in (request.get("chat_files") or ())
+        buffer = status.buffer_line(path, pol, sorted(config.flatten(written)), chat)
+        data = status.report(resolved, pol, self.registry, self._resolvers())
+        return status.render(data, buffer)
 
     def do_validate_backend(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """{"ok": True, "backend": name} or {"ok": False, "reason": why}."""

@@ -29,6 +29,18 @@ def shorten(path: str, policy: Policy) -> str:
     return path
 
 
+def buffer_line(path: str | None, policy: Policy, frontmatter: Sequence[str], chat: bool) -> str:
+    """Which buffer an editor's status describes, and whether a chat's frontmatter counts
+    (r89 trial STATUSWHICHBUFFER: two buffers of one directory showed two sandboxes under one
+    header). `frontmatter`: the keys it sets."""
+    name = shorten(path, policy) if path else "a buffer with no file"
+    if frontmatter:
+        keys = ", ".join(frontmatter[:3])
+        more = f" and {len(frontmatter) - 3} more" if len(frontmatter) > 3 else ""
+        return f"{name} (its frontmatter sets {keys}{more})"
+    return f"{name} ({'a chat without frontmatter' if chat else 'no chat frontmatter applies'})"
+
+
 def workspace_warning(policy: Policy) -> str:
     """A warning when the workspace is the whole home directory or the whole system."""
     if policy.cwd == "/":
@@ -142,9 +154,18 @@ def _plain(value: object) -> object:
     return list(value) if isinstance(value, tuple) else value
 
 
-def render(data: dict[str, Any]) -> str:
-    """Human-readable status."""
-    lines = [f"corral sandbox status for {data['workspace']}"]
+# With the sandbox off, the settings that only the sandbox reads -> what the table says of them.
+OFF = {
+    "sandbox.policy.deny_read": "applied to the file tools only: the sandbox is off",
+    "sandbox.policy.": "not applied: the sandbox is off",
+    "sandbox.backend": "not applied: the sandbox is off",
+}
+
+
+def render(data: dict[str, Any], buffer: str = "") -> str:
+    """Human-readable status; `buffer`: which buffer it is for (an editor's, see buffer_line)."""
+    where = f"{buffer} in {data['workspace']}" if buffer else data["workspace"]
+    lines = [f"corral sandbox status for {where}"]
     for warning in data["warnings"]:
         lines.append(f"WARNING: {warning}")
     state = "enabled" if data["enabled"] else "DISABLED"
@@ -180,7 +201,10 @@ def render(data: dict[str, Any]) -> str:
     lines.append("  settings (layer):")
     width = max(len(k) for k in data["settings"])
     for key, item in data["settings"].items():
-        lines.append(f"    {key.ljust(width)}  {_value(item['value'])}  ({item['layer']})")
+        # (not "network false" as if it held: r89 trial STATUSOFFTABLE)
+        off = "" if data["enabled"] else next((v for k, v in OFF.items() if key.startswith(k)), "")
+        layer = f"{item['layer']}; {off}" if off else item["layer"]
+        lines.append(f"    {key.ljust(width)}  {_value(item['value'])}  ({layer})")
     for note in data["notes"]:
         lines.append(f"  note: {note}")
     if data.get("held"):

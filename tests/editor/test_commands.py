@@ -48,6 +48,27 @@ def test_status_shows_mode_backend_paths_and_layers(ed: Editor, workspace: Path)
     assert ed.lua("return vim.bo.modifiable") is False
 
 
+def test_status_names_the_buffer_and_its_frontmatter(ed: Editor, workspace: Path) -> None:
+    """r89 trial STATUSWHICHBUFFER: a chat and a help file of one directory showed two
+    sandboxes under one header naming only the directory."""
+    chat = workspace / "demo.chat"
+    chat.write_text('```lua\ncorral.opt.sandbox.mode = "read-only"\n```\n')
+    ed.edit(chat)
+    assert status(ed)[0] == (
+        f"corral sandbox status for ./demo.chat (its frontmatter sets sandbox.mode) in {workspace}"
+    )
+    (workspace / "notes.txt").write_text("hi\n")
+    ed.edit(workspace / "notes.txt")
+    first = status(ed)[0]
+    assert (
+        first
+        == f"corral sandbox status for ./notes.txt (no chat frontmatter applies) in {workspace}"
+    )
+    (workspace / "empty.chat").write_text("hello\n")
+    ed.edit(workspace / "empty.chat")
+    assert "./empty.chat (a chat without frontmatter) in" in status(ed)[0]
+
+
 def test_status_buffer_is_reused(ed: Editor) -> None:
     status(ed)
     status(ed)
@@ -69,6 +90,10 @@ def test_disable_then_reset(ed: Editor) -> None:
     assert "DISABLED" in sandbox_line
     assert "(from runtime)" in sandbox_line
     assert re.search(r"sandbox\.enabled\s+false\s+\(runtime\)", "\n".join(lines))
+    # (not "network false" as if it held, r89 trial STATUSOFFTABLE)
+    off = "not applied: the sandbox is off"
+    assert f"false  (mode workspace-write; {off})" in line(lines, r"sandbox\.policy\.network ")
+    assert "file tools only" in line(lines, r"sandbox\.policy\.deny_read ")
 
     ed.cmd("Sandbox", "reset")
     assert ed.lua("return require('corral.sandbox').get_override()") is None

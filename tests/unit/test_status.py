@@ -108,6 +108,8 @@ def test_report_off_says_plainly_that_nothing_is_confined(
     assert "confined:  nothing" in text
     assert "network:   off" not in text and "hidden:" not in text and "writable:" not in text
     assert "available (not used: the sandbox is off)" in text
+    (network,) = [x for x in text.splitlines() if x.strip().startswith("sandbox.policy.network ")]
+    assert network.endswith("; not applied: the sandbox is off)"), network
 
 
 def test_report_environment_lists_names_only(
