@@ -3,8 +3,26 @@ local state = require("corral.state")
 
 local M = {}
 
-M.NOT_REGISTERED = "corral's remote plugin is not registered: run :UpdateRemotePlugins, "
-  .. "restart Neovim, and see :checkhealth corral"
+---Why the engine cannot be called, and what to fix first: without a Python host set,
+---:UpdateRemotePlugins itself fails, so sending the user there first is a loop (r89 trial
+---NOPROVIDERLOOP).
+---@return string
+function M.not_registered()
+  local python = vim.g.python3_host_prog
+  local fix = "restart Neovim, run :UpdateRemotePlugins, restart again (:checkhealth corral "
+    .. "checks each step)"
+  if type(python) ~= "string" or python == "" then
+    return "corral's remote plugin is not registered, and vim.g.python3_host_prog is not set: "
+      .. "set it to the Python you installed corral's dependencies into (:help corral-install), "
+      .. fix
+  end
+  if vim.fn.executable(vim.fn.expand(python)) ~= 1 then
+    return ("corral's remote plugin is not registered, and vim.g.python3_host_prog (%s) is not "
+      .. "an executable: point it at the Python you installed corral's dependencies into, %s"):format(python, fix)
+  end
+  return "corral's remote plugin is not registered: run :UpdateRemotePlugins, restart Neovim, "
+    .. "and see :checkhealth corral"
+end
 
 ---@param method string
 ---@param request table
@@ -18,7 +36,7 @@ end
 
 local function raw_call(method, request)
   if not M.registered() then
-    return nil, M.NOT_REGISTERED
+    return nil, M.not_registered()
   end
   local ok, result = pcall(vim.fn.CorralCall, method, request)
   if not ok then

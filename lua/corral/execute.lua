@@ -114,7 +114,7 @@ end
 
 local function call_async(method, request, callback)
   if not engine.registered() then
-    callback({ error = engine.NOT_REGISTERED })
+    callback({ error = engine.not_registered() })
     return
   end
   next_token = next_token + 1

@@ -53,10 +53,11 @@ function M.check()
         "see :help corral-install",
       }
     )
-    return
   end
-  local missing = false
-  for _, module in ipairs(DEPENDENCIES) do
+  -- (without a host the dependencies are not checked, but the remote plugin still is)
+  local no_host = type(python) ~= "string" or python == ""
+  local missing = no_host
+  for _, module in ipairs(missing and {} or DEPENDENCIES) do
     local ok, detail = importable(python, module)
     if ok then
       health.ok(module .. " importable")
@@ -72,7 +73,8 @@ function M.check()
   health.start("corral: remote plugin")
   if not engine.registered() then
     health.error("CorralCall is not registered", {
-      "run :UpdateRemotePlugins, then restart Neovim",
+      no_host and "set vim.g.python3_host_prog first (above): without it :UpdateRemotePlugins fails"
+        or "run :UpdateRemotePlugins, then restart Neovim",
       "a plugin manager can do this on install: lazy.nvim `build = \":UpdateRemotePlugins\"`",
     })
     return

@@ -59,6 +59,27 @@ def test_checkhealth_while_disabled_says_nothing_is_confined(ed: Editor) -> None
     assert "NOTHING IS CONFINED" in status and "network:   off" not in status, status
 
 
+def test_without_a_python_host_the_fix_named_is_the_host_first(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    """r89 trial NOPROVIDERLOOP: without g:python3_host_prog, :Sandbox sent the user to
+    :UpdateRemotePlugins, which fails without a host; :checkhealth stopped before the remote
+    plugin."""
+    editor = spawn(
+        cwd=workspace,
+        env={"CORRAL_TEST_PYTHON": "", "NVIM_RPLUGIN_MANIFEST": str(workspace / "none.vim")},
+    )
+    editor.cmd("Sandbox", "status")
+    (said,) = editor.messages()
+    assert "vim.g.python3_host_prog is not set" in said and "corral-install" in said, said
+    assert said.index("python3_host_prog") < said.index(":UpdateRemotePlugins"), said
+    editor.cmd("checkhealth", "corral")
+    text = "\n".join(editor.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
+    assert "g:python3_host_prog is not set" in text, text
+    assert "CorralCall is not registered" in text, text
+    assert "set vim.g.python3_host_prog first" in text, text
+
+
 def test_checkhealth_reports_invalid_setup(spawn: Callable[..., Editor], workspace: Path) -> None:
     editor = spawn(cwd=workspace)
     editor.lua("require('corral').setup({ sandbox = { network = true } })")
