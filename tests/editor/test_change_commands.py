@@ -54,6 +54,15 @@ def test_discard_drops_a_held_change_set(ed: Editor, workspace: Path) -> None:
     assert not (workspace / ".exrc").exists()
 
 
+def test_an_unknown_id_points_to_the_editors_command(ed: Editor) -> None:
+    """r89 trial CLIWORDSINEDITOR: `see corral changes`, a command the editor may not have."""
+    for verb in ("apply", "discard", "changes"):
+        ed.clear_messages()
+        ed.cmd("Sandbox", verb, "nosuchid")
+        (said,) = ed.messages()
+        assert said == "corral: no held change set 'nosuchid'; see :Sandbox changes", said
+
+
 def test_a_bar_in_a_held_path_typed_back_runs_nothing(ed: Editor, workspace: Path) -> None:
     """r20b F2: `:Sandbox` ran what follows a `|` as another command for every subcommand: a
     held path with a `|` in it, typed back as corral printed it, ran `:!` on the host."""

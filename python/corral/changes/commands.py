@@ -55,7 +55,7 @@ def _escaped(lines: list[str]) -> list[str]:
 def _stage(change_id: str) -> str:
     stage = os.path.join(stages.root_dir(), os.path.basename(change_id))
     if not change_id or not os.path.isfile(os.path.join(stage, stages.REPORT)):
-        raise CorralError(f"no held change set {change_id!r}; see corral changes")
+        raise CorralError(f"no held change set {change_id!r}; see {words.command('changes')}")
     return stage
 
 
