@@ -15,8 +15,15 @@ function M.calls()
   -- (a key this machine has: where there is none, the step showed only "No such file", r61c
   -- DEMOSSH)
   local secret
-  for _, name in ipairs({ "~/.ssh/id_ed25519", "~/.ssh/id_rsa", "~/.ssh/id_ecdsa", "~/.ssh/config",
-    "~/.aws/credentials", "~/.netrc", "~/.bash_history" }) do
+  for _, name in ipairs({
+    "~/.ssh/id_ed25519",
+    "~/.ssh/id_rsa",
+    "~/.ssh/id_ecdsa",
+    "~/.ssh/config",
+    "~/.aws/credentials",
+    "~/.netrc",
+    "~/.bash_history",
+  }) do
     if not secret and vim.uv.fs_stat(vim.fn.expand(name)) then
       secret = name
     end
@@ -24,17 +31,27 @@ function M.calls()
   local fetch = vim.fn.executable("curl") == 1 and "curl -sS https://example.com"
     or "python3 -c 'import urllib.request as u; u.urlopen(\"https://example.com\")'"
   return {
-    { say = "a read-only command: approved without asking, because the sandbox confines it",
-      call = { name = "bash", input = { command = "ls -a" } } },
-    { say = "a file write: corral asks you first (a/y approves, d/n denies)",
-      call = { name = "write", input = { path = "notes-from-the-model.txt", content = "hello\n" } } },
-    { say = secret and "a credential: the sandbox hides it, and corral says so"
+    {
+      say = "a read-only command: approved without asking, because the sandbox confines it",
+      call = { name = "bash", input = { command = "ls -a" } },
+    },
+    {
+      say = "a file write: corral asks you first (a/y approves, d/n denies)",
+      call = { name = "write", input = { path = "notes-from-the-model.txt", content = "hello\n" } },
+    },
+    {
+      say = secret and "a credential: the sandbox hides it, and corral says so"
         or "a credential (this machine has none in ~/.ssh: `scripts/demo --cli` shows one hidden)",
-      call = { name = "bash", input = { command = "cat " .. (secret or "~/.ssh/id_rsa") } } },
-    { say = "a privileged command: refused before anything runs",
-      call = { name = "bash", input = { command = "sudo apt-get install nmap" } } },
-    { say = "the network: off in this mode, and corral says how to allow it",
-      call = { name = "bash", input = { command = fetch } } },
+      call = { name = "bash", input = { command = "cat " .. (secret or "~/.ssh/id_rsa") } },
+    },
+    {
+      say = "a privileged command: refused before anything runs",
+      call = { name = "bash", input = { command = "sudo apt-get install nmap" } },
+    },
+    {
+      say = "the network: off in this mode, and corral says how to allow it",
+      call = { name = "bash", input = { command = fetch } },
+    },
   }
 end
 

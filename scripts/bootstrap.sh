@@ -48,6 +48,18 @@ fi
 # would: every `corral run` would compile the engine again (~20 ms). Cheap when up to date.
 "$venv/bin/python" -m compileall -q "$root/python/corral" >/dev/null
 
+# The test suite checks the Lua's formatting with StyLua, from npm's registry (its wrapper
+# package and the prebuilt binary for this machine), into the venv; where npm is missing,
+# scripts/test says so and skips the check.
+stylua_version=2.5.2
+if [ "$extras" = test ] && command -v npm >/dev/null 2>&1 \
+    && ! "$venv/stylua/node_modules/.bin/stylua" --version 2>/dev/null | grep -qx "stylua $stylua_version"; then
+    echo "corral bootstrap: installing StyLua $stylua_version (npm) for the Lua format check" >&2
+    npm install --silent --no-audit --no-fund --prefix "$venv/stylua" \
+        "@johnnymorganz/stylua-bin@$stylua_version" >/dev/null \
+        || echo "corral bootstrap: could not install StyLua; the Lua format check is skipped" >&2
+fi
+
 # The test suite lints the Lua with luacheck (Debian's lua-check). As root with apt (CI, a
 # fresh machine) it is installed here; otherwise scripts/test says how and skips the lint.
 if [ "$extras" = test ] && ! command -v luacheck >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \

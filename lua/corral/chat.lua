@@ -203,7 +203,15 @@ function M.refresh(bufnr, force, accepted)
     -- Neovim read the file in another encoding (a byte that is not UTF-8 further down, a
     -- command's output the chat took in): the block's text is not what it says (r53c
     -- CHATLATIN1: a deny_read path with a `ü` hid nothing)
-    once(bufnr, ("corral: frontmatter of %s cannot be read: the file is not UTF-8 (Neovim read it as %s); %s. Remove the bytes that are not UTF-8, then :edit ++enc=utf-8"):format(label, enc, still(bufnr)), vim.log.levels.ERROR)
+    once(
+      bufnr,
+      ("corral: frontmatter of %s cannot be read: the file is not UTF-8 (Neovim read it as %s); %s. Remove the bytes that are not UTF-8, then :edit ++enc=utf-8"):format(
+        label,
+        enc,
+        still(bufnr)
+      ),
+      vim.log.levels.ERROR
+    )
     return false
   end
   local values, err = frontmatter.read(lines)
@@ -223,15 +231,24 @@ function M.refresh(bufnr, force, accepted)
     return false
   end
   if result.problems and #result.problems > 0 then
-    once(bufnr, listed(("corral: frontmatter of %s is invalid (%s):"):format(label, still(bufnr)), result.problems), vim.log.levels.ERROR)
+    once(
+      bufnr,
+      listed(("corral: frontmatter of %s is invalid (%s):"):format(label, still(bufnr)), result.problems),
+      vim.log.levels.ERROR
+    )
     return false
   end
   -- The engine judges an untrusted layer again on every request (against the layers below it
   -- and the cwd of that moment): what is kept here is the frontmatter as written.
   state.buffers[bufnr] = { values = values, trusted = trusted, kept = kept }
   if result.refused and #result.refused > 0 then
-    local message = listed(("corral: frontmatter of %s may only narrow the sandbox; refused:"):format(label), result.refused)
-    once(bufnr, message .. "\nTrust the file with :trust (or allow widening in setup()) to apply these.", vim.log.levels.WARN)
+    local message =
+      listed(("corral: frontmatter of %s may only narrow the sandbox; refused:"):format(label), result.refused)
+    once(
+      bufnr,
+      message .. "\nTrust the file with :trust (or allow widening in setup()) to apply these.",
+      vim.log.levels.WARN
+    )
   end
   info.judged = { accepted = result.accepted or {}, refused = result.refused and #result.refused or 0 }
   return true
@@ -352,7 +369,7 @@ local function warn_if_required_missing(bufnr)
   if not ok then
     warned_required = true
     vim.notify(
-      "corral: sandbox.backend is \"required\" but no sandbox works here, so commands from this chat will be refused:\n  "
+      'corral: sandbox.backend is "required" but no sandbox works here, so commands from this chat will be refused:\n  '
         .. tostring(reason)
         .. "\nSee :Sandbox status and :checkhealth corral.",
       vim.log.levels.WARN
@@ -418,8 +435,13 @@ function M.attach(bufnr)
   local path = vim.api.nvim_buf_get_name(bufnr)
   local first = path ~= "" and read_file(path) or nil
   attached[bufnr] = {
-    text = nil, timer = nil, shown = {}, disk = first and sha256(first) or nil, tainted = false,
-    trusted_text = nil, link = path ~= "" and M.is_link(path),
+    text = nil,
+    timer = nil,
+    shown = {},
+    disk = first and sha256(first) or nil,
+    tainted = false,
+    trusted_text = nil,
+    link = path ~= "" and M.is_link(path),
   }
   remember_format(bufnr)
   local group = vim.api.nvim_create_augroup("corral_chat_" .. bufnr, { clear = true })
@@ -431,8 +453,13 @@ function M.attach(bufnr)
       -- buffer would write through it, to a file outside every writable area perhaps.
       local name = vim.api.nvim_buf_get_name(bufnr)
       if M.is_link(name) and not attached[bufnr].link then
-        error(("corral: not writing %s: it is a symbolic link now (to %s), made since it was "
-          .. "read; remove the link, then write"):format(M.plain(name), M.plain(vim.uv.fs_realpath(name) or "?")), 0)
+        error(
+          (
+            "corral: not writing %s: it is a symbolic link now (to %s), made since it was "
+            .. "read; remove the link, then write"
+          ):format(M.plain(name), M.plain(vim.uv.fs_realpath(name) or "?")),
+          0
+        )
       end
       -- Saved in a form that reads back otherwise, the frontmatter would be gone at the next
       -- read (CR line ends: one line; another encoding: not Lua), its narrowing with it. As
@@ -441,12 +468,19 @@ function M.attach(bufnr)
       local enc = bo.fileencoding
       local read_as = attached[bufnr].read_as or {}
       local same = bo.fileformat == read_as.ff and enc == read_as.fenc and bo.bomb == read_as.bomb
-      if state.buffers[bufnr] and not same and (bo.fileformat == "mac" or bo.bomb or bo.binary
-          or not (enc == "" or enc == "utf-8" or enc == "utf8")) then
-        error(("corral: not writing %s: with fileformat=%s, fileencoding=%s%s it would read back "
-          .. "without its frontmatter; :setlocal fileformat=unix fileencoding=utf-8 nobomb "
-          .. "nobinary, then write"):format(M.plain(name), bo.fileformat, enc ~= "" and enc or "utf-8",
-          bo.bomb and ", bomb" or ""), 0)
+      if
+        state.buffers[bufnr]
+        and not same
+        and (bo.fileformat == "mac" or bo.bomb or bo.binary or not (enc == "" or enc == "utf-8" or enc == "utf8"))
+      then
+        error(
+          (
+            "corral: not writing %s: with fileformat=%s, fileencoding=%s%s it would read back "
+            .. "without its frontmatter; :setlocal fileformat=unix fileencoding=utf-8 nobomb "
+            .. "nobinary, then write"
+          ):format(M.plain(name), bo.fileformat, enc ~= "" and enc or "utf-8", bo.bomb and ", bomb" or ""),
+          0
+        )
       end
     end,
   })
@@ -466,8 +500,14 @@ function M.attach(bufnr)
       -- command could write back while no buffer watches the file.
       local hash = data and trusted_hash(name)
       if M.is_link(name) then
-        once(bufnr, ("corral: %s is a symbolic link now (to %s): its trust is left alone; check it"):format(
-          M.plain(name), M.plain(vim.uv.fs_realpath(name) or "?")), vim.log.levels.WARN)
+        once(
+          bufnr,
+          ("corral: %s is a symbolic link now (to %s): its trust is left alone; check it"):format(
+            M.plain(name),
+            M.plain(vim.uv.fs_realpath(name) or "?")
+          ),
+          vim.log.levels.WARN
+        )
       elseif hash and hash ~= sha256(data) then
         if info.trusted_text ~= nil and info.trusted_text == block_of(data) then
           pcall(vim.secure.trust, { action = "allow", bufnr = bufnr })
@@ -502,13 +542,21 @@ function M.attach(bufnr)
         -- A block gone from the file as read again (:e!) drops its narrowing: say so, it
         -- may be a command's doing (r51c: an .editorconfig made the chat save as one line)
         local now = state.buffers[bufnr]
-        if had and next(had) ~= nil and attached[bufnr] and (now == nil or (next(now.values) == nil and not now.kept)) then
+        if
+          had
+          and next(had) ~= nil
+          and attached[bufnr]
+          and (now == nil or (next(now.values) == nil and not now.kept))
+        then
           local keys = vim.tbl_keys(had)
           table.sort(keys)
-          vim.notify(("corral: %s as read now has no frontmatter: the settings it had (%s) no longer apply. If you did not remove them, something rewrote the file: check it (:Sandbox status shows what is in force)."):format(
-            M.plain(vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ":~:.")),
-            table.concat(keys, ", ")
-          ), vim.log.levels.WARN)
+          vim.notify(
+            ("corral: %s as read now has no frontmatter: the settings it had (%s) no longer apply. If you did not remove them, something rewrote the file: check it (:Sandbox status shows what is in force)."):format(
+              M.plain(vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ":~:.")),
+              table.concat(keys, ", ")
+            ),
+            vim.log.levels.WARN
+          )
         elseif read and not outside and attached[bufnr] and (had or now) then
           -- (:e!, your word: a reload after a change outside says what it keeps instead)
           M.confirm(bufnr)
@@ -531,9 +579,13 @@ function M.attach(bufnr)
       local info = attached[bufnr]
       info.timer = info.timer or vim.uv.new_timer()
       info.timer:stop()
-      info.timer:start(M.DEBOUNCE_MS, 0, vim.schedule_wrap(function()
-        M.refresh(bufnr)
-      end))
+      info.timer:start(
+        M.DEBOUNCE_MS,
+        0,
+        vim.schedule_wrap(function()
+          M.refresh(bufnr)
+        end)
+      )
     end,
   })
   vim.api.nvim_create_autocmd("BufWipeout", {

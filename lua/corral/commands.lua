@@ -74,8 +74,16 @@ end
 
 -- the subcommands after which `|` starts another command: all that take no path (a change
 -- set's id never holds a `|`)
-local CHAINS = { status = true, enable = true, disable = true, reset = true, stop = true,
-  reload = true, changes = true, undo = true }
+local CHAINS = {
+  status = true,
+  enable = true,
+  disable = true,
+  reset = true,
+  stop = true,
+  reload = true,
+  changes = true,
+  undo = true,
+}
 
 ---@param arglead string
 ---@return string[]
@@ -144,7 +152,12 @@ M.subcommands = {
     end,
     complete = complete_ids,
   },
-  apply = on_held("apply_changes", "apply", "apply a held change set: what passes the check, and the paths named", true),
+  apply = on_held(
+    "apply_changes",
+    "apply",
+    "apply a held change set: what passes the check, and the paths named",
+    true
+  ),
   discard = on_held("discard_changes", "discard", "drop a held change set, or the paths named from it", false),
   undo = {
     desc = "undo the newest change set applied to this workspace (list: what undo can take back)",

@@ -9,16 +9,17 @@ local M = {}
 ---@return string
 function M.not_registered()
   local python = vim.g.python3_host_prog
-  local fix = "restart Neovim, run :UpdateRemotePlugins, restart again (:checkhealth corral "
-    .. "checks each step)"
+  local fix = "restart Neovim, run :UpdateRemotePlugins, restart again (:checkhealth corral " .. "checks each step)"
   if type(python) ~= "string" or python == "" then
     return "corral's remote plugin is not registered, and vim.g.python3_host_prog is not set: "
       .. "set it to the Python you installed corral's dependencies into (:help corral-install), "
       .. fix
   end
   if vim.fn.executable(vim.fn.expand(python)) ~= 1 then
-    return ("corral's remote plugin is not registered, and vim.g.python3_host_prog (%s) is not "
-      .. "an executable: point it at the Python you installed corral's dependencies into, %s"):format(python, fix)
+    return (
+      "corral's remote plugin is not registered, and vim.g.python3_host_prog (%s) is not "
+      .. "an executable: point it at the Python you installed corral's dependencies into, %s"
+    ):format(python, fix)
   end
   return "corral's remote plugin is not registered: run :UpdateRemotePlugins, restart Neovim, "
     .. "and see :checkhealth corral"

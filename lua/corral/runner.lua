@@ -193,7 +193,10 @@ function M.run_in_window(command, bufnr)
         -- what the sandbox refused, in corral's words: never leave a user to guess from
         -- "Read-only file system" or "Could not resolve host"
         local tail = vim.api.nvim_buf_get_lines(out, math.max(1, vim.api.nvim_buf_line_count(out) - 500), -1, false)
-        local told = require("corral.engine").call("explain_output", require("corral.engine").request(bufnr, { output = table.concat(tail, "\n") }))
+        local told = require("corral.engine").call(
+          "explain_output",
+          require("corral.engine").request(bufnr, { output = table.concat(tail, "\n") })
+        )
         if type(told) == "table" and #told > 0 then
           append(told)
         end

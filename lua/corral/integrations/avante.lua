@@ -113,24 +113,20 @@ local function run(name, input, opts)
       end
     end,
   })
-  handle = require("corral").execute(
-    { name = name, input = input, id = opts.tool_use_id },
-    {},
-    function(result)
-      pcall(vim.api.nvim_del_autocmd, autocmd)
-      if stopped_by_avante and result.status == "cancelled" then
-        return
-      end
-      local text = require("corral").text(result)
-      if result.ok then
-        opts.on_complete(text, nil)
-      elseif result.status == "denied_by_user" then
-        opts.on_complete(nil, "User declined, reason: " .. text)
-      else
-        opts.on_complete(nil, text)
-      end
+  handle = require("corral").execute({ name = name, input = input, id = opts.tool_use_id }, {}, function(result)
+    pcall(vim.api.nvim_del_autocmd, autocmd)
+    if stopped_by_avante and result.status == "cancelled" then
+      return
     end
-  )
+    local text = require("corral").text(result)
+    if result.ok then
+      opts.on_complete(text, nil)
+    elseif result.status == "denied_by_user" then
+      opts.on_complete(nil, "User declined, reason: " .. text)
+    else
+      opts.on_complete(nil, text)
+    end
+  end)
 end
 
 local function field(name, description, optional)
@@ -179,9 +175,7 @@ function M.tools()
     },
     {
       name = "corral_edit",
-      description = "Replace text in a file, through corral: old_str must occur exactly "
-        .. "once. "
-        .. PATH_NOTE,
+      description = "Replace text in a file, through corral: old_str must occur exactly " .. "once. " .. PATH_NOTE,
       param = {
         type = "table",
         fields = {
@@ -192,17 +186,12 @@ function M.tools()
       },
       returns = RETURNS,
       func = function(input, opts)
-        return run(
-          "edit",
-          { path = absolute(input.path), old = input.old_str, new = input.new_str },
-          opts
-        )
+        return run("edit", { path = absolute(input.path), old = input.old_str, new = input.new_str }, opts)
       end,
     },
     {
       name = "corral_read",
-      description = "Read a file, through corral (credentials and hidden paths are refused). "
-        .. PATH_NOTE,
+      description = "Read a file, through corral (credentials and hidden paths are refused). " .. PATH_NOTE,
       param = {
         type = "table",
         fields = {
@@ -298,8 +287,11 @@ function M.patch_sidebar()
   wrap("avante.utils", "open_buffer", function(open_buffer)
     return function(path, ...)
       if type(path) == "string" and path:find(EDIT_MAGIC) then
-        error("corral: refused to open " .. vim.inspect(path)
-          .. ": avante would pass it to :edit unescaped, which expands ` | % # $ ~ and wildcards")
+        error(
+          "corral: refused to open "
+            .. vim.inspect(path)
+            .. ": avante would pass it to :edit unescaped, which expands ` | % # $ ~ and wildcards"
+        )
       end
       if type(path) == "string" and not M.in_project(require("avante.utils"), path) then
         -- applying a code block opens its path, then makes the directories above it

@@ -171,7 +171,8 @@ local function guard_executors()
             return nil
           end
           return fn(input, ctx, callback)
-        end, is_async
+        end,
+          is_async
       end
       return function(input, ctx)
         local why = refused(name, input, ctx)
@@ -179,7 +180,8 @@ local function guard_executors()
           return { success = false, error = why }
         end
         return fn(input, ctx)
-      end, is_async
+      end,
+        is_async
     end
   end)
 end
@@ -202,8 +204,12 @@ local function guard_includes()
         -- (Flemma's normalize expands `$VAR` from the editor's environment, and its error
         -- names the result: a template caught it and put an API key into the request,
         -- r88c FLEMMAENVINCLUDE)
-        error({ type = "file", filename = path, raw = path,
-          error = "corral: refused to include " .. path .. ": a path with `$` in it" })
+        error({
+          type = "file",
+          filename = path,
+          raw = path,
+          error = "corral: refused to include " .. path .. ": a path with `$` in it",
+        })
       end
       if type(path) == "string" and (path == "~" or vim.startswith(path, "~/")) then
         path = vim.fs.joinpath(vim.env.HOME or "/nonexistent", path:sub(3))
@@ -225,10 +231,9 @@ local function guard_includes()
             type = "file",
             filename = resolved,
             raw = path,
-            error = "corral: refused to include "
-              .. resolved
-              .. ": "
-              .. tostring(decided and decided.reason or "corral could not decide"),
+            error = "corral: refused to include " .. resolved .. ": " .. tostring(
+              decided and decided.reason or "corral could not decide"
+            ),
           })
         end
       end
@@ -370,9 +375,16 @@ end
 -- script). Like corral's own frontmatter, that needs the file trusted (:trust).
 local SAFE_TOP = { provider = true, model = true }
 -- (a provider's own parameters may say where requests go, with your key: vertex's location)
-local SAFE_PARAMETERS = { max_tokens = true, temperature = true, timeout = true,
-  connect_timeout = true, cache_retention = true, thinking = true, level = true,
-  foreign = true }
+local SAFE_PARAMETERS = {
+  max_tokens = true,
+  temperature = true,
+  timeout = true,
+  connect_timeout = true,
+  cache_retention = true,
+  thinking = true,
+  level = true,
+  foreign = true,
+}
 
 ---@param op string
 ---@param path string

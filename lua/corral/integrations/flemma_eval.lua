@@ -112,7 +112,14 @@ local function bounded_match(name)
       -- (each start position tried again unless the pattern is anchored)
       local k = plain and 0 or repeats(pattern) + (pattern:sub(1, 1) == "^" and 0 or 1)
       if k > 1 and (#s + 1) ^ k > M.MAX_PATTERN_STEPS then
-        error(("corral: string.%s with a pattern of %d repetitions on %d bytes could freeze the editor: refused in a template"):format(name, k, #s), 2)
+        error(
+          ("corral: string.%s with a pattern of %d repetitions on %d bytes could freeze the editor: refused in a template"):format(
+            name,
+            k,
+            #s
+          ),
+          2
+        )
       end
     end
     return original(s, pattern, ...)
@@ -184,7 +191,10 @@ function M.populate(env)
   local narrowed = {
     fnamemodify = path_sized("fnamemodify", function(name, modifiers)
       if type(modifiers) ~= "string" or not modifiers:match(SAFE_MODIFIERS) then
-        error("corral: fnamemodify takes only :p :h :t :r :e :~ :. :8 :S in a template (a :s substitute runs Vim script)", 2)
+        error(
+          "corral: fnamemodify takes only :p :h :t :r :e :~ :. :8 :S in a template (a :s substitute runs Vim script)",
+          2
+        )
       end
       if type(name) == "string" and (name:find("$", 1, true) or name:sub(1, 1) == "~") then
         -- (:p and :~ expand every `$VAR` of a name that starts with `~`: the editor's
@@ -265,7 +275,13 @@ local function budget_hook()
   elseif debug.getinfo(2, "S").source == THIS_FILE then
     return
   end
-  error(("corral: Flemma's template or frontmatter ran past %d instructions or %d ms (a loop that would freeze the editor)"):format(M.INSTRUCTION_BUDGET, M.DEADLINE_MS), 0)
+  error(
+    ("corral: Flemma's template or frontmatter ran past %d instructions or %d ms (a loop that would freeze the editor)"):format(
+      M.INSTRUCTION_BUDGET,
+      M.DEADLINE_MS
+    ),
+    0
+  )
 end
 
 ---`fn` (one of Flemma's evaluation entry points) run within the budget, with the bounded

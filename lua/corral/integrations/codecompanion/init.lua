@@ -124,8 +124,7 @@ local function report(tool, a, b, c)
   -- the text kept for this call (codecompanion's error list holds every error of the batch)
   local text = tool.corral_text
   if not text then
-    text = type(lines) == "table" and table.concat(vim.iter(lines):flatten():totable(), "\n")
-      or tostring(lines or "")
+    text = type(lines) == "table" and table.concat(vim.iter(lines):flatten():totable(), "\n") or tostring(lines or "")
   end
   if chat then
     chat:add_tool_output(tool, text, text)
@@ -214,7 +213,9 @@ function M.refused()
     local name = type(self) == "table" and self.name or "this tool"
     return {
       status = "error",
-      data = "corral: " .. tostring(name) .. " is not available: use corral_bash, "
+      data = "corral: "
+        .. tostring(name)
+        .. " is not available: use corral_bash, "
         .. "corral_read, corral_write and corral_edit",
     }
   end
