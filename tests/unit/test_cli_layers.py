@@ -53,12 +53,12 @@ def test_flags_beat_env_beat_file(tmp_path: Path) -> None:
     file_layer = layers.file_layer(str(f))
     env_layer = layers.env_layer({"CORRAL_MODE": "read-only"})
     assert file_layer is not None and env_layer is not None
-    assert file_layer.label == f"global {f}"
+    assert file_layer.label == f"config file {f}"
     cfg = config.resolve([file_layer, env_layer])
     assert cfg["sandbox.mode"] == "read-only"
     assert cfg.origins["sandbox.mode"] == "env"
     assert cfg["sandbox.backend"] == "required"
-    assert cfg.origins["sandbox.backend"] == "global"
+    assert cfg.origins["sandbox.backend"] == "config file"
     cfg = resolve_flags(["--mode", "workspace-write-network"], file_layer, env_layer)
     assert cfg["sandbox.mode"] == "workspace-write-network"
     assert cfg.origins["sandbox.mode"] == "flags"
@@ -118,4 +118,4 @@ def test_typo_in_config_file_names_file_and_key(tmp_path: Path) -> None:
     assert layer is not None
     with pytest.raises(ConfigError) as info:
         config.resolve([layer])
-    assert f"sandbox.policy.netwrk (global {f})" in str(info.value)
+    assert f"sandbox.policy.netwrk (config file {f})" in str(info.value)
