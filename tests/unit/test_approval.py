@@ -137,3 +137,9 @@ def test_lua_function_answers(answer: str, expected: str) -> None:
 
 def test_every_builtin_is_named_by_urn() -> None:
     assert all(r.name.startswith(approval.URN) for r in approval.BUILTIN)
+
+
+def test_a_context_missing_a_field_is_refused_when_built() -> None:
+    # (it took any keywords: a missing one failed only when a resolver came to read it)
+    with pytest.raises(TypeError, match="sandboxed"):
+        Context(tool="bash", input={}, capabilities=frozenset(), config=config())  # type: ignore[call-arg]

@@ -22,21 +22,27 @@ from corral.frozen import Frozen
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from typing import Any
+    from typing import Any, Final, Literal
 
-APPROVE, REQUIRE, DENY = "approve", "require_approval", "deny"
-ANSWERS = (APPROVE, REQUIRE, DENY)
+    from corral.toolguard.classify.result import Classification
+
+    Answer = Literal["approve", "require_approval", "deny"]
+
+APPROVE: Final = "approve"
+REQUIRE: Final = "require_approval"
+DENY: Final = "deny"
+ANSWERS: tuple[Answer, ...] = (APPROVE, REQUIRE, DENY)
 URN = "urn:corral:approval:"
 DEFAULT_PRIORITY = 50
 
 
 class Decision(Frozen):
     __slots__ = ("decision", "reason", "source")
-    decision: str  # approve | require_approval | deny
+    decision: Answer
     source: str  # the resolver's URN, or the guard rule that decided
     reason: str
 
-    def __init__(self, decision: str, source: str, reason: str = "") -> None:
+    def __init__(self, decision: Answer, source: str, reason: str = "") -> None:
         self._set(decision=decision, source=source, reason=reason)
 
     def as_dict(self) -> dict[str, str]:
@@ -62,36 +68,60 @@ class Context(Frozen):
     config: Mapping[str, Any]  # resolved settings, all layers
     buffer_values: Mapping[str, Any]  # what the buffer's frontmatter itself set (dotted keys)
     sandboxed: bool  # enabled for the buffer AND a backend is really available
-    classification: Any  # corral.toolguard.classify.Classification for bash, else None
+    classification: Classification | None  # for bash only
     # a Lua tools.auto_approve function's answer, if one is set: one of ANSWERS, or
     # "error: ..." when it failed (None: it passed, or there is none)
     lua_auto_approve: str | None
 
-    def __init__(self, **values: Any) -> None:
-        values.setdefault("classification", None)
-        values.setdefault("lua_auto_approve", None)
-        values.setdefault("buffer_values", {})
-        self._set(**values)
+    def __init__(
+        self,
+        *,
+        tool: str,
+        input: Mapping[str, Any],
+        capabilities: frozenset[str],
+        config: Mapping[str, Any],
+        sandboxed: bool,
+        buffer_values: Mapping[str, Any] | None = None,
+        classification: Classification | None = None,
+        lua_auto_approve: str | None = None,
+    ) -> None:
+        self._set(
+            tool=tool,
+            input=input,
+            capabilities=capabilities,
+            config=config,
+            buffer_values=buffer_values or {},
+            sandboxed=sandboxed,
+            classification=classification,
+            lua_auto_approve=lua_auto_approve,
+        )
 
 
 class Resolver(Frozen):
     __slots__ = ("name", "priority", "resolve")
     name: str
     priority: int
-    resolve: Callable[[Context], Any]
+    # an answer, (an answer, why), or None to pass; anything else is garbage the chain logs
+    resolve: Callable[[Context], object]
 
-    def __init__(self, name: str, priority: int, resolve: Callable[[Context], Any]) -> None:
+    def __init__(self, name: str, priority: int, resolve: Callable[[Context], object]) -> None:
         if not name.startswith(URN):
             name = URN + name
         self._set(name=name, priority=priority, resolve=resolve)
 
 
-def _config(ctx: Context) -> tuple[str, str] | None:
-    answer = ctx.lua_auto_approve
-    if answer is not None:
-        if answer in ANSWERS:
+def _answer(value: object) -> Answer | None:
+    """`value` as one of ANSWERS, or None when it is none of them."""
+    return next((answer for answer in ANSWERS if answer == value), None)
+
+
+def _config(ctx: Context) -> tuple[Answer, str] | None:
+    said = ctx.lua_auto_approve
+    if said is not None:
+        answer = _answer(said)
+        if answer is not None:
             return answer, f"tools.auto_approve (a Lua function) answered {answer}"
-        return REQUIRE, f"tools.auto_approve (a Lua function) {answer}"[:300]
+        return REQUIRE, f"tools.auto_approve (a Lua function) {said}"[:300]
     if "tools.auto_approve" in ctx.buffer_values:
         return None  # the frontmatter's own list is the frontmatter resolver's to judge
     if ctx.tool in ctx.config["tools.auto_approve"]:
@@ -99,14 +129,14 @@ def _config(ctx: Context) -> tuple[str, str] | None:
     return None
 
 
-def _frontmatter(ctx: Context) -> tuple[str, str] | None:
+def _frontmatter(ctx: Context) -> tuple[Answer, str] | None:
     listed = ctx.buffer_values.get("tools.auto_approve")
     if listed is None or ctx.tool not in ctx.config["tools.auto_approve"]:
         return None
     return APPROVE, f"the frontmatter's tools.auto_approve lists {ctx.tool}"
 
 
-def _sandbox(ctx: Context) -> tuple[str, str] | None:
+def _sandbox(ctx: Context) -> tuple[Answer, str] | None:
     if (
         "can_auto_approve_if_sandboxed" in ctx.capabilities
         and ctx.config["tools.auto_approve_sandboxed"]
@@ -118,7 +148,7 @@ def _sandbox(ctx: Context) -> tuple[str, str] | None:
     return None
 
 
-def _catch_all(ctx: Context) -> tuple[str, str] | None:
+def _catch_all(ctx: Context) -> tuple[Answer, str] | None:
     if ctx.config["tools.require_approval"]:
         return None
     return APPROVE, "tools.require_approval is off"
@@ -138,7 +168,7 @@ class Chain:
         self._log = log or (lambda message: None)
 
     def register(
-        self, name: str, resolve: Callable[[Context], Any], priority: int = DEFAULT_PRIORITY
+        self, name: str, resolve: Callable[[Context], object], priority: int = DEFAULT_PRIORITY
     ) -> str:
         resolver = Resolver(name, priority, resolve)
         self._resolvers[resolver.name] = resolver
@@ -160,17 +190,18 @@ class Chain:
                 return Decision(REQUIRE, resolver.name, f"the resolver failed: {e!r}"[:300])
             if answer is None:
                 continue
-            reason = ""
+            reason: object = ""
             if isinstance(answer, tuple) and len(answer) == 2:
                 answer, reason = answer
-            if answer not in ANSWERS:
+            decision = _answer(answer)
+            if decision is None:
                 self._log(
                     f"approval resolver {resolver.name} answered {answer!r} "
                     f"(not one of {', '.join(ANSWERS)})"
                 )
                 why = f"the resolver answered {answer!r}, not one of {', '.join(ANSWERS)}"
                 return Decision(REQUIRE, resolver.name, why[:300])
-            return Decision(answer, resolver.name, str(reason))
+            return Decision(decision, resolver.name, str(reason))
         return Decision(
             REQUIRE, URN + "default", "corral asks before this kind of call unless "
             "tools.auto_approve (or tools.shell.allow for commands) lists it",

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from corral.sandbox.policy import Policy
+    from corral.toolguard.classify.result import Classification
 
 GUARD = "urn:corral:guard:"
 # Capabilities are data: the approval chain asks them, never a tool's name.
@@ -142,15 +143,15 @@ def bash_command(tool_input: Mapping[str, Any], policy: Policy) -> tuple[str, st
     return f"cd -- {shlex.quote(real)} || exit 1\n{command}", None
 
 
-def _is_read_only(tool: str, classification: Any) -> bool:
+def _is_read_only(tool: str, classification: Classification | None) -> bool:
     if tool == "bash":
         from corral.toolguard.classify import READ_ONLY
 
-        return bool(classification is not None and classification.kind == READ_ONLY)
+        return classification is not None and classification.kind == READ_ONLY
     return "read-only" in CAPABILITIES.get(tool, frozenset())
 
 
-def _git_elsewhere(classification: Any, policy: Policy) -> Any:
+def _git_elsewhere(classification: Classification, policy: Policy) -> Classification:
     """A read-only git command is read-only only when the repository it works on keeps its
     config out of a sandboxed command's reach (see gitrepo)."""
     from corral.sandbox.protect import gitrepo
@@ -178,7 +179,7 @@ def decide(
     chain: approval.Chain,
     buffer_values: Mapping[str, Any] | None = None,
     lua_auto_approve: str | None = None,
-) -> tuple[Decision, Any]:
+) -> tuple[Decision, Classification | None]:
     """(the decision, the bash classification or None)."""
     if tool not in CAPABILITIES:
         return Decision(DENY, GUARD + "unknown-tool", f"corral knows no tool {tool!r}"), None
@@ -190,7 +191,7 @@ def decide(
     invalid = invalid_input(tool, tool_input)
     if invalid is not None:
         return Decision(DENY, GUARD + "invalid-input", invalid), None
-    classification = None
+    classification: Classification | None = None
     if tool == "bash":
         from corral.toolguard.classify import PRIVILEGED, READ_ONLY, classify, shell_policy
 

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from corral.frozen import Frozen
 
-READ_ONLY, WRITES, NETWORK, DYNAMIC, PRIVILEGED = (
-    "read-only",
-    "writes",
-    "network",
-    "dynamic",
-    "privileged",
-)
-RISK = (READ_ONLY, WRITES, NETWORK, DYNAMIC, PRIVILEGED)  # least to most risky
-_RANK = {kind: i for i, kind in enumerate(RISK)}
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final, Literal
+
+    Risk = Literal["read-only", "writes", "network", "dynamic", "privileged"]
+
+READ_ONLY: Final = "read-only"
+WRITES: Final = "writes"
+NETWORK: Final = "network"
+DYNAMIC: Final = "dynamic"
+PRIVILEGED: Final = "privileged"
+RISK: tuple[Risk, ...] = (READ_ONLY, WRITES, NETWORK, DYNAMIC, PRIVILEGED)  # least to most risky
+_RANK: dict[Risk, int] = {kind: i for i, kind in enumerate(RISK)}
 
 # Builtins that change the directory later commands run in.
 DIRECTORY_CHANGES = frozenset({"cd", "pushd", "popd"})
@@ -27,7 +31,7 @@ class Classification(Frozen):
     """What a bash command may do: the riskiest `kind` found, and why."""
 
     __slots__ = ("commands", "kind", "reasons", "unknown_only", "writes")
-    kind: str  # one of RISK
+    kind: Risk
     reasons: tuple[str, ...]  # one per finding, in the order found
     writes: tuple[str, ...]  # paths written, as spelled in the command
     commands: tuple[str, ...]  # command names seen, in order
@@ -37,7 +41,7 @@ class Classification(Frozen):
 
     def __init__(
         self,
-        kind: str,
+        kind: Risk,
         reasons: tuple[str, ...] = (),
         writes: tuple[str, ...] = (),
         commands: tuple[str, ...] = (),
@@ -58,7 +62,7 @@ class Findings:
     __slots__ = ("commands", "depth", "kind", "known_risk", "reasons", "writes")
 
     def __init__(self) -> None:
-        self.kind = READ_ONLY
+        self.kind: Risk = READ_ONLY
         self.known_risk = False  # a dynamic or privileged finding other than an unknown program
         # dicts as ordered sets: a command of thousands of parts must not cost n² to record
         self.reasons: dict[str, None] = {}
@@ -66,7 +70,7 @@ class Findings:
         self.commands: list[str] = []
         self.depth = 0
 
-    def flag(self, kind: str, reason: str, unknown_program: bool = False) -> None:
+    def flag(self, kind: Risk, reason: str, unknown_program: bool = False) -> None:
         """`unknown_program`: the finding is only that a program the classifier does not know
         runs (the one kind of dynamic finding an allow entry may approve)."""
         if _RANK[kind] > _RANK[self.kind]:

@@ -22,7 +22,7 @@ from corral.toolguard.classify.result import DYNAMIC, PRIVILEGED
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
-    from typing import Any
+    from typing import Any, Literal
 
     from corral.toolguard.classify.result import Classification
 
@@ -33,11 +33,13 @@ _SPLIT = str.maketrans({c: " " for c in ";&|<>()`\"'\n\t"})
 
 class ShellVerdict(Frozen):
     __slots__ = ("decision", "flagged", "rule")
-    decision: str  # "deny" | "allow" | "pass"
+    decision: Literal["deny", "allow", "pass"]
     rule: str  # e.g. "tools.shell.deny: 'rm -rf'"; "" for pass
     flagged: tuple[str, ...]  # absolute paths outside the workspace the command names
 
-    def __init__(self, decision: str, rule: str, flagged: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, decision: Literal["deny", "allow", "pass"], rule: str, flagged: tuple[str, ...] = ()
+    ) -> None:
         self._set(decision=decision, rule=rule, flagged=flagged)
 
 

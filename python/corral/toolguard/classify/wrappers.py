@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from corral.toolguard.classify.command import Command
     from corral.toolguard.classify.options import Parsed
+    from corral.toolguard.classify.result import Risk
 
 
 def wrapper(
@@ -24,7 +25,7 @@ def wrapper(
     long_values: Sequence[str] = (),
     skip: int = 0,
     reason: str = "",
-    kind: str = DYNAMIC,
+    kind: Risk = DYNAMIC,
     targets: str = "",
 ) -> Callable[[Command], None]:
     """A rule for `NAME [options] [skip positionals] COMMAND...`; `reason` flags `kind`.
