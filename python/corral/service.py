@@ -490,6 +490,8 @@ class Service:
             from corral.results import guard_refusal
 
             result["refusal"] = guard_refusal(result, _named(resolved.origins, request))
+            if decision.source == "sandbox.policy.network":
+                self._fetch_offline(resolved, pol, str(tool_input.get("url", "")), result)
         if request.get("dry_run") or request.get("audit_at_end"):
             return result  # decide() logs nothing; execute() logs one line when it is done
         self.audit({"tool": tool, "decision": result["decision"], "source": result["source"],
@@ -502,7 +504,7 @@ class Service:
         self, resolved: config.Config, pol: policy.Policy, tool: str, args: Mapping[str, Any]
     ) -> dict[str, str] | None:
         """The refusal a file or fetch call will meet whatever you answer, or None."""
-        from corral.toolguard.ops import files, http
+        from corral.toolguard.ops import files, url_rules
         from corral.toolguard.ops.globs import Permissions
         from corral.toolguard.ops.refusal import OpError
 
@@ -510,7 +512,7 @@ class Service:
             if tool == "fetch":
                 hosts = self._fetch_hosts(resolved, pol, str(args.get("url", "")))[0]
                 layer = resolved.origins["tools.fetch.allow_hosts"]
-                http.check_host(str(args.get("url", "")), hosts, layer=layer)
+                url_rules.check_host(str(args.get("url", "")), hosts, layer=layer)
             elif tool in ("read", "ls", "write", "delete", "edit"):
                 perms = Permissions.from_config(resolved)
                 allowed = resolved["tools.delete.allow_sandboxed"]
@@ -602,23 +604,54 @@ class Service:
         hosts = list(expand_hosts(resolved["tools.fetch.allow_hosts"], self.environ))
         private = list(expand_hosts(resolved["tools.fetch.allow_private"], self.environ))
         if pol.network_allow:
-            from urllib.parse import urlsplit
-
             from corral.net.allowlist import Allowlist
+            from corral.toolguard.ops import url_rules
 
             try:
-                parts = urlsplit(url)
-                host = parts.hostname or ""
-                port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower(), 0)
-            except ValueError:
+                _, host, port, _ = url_rules.split(url)
+            except url_rules.Refused:
                 host, port = "", 0  # (the fetch's own check says what is wrong with the URL)
             allowlist = Allowlist.parse(pol.network_allow, pol.network_private)
             hosts += [pattern for pattern, ports in allowlist.entries if port in ports]
             # private addresses only for this URL's host and port, when an entry allows both
             # (not for whatever tools.fetch.allow_hosts lets through, on any port: r28b)
             if allowlist.allows(host, port) and allowlist.private_allowed(host):
-                private.append(host.lower().rstrip("."))
+                private.append(host)
         return hosts, private
+
+    def _fetch_offline(
+        self, resolved: config.Config, pol: policy.Policy, url: str, result: dict[str, Any]
+    ) -> None:
+        """`result`, the guard's refusal of a fetch for want of network, said of the URL: what
+        is wrong with the URL itself comes first (malformed, an address that stays refused
+        with the network on), else the refusal names the host it could not reach (r89
+        FETCHNOHOST: "no network" for `not a url`, and the host unnamed)."""
+        from corral.net.hosts import ip_of
+        from corral.toolguard.ops import url_rules
+
+        try:
+            host = url_rules.split(url)[1]
+            if ip_of(host) is not None:  # (a name's addresses are known only once looked up)
+                private = self._fetch_hosts(resolved, pol, url)[1]
+                url_rules.check_addresses(host, [host], private)
+        except url_rules.Refused as refused:
+            refusal = url_rules.refusal(
+                url, refused, resolved.origins["tools.fetch.allow_hosts"],
+                resolved.origins["tools.fetch.allow_private"],
+            ).as_dict()  # fmt: skip
+            result.update(source=refusal["rule"] or "fetch", reason=refusal["message"])
+            result["refusal"] = refusal
+            return
+        message = f"the sandbox allows no network here, so fetch cannot reach {host}"
+        result["reason"] = message
+        result["refusal"].update(
+            host=host,
+            message=message,
+            # (no parentheses: the summary puts the hint in its own, r89 MODELTEXTVOICE)
+            hint=f"add {host} to sandbox.policy.network_allow, which opens that host alone, "
+            'or to tools.fetch.allow_hosts with sandbox.mode = "workspace-write-network"; in '
+            f"the CLI: --allow-host {host}",
+        )
 
     def _fetch(
         self, resolved: config.Config, pol: policy.Policy, args: Mapping[str, Any]
@@ -626,14 +659,13 @@ class Service:
         from corral.toolguard.ops import http
 
         hosts, private = self._fetch_hosts(resolved, pol, str(args.get("url", "")))
-        result = http.fetch(
+        return http.fetch(
             str(args.get("url", "")),
             hosts,
             private,
             layer=resolved.origins["tools.fetch.allow_hosts"],
             private_layer=resolved.origins["tools.fetch.allow_private"],
         )
-        return result
 
     def do_op(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """Run a file or fetch tool call through the guarded operations."""

@@ -20,7 +20,8 @@ import pytest
 from corral.net import hosts as host_rules
 from corral.net import rules
 from corral.toolguard.ops import http as guard
-from corral.toolguard.ops.refusal import OpError, Refusal
+from corral.toolguard.ops import url_rules
+from corral.toolguard.ops.refusal import OpError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,14 +54,12 @@ def no_dns(*_args: object, **_kw: object) -> list[tuple[Any, ...]]:
     raise AssertionError("an address literal must not be looked up")
 
 
-def refused(url: str, *args: Any, **kw: Any) -> guard.HttpRefused:
-    with pytest.raises(guard.HttpRefused) as info:
-        guard.check(url, *args, **kw)
-    return info.value
-
-
-def refusal_of(url: str, *args: Any, **kw: Any) -> Refusal:
-    return refused(url, *args, **kw).refusal
+def refusal_of(url: str, *args: Any, **kw: Any) -> dict[str, str]:
+    """The refusal fetch() reports, having sent nothing."""
+    got = guard.fetch(url, *args, **kw)
+    assert got["ok"] is False and got["refusal"], got
+    assert got["code"] == got["refusal"]["code"]
+    return got["refusal"]  # type: ignore[no-any-return]
 
 
 # ---- addresses ----------------------------------------------------------------------------------
@@ -178,18 +177,20 @@ def test_star_allows_any_host_and_the_empty_list_none() -> None:
     assert not host_rules.host_allowed("anything.example", [])
 
 
-# ---- check --------------------------------------------------------------------------------------
+# ---- the URL's rules, as fetch() and the guard's check_host() apply them ------------------------
 
 PUBLIC = fake_resolver({"example.com": ["93.184.216.34", "2606:2800:220:1::1"]})
 
 
-def test_check_returns_parts_and_every_address() -> None:
-    got = guard.check("https://Example.COM/a%20b/ü?q=1&r=ä", ["example.com"], resolve=PUBLIC)
-    assert got == guard.Checked(
-        "https", "example.com", 443, "/a%20b/%C3%BC?q=1&r=%C3%A4",
-        ("93.184.216.34", "2606:2800:220:1::1"),
-    )  # fmt: skip
-    assert guard.check("http://example.com:8080", ["example.com"], resolve=PUBLIC).path == "/"
+def test_the_request_line_is_ascii_and_names_the_host(server: Server) -> None:
+    resolve = fake_resolver({"example.com": ["127.0.0.1"]})
+    url = f"http://Example.COM:{server.port}/a%20b/ü?q=1&r=ä"
+    got = guard.fetch(url, ["example.com"], ["example.com"], resolve=resolve)
+    assert got["ok"], got
+    assert guard.fetch(f"http://example.com:{server.port}", ["example.com"], ["example.com"],
+                       resolve=resolve)["ok"]  # fmt: skip
+    assert [s["path"] for s in server.seen] == ["/a%20b/%C3%BC?q=1&r=%C3%A4", "/"]
+    assert server.seen[0]["host"] == f"example.com:{server.port}"
 
 
 @pytest.mark.parametrize(
@@ -214,56 +215,62 @@ def test_check_returns_parts_and_every_address() -> None:
         ("http://unknown.example/", "host-not-allowed"),
     ],
 )
-def test_check_refuses(url: str, code: str) -> None:
-    refusal = refusal_of(url, ["example.com"], resolve=PUBLIC, layer="buffer")
-    assert refusal.code == code and refusal.hint
-    assert "header" not in refusal.hint  # (fetch takes none: r89 C1)
+def test_refused_urls(url: str, code: str) -> None:
+    assert refusal_of(url, ["example.com"], resolve=PUBLIC, layer="buffer")["code"] == code
+    if code != "userinfo":  # (the guard's check before asking: no DNS, so no addresses)
+        with pytest.raises(url_rules.HttpRefused) as caught:
+            url_rules.check_host(url, ["example.com"], layer="buffer")
+        assert caught.value.refusal.code == code
 
 
 def test_host_not_allowed_names_the_rule_and_the_fix() -> None:
-    error = refused("https://api.other.example/x", ["example.com"], layer="global")
+    with pytest.raises(url_rules.HttpRefused) as caught:
+        url_rules.check_host("https://api.other.example/x", ["example.com"], layer="global")
+    error = caught.value
     assert isinstance(error, OpError)  # one exception type for every guarded operation
-    assert error.as_dict() == {
+    expected = {
         "code": "host-not-allowed",
         "path": "https://api.other.example/x",
         "host": "api.other.example",
         "rule": "tools.fetch.allow_hosts",
         "layer": "global",
         "hint": "add api.other.example to tools.fetch.allow_hosts, or to "
-        "sandbox.policy.network_allow (the shell's commands then reach it too)",
+        "sandbox.policy.network_allow, which lets the shell's commands reach it too",
         "message": "api.other.example is not in tools.fetch.allow_hosts",
     }
-    assert str(error) == (
+    assert error.as_dict() == expected
+    got = guard.fetch("https://api.other.example/x", ["example.com"], layer="global")
+    assert got["refusal"] == expected
+    said = (
         "https://api.other.example/x: api.other.example is not in tools.fetch.allow_hosts "
         "[tools.fetch.allow_hosts, from global]; add api.other.example to tools.fetch.allow_hosts"
-        ", or to sandbox.policy.network_allow (the shell's commands then reach it too)"
+        ", or to sandbox.policy.network_allow, which lets the shell's commands reach it too"
     )
+    assert got["error"] == str(error) == said
 
 
 def test_only_the_settings_carry_the_callers_layer() -> None:
     scheme = refusal_of("ftp://example.com/", ["example.com"], layer="buffer")
-    assert (scheme.rule, scheme.layer) == ("fetch: http and https only", "builtin")
+    assert (scheme["rule"], scheme["layer"]) == ("fetch: http and https only", "builtin")
     bad = refusal_of("http://exa$mple.com/", ["example.com"], layer="buffer")
-    assert (bad.rule, bad.layer) == ("", "")
+    assert (bad["rule"], bad["layer"]) == ("", "")
 
 
 def test_empty_allowlist_refuses_everything() -> None:
-    with pytest.raises(guard.HttpRefused, match="empty"):
-        guard.check("https://example.com/", [], resolve=PUBLIC)
+    assert "empty" in refusal_of("https://example.com/", [], resolve=PUBLIC)["message"]
 
 
 def test_dns_rebinding_to_a_private_address_is_refused() -> None:
     resolve = fake_resolver({"api.example.com": ["10.0.0.5"]})
     refusal = refusal_of("https://api.example.com/", ["api.example.com"], resolve=resolve)
-    assert refusal.code == "private-address"
-    assert refusal.rule == "tools.fetch.allow_private"
-    assert "api.example.com" in refusal.hint
-    for other in (False, ["other.example"], "other.example"):
-        with pytest.raises(guard.HttpRefused, match=r"10\.0\.0\.5 \(private\)"):
-            guard.check("https://api.example.com/", ["*.example.com"], other, resolve)
-    for allow in (True, ["api.example.com"], ["*.example.com"], "api.example.com"):
-        got = guard.check("https://api.example.com/", ["api.example.com"], allow, resolve)
-        assert got.addresses == ("10.0.0.5",)
+    assert refusal["code"] == "private-address"
+    assert refusal["rule"] == "tools.fetch.allow_private"
+    assert "api.example.com" in refusal["hint"]
+    for other in ((), ["other.example"]):
+        refusal = refusal_of("https://api.example.com/", ["*.example.com"], other, resolve)
+        assert "10.0.0.5 (private)" in refusal["message"]
+    for allow in (["api.example.com"], ["*.example.com"]):  # (a connection would leave)
+        url_rules.check_addresses("api.example.com", ["10.0.0.5"], allow)
 
 
 @pytest.mark.parametrize(
@@ -278,7 +285,7 @@ def test_dns_rebinding_to_a_private_address_is_refused() -> None:
 )
 def test_one_private_answer_among_public_ones_is_refused(answers: list[str]) -> None:
     resolve = fake_resolver({"mixed.example": answers})
-    assert refusal_of("http://mixed.example/", ["mixed.example"], resolve=resolve).code == (
+    assert refusal_of("http://mixed.example/", ["mixed.example"], resolve=resolve)["code"] == (
         "private-address"
     )
 
@@ -289,23 +296,29 @@ def test_address_literals_are_checked_without_dns() -> None:
         ("http://[::1]/", "::1"),
         ("http://[::ffff:10.0.0.1]/", "::ffff:10.0.0.1"),
     ):
-        assert refusal_of(url, [host], resolve=no_dns).code == "private-address"
-    got = guard.check("http://[::1]:81/", ["::1"], True, no_dns)
-    assert (got.host, got.port, got.addresses) == ("::1", 81, ("::1",))
+        refusal = refusal_of(url, [host], resolve=no_dns)
+        assert refusal["code"] == "private-address"
+        # (not "127.0.0.1 resolves to 127.0.0.1")
+        assert refusal["message"].startswith(f"{refusal['host']} is a ")
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    got = guard.fetch(f"http://127.0.0.1:{port}/", ["127.0.0.1"], ["127.0.0.1"], no_dns)
+    assert got["code"] == "connect-failed" and f"127.0.0.1:{port}" in got["error"]
 
 
 def test_unspecified_and_multicast_are_refused_even_with_allow_private() -> None:
     resolve = fake_resolver({"zero.example": ["0.0.0.0"], "multi.example": ["ff02::1"]})
     for host in ("zero.example", "multi.example"):
-        refusal = refusal_of(f"http://{host}/", [host], True, resolve)
-        assert (refusal.code, refusal.layer) == ("private-address", "builtin")
-        assert "never" in refusal.hint
+        refusal = refusal_of(f"http://{host}/", [host], [host], resolve)
+        assert (refusal["code"], refusal["layer"]) == ("private-address", "builtin")
+        assert "never" in refusal["hint"]
 
 
 def test_resolution_failures_are_refusals() -> None:
     resolve = fake_resolver({"empty.example": []})
     for host in ("empty.example", "missing.example"):
-        assert refusal_of(f"http://{host}/", [host], resolve=resolve).code == "resolve-failed"
+        assert refusal_of(f"http://{host}/", [host], resolve=resolve)["code"] == "resolve-failed"
 
 
 # ---- fetch from servers the test starts ---------------------------------------------------------
@@ -331,13 +344,16 @@ class Recorder(BaseHTTPRequestHandler):
         if self.path == "/hello":
             self._send(200, "héllo wörld".encode(), Content_Type="text/plain; charset=utf-8")
         elif self.path == "/big":
-            self._send(200, b"x" * 5000)
+            self._send(200, b"x" * (guard.MAX_BYTES + 5000))
+        elif self.path == "/whole":
+            self._send(200, b"x" * guard.MAX_BYTES)
         elif self.path == "/chunked":
             self.send_response(200)
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
-            for _ in range(10):
-                self.wfile.write(b"1f4\r\n" + b"y" * 500 + b"\r\n")
+            chunk = b"y" * 50000
+            for _ in range(guard.MAX_BYTES // len(chunk) + 1):
+                self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
             self.wfile.write(b"0\r\n\r\n")
         elif self.path == "/redirect":
             self._send(302, b"", Location="/target")
@@ -402,7 +418,7 @@ def test_fetch_returns_the_body(server: Server) -> None:
 
 
 def test_fetch_with_the_system_resolver_and_an_address_literal(server: Server) -> None:
-    got = guard.fetch(f"http://127.0.0.1:{server.port}/hello", ["127.0.0.1"], True)
+    got = guard.fetch(f"http://127.0.0.1:{server.port}/hello", ["127.0.0.1"], ["127.0.0.1"])
     assert got["ok"] and got["body"] == "héllo wörld"
 
 
@@ -413,7 +429,7 @@ def test_fetch_over_ipv6_loopback() -> None:
     except OSError:
         pytest.skip("no IPv6 loopback here")
     try:
-        got = guard.fetch(f"http://[::1]:{s.port}/hello", ["::1"], True, resolve=no_dns)
+        got = guard.fetch(f"http://[::1]:{s.port}/hello", ["::1"], ["::1"], resolve=no_dns)
         assert got["ok"] and got["address"] == "::1"
         assert s.seen[0]["host"] == f"[::1]:{s.port}"
     finally:
@@ -423,13 +439,14 @@ def test_fetch_over_ipv6_loopback() -> None:
 @pytest.mark.parametrize("path", ["/big", "/chunked"])
 def test_fetch_truncates_at_max_bytes(server: Server, path: str) -> None:
     url = f"http://localhost:{server.port}{path}"
-    got = guard.fetch(url, ["localhost"], True, max_bytes=1000, resolve=LOCAL)
+    got = guard.fetch(url, ["localhost"], ["localhost"], resolve=LOCAL)
     assert got["ok"] and got["truncated"]
     content, notice = got["body"].split("\n", 1)
-    assert len(content) == 1000 and set(content) <= {"x", "y"}
-    assert "truncated at 1000 bytes" in notice
-    whole = guard.fetch(url, ["localhost"], True, max_bytes=5000, resolve=LOCAL)
-    assert not whole["truncated"] and len(whole["body"]) == 5000
+    assert len(content) == guard.MAX_BYTES and set(content) <= {"x", "y"}
+    assert f"truncated at {guard.MAX_BYTES} bytes" in notice
+    url = f"http://localhost:{server.port}/whole"
+    whole = guard.fetch(url, ["localhost"], ["localhost"], resolve=LOCAL)
+    assert not whole["truncated"] and len(whole["body"]) == guard.MAX_BYTES
 
 
 def test_fetch_connects_to_the_checked_address_not_a_new_lookup(server: Server) -> None:
@@ -457,16 +474,19 @@ def test_fetch_refuses_loopback_without_allow_private(server: Server) -> None:
 
 def test_fetch_reports_a_redirect_without_following_it(server: Server) -> None:
     url = f"http://localhost:{server.port}/redirect"
-    got = guard.fetch(url, ["localhost"], True, resolve=LOCAL)
+    got = guard.fetch(url, ["localhost"], ["localhost"], resolve=LOCAL)
     assert got["ok"] and got["http_status"] == 302
     assert got["location"] == f"http://localhost:{server.port}/target"
     assert [s["path"] for s in server.seen] == ["/redirect"]
 
 
-def test_fetch_total_timeout_bounds_a_slow_body(server: Server) -> None:
+def test_fetch_total_timeout_bounds_a_slow_body(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(guard, "TIMEOUT", 0.5)  # (the real 20 s, for a test)
     started = time.monotonic()
     url = f"http://localhost:{server.port}/slow"
-    got = guard.fetch(url, ["localhost"], True, timeout=0.5, resolve=LOCAL)
+    got = guard.fetch(url, ["localhost"], ["localhost"], resolve=LOCAL)
     assert got["code"] == "timeout"
     assert time.monotonic() - started < 3
 
@@ -475,14 +495,13 @@ def test_fetch_connection_failure_is_a_result() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    got = guard.fetch(f"http://localhost:{port}/", ["localhost"], True, resolve=LOCAL)
+    got = guard.fetch(f"http://localhost:{port}/", ["localhost"], ["localhost"], resolve=LOCAL)
     assert (got["ok"], got["code"], got["refusal"]) == (False, "connect-failed", None)
 
 
 def test_fetch_refusals_are_results() -> None:
     got = guard.fetch("gopher://example.com/", ["example.com"])
     assert got["ok"] is False and got["code"] == "bad-url" and got["refusal"]["code"] == "bad-url"
-    assert guard.fetch("http://x.example/", ["x.example"], max_bytes=0)["code"] == "bad-limit"
 
 
 # ---- TLS: verified against the host name while connecting to the pinned address ----------------
@@ -523,7 +542,7 @@ def test_https_sends_sni_and_verifies_the_host_name(
 ) -> None:
     server, names = tls_server
     url = f"https://example.test:{server.port}/hello"
-    got = guard.fetch(url, ["*.test"], True, resolve=TLS_NAMES, context=trusting(cert))
+    got = guard.fetch(url, ["*.test"], ["*.test"], resolve=TLS_NAMES, context=trusting(cert))
     assert got["ok"] and got["body"] == "héllo wörld", got
     assert names == ["example.test"]
     assert server.seen[0]["host"] == f"example.test:{server.port}"
@@ -534,15 +553,70 @@ def test_https_refuses_an_untrusted_or_mismatched_certificate(
 ) -> None:
     server, _names = tls_server
     untrusted = guard.fetch(
-        f"https://example.test:{server.port}/", ["*.test"], True, resolve=TLS_NAMES
+        f"https://example.test:{server.port}/", ["*.test"], ["*.test"], resolve=TLS_NAMES
     )
     assert untrusted["code"] == "tls"
     mismatched = guard.fetch(
         f"https://other.test:{server.port}/",
         ["*.test"],
-        True,
+        ["*.test"],
         resolve=TLS_NAMES,
         context=trusting(cert),
     )
     assert mismatched["code"] == "tls"
     assert server.seen == []
+
+
+# ---- the guard, with the sandbox's network off --------------------------------------------------
+
+
+def offline(ws: Path, url: str, **fetch: Any) -> dict[str, Any]:
+    """The guard's answer to a fetch in a sandbox without network, and its summary."""
+    from corral.results import shape
+    from corral.service import Service
+
+    layers = {"global": {"sandbox": {"mode": "workspace-write"}, "tools": {"fetch": fetch}}}
+    request = {"layers": layers, "cwd": str(ws), "tool": "fetch", "input": {"url": url}}
+    got: dict[str, Any] = Service().call("guard", {**request, "dry_run": True})
+    assert got["decision"] == "deny", got
+    got["summary"] = shape("fetch", {"refusal": got["refusal"]}, got, False)["summary"]
+    return got
+
+
+def test_no_network_names_the_host(tmp_path: Path) -> None:
+    """r89 FETCHNOHOST: the refusal had no host, and its hint said "the host"."""
+    got = offline(tmp_path, "https://Example.com/x")
+    refusal = got["refusal"]
+    assert (refusal["code"], refusal["host"]) == ("no-network", "example.com")
+    assert "add example.com to sandbox.policy.network_allow" in refusal["hint"]
+    assert "--allow-host example.com" in refusal["hint"]
+    assert got["reason"] == refusal["message"]
+    assert refusal["message"].endswith("cannot reach example.com")
+    # (the summary wraps the hint in parentheses: none inside it, r89 MODELTEXTVOICE)
+    assert got["summary"].count("(") == got["summary"].count(")") == 1, got["summary"]
+
+
+@pytest.mark.parametrize(
+    ("url", "code", "host"),
+    [
+        ("not a url", "bad-url", ""),
+        ("ftp://example.com/", "bad-url", "example.com"),
+        ("http://127.0.0.1:9/", "private-address", "127.0.0.1"),
+        ("http://[::1]/", "private-address", "::1"),
+        ("http://0.0.0.0/", "private-address", "0.0.0.0"),
+    ],
+)
+def test_no_network_comes_after_what_is_wrong_with_the_url(
+    tmp_path: Path, url: str, code: str, host: str
+) -> None:
+    """r89 FETCHNOHOST: a URL that could never work was refused as "no network", and its
+    trouble learnt only once the user had opened the network."""
+    got = offline(tmp_path, url)
+    assert (got["refusal"]["code"], got["refusal"]["host"]) == (code, host), got
+    assert got["reason"] == got["refusal"]["message"]
+    assert got["source"] == (got["refusal"]["rule"] or "fetch")
+
+
+def test_a_private_address_allowed_is_refused_for_want_of_network(tmp_path: Path) -> None:
+    got = offline(tmp_path, "http://127.0.0.1:9/", allow_private=["127.0.0.1"])
+    assert (got["refusal"]["code"], got["refusal"]["host"]) == ("no-network", "127.0.0.1")
