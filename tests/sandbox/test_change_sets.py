@@ -295,6 +295,27 @@ def test_a_named_refused_path_is_applied_when_the_user_says_so(host: Host) -> No
     assert (host.ws / ".nvim.lua").read_text() == "-- mine\n"
 
 
+def test_undo_names_a_part_applied_later_apart(host: Host) -> None:
+    """r89 UNDODUPID: a run's change set and its held file applied later were listed under
+    one id, and `corral undo ID` said "undid ID" for either."""
+    done = host.sh(host.vars() + '\ncd "$WS"\necho n > notes.txt\necho "-- mine" > .nvim.lua\n')
+    assert DONE in done.stdout, done.stderr
+    (change_id,) = held_ids(host)
+    assert host.corral("apply", change_id, ".nvim.lua").returncode == 0
+    listed = [ln.split()[0].rstrip(",") for ln in host.corral("undo", "--list").stdout.splitlines()]
+    assert listed[1:] == [f"{change_id}.1", change_id], listed
+    # the run's part waits for the part applied after it, and says how to undo that
+    early = host.corral("undo", change_id)
+    assert early.returncode != 0 and f"corral undo {change_id}.1" in early.stderr, early
+    assert (host.ws / ".nvim.lua").exists() and (host.ws / "notes.txt").exists()
+    later = host.corral("undo", f"{change_id}.1")
+    assert later.stdout.splitlines()[-1] == f"undid {change_id}.1", later.stdout + later.stderr
+    assert not (host.ws / ".nvim.lua").exists() and (host.ws / "notes.txt").exists()
+    first = host.corral("undo", change_id)
+    assert first.stdout.splitlines()[-1] == f"undid {change_id}", first.stdout + first.stderr
+    assert not (host.ws / "notes.txt").exists()
+
+
 def test_a_later_run_names_what_earlier_runs_there_left_held(host: Host) -> None:
     """A held file is in no later run's workspace: a script importing a held module failed
     with `ModuleNotFoundError` and nothing said why (r48c). Each run names the held change

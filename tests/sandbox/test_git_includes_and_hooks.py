@@ -538,10 +538,12 @@ def test_new_history_waits_for_review_unless_you_chose_the_check(host: Host, how
     assert tip in host.git("log", "--all", "--format=%H"), done.stderr
     assert host.git("status", "--porcelain", "--untracked-files=no") == "", done.stderr
     # (r58c UNDOID: the history, applied later, is journaled under the same id; `undo ID`
-    # took the run's part first, deleting the objects the applied refs name)
+    # took the run's part first, deleting the objects the applied refs name; r89 UNDODUPID:
+    # the list named both parts alike)
     listed = host.corral("undo", "--list").stdout
-    assert f"{change_id} (what was held, applied later)" in listed, listed
-    undone = host.corral("undo", change_id)
+    assert f"{change_id}.1 (what was held, applied later)" in listed, listed
+    assert f"corral undo {change_id}.1" in host.corral("undo", change_id).stderr
+    undone = host.corral("undo", f"{change_id}.1")
     assert undone.returncode == 0, undone.stdout + undone.stderr
     assert host.git("rev-parse", "HEAD") == head, undone.stdout
     assert host.git("fsck", "--no-progress", "--no-dangling") == ""

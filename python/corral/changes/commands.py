@@ -432,12 +432,10 @@ def _pick(names: list[str], change_id: str | None, cwd: str | None) -> str:
             read[entry] = _touched(entry)
         return read[entry]
 
+    labels = _labels(names)
     if change_id:
-        # (the newest part: a held part applied later, `corral apply`, is journaled under
-        # the same id, and undoing the run's part first deleted the objects that part's
-        # refs name, r58c UNDOID)
         named = os.path.basename(change_id)
-        chosen = next((n for n in reversed(names) if n == named or n.endswith(f"-{named}")), None)
+        chosen = next((n for n in reversed(names) if named in (n, labels[n])), None)
         if chosen is None:
             raise CorralError(f"no applied change set {change_id} in the undo journal")
     elif cwd:
@@ -449,9 +447,16 @@ def _pick(names: list[str], change_id: str | None, cwd: str | None) -> str:
         chosen = names[-1]
     mine = touched(chosen)
     for later in names[names.index(chosen) + 1 :]:
+        if _id_of(later) == _id_of(chosen):
+            # (a held part applied later, `corral apply`: undoing the run's part first
+            # deleted the objects that part's refs name, r58c UNDOID)
+            raise CorralError(
+                f"{labels[later]}, what was held of {labels[chosen]} and applied later, "
+                f"is undone first: {words.command('undo', labels[later])}"
+            )
         if any(is_within(p, q) or is_within(q, p) for p in touched(later) for q in mine):
             raise CorralError(
-                f"{_id_of(later)}, applied after {_id_of(chosen)}, changed the same paths: "
+                f"{labels[later]}, applied after {labels[chosen]}, changed the same paths: "
                 "undo it first"
             )
     return chosen
@@ -466,6 +471,20 @@ def _id_of(entry: str) -> str:
     return entry.split("-", 1)[1] if "-" in entry else entry
 
 
+def _labels(entries: list[str]) -> dict[str, str]:
+    """Each undo journal entry's name in undo's words: its change set's id, and for a part of
+    that change set applied later (what was held, `corral apply`) the id and `.1`, `.2`, ...
+    in the order applied (r89 UNDODUPID: the list named both parts alike)."""
+    seen: dict[str, int] = {}
+    labels: dict[str, str] = {}
+    for entry in entries:
+        change_id = _id_of(entry)
+        count = seen.get(change_id, 0)
+        labels[entry] = f"{change_id}.{count}" if count else change_id
+        seen[change_id] = count + 1
+    return labels
+
+
 def undo_list(cwd: str | None = None) -> Outcome:
     """The applied change sets undo can take back, newest first: those that changed your
     workspace (`cwd`), with when, what made them and what they changed; the first is what
@@ -475,9 +494,7 @@ def undo_list(cwd: str | None = None) -> Outcome:
 
     names = journals.entries()
     mine = [n for n in reversed(names) if not cwd or any(is_within(p, cwd) for p in _touched(n))]
-    # (a held part applied later is journaled under its change set's id too: said so)
-    ids = [_id_of(n) for n in names]
-    later = {n for i, n in enumerate(names) if ids[i] in ids[:i]}
+    labels = _labels(names)
     if not mine:
         where = f" in {cwd}" if cwd else ""
         return Outcome([f"nothing to undo{where}"])
@@ -498,9 +515,10 @@ def undo_list(cwd: str | None = None) -> Outcome:
         touched.sort(key=lambda p: "/.git/" in p)
         paths = [os.path.relpath(p, cwd) if cwd else p for p in touched]
         more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
-        part = " (what was held, applied later)" if name in later else ""
+        # (a held part applied later is journaled under its change set's id too: said so)
+        part = " (what was held, applied later)" if labels[name] != change_id else ""
         out.out.append(shown(
-            f"  {change_id}{part}{_made(report)}: {counts.get('added', 0)} added, "
+            f"  {labels[name]}{part}{_made(report)}: {counts.get('added', 0)} added, "
             f"{counts.get('modified', 0)} modified, {counts.get('deleted', 0)} deleted: "
             f"{', '.join(paths[:3])}{more}"
         ))  # fmt: skip
@@ -519,19 +537,20 @@ def undo(change_id: str | None = None, cwd: str | None = None) -> Outcome:
         if not newest:
             return Outcome([f"nothing to undo in {cwd} ({words.command('undo', 'ID')} undoes a "
                             "change set of another workspace)"])  # fmt: skip
+        label = _labels(names)[newest]
         busy = stages.direct_writers(_roots_of(newest))
         if busy:
             why = f"a command with direct writes runs in this workspace (pid {busy[0]})"
-            out = Outcome([], [f"{_id_of(newest)} not undone: {why}; undo once it has ended"])
+            out = Outcome([], [f"{label} not undone: {why}; undo once it has ended"])
             out.code = 1
             return out
         conflicts = journals.conflicts(newest)
         if conflicts:
-            out = Outcome([], [*conflicts, f"{_id_of(newest)} not undone: nothing was changed"])
+            out = Outcome([], [*conflicts, f"{label} not undone: nothing was changed"])
             out.code = 1
             return out
         done = journals.undo(newest)
-    return Outcome([*_briefly(done), f"undid {_id_of(newest)}"])
+    return Outcome([*_briefly(done), f"undid {label}"])
 
 
 UNDO_LINES = 20  # what undo says path by path; past it, a count by kind and directory
