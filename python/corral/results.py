@@ -41,6 +41,10 @@ GUARD_REFUSALS: dict[str, tuple[str, str, str]] = {
         "tool-not-available", "tools.available",
         "add the tool to tools.available (or drop the frontmatter line that removes it)",
     ),
+    "urn:corral:guard:plugin-input": (
+        "invalid-input", "", "ask the user to report it to the chat plugin's author: the same "
+        "call sent again fails the same way",
+    ),
     "urn:corral:guard:invalid-input": (
         "invalid-input", "", "send the inputs the tool takes, as the message says",
     ),

@@ -434,7 +434,7 @@ def test_an_input_that_is_no_table_is_refused_and_later_calls_still_end(
         fresh.lua(EXECUTE_RAW, {"name": name, "input": '{"command": "ls", "path": "README.md"}'})
         r = shaped(result(fresh), "refused")
         assert r["refusal"]["code"] == "invalid-input", r
-        assert "not a str" in r["refusal"]["message"], r
+        assert "input as a string, not a table" in r["refusal"]["message"], r  # (r89)
         assert "vim.json.decode" in r["refusal"]["message"], r
         assert "Traceback" not in r["summary"] and len(r["summary"]) < 400, r
     fresh.lua("require('corral').setup({ tools = { auto_approve = { 'read' } } })")

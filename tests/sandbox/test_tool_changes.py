@@ -258,3 +258,24 @@ def test_a_tools_refused_write_does_not_say_to_apply_it(svc: Service, host: Host
     assert "apply" not in refusal["message"], refusal
     assert refusal["hint"].startswith("only the user"), refusal
     assert held_ids(host) == []
+
+
+def test_a_write_into_what_git_ignores_is_said_without_nested_parentheses(
+    svc: Service, host: Host
+) -> None:
+    """r89 IGNOREDMSGPARENS: three "(" before two ")": the model could not tell where the
+    reason ended and the instruction began."""
+    from corral.results import shape
+
+    request = {
+        "layers": {}, "cwd": str(host.ws), "tool": "write",
+        "input": {"path": "build/out.txt", "content": "x\n"},
+    }  # fmt: skip
+    decided = svc.call("guard", request)
+    assert decided["refusal"]["message"].startswith("in what git ignores: "), decided
+    summary = shape("write", {"refusal": decided["refusal"]}, decided, False)["summary"]
+    depth = 0
+    for c in summary:
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        assert 0 <= depth <= 1, summary
+    assert depth == 0 and "a build's outputs" in summary, summary

@@ -186,9 +186,12 @@ def test_the_classifier_alone_never_approves_a_command_on_the_host(
         ("bash", {"cmd": "ls"}, "input.cmd is not an input of bash"),
         ("bash", {}, "input.command (a string) is required"),
         ("bash", {"command": ""}, "input.command is empty"),
-        ("bash", {"command": ["ls"]}, "input.command must be a string, not list"),
+        # (r89 MODELTEXTVOICE: not Python's "not list", "not str")
+        ("bash", {"command": ["ls"]}, "input.command must be a string, not a list"),
+        ("bash", {"command": {"x": 1}}, "input.command must be a string, not a table"),
+        ("read", {"path": "x", "offset": 1.5}, "input.offset must be an integer, not a number"),
         ("write", {"path": "x"}, "input.content (a string) is required"),
-        ("read", {"path": "x", "max_bytes": True}, "input.max_bytes must be an integer"),
+        ("read", {"path": "x", "max_bytes": True}, "input.max_bytes must be an integer, not true"),
         # (r88c GUARDQUADRATIC: no file has a path past PATH_MAX)
         ("read", {"path": "a/" * 2048 + "b"}, "input.path is 4097 bytes, more than a path"),
     ],
@@ -200,3 +203,22 @@ def test_malformed_input_is_refused_before_anything_runs(
     d = decide(tmp_path, tool, tool_input, **{"tools.approval": "full"})
     assert (d.decision, d.source) == (D, "urn:corral:guard:invalid-input"), d
     assert message in d.reason
+
+
+@pytest.mark.parametrize(("given", "said"), [('{"command": "ls"}', "a string"), (["ls"], "a list")])
+def test_an_input_that_is_no_table_is_the_chat_plugins_to_mend(
+    tmp_path: Path, given: Any, said: str
+) -> None:
+    """r89 MODELTEXTVOICE: "not a str" (Python's word), and a hint asking the model to send
+    other inputs, for what only the chat plugin can mend."""
+    from corral.results import guard_refusal, shape
+
+    d = decide(tmp_path, "bash", given, **{"tools.approval": "full"})
+    assert (d.decision, d.source) == (D, "urn:corral:guard:plugin-input"), d
+    assert d.reason.startswith(f"the chat plugin passed corral the call's input as {said}, ")
+    refusal = guard_refusal(d.as_dict(), {})
+    assert refusal["code"] == "invalid-input"
+    summary = shape("bash", {"refusal": refusal}, d.as_dict(), False)["summary"]
+    assert summary.endswith("(ask the user to report it to the chat plugin's author: the same "
+                            "call sent again fails the same way)"), summary  # fmt: skip
+    assert summary.count("(") == summary.count(")") == 1, summary

@@ -76,7 +76,11 @@ class ToolChanges:
             )
             # (nor its words of applying: "apply it if you meant it" beside that hint,
             # r74c REFUSEAPPLYWORDS)
-            message = re.sub(r"[;,] (?:if you made this venv, )?apply [^;]*", "", found["message"])
+            # (up to a parenthesis: what git ignores is said inside one, and its closing one
+            # went with these words, r89 IGNOREDMSGPARENS)
+            message = re.sub(
+                r"[;,] (?:if you made this venv, )?apply [^;()]*", "", found["message"]
+            )
             found["message"] = re.sub(r" \(apply [^)]*\)", "", message)
         return found
 

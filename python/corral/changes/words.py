@@ -20,10 +20,11 @@ HELD_WITH_GIT = f"{HELD_WITH} its repository's HEAD, refs and index"
 IN_BUILD_TREE = "in the build tree "
 # how a path git ignores is held (finish names the highest ignored directory as one path)
 IN_IGNORED = "in what git ignores: "
+# (said inside parentheses: none of its own, r89 IGNOREDMSGPARENS)
 IGNORED_WHY = (
     "`git status` never shows a change there, and host tools run what lands in such "
-    "places unread (a build's outputs, node_modules, a venv, a hook's local "
-    "script); apply it if your command made it (sandbox.ignored_files)"
+    "places unread, such as a build's outputs, node_modules, a venv or a hook's local "
+    "script; apply it if your command made it, or see sandbox.ignored_files"
 )
 # what is held with a whole directory, and how that directory is named in its message
 NAMED_AS_ONE = (HELD_WITH_VENV, IN_BUILD_TREE, IN_IGNORED)

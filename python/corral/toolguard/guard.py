@@ -59,6 +59,20 @@ MAX_PATH = 4095  # bytes of a path: Linux's PATH_MAX, its NUL included
 KIND_WORDS = {str: "a string", int: "an integer", bool: "true or false"}
 
 
+def _kind_of(value: object) -> str:
+    """What `value` is, in the words of the Lua tables it came from: never Python's type
+    names ("not a str", "not list": r89 MODELTEXTVOICE)."""
+    if isinstance(value, bool):  # (an int to Python)
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return "a table" if isinstance(value, dict) else "another kind of value"
+
+
 def _utf8(text: str) -> bool:
     try:
         text.encode()
@@ -72,9 +86,12 @@ def invalid_input(tool: str, tool_input: Mapping[str, Any]) -> str | None:
     if not isinstance(tool_input, dict):
         # (an OpenAI-style API hands the arguments over as JSON text, r77d STRINPUT: a string
         # gave the model a traceback, or "input.  is not an input of read")
+        # (the chat plugin's bug, not the model's: said so, to either reader, r89
+        # MODELTEXTVOICE)
         return (
-            f"input must be a table of {tool}'s inputs, not a {type(tool_input).__name__}: "
-            "decode the model's JSON arguments first (vim.json.decode)"
+            f"the chat plugin passed corral the call's input as {_kind_of(tool_input)}, not "
+            f"a table of {tool}'s inputs: the plugin must decode the model's JSON arguments "
+            "with vim.json.decode first"
         )
     fields = INPUTS.get(tool, {})
     unknown = sorted(k for k in tool_input if k not in fields)
@@ -89,7 +106,7 @@ def invalid_input(tool: str, tool_input: Mapping[str, Any]) -> str | None:
             continue
         # bool is an int to Python; an int field takes no true/false
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            return f"input.{name} must be {KIND_WORDS[kind]}, not {type(value).__name__}"
+            return f"input.{name} must be {KIND_WORDS[kind]}, not {_kind_of(value)}"
         if kind is str and required and name in ("command", "path", "url") and not value:
             return f"input.{name} is empty"
         if isinstance(value, str) and not _utf8(value):
@@ -190,7 +207,9 @@ def decide(
         )
     invalid = invalid_input(tool, tool_input)
     if invalid is not None:
-        return Decision(DENY, GUARD + "invalid-input", invalid), None
+        # (no table at all: the chat plugin's bug, which no call the model sends can mend)
+        rule = "invalid-input" if isinstance(tool_input, dict) else "plugin-input"
+        return Decision(DENY, GUARD + rule, invalid), None
     classification: Classification | None = None
     if tool == "bash":
         from corral.toolguard.classify import PRIVILEGED, READ_ONLY, classify, shell_policy
