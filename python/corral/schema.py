@@ -914,7 +914,10 @@ FIELDS: tuple[Field, ...] = (
         BOOL,
         True,
         "Approve tools that declare can_auto_approve_if_sandboxed (bash) when a sandbox "
-        "really confines them; never in the unsandboxed fallback.",
+        "really confines them, and a read or ls inside the workspace, which a sandboxed "
+        "command could read as well; never in the unsandboxed fallback. A command that "
+        "deletes or discards work wholesale (rm -r, git clean, git reset --hard) only where a "
+        "change set can undo it.",
         narrows=TRUE_LOOSENS,
     ),
     Field(

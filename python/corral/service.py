@@ -441,6 +441,7 @@ class Service:
             self.chain,
             buffer_values,
             str(lua_answer) if lua_answer is not None else None,
+            undoable=tool == "bash" and self._staged(pol),
         )
         from corral.status import workspace_warning
 

@@ -24,48 +24,51 @@ CALLS = {
     "bash-read": ("bash", {"command": "ls -la"}),
     "bash-write": ("bash", {"command": "echo hi > out.txt"}),
     "read": ("read", {"path": "README.md"}),
+    "read-out": ("read", {"path": "/etc/hostname"}),
+    "bash-rmr": ("bash", {"command": "rm -rf build && git clean -fdx"}),
     "write": ("write", {"path": "out.txt", "content": "x"}),
     "fetch": ("fetch", {"url": "https://example.com/"}),
 }
 
-# preset -> mode -> call -> decision, with a working sandbox
-TABLE: dict[str, dict[str, dict[str, str]]] = {
+# preset -> mode -> decisions for COLUMNS, with a working sandbox and direct writes
+# (bash-rmr with change sets runs unasked where bash-write does: see
+# test_what_only_a_change_set_undoes_is_asked_about_with_direct_writes). r89 audit C8: a
+# read in the workspace is approved where a sandboxed `cat` of it is; one outside is asked.
+COLUMNS = ("bash-read", "bash-write", "bash-rmr", "read", "read-out", "write", "fetch")
+ROWS: dict[str, dict[str, str]] = {
     "ask": {
-        "read-only": {"bash-read": A, "bash-write": D, "read": R, "write": D, "fetch": D},
-        "workspace-write": {"bash-read": A, "bash-write": A, "read": R, "write": R, "fetch": D},
-        "workspace-write-network": {
-            "bash-read": A, "bash-write": A, "read": R, "write": R, "fetch": R,
-        },
-        # mode off: no sandbox, so the sandbox resolver never approves
-        "off": {"bash-read": R, "bash-write": R, "read": R, "write": R, "fetch": R},
+        "read-only":               "A D D A R D D",
+        "workspace-write":         "A A R A R R D",
+        "workspace-write-network": "A A R A R R R",
+        "off":                     "R R R R R R R",  # no sandbox: its resolver never approves
     },
     "read-only": {
-        "read-only": {"bash-read": A, "bash-write": D, "read": A, "write": D, "fetch": D},
-        "workspace-write": {"bash-read": A, "bash-write": D, "read": A, "write": D, "fetch": D},
-        "workspace-write-network": {
-            "bash-read": A, "bash-write": D, "read": A, "write": D, "fetch": D,
-        },
-        # no sandbox: the classifier alone never approves a command on the host
-        "off": {"bash-read": D, "bash-write": D, "read": A, "write": D, "fetch": D},
+        "read-only":               "A D D A A D D",
+        "workspace-write":         "A D D A A D D",
+        "workspace-write-network": "A D D A A D D",
+        "off":                     "D D D A A D D",  # the classifier alone approves no bash
     },
     "auto": {
-        "read-only": {"bash-read": A, "bash-write": D, "read": A, "write": D, "fetch": D},
-        "workspace-write": {"bash-read": A, "bash-write": A, "read": A, "write": A, "fetch": D},
-        "workspace-write-network": {
-            "bash-read": A, "bash-write": A, "read": A, "write": A, "fetch": A,
-        },
-        # no sandbox: nothing but file reads runs unasked, and nothing is asked either
-        "off": {"bash-read": D, "bash-write": D, "read": A, "write": D, "fetch": D},
+        "read-only":               "A D D A A D D",
+        "workspace-write":         "A A A A A A D",
+        "workspace-write-network": "A A A A A A A",
+        "off":                     "D D D A A D D",  # nothing but file reads, nothing asked
     },
     "full": {
-        "read-only": {"bash-read": A, "bash-write": D, "read": A, "write": D, "fetch": D},
-        "workspace-write": {"bash-read": A, "bash-write": A, "read": A, "write": A, "fetch": D},
-        "workspace-write-network": {
-            "bash-read": A, "bash-write": A, "read": A, "write": A, "fetch": A,
-        },
-        "off": {"bash-read": A, "bash-write": A, "read": A, "write": A, "fetch": A},
+        "read-only":               "A D D A A D D",
+        "workspace-write":         "A A A A A A D",
+        "workspace-write-network": "A A A A A A A",
+        "off":                     "A A A A A A A",
     },
 }  # fmt: skip
+WORDS = {"A": A, "R": R, "D": D}
+TABLE = {
+    preset: {
+        mode: dict(zip(COLUMNS, (WORDS[w] for w in row.split()), strict=True))
+        for mode, row in modes.items()
+    }
+    for preset, modes in ROWS.items()
+}
 
 CASES = [
     (preset, mode, call, expected)
@@ -222,3 +225,33 @@ def test_an_input_that_is_no_table_is_the_chat_plugins_to_mend(
     assert summary.endswith("(ask the user to report it to the chat plugin's author: the same "
                             "call sent again fails the same way)"), summary  # fmt: skip
     assert summary.count("(") == summary.count(")") == 1, summary
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["rm -rf build", "rm -R x", "git clean -fdx", "git reset --hard", "find . -name '*.o' -delete"],
+)
+def test_what_only_a_change_set_undoes_is_asked_about_with_direct_writes(
+    tmp_path: Path, command: str
+) -> None:
+    """r89 audit C8 (issue 9): `rm -rf build && git clean -fdx` ran unasked while a read of
+    a workspace file asked. A command that deletes or discards work wholesale runs unasked
+    in a working sandbox only where a change set can undo it; with direct writes (chosen, or
+    no overlay) it is asked about, unless your own tools.auto_approve approves it."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    resolved = config.resolve([config.Layer("global", {"sandbox.mode": "workspace-write"})])
+    pol = policy.resolve(resolved, str(ws), {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+
+    def decided(undoable: bool, **values: Any) -> approval.Decision:
+        settings = {**resolved.values, **values}
+        call = {"command": command}
+        chain = approval.Chain()
+        return guard.decide("bash", call, settings, pol, True, chain, undoable=undoable)[0]
+
+    assert decided(True).decision == A
+    asked = decided(False)
+    assert asked.decision == R, asked
+    assert decided(False, **{"tools.auto_approve": ["bash"]}).decision == A
+    assert guard.decide("bash", {"command": "rm build/a.o"}, resolved.values, pol, True,
+                        approval.Chain())[0].decision == A  # (one file: not wholesale)  # fmt: skip

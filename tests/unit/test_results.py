@@ -16,7 +16,7 @@ from corral.toolguard.ops.refusal import OpError
 REPO = Path(__file__).resolve().parents[2]
 # The calls whose first argument is a refusal's code (a method named `refusal`: the change
 # sets' rules).
-REFUSING = frozenset({"Refusal", "_refuse", "_Refused", "OpError", "refusal"})
+REFUSING = frozenset({"Refusal", "_refuse", "Refused", "OpError", "refusal"})
 
 
 @pytest.mark.parametrize("source", [*results.GUARD_REFUSALS, "urn:corral:approval:team"])

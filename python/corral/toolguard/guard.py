@@ -14,6 +14,9 @@ A call must pass both the sandbox and the approval layer.
 
 from __future__ import annotations
 
+import os
+
+from corral.paths import is_within
 from corral.toolguard import approval
 from corral.toolguard.approval import APPROVE, DENY, Decision
 
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
     from corral.toolguard.classify.result import Classification
 
 GUARD = "urn:corral:guard:"
+SANDBOXED = "can_auto_approve_if_sandboxed"
 # Capabilities are data: the approval chain asks them, never a tool's name.
 CAPABILITIES: dict[str, frozenset[str]] = {
     "bash": frozenset({"can_auto_approve_if_sandboxed", "shell"}),
@@ -138,10 +142,7 @@ def bash_command(tool_input: Mapping[str, Any], policy: Policy) -> tuple[str, st
     cwd = tool_input.get("cwd")
     if not cwd:
         return command, None
-    import os
     import shlex
-
-    from corral.paths import is_within
 
     real = os.path.realpath(os.path.join(policy.cwd, os.path.expanduser(cwd)))
     roots = policy.rw_roots if policy.enabled else (policy.cwd,)
@@ -187,6 +188,33 @@ def _git_elsewhere(classification: Classification, policy: Policy) -> Classifica
     )  # fmt: skip
 
 
+def _capabilities(
+    tool: str,
+    tool_input: Mapping[str, Any],
+    classification: Classification | None,
+    policy: Policy,
+    undoable: bool,
+) -> frozenset[str]:
+    """What the approval chain may rely on for this call (r89 audit C8: one rule for what
+    runs unasked in a working sandbox). A command that deletes or discards work wholesale is
+    approved for the sandbox only where a change set can undo it; with direct writes it is
+    asked about (or approved by your own tools.auto_approve or resolvers). A read or listing
+    inside the workspace is approved where a sandboxed `cat` of it would run unasked: the
+    file tools refuse what the sandbox hides (see the pre-check), so it reads no more. Not
+    with your home or / as the workspace: a read there is asked, in a window that warns."""
+    from corral.status import workspace_warning
+
+    found = CAPABILITIES[tool]
+    if classification is not None and classification.destroys and not undoable:
+        return found - {SANDBOXED}
+    if tool in ("read", "ls") and not workspace_warning(policy):
+        # (not with your home or / as the workspace: the window warns of that, r89 C9)
+        where = os.path.realpath(os.path.join(policy.cwd, str(tool_input.get("path") or ".")))
+        if any(is_within(where, top) for top in (policy.cwd, *policy.rw_roots)):
+            return found | {SANDBOXED}
+    return found
+
+
 def decide(
     tool: str,
     tool_input: Mapping[str, Any],
@@ -196,8 +224,10 @@ def decide(
     chain: approval.Chain,
     buffer_values: Mapping[str, Any] | None = None,
     lua_auto_approve: str | None = None,
+    undoable: bool = False,
 ) -> tuple[Decision, Classification | None]:
-    """(the decision, the bash classification or None)."""
+    """(the decision, the bash classification or None). `undoable`: a command's writes here
+    go through change sets, so each run can be undone whole."""
     if tool not in CAPABILITIES:
         return Decision(DENY, GUARD + "unknown-tool", f"corral knows no tool {tool!r}"), None
     if tool not in config["tools.available"]:
@@ -293,7 +323,7 @@ def decide(
     ctx = approval.Context(
         tool=tool,
         input=tool_input,
-        capabilities=CAPABILITIES[tool],
+        capabilities=_capabilities(tool, tool_input, classification, policy, undoable),
         config=config,
         buffer_values=buffer_values or {},
         sandboxed=sandboxed,

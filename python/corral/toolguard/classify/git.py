@@ -148,6 +148,10 @@ def _write(cmd: Command, sub: str, rest: list[Word]) -> None:
     parsed = parse(rest, "x", ("exec",))
     if sub == "rebase" and (parsed.has("exec", "x") or parsed.opaque):
         found.flag(DYNAMIC, "git rebase --exec runs commands")
+    if sub == "clean" and not parsed.has("dry-run", "n"):
+        found.destroy("git clean deletes the files git does not track")
+    elif sub == "reset" and parsed.has("hard"):
+        found.destroy("git reset --hard discards uncommitted changes")
     if sub == "format-patch":
         for path in parsed.values("output-directory", "o"):
             found.write(path, f"git format-patch writes {path}")

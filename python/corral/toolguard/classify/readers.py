@@ -118,6 +118,7 @@ def find(cmd: Command) -> None:
         elif text == "-delete":
             for path in starts or ["."]:
                 cmd.found.write(path, f"find -delete removes files under {path}")
+            cmd.found.destroy("find -delete removes every file it matches")
         elif text in FIND_WRITES and i < len(args):
             cmd.found.write(args[i].text, f"find {text} writes {args[i].text}")
             i += 2 if text == "-fprintf" else 1

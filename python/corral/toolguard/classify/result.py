@@ -30,7 +30,7 @@ MAX_DEPTH = 8
 class Classification(Frozen):
     """What a bash command may do: the riskiest `kind` found, and why."""
 
-    __slots__ = ("commands", "kind", "reasons", "unknown_only", "writes")
+    __slots__ = ("commands", "destroys", "kind", "reasons", "unknown_only", "writes")
     kind: Risk
     reasons: tuple[str, ...]  # one per finding, in the order found
     writes: tuple[str, ...]  # paths written, as spelled in the command
@@ -38,6 +38,9 @@ class Classification(Frozen):
     # dynamic only because it runs programs the classifier does not know (`unknown command`,
     # `./script`), nothing else: what an allow entry naming such a program may approve
     unknown_only: bool
+    # what of it deletes or discards work wholesale (`rm -r`, `git reset --hard`, `git
+    # clean`), which only a change set can undo: with direct writes it is asked about
+    destroys: tuple[str, ...]
 
     def __init__(
         self,
@@ -46,6 +49,7 @@ class Classification(Frozen):
         writes: tuple[str, ...] = (),
         commands: tuple[str, ...] = (),
         unknown_only: bool = False,
+        destroys: tuple[str, ...] = (),
     ) -> None:
         self._set(
             kind=kind,
@@ -53,13 +57,14 @@ class Classification(Frozen):
             writes=writes,
             commands=commands,
             unknown_only=unknown_only and kind == DYNAMIC,
+            destroys=destroys,
         )
 
 
 class Findings:
     """Accumulates what one classification finds; the riskiest finding sets `kind`."""
 
-    __slots__ = ("commands", "depth", "kind", "known_risk", "reasons", "writes")
+    __slots__ = ("commands", "depth", "destroys", "kind", "known_risk", "reasons", "writes")
 
     def __init__(self) -> None:
         self.kind: Risk = READ_ONLY
@@ -68,6 +73,7 @@ class Findings:
         self.reasons: dict[str, None] = {}
         self.writes: dict[str, None] = {}
         self.commands: list[str] = []
+        self.destroys: dict[str, None] = {}
         self.depth = 0
 
     def flag(self, kind: Risk, reason: str, unknown_program: bool = False) -> None:
@@ -85,6 +91,11 @@ class Findings:
         self.flag(WRITES, reason)
         if path:
             self.writes[path] = None
+
+    def destroy(self, reason: str) -> None:
+        """A write that deletes or discards work wholesale (see Classification.destroys)."""
+        self.flag(WRITES, reason)
+        self.destroys[reason] = None
 
     def seen(self, name: str) -> None:
         self.commands.append(name)
@@ -117,4 +128,5 @@ class Findings:
             tuple(self.writes),
             tuple(self.commands),
             unknown_only=not self.known_risk,
+            destroys=tuple(self.destroys),
         )

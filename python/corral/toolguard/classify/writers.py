@@ -94,12 +94,19 @@ def split(cmd: Command) -> None:
     cmd.found.write(prefix, f"{cmd.name} writes files named {prefix}*")
 
 
+def _rm(cmd: Command) -> None:
+    each_operand(verb="removes")(cmd)
+    parsed = parse(cmd.args)
+    if parsed.has("recursive", "r") or parsed.has(short="R"):
+        cmd.found.destroy(f"{cmd.name} -r removes whole directories")
+
+
 def mktemp(cmd: Command) -> None:
     cmd.found.flag(WRITES, "mktemp creates a temporary file")
 
 
 RULES: dict[str, Callable[[Command], None]] = {
-    "rm": each_operand(verb="removes"),
+    "rm": _rm,
     "rmdir": each_operand(verb="removes"),
     "unlink": each_operand(verb="removes"),
     "shred": each_operand("ns", ("iterations", "size", "random-source"), verb="overwrites"),
