@@ -508,3 +508,26 @@ def test_nested_huge_inputs_and_malformed_text_are_refused_with_a_hint(
     )
     r = shaped(result(fresh), "refused")
     assert r["refusal"]["code"] == "invalid-input" and "UTF-8" in r["refusal"]["message"], r
+
+
+def test_a_wholesale_delete_asks_only_where_no_change_set_undoes_it(
+    spawn: Any, workspace: Path
+) -> None:
+    """r89 audit C8: `rm -rf build` ran unasked with direct writes, where nothing undoes it;
+    with change sets (the default) it still runs unasked, and can be undone."""
+    ed = spawn(cwd=workspace)
+    for attempt in ("apply", "direct"):
+        (workspace / "build").mkdir()
+        (workspace / "build" / "a.o").write_text("x")
+        ed.lua(f"require('corral').setup({{ sandbox = {{ writes = '{attempt}' }} }})")
+        execute(ed, "bash", command="rm -rf build")
+        if attempt == "apply":
+            shaped(result(ed), "ran")
+            assert not (workspace / "build").exists()
+            continue
+        lines = ed.wait_for(lambda: confirm_window(ed), what="the window")
+        assert any("rm -r removes whole directories" in line for line in lines), lines
+        time.sleep(0.5)  # approval keys act only after the window has been up a moment
+        ed.nvim.input("n")
+        shaped(result(ed), "denied_by_user")
+        assert (workspace / "build" / "a.o").exists()
