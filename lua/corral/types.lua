@@ -87,7 +87,7 @@
 ---@field cancel fun(): boolean close its confirmation window or stop its command; false when it
 ---can no longer be stopped (done, or a file tool already running)
 
--- The options classes below are generated from the schema by `python -m corral.docs`.
+-- The options classes below are generated from the schema by `scripts/gen_docs.py`.
 
 ---What setup() takes: :help corral-options (every key is optional).
 ---@class corral.Options

@@ -26,7 +26,7 @@ class ExpandError(ValueError):
     """An entry that cannot be expanded (an unknown urn, an unterminated ${...})."""
 
 
-class Context:
+class PathContext:
     """What expansion needs to know about the call: workspace, home, environment, buffer."""
 
     __slots__ = ("buffer_path", "cwd", "env", "home")
@@ -156,7 +156,7 @@ def _passwd_homes() -> list[str]:
     return found
 
 
-def _other_homes(ctx: Context) -> list[str]:
+def _other_homes(ctx: PathContext) -> list[str]:
     found: list[str] = []
     for root in (*HOMES_ROOTS, *_passwd_homes()):
         candidates = [root] if root not in HOMES_ROOTS or root == "/root" else _children(root)
@@ -179,7 +179,7 @@ def _children(directory: str) -> list[str]:
         return []
 
 
-def _expand_urn(entry: str, ctx: Context) -> list[str] | None:
+def _expand_urn(entry: str, ctx: PathContext) -> list[str] | None:
     name, slash, rest = entry[len(URN_PREFIX) :].partition("/")
     if rest:
         expanded = _expand_vars(rest, ctx.env)
@@ -216,7 +216,7 @@ def which(name: str, path: str | None = None) -> str | None:
     return None
 
 
-def _unresolved(entry: str, ctx: Context) -> list[str]:
+def _unresolved(entry: str, ctx: PathContext) -> list[str]:
     """One entry as absolute paths, symlinks not yet resolved (raises ExpandError)."""
     if entry.startswith(URN_PREFIX):
         paths = _expand_urn(entry, ctx) or []
@@ -252,7 +252,7 @@ MEMO_SIZE = 64
 OTHER_HOMES = URN_PREFIX + "other-homes"
 
 
-def _unresolved_all(entries: Iterable[str], ctx: Context) -> tuple[list[str], list[str]]:
+def _unresolved_all(entries: Iterable[str], ctx: PathContext) -> tuple[list[str], list[str]]:
     entries = tuple(entries)
     names = _NAMES.get(entries)
     if names is None:
@@ -342,7 +342,7 @@ def _resolve(paths: Iterable[str], existing_only: bool) -> list[str]:
     return [p for p in found if p is not None]
 
 
-def expand(entry: str, ctx: Context, existing_only: bool = False) -> list[str]:
+def expand(entry: str, ctx: PathContext, existing_only: bool = False) -> list[str]:
     """Expand one entry into absolute, symlink-resolved paths (none when it is dropped);
     raises ExpandError for an entry that cannot be expanded.
 
@@ -354,7 +354,7 @@ def expand(entry: str, ctx: Context, existing_only: bool = False) -> list[str]:
 _LEXICAL: dict[tuple[object, ...], tuple[list[str], list[str]]] = {}
 
 
-def expand_lexical(entries: Iterable[str], ctx: Context) -> tuple[list[str], list[str]]:
+def expand_lexical(entries: Iterable[str], ctx: PathContext) -> tuple[list[str], list[str]]:
     """Like expand_all, but absolute and normalised without resolving symlinks (no system
     calls); callers resolve the few paths they keep. No system call means a pure function of
     the entries and the context: remembered (a policy expands the same lists several times,
@@ -372,7 +372,7 @@ def expand_lexical(entries: Iterable[str], ctx: Context) -> tuple[list[str], lis
 
 
 def expand_all(
-    entries: Iterable[str], ctx: Context, existing_only: bool = False
+    entries: Iterable[str], ctx: PathContext, existing_only: bool = False
 ) -> tuple[list[str], list[str]]:
     """Expand every entry; return (paths, errors) so all bad entries are reported at once."""
     paths, errors = _unresolved_all(entries, ctx)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-from corral import config, status
+from corral import config, status_report
 from corral.config_file import FILE_LAYER
 from corral.errors import ConfigError, CorralError
 from corral.paths import literal_pattern
@@ -342,7 +342,7 @@ class Service:
 
     def do_status(self, request: Mapping[str, Any]) -> dict[str, Any]:
         resolved, pol = self._policy(request)
-        return status.report(resolved, pol, self.registry, self._resolvers())
+        return status_report.report(resolved, pol, self.registry, self._resolvers())
 
     def _resolvers(self) -> list[tuple[str, int]]:
         return [(r.name, r.priority) for r in self.chain.resolvers()]
@@ -353,9 +353,9 @@ class Service:
         path = request.get("buffer_path")
         written = (request.get("layers") or {}).get("buffer") or {}
         chat = bool(written) or path in (request.get("chat_files") or ())
-        buffer = status.buffer_line(path, pol, sorted(config.flatten(written)), chat)
-        data = status.report(resolved, pol, self.registry, self._resolvers())
-        return status.render(data, buffer)
+        buffer = status_report.buffer_line(path, pol, sorted(config.flatten(written)), chat)
+        data = status_report.report(resolved, pol, self.registry, self._resolvers())
+        return status_report.render(data, buffer)
 
     def do_validate_backend(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """{"ok": True, "backend": name} or {"ok": False, "reason": why}."""
@@ -443,7 +443,7 @@ class Service:
             str(lua_answer) if lua_answer is not None else None,
             undoable=tool == "bash" and self._staged(pol),
         )
-        from corral.status import workspace_warning
+        from corral.status_report import workspace_warning
 
         sandboxed = self._sandboxed(pol) if tool == "bash" else pol.enabled
         warnings = [w for w in (workspace_warning(pol),) if w]
@@ -740,7 +740,7 @@ class Service:
     def register_resolver(self, name: str, priority: int, call: Callable[..., Any]) -> str:
         """A resolver implemented elsewhere (Lua): called with the context as plain data."""
 
-        def resolve(ctx: approval.Context) -> Any:
+        def resolve(ctx: approval.CallContext) -> Any:
             answer = call(
                 {"tool": ctx.tool, "input": dict(ctx.input), "sandboxed": ctx.sandboxed,
                  "class": ctx.classification.kind if ctx.classification else None}

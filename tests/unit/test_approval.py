@@ -8,7 +8,7 @@ import pytest
 
 from corral import schema
 from corral.toolguard import approval
-from corral.toolguard.approval import APPROVE, DENY, REQUIRE, Chain, Context
+from corral.toolguard.approval import APPROVE, DENY, REQUIRE, CallContext, Chain
 
 
 def config(**overrides: Any) -> dict[str, Any]:
@@ -17,10 +17,10 @@ def config(**overrides: Any) -> dict[str, Any]:
     return values
 
 
-def ctx(tool: str = "bash", sandboxed: bool = True, **kw: Any) -> Context:
+def ctx(tool: str = "bash", sandboxed: bool = True, **kw: Any) -> CallContext:
     caps = frozenset({"can_auto_approve_if_sandboxed"}) if tool == "bash" else frozenset()
     kw.setdefault("config", config())
-    return Context(tool=tool, input={}, capabilities=caps, sandboxed=sandboxed, **kw)
+    return CallContext(tool=tool, input={}, capabilities=caps, sandboxed=sandboxed, **kw)
 
 
 def test_nothing_approves_a_write_by_default() -> None:
@@ -110,7 +110,7 @@ def test_faulty_resolvers_fail_closed_and_are_logged() -> None:
     logged: list[str] = []
     chain = Chain(log=logged.append)
 
-    def boom(c: Context) -> str:
+    def boom(c: CallContext) -> str:
         raise RuntimeError("kaput")
 
     chain.register("boom", boom, priority=99)
@@ -142,4 +142,4 @@ def test_every_builtin_is_named_by_urn() -> None:
 def test_a_context_missing_a_field_is_refused_when_built() -> None:
     # (it took any keywords: a missing one failed only when a resolver came to read it)
     with pytest.raises(TypeError, match="sandboxed"):
-        Context(tool="bash", input={}, capabilities=frozenset(), config=config())  # type: ignore[call-arg]
+        CallContext(tool="bash", input={}, capabilities=frozenset(), config=config())  # type: ignore[call-arg]

@@ -3,9 +3,17 @@ lua/corral/types.lua, are generated from the schema and must match it."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
-from corral import docs, schema
+from corral import schema
+
+_SPEC = importlib.util.spec_from_file_location(
+    "gen_docs", Path(__file__).resolve().parents[2] / "scripts" / "gen_docs.py"
+)
+assert _SPEC is not None and _SPEC.loader is not None
+docs = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(docs)
 
 DOC = Path(__file__).resolve().parents[2] / "doc" / "corral.txt"
 TYPES = Path(__file__).resolve().parents[2] / "lua" / "corral" / "types.lua"
@@ -13,12 +21,12 @@ TYPES = Path(__file__).resolve().parents[2] / "lua" / "corral" / "types.lua"
 
 def test_options_section_matches_the_schema() -> None:
     text = DOC.read_text(encoding="utf-8")
-    assert docs.replace_section(text) == text, "run: .venv/bin/python -m corral.docs"
+    assert docs.replace_section(text) == text, "run: .venv/bin/python scripts/gen_docs.py"
 
 
 def test_lua_options_classes_match_the_schema() -> None:
     text = TYPES.read_text(encoding="utf-8")
-    assert docs.replace_lua(text) == text, "run: .venv/bin/python -m corral.docs"
+    assert docs.replace_lua(text) == text, "run: .venv/bin/python scripts/gen_docs.py"
     for field in schema.FIELDS:  # every key, in the class of its table
         table, name = field.key.rsplit(".", 1)
         block = text.split(f"---@class corral.Options.{table}\n", 1)[1].split("\n\n", 1)[0]

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from corral import paths
 from corral.paths import (
-    Context,
     ExpandError,
+    PathContext,
     RealPaths,
     expand,
     expand_all,
@@ -25,17 +25,17 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture
-def ctx(ws: Path, home: Path) -> Context:
+def ctx(ws: Path, home: Path) -> PathContext:
     env = {"HOME": str(home), "DATA": "/srv/data", "EMPTY": "", "SUB": "sub"}
-    return Context(str(ws), env)
+    return PathContext(str(ws), env)
 
 
-def test_tilde(ctx: Context, home: Path) -> None:
+def test_tilde(ctx: PathContext, home: Path) -> None:
     assert expand("~", ctx) == [str(home)]
     assert expand("~/.ssh", ctx) == [str(home / ".ssh")]
 
 
-def test_tilde_user_is_not_the_home(ctx: Context, ws: Path) -> None:
+def test_tilde_user_is_not_the_home(ctx: PathContext, ws: Path) -> None:
     # Only `~` and `~/...` mean the home; `~x` is an ordinary (relative) name.
     assert expand("~x", ctx) == [str(ws / "~x")]
 
@@ -43,10 +43,10 @@ def test_tilde_user_is_not_the_home(ctx: Context, ws: Path) -> None:
 def test_home_comes_from_the_given_environment(ws: Path, tmp_path: Path) -> None:
     other = tmp_path / "other-home"
     other.mkdir()
-    assert expand("~/a", Context(str(ws), {"HOME": str(other)})) == [str(other / "a")]
+    assert expand("~/a", PathContext(str(ws), {"HOME": str(other)})) == [str(other / "a")]
 
 
-def test_cwd_urn(ctx: Context, ws: Path) -> None:
+def test_cwd_urn(ctx: PathContext, ws: Path) -> None:
     assert expand("urn:corral:cwd", ctx) == [str(ws)]
     assert expand("urn:corral:cwd/build/out", ctx) == [str(ws / "build" / "out")]
 
@@ -54,12 +54,12 @@ def test_cwd_urn(ctx: Context, ws: Path) -> None:
 def test_buffer_path_urn_is_the_buffers_directory(ws: Path, home: Path, tmp_path: Path) -> None:
     chats = tmp_path / "chats"
     chats.mkdir()
-    ctx = Context(str(ws), {"HOME": str(home)}, buffer_path=str(chats / "talk.chat"))
+    ctx = PathContext(str(ws), {"HOME": str(home)}, buffer_path=str(chats / "talk.chat"))
     assert expand("urn:corral:buffer:path", ctx) == [str(chats)]
     assert expand("urn:corral:buffer:path/notes", ctx) == [str(chats / "notes")]
 
 
-def test_buffer_path_urn_is_dropped_without_a_buffer(ctx: Context) -> None:
+def test_buffer_path_urn_is_dropped_without_a_buffer(ctx: PathContext) -> None:
     assert expand("urn:corral:buffer:path", ctx) == []
     assert expand("urn:corral:buffer:path/x", ctx) == []
 
@@ -72,7 +72,7 @@ def test_other_homes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     (homes / "link").symlink_to(homes / "alice")
     monkeypatch.setattr(paths, "HOMES_ROOTS", (str(homes),))
     monkeypatch.setattr(paths, "PASSWD", str(tmp_path / "no-passwd"))
-    ctx = Context(str(homes / "me"), {"HOME": str(homes / "me")})
+    ctx = PathContext(str(homes / "me"), {"HOME": str(homes / "me")})
     assert sorted(expand("urn:corral:other-homes", ctx)) == [
         str(homes / "alice"),
         str(homes / "bob"),
@@ -88,7 +88,7 @@ def test_other_homes_never_hides_the_workspace(
     (homes / "bob" / "proj").mkdir()
     monkeypatch.setattr(paths, "HOMES_ROOTS", (str(homes),))
     monkeypatch.setattr(paths, "PASSWD", str(tmp_path / "no-passwd"))
-    ctx = Context(str(homes / "bob" / "proj"), {"HOME": str(homes / "me")})
+    ctx = PathContext(str(homes / "bob" / "proj"), {"HOME": str(homes / "me")})
     assert expand("urn:corral:other-homes", ctx) == [str(homes / "alice")]
 
 
@@ -107,11 +107,11 @@ def test_other_homes_are_also_where_passwd_puts_them(
     )
     monkeypatch.setattr(paths, "HOMES_ROOTS", ())
     monkeypatch.setattr(paths, "PASSWD", str(passwd))
-    ctx = Context(str(tmp_path / "me"), {"HOME": str(tmp_path / "me")})
+    ctx = PathContext(str(tmp_path / "me"), {"HOME": str(tmp_path / "me")})
     assert expand("urn:corral:other-homes", ctx) == [str(tmp_path / "srv" / "git")]
 
 
-def test_other_homes_takes_no_suffix(ctx: Context) -> None:
+def test_other_homes_takes_no_suffix(ctx: PathContext) -> None:
     with pytest.raises(ExpandError):
         expand("urn:corral:other-homes/x", ctx)
 
@@ -130,12 +130,12 @@ def test_other_homes_takes_no_suffix(ctx: Context) -> None:
         ("/a$-b", "/a$-b"),
     ],
 )
-def test_variables(ctx: Context, entry: str, expected: str) -> None:
+def test_variables(ctx: PathContext, entry: str, expected: str) -> None:
     assert expand(entry, ctx) == [expected]
 
 
 @pytest.mark.parametrize("entry", ["$NOPE/x", "${NOPE}/x", "$EMPTY/x", "${EMPTY}", "/a/$NOPE"])
-def test_unset_or_empty_variable_drops_the_entry(ctx: Context, entry: str) -> None:
+def test_unset_or_empty_variable_drops_the_entry(ctx: PathContext, entry: str) -> None:
     # Never widen `$DATA/x` to `/x`.
     assert expand(entry, ctx) == []
 
@@ -143,12 +143,12 @@ def test_unset_or_empty_variable_drops_the_entry(ctx: Context, entry: str) -> No
 @pytest.mark.parametrize(
     "entry", ["urn:corral:nope", "urn:corral:buffer", "urn:corral:CWD", "${DATA", "/a/${X", "${1X}"]
 )
-def test_errors(ctx: Context, entry: str) -> None:
+def test_errors(ctx: PathContext, entry: str) -> None:
     with pytest.raises(ExpandError):
         expand(entry, ctx)
 
 
-def test_expand_all_reports_every_bad_entry(ctx: Context, ws: Path) -> None:
+def test_expand_all_reports_every_bad_entry(ctx: PathContext, ws: Path) -> None:
     found, errors = expand_all(["urn:corral:nope", "a", "${X", "$NOPE", "urn:corral:cwd"], ctx)
     assert found == [str(ws / "a"), str(ws)]
     assert len(errors) == 2
@@ -156,13 +156,13 @@ def test_expand_all_reports_every_bad_entry(ctx: Context, ws: Path) -> None:
     assert "unterminated" in errors[1]
 
 
-def test_relative_entries_resolve_against_the_workspace(ctx: Context, ws: Path) -> None:
+def test_relative_entries_resolve_against_the_workspace(ctx: PathContext, ws: Path) -> None:
     assert expand("build", ctx) == [str(ws / "build")]
     assert expand("./build/../dist", ctx) == [str(ws / "dist")]
     assert expand("../sibling", ctx) == [str(ws.parent / "sibling")]
 
 
-def test_trailing_slash_and_dots_are_normalised(ctx: Context, ws: Path) -> None:
+def test_trailing_slash_and_dots_are_normalised(ctx: PathContext, ws: Path) -> None:
     (ws / "d").mkdir()
     assert expand(str(ws / "d") + "/", ctx) == [str(ws / "d")]
     assert expand(str(ws) + "//d/./", ctx) == [str(ws / "d")]
@@ -172,7 +172,7 @@ def test_symlinks_are_resolved(ws: Path, home: Path, tmp_path: Path) -> None:
     real = tmp_path / "real"
     (real / "inner").mkdir(parents=True)
     (ws / "link").symlink_to(real)
-    ctx = Context(str(ws), {"HOME": str(home)})
+    ctx = PathContext(str(ws), {"HOME": str(home)})
     assert expand("link", ctx) == [str(real)]
     assert expand("link/", ctx) == [str(real)]
     assert expand("link/inner", ctx) == [str(real / "inner")]
@@ -184,7 +184,7 @@ def test_symlinked_workspace_and_home_are_resolved(tmp_path: Path) -> None:
     real_home.mkdir()
     (tmp_path / "ws-link").symlink_to(real_ws)
     (tmp_path / "home-link").symlink_to(real_home)
-    ctx = Context(str(tmp_path / "ws-link"), {"HOME": str(tmp_path / "home-link")})
+    ctx = PathContext(str(tmp_path / "ws-link"), {"HOME": str(tmp_path / "home-link")})
     assert ctx.cwd == str(real_ws)
     assert ctx.home == str(real_home)
     assert expand("urn:corral:cwd", ctx) == [str(real_ws)]
@@ -257,7 +257,7 @@ def test_outermost_properties(items: list[str]) -> None:
 
 def test_context_keeps_the_raw_environment(ws: Path, home: Path) -> None:
     env = {"HOME": str(home), "X": "1"}
-    ctx = Context(str(ws), env)
+    ctx = PathContext(str(ws), env)
     assert ctx.env is env
     assert os.path.isabs(ctx.cwd)
 
@@ -313,13 +313,15 @@ def test_the_secrets_walk_cache_does_not_carry_one_calls_deny_list_to_the_next(
     so: a chat's frontmatter adding `~/.nvm/versions` (a narrowing) filled the cache without
     the npmrc below, which later calls then showed."""
     from corral import config
-    from corral.sandbox.resolution import Context, Resolution
+    from corral.sandbox.resolution import PathContext, Resolution
 
     tool = tmp_path / ".nvm"
     npmrc = tool / "versions" / "node" / "v20" / "etc" / "npmrc"
     npmrc.parent.mkdir(parents=True)
     npmrc.write_text("//r/:_authToken=x\n")
-    build = Resolution(config.resolve([]), Context(str(tmp_path), {"HOME": str(tmp_path)}, None))
+    build = Resolution(
+        config.resolve([]), PathContext(str(tmp_path), {"HOME": str(tmp_path)}, None)
+    )
     assert build._secrets_inside([str(tool)], [(str(tool / "versions"), True)]) == []
     assert build._secrets_inside([str(tool)], []) == [(str(npmrc), False)]
 
@@ -385,7 +387,9 @@ def test_the_secrets_walk_sees_a_file_changed_in_place(tmp_path: Path) -> None:
     notes = tool / "notes.txt"
     notes.write_text("x\n")
     tool.chmod(0o755)
-    build = Resolution(config.resolve([]), Context(str(tmp_path), {"HOME": str(tmp_path)}, None))
+    build = Resolution(
+        config.resolve([]), PathContext(str(tmp_path), {"HOME": str(tmp_path)}, None)
+    )
     assert build._secrets_inside([str(tool)], []) == []
     stamp = os.stat(tool / "git").st_mtime_ns
     with open(config_file, "a") as f:

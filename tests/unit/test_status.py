@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from corral import status
+from corral import status_report as status
 from corral.sandbox.backends import Backend, Registry, Wrapped
 
 if TYPE_CHECKING:

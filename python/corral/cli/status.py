@@ -8,7 +8,7 @@ from corral.cli import wants_help
 from corral.cli.layers import resolve
 from corral.cli.options import UsageError, parse
 from corral.sandbox.backends import default_registry
-from corral.status import render, report
+from corral.status_report import render, report
 
 
 def status(args: list[str]) -> int:

@@ -12,7 +12,7 @@ import os
 
 from corral.errors import ConfigError
 from corral.frozen import Frozen
-from corral.paths import Context, is_within, outermost
+from corral.paths import PathContext, is_within, outermost
 from corral.sandbox import environment, limits
 from corral.sandbox.resolution import PRIVATE_TMP, SYSTEM_DIRS, Resolution
 
@@ -253,7 +253,7 @@ def resolve(
 ) -> Policy:
     """Build the policy for one call; raises ConfigError naming every bad entry (the phases
     are in corral.sandbox.resolution)."""
-    ctx = Context(cwd, env, buffer_path)
+    ctx = PathContext(cwd, env, buffer_path)
     mode = config["sandbox.mode"]
     enabled = bool(config["sandbox.enabled"]) and mode != "off"
     network = bool(config["sandbox.policy.network"])

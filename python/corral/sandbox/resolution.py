@@ -11,7 +11,7 @@ import os
 from corral import dirs, imports
 from corral.errors import Problem
 from corral.paths import (
-    Context,
+    PathContext,
     RealPaths,
     canonical_all,
     expand_all,
@@ -751,7 +751,7 @@ def _tilde(entry: str, home: str) -> str:
 class Resolution:
     """One policy being resolved: the configuration, where, and what was found wrong."""
 
-    def __init__(self, config: Config, ctx: Context) -> None:
+    def __init__(self, config: Config, ctx: PathContext) -> None:
         self.config = config
         self.ctx = ctx
         self.problems: list[Problem] = []

@@ -49,7 +49,7 @@ class Decision(Frozen):
         return {"decision": self.decision, "source": self.source, "reason": self.reason}
 
 
-class Context(Frozen):
+class CallContext(Frozen):
     """What resolvers may look at: plain data, resolved once for the call."""
 
     __slots__ = (
@@ -102,9 +102,9 @@ class Resolver(Frozen):
     name: str
     priority: int
     # an answer, (an answer, why), or None to pass; anything else is garbage the chain logs
-    resolve: Callable[[Context], object]
+    resolve: Callable[[CallContext], object]
 
-    def __init__(self, name: str, priority: int, resolve: Callable[[Context], object]) -> None:
+    def __init__(self, name: str, priority: int, resolve: Callable[[CallContext], object]) -> None:
         if not name.startswith(URN):
             name = URN + name
         self._set(name=name, priority=priority, resolve=resolve)
@@ -115,7 +115,7 @@ def _answer(value: object) -> Answer | None:
     return next((answer for answer in ANSWERS if answer == value), None)
 
 
-def _config(ctx: Context) -> tuple[Answer, str] | None:
+def _config(ctx: CallContext) -> tuple[Answer, str] | None:
     said = ctx.lua_auto_approve
     if said is not None:
         answer = _answer(said)
@@ -129,14 +129,14 @@ def _config(ctx: Context) -> tuple[Answer, str] | None:
     return None
 
 
-def _frontmatter(ctx: Context) -> tuple[Answer, str] | None:
+def _frontmatter(ctx: CallContext) -> tuple[Answer, str] | None:
     listed = ctx.buffer_values.get("tools.auto_approve")
     if listed is None or ctx.tool not in ctx.config["tools.auto_approve"]:
         return None
     return APPROVE, f"the frontmatter's tools.auto_approve lists {ctx.tool}"
 
 
-def _sandbox(ctx: Context) -> tuple[Answer, str] | None:
+def _sandbox(ctx: CallContext) -> tuple[Answer, str] | None:
     if (
         "can_auto_approve_if_sandboxed" in ctx.capabilities
         and ctx.config["tools.auto_approve_sandboxed"]
@@ -150,7 +150,7 @@ def _sandbox(ctx: Context) -> tuple[Answer, str] | None:
     return None
 
 
-def _catch_all(ctx: Context) -> tuple[Answer, str] | None:
+def _catch_all(ctx: CallContext) -> tuple[Answer, str] | None:
     if ctx.config["tools.require_approval"]:
         return None
     return APPROVE, "tools.require_approval is off"
@@ -170,7 +170,7 @@ class Chain:
         self._log = log or (lambda message: None)
 
     def register(
-        self, name: str, resolve: Callable[[Context], object], priority: int = DEFAULT_PRIORITY
+        self, name: str, resolve: Callable[[CallContext], object], priority: int = DEFAULT_PRIORITY
     ) -> str:
         resolver = Resolver(name, priority, resolve)
         self._resolvers[resolver.name] = resolver
@@ -183,7 +183,7 @@ class Chain:
         """By priority (highest first), then name."""
         return sorted(self._resolvers.values(), key=lambda r: (-r.priority, r.name))
 
-    def decide(self, ctx: Context) -> Decision:
+    def decide(self, ctx: CallContext) -> Decision:
         for resolver in self.resolvers():
             try:
                 answer = resolver.resolve(ctx)

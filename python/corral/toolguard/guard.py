@@ -202,7 +202,7 @@ def _capabilities(
     inside the workspace is approved where a sandboxed `cat` of it would run unasked: the
     file tools refuse what the sandbox hides (see the pre-check), so it reads no more. Not
     with your home or / as the workspace: a read there is asked, in a window that warns."""
-    from corral.status import workspace_warning
+    from corral.status_report import workspace_warning
 
     found = CAPABILITIES[tool]
     if classification is not None and classification.destroys and not undoable:
@@ -320,7 +320,7 @@ def decide(
 
         if allow_may_approve(classification, policy.cwd):
             return Decision(APPROVE, verdict.rule, "allowed by the shell policy"), classification
-    ctx = approval.Context(
+    ctx = approval.CallContext(
         tool=tool,
         input=tool_input,
         capabilities=_capabilities(tool, tool_input, classification, policy, undoable),

@@ -9,7 +9,7 @@ yours to set: any change to it counts as widening.
 from __future__ import annotations
 
 from corral import config, schema
-from corral.paths import Context, expand_all, is_within
+from corral.paths import PathContext, expand_all, is_within
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def _looser_in(order: tuple[str, ...], before: Any, after: Any) -> bool:
     return order.index(after) > order.index(before)
 
 
-def _paths_widen(before: Sequence[str], after: Sequence[str], ctx: Context) -> list[str]:
+def _paths_widen(before: Sequence[str], after: Sequence[str], ctx: PathContext) -> list[str]:
     """Writable paths in `after` not already inside one of `before`."""
     old, _ = expand_all(before, ctx)
     new, _ = expand_all(after, ctx)
@@ -45,7 +45,7 @@ def widenings(
     buffer_path: str | None = None,
 ) -> list[str]:  # fmt: skip
     """How `narrowed` (base plus the buffer layer) is looser than `base`, one reason each."""
-    ctx = Context(cwd, env, buffer_path)
+    ctx = PathContext(cwd, env, buffer_path)
     reasons: list[str] = []
     for field in schema.FIELDS:
         key = field.key

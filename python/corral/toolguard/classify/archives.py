@@ -4,15 +4,15 @@ tar also has options that run programs (`--to-command`, `--checkpoint-action=exe
 
 from __future__ import annotations
 
-from corral.toolguard.classify.command import Word, names
 from corral.toolguard.classify.options import parse
 from corral.toolguard.classify.result import DYNAMIC, NETWORK, WRITES
+from corral.toolguard.classify.simple_command import Word, names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from corral.toolguard.classify.command import Command
+    from corral.toolguard.classify.simple_command import Command
 
 _TAR_RUNS = (
     "to-command",

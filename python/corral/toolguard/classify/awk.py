@@ -14,14 +14,14 @@ places) is dynamic.
 
 from __future__ import annotations
 
-from corral.toolguard.classify.command import names
 from corral.toolguard.classify.options import parse
 from corral.toolguard.classify.readers import opaque
 from corral.toolguard.classify.result import DYNAMIC
+from corral.toolguard.classify.simple_command import names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from corral.toolguard.classify.command import Command
+    from corral.toolguard.classify.simple_command import Command
 
 _RUNS = frozenset({"system", "@load", "@include", "@namespace"})
 # Options that read the program from a file, load code, or write profiles and dumps.

@@ -11,15 +11,15 @@ same test as a `NAME=value cmd` prefix (`envvars.is_risky`).
 
 from __future__ import annotations
 
-from corral.toolguard.classify.command import names
 from corral.toolguard.classify.envvars import is_risky, split_assignment
 from corral.toolguard.classify.result import DYNAMIC, WRITES
+from corral.toolguard.classify.simple_command import names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from corral.toolguard.classify.command import Command, Word
+    from corral.toolguard.classify.simple_command import Command, Word
 
 # builtin -> short options that take a value
 _NAMING = {

@@ -6,15 +6,15 @@ An unknown subcommand is dynamic: it may be an alias, and an alias can be `!shel
 
 from __future__ import annotations
 
-from corral.toolguard.classify.command import names
 from corral.toolguard.classify.options import parse
 from corral.toolguard.classify.result import DYNAMIC, NETWORK, WRITES
+from corral.toolguard.classify.simple_command import names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from corral.toolguard.classify.command import Command, Word
+    from corral.toolguard.classify.simple_command import Command, Word
 
 READ = names(
     """

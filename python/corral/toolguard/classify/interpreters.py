@@ -6,15 +6,15 @@ and a here-document fed to a shell are parsed as well, so `bash -c 'sudo x'` is 
 
 from __future__ import annotations
 
-from corral.toolguard.classify.command import Word, names
 from corral.toolguard.classify.options import parse
 from corral.toolguard.classify.result import DYNAMIC
+from corral.toolguard.classify.simple_command import Word, names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from corral.toolguard.classify.command import Command
+    from corral.toolguard.classify.simple_command import Command
 
 SHELLS = names("sh bash zsh dash ksh mksh ash yash posh fish csh tcsh rbash")
 # Interpreter -> the options that take inline code.

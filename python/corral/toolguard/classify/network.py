@@ -3,15 +3,15 @@ on this machine (`ssh -o ProxyCommand=...`, `rsync -e`, `nc -e`)."""
 
 from __future__ import annotations
 
-from corral.toolguard.classify.command import names
 from corral.toolguard.classify.options import parse
 from corral.toolguard.classify.result import DYNAMIC, NETWORK
+from corral.toolguard.classify.simple_command import names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from corral.toolguard.classify.command import Command, Word
+    from corral.toolguard.classify.simple_command import Command, Word
 
 PLAIN = names(
     """

@@ -11,7 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from corral.toolguard.classify.command import Word
+    from corral.toolguard.classify.simple_command import Word
 
 
 class Opt:

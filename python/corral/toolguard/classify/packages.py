@@ -17,14 +17,14 @@ nox import `toxfile.py`/`noxfile.py`) are never read-only, not even for `--versi
 
 from __future__ import annotations
 
-from corral.toolguard.classify.command import names
 from corral.toolguard.classify.result import DYNAMIC, NETWORK, WRITES
+from corral.toolguard.classify.simple_command import names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from corral.toolguard.classify.command import Command, Word
+    from corral.toolguard.classify.simple_command import Command, Word
 
 _VERSION = names("--version -V -v version --help -h help")
 

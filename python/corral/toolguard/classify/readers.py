@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from corral.toolguard.classify.command import names
 from corral.toolguard.classify.envvars import is_risky
 from corral.toolguard.classify.options import parse
 from corral.toolguard.classify.result import DYNAMIC, NETWORK, WRITES
+from corral.toolguard.classify.simple_command import names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from corral.toolguard.classify.command import Command, Word
     from corral.toolguard.classify.options import Parsed
+    from corral.toolguard.classify.simple_command import Command, Word
 
 INSENSITIVE = names(
     """

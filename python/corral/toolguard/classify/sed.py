@@ -11,7 +11,7 @@ from corral.toolguard.classify.result import DYNAMIC
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from corral.toolguard.classify.command import Command
+    from corral.toolguard.classify.simple_command import Command
 
 _NO_ARGUMENT = set("=dDgGhHnNpPxzF")
 _TO_END_OF_LINE = set("aic:bTtvrR#")  # text, labels, file names; nothing runs

@@ -99,9 +99,9 @@ def _allowed(command: str, patterns: Sequence[str]) -> list[str]:
     it (`/usr/bin/git` is git). Nothing else may ride along: no substitution, no redirection
     into a file (of a simple command or of a group, `{ ...; } > f`), no assignment (`PAGER=`),
     no word that may expand into an option or into several words (`git log $X`)."""
-    from corral.toolguard.classify.commands import program_name
     from corral.toolguard.classify.parse import parse
     from corral.toolguard.classify.result import SINKS
+    from corral.toolguard.classify.rules_by_name import program_name
     from corral.toolguard.classify.spelling import scan
 
     try:

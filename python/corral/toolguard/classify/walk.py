@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 
-from corral.toolguard.classify import commands
-from corral.toolguard.classify.command import Command, Word
+from corral.toolguard.classify import rules_by_name
 from corral.toolguard.classify.envvars import assignments_env, is_risky
 from corral.toolguard.classify.parse import parse
 from corral.toolguard.classify.result import DYNAMIC, MAX_DEPTH, NETWORK, PRIVILEGED
+from corral.toolguard.classify.simple_command import Command, Word
 from corral.toolguard.classify.spelling import scan
 from corral.toolguard.classify.wrappers import PRIVILEGED_NAMES
 
@@ -201,7 +201,7 @@ class _Walker:
             assignments, self.found, "for the command" if words else "", exported=bool(words)
         )
         if words:
-            commands.run(Command(words, self.found, commands.run, env, stdin))
+            rules_by_name.run(Command(words, self.found, rules_by_name.run, env, stdin))
 
     def redirect(self, node: Any) -> str | None:
         """Record what a redirection writes; return a here-document's or here-string's text."""

@@ -4,18 +4,18 @@ found after `env`, `nice`, `timeout`, `xargs`... and `timeout 5 rm x` writes.
 
 from __future__ import annotations
 
-from corral.toolguard.classify.command import Word, names
 from corral.toolguard.classify.envvars import assignments_env, is_risky, split_assignment
 from corral.toolguard.classify.options import parse
 from corral.toolguard.classify.result import DYNAMIC, PRIVILEGED, WRITES
+from corral.toolguard.classify.simple_command import Word, names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from corral.toolguard.classify.command import Command
     from corral.toolguard.classify.options import Parsed
     from corral.toolguard.classify.result import Risk
+    from corral.toolguard.classify.simple_command import Command
 
 
 def wrapper(

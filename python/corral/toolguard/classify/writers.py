@@ -9,7 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from corral.toolguard.classify.command import Command
+    from corral.toolguard.classify.simple_command import Command
 
 
 def _record(cmd: Command, paths: Sequence[str], verb: str = "writes") -> None:

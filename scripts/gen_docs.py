@@ -1,11 +1,13 @@
 """Documentation generated from the schema: the options section of doc/corral.txt, and the
 `corral.Options` LuaCATS classes in lua/corral/types.lua (what setup() takes, for LuaLS).
 
-`python -m corral.docs` rewrites both in place; a test fails when either is out of date.
+`.venv/bin/python scripts/gen_docs.py` rewrites both in place; a test fails when either is out
+of date. (Tooling, not the engine: it lives in scripts/, and imports the installed corral.)
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 from corral import schema
@@ -14,7 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-BEGIN = "The list below is generated from the schema by `python -m corral.docs`."
+BEGIN = "The list below is generated from the schema by `scripts/gen_docs.py`."
 END = "(end of the generated list)"
 WIDTH = 78
 
@@ -78,7 +80,7 @@ def replace_section(text: str) -> str:
     return _between(text, BEGIN, END, options_section())
 
 
-LUA_BEGIN = "-- The options classes below are generated from the schema by `python -m corral.docs`."
+LUA_BEGIN = "-- The options classes below are generated from the schema by `scripts/gen_docs.py`."
 LUA_END = "-- (end of the generated options classes)"
 _LUA_LIST = "string[]|{set: string[]|nil, append: string[]|nil, remove: string[]|nil}"
 # setup() keeps a Lua function for this key on the Lua side (see lua/corral/init.lua)
@@ -146,8 +148,10 @@ def _rewrite(path: str, replace: Callable[[str], str]) -> None:
 
 def main(argv: list[str]) -> int:
     """`[doc/corral.txt [lua/corral/types.lua]]`"""
-    _rewrite(argv[0] if argv else "doc/corral.txt", replace_section)
-    _rewrite(argv[1] if len(argv) > 1 else "lua/corral/types.lua", replace_lua)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    _rewrite(argv[0] if argv else os.path.join(root, "doc", "corral.txt"), replace_section)
+    _rewrite(argv[1] if len(argv) > 1 else os.path.join(root, "lua", "corral", "types.lua"),
+             replace_lua)  # fmt: skip
     return 0
 
 

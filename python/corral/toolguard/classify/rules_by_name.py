@@ -21,7 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from corral.toolguard.classify.command import Command
+    from corral.toolguard.classify.simple_command import Command
 
 # `/usr/bin/ls` is ls; `./ls` or `/tmp/ls` is some other program.
 SYSTEM_BIN_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"})
