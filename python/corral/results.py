@@ -284,9 +284,11 @@ def summary(result: Mapping[str, Any]) -> str:
         )
         if result.get("truncated"):
             text += "; long output: only its end is included"
-        from corral.toolguard.ops.bash_report import GUESSED
+        from corral.toolguard.ops.bash_report import DISCARDED, GUESSED
 
-        seen = result.get("sandbox_refusals") or []
+        every = result.get("sandbox_refusals") or []
+        seen = [r for r in every if r.get("code") != DISCARDED]
+        gone = [r for r in every if r.get("code") == DISCARDED]
         if seen and seen[0].get("message") == GUESSED:
             # (corral's guess, not a line of the command's: not quoted as one, r52c NETGUESS)
             text += (
@@ -302,6 +304,9 @@ def summary(result: Mapping[str, Any]) -> str:
                 f"{quoted} ({first.get('what', first.get('code', ''))}"
                 + (f"; to allow: {first['hint']})" if first.get("hint") else ")")
             )
+        if gone:  # (kept nowhere: not a refusal, r89t SILENTDISCARD)
+            more = f" ({len(gone) - 1} more like it)" if len(gone) > 1 else ""
+            text += f"; {gone[0].get('message', '')}{more}: {gone[0].get('hint', '')}"
         failed = status == "timed_out" or result.get("exit") != 0
         return text + _changes(result.get("changes")) + _earlier(result.get("changes"), failed)
     if not result.get("ok"):

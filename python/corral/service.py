@@ -696,7 +696,12 @@ class Service:
         (corral.results); `raw` is what ran (or why not); bash output is read for what the
         sandbox refused."""
         from corral import results
-        from corral.toolguard.ops.bash_report import proxy_refusals, quiet_network, report
+        from corral.toolguard.ops.bash_report import (
+            discarded,
+            proxy_refusals,
+            quiet_network,
+            report,
+        )
 
         resolved, pol = self._policy(request)
         tool = str(request.get("tool", ""))
@@ -711,6 +716,7 @@ class Service:
             raw["sandbox_refusals"] += quiet_network(
                 words, raw.get("exit"), pol, raw["sandbox_refusals"], tail
             )
+            raw["sandbox_refusals"] += discarded(str(request.get("command", "")), pol)
         elif tool == "bash":
             raw.setdefault("sandbox_refusals", [])
         if tool == "bash" and raw.get("repairs"):

@@ -52,6 +52,12 @@ def test_a_command_that_ran_says_what_the_sandbox_refused(fresh: Editor) -> None
     r = shaped(result(fresh), "ran")
     assert (r["ok"], r["summary"]) == (True, "exit 0")
 
+    # r89t SILENTDISCARD: a report written to /tmp "succeeded" and was gone, unsaid
+    execute(fresh, "bash", command="echo x > /tmp/report.txt")
+    r = shaped(result(fresh), "ran")
+    assert r["ok"] and "/tmp/report.txt was written in the sandbox's own /tmp" in r["summary"], r
+    assert "write it inside the workspace" in r["summary"]
+
 
 def test_guard_refusals_have_codes_layers_and_hints(fresh: Editor, workspace: Path) -> None:
     chat = workspace / "ro.chat"

@@ -107,3 +107,16 @@ def test_file_names_cannot_forge_corrals_messages(host: Host) -> None:
                "echo > \"$d/.envrc\"")  # fmt: skip
     assert "x\\x0acorral: all changes applied" in held, held
     assert not any(line.startswith("corral: all changes") for line in held.splitlines())
+
+
+def test_corral_run_says_what_it_wrote_where_nothing_is_kept(host: Host) -> None:
+    """r89t SILENTDISCARD: `echo y > /tmp/out.txt` and `> ~/notes` succeeded, and were gone
+    after the run without a word (the sandbox's own /tmp, a private home)."""
+    r = host.corral(
+        "run", "--", "sh", "-c", "echo x > /tmp/out.txt; echo y > ~/notes; echo z > kept.txt"
+    )
+    assert r.returncode == 0, r.stderr
+    assert "corral: /tmp/out.txt was written in the sandbox's own /tmp" in r.stderr, r.stderr
+    assert "corral: ~/notes was written in the sandbox's own" in r.stderr, r.stderr
+    assert "kept.txt" not in r.stderr and (host.ws / "kept.txt").read_text() == "z\n"
+    assert not (host.home / "notes").exists()

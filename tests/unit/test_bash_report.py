@@ -79,3 +79,22 @@ def test_one_failed_connection_is_one_refusal() -> None:
     )
     (seen,) = bash_report.report(output)
     assert seen["code"] == "network", seen
+
+
+def test_writes_where_nothing_is_kept_are_said_and_others_are_not(tmp_path: Path) -> None:
+    """r89t SILENTDISCARD: what a command names as written in the sandbox's own /tmp or a
+    private home is gone when it ends; said, with the way to keep it. Writes in the
+    workspace, refused ones (told from the output) and unnamed ones are not."""
+    for name in ("home", "ws"):
+        (tmp_path / name).mkdir()
+    layers = [config.Layer("global", {"sandbox.mode": "workspace-write"})]
+    pol = resolve(config.resolve(layers), str(tmp_path / "ws"), {"HOME": str(tmp_path / "home")})
+    said = bash_report.discarded("echo x > /tmp/o.txt | tee ~/n; cp a ./b; echo > /etc/x", pol)
+    assert [s["message"].split(" was ")[0] for s in said] == ["/tmp/o.txt", "~/n"], said
+    assert all(s["code"] == "discarded" and "inside the workspace" in s["hint"] for s in said)
+    assert bash_report.discarded("pip install --user x; ls /usr", pol) == []
+    lines = bash_report.explain(said)
+    assert lines[-1].startswith("corral: to keep such a file: write it inside the workspace")
+    text = summary({"status": "ran", "tool": "bash", "exit": 0, "sandbox_refusals": said})
+    assert text.startswith("exit 0; /tmp/o.txt was written in the sandbox's own /tmp"), text
+    assert "1 more like it" in text and "refused" not in text

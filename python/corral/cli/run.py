@@ -175,11 +175,14 @@ def _explain(
     """What the sandbox visibly refused, in corral's words, after the command's own output:
     never leave a user to guess from `Read-only file system` or `Could not resolve host`;
     nor from nothing, when a quiet `pip install -q` failed without network."""
-    from corral.toolguard.ops.bash_report import explain, quiet_network, report
+    import shlex
+
+    from corral.toolguard.ops.bash_report import discarded, explain, quiet_network, report
 
     text = tail.decode("utf-8", errors="replace")
     found = report(text, policy, origins) if tail else []
     found += quiet_network(words, code, policy, found, text)
+    found += discarded(shlex.join(words), policy)
     for line in explain(found):
         sys.stderr.write(line + "\n")
 

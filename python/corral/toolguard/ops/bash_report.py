@@ -133,6 +133,42 @@ def quiet_network(
     }]  # fmt: skip
 
 
+DISCARDED = "discarded"
+
+
+def discarded(command: str, policy: Policy) -> list[dict[str, str]]:
+    """What the command writes where the sandbox keeps nothing after it: its private /tmp, a
+    private home. Such a write succeeds and is gone with the sandbox, and a model took a
+    report written to /tmp/out.txt as kept (r89t SILENTDISCARD). Read off the classifier's
+    list of what the command names as written (redirections, tee, cp, mkdir, ...): a write
+    a program makes on its own (`pip install --user`) is not told."""
+    from corral.paths import is_within
+
+    if not policy.enabled or not any(w in command for w in ("~", *policy.hidden)):
+        return []  # (no such place named: the classifier, and bashlex, are not even loaded)
+    from corral.toolguard.classify import classify
+
+    found: list[dict[str, str]] = []
+    for spelled in classify(command).writes:
+        path = policy.home + spelled[1:] if spelled == "~" or spelled.startswith("~/") else spelled
+        if not os.path.isabs(path):
+            continue  # (below the directory it runs in: the workspace, or said by report)
+        path = os.path.normpath(path)
+        if any(is_within(path, kept) for kept in (*policy.rw_roots, *policy.visible)):
+            continue
+        area = next((h for h in policy.hidden if is_within(path, h)), None)
+        if area is not None and len(found) < MAX_REPORTED:
+            found.append({
+                "code": DISCARDED, "rule": "sandbox.policy.rw_paths", "layer": "",
+                "message": f"{shown(spelled)} was written in the sandbox's own {shown(area)}, "
+                "which is gone when the command ends",
+                "hint": "write it inside the workspace, or add its directory to "
+                "sandbox.policy.rw_paths",
+                "what": "a write that does not outlive the command",
+            })  # fmt: skip
+    return found
+
+
 def proxy_refusals(repairs: object) -> list[dict[str, str]]:
     """corral's proxy's lines after a run (a host not on the allowlist, a private address, a
     name it cannot resolve) as refusals: the model was told only "exit 56", the reason was
@@ -337,6 +373,11 @@ def explain(refusals: list[dict[str, str]]) -> list[str]:
         first = same[0]
         times = f"{len(same)} times, first: " if len(same) > 1 else ""
         where = f" [{first['rule']}, from {first['layer']}]" if first.get("layer") else ""
+        if code == DISCARDED:  # (not refused: kept nowhere; each named, up to three)
+            lines += [f"corral: {r['message']}" for r in same[:3]]
+            more = f" ({len(same) - 3} more like them)" if len(same) > 3 else ""
+            lines.append(f"corral: to keep such a file{more}: {first['hint']}")
+            continue
         if first["message"] == GUESSED:  # (a guess, not a refusal seen: said as one)
             lines.append(f"corral: the sandbox has no network, and {GUESSED}; if that is why "
                          f"it failed, to allow: {first['hint']}")  # fmt: skip
