@@ -417,6 +417,30 @@ end
 
 ---@param bufnr integer
 ---@return boolean|nil read as M.refresh's, when it was not attached yet
+---Say once a session, when the first chat is opened, that nothing confines its commands here
+---(the sandbox off, or no backend working under `backend = "auto"`), not only at its first
+---bash call (r89 audit C7). The window and :Sandbox status say it each time.
+---@param bufnr integer
+function M.warn_unconfined(bufnr)
+  if state.warned_unsandboxed or not vim.api.nvim_buf_is_valid(bufnr) or not engine.registered() then
+    return
+  end
+  local status = engine.call("status", engine.request(bufnr))
+  if type(status) ~= "table" or status.sandboxed ~= false and status.enabled ~= false then
+    return
+  end
+  state.warned_unsandboxed = true
+  local warnings = vim.tbl_filter(function(w)
+    return w:find("UNSANDBOXED", 1, true) or w:find("NOTHING IS CONFINED", 1, true)
+  end, status.warnings or {})
+  vim.notify(
+    "corral: this chat's tool calls run UNSANDBOXED here: "
+      .. (#warnings > 0 and table.concat(warnings, "; ") or status.why or "no sandbox works")
+      .. " (:Sandbox status, :checkhealth corral)",
+    vim.log.levels.WARN
+  )
+end
+
 function M.attach(bufnr)
   if bufnr == 0 then
     bufnr = vim.api.nvim_get_current_buf()
@@ -444,6 +468,9 @@ function M.attach(bufnr)
     link = path ~= "" and M.is_link(path),
   }
   remember_format(bufnr)
+  vim.schedule(function()
+    M.warn_unconfined(bufnr)
+  end)
   local group = vim.api.nvim_create_augroup("corral_chat_" .. bufnr, { clear = true })
   vim.api.nvim_create_autocmd("BufWritePre", {
     group = group,

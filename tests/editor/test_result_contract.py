@@ -537,3 +537,29 @@ def test_a_wholesale_delete_asks_only_where_no_change_set_undoes_it(
         ed.nvim.input("n")
         shaped(result(ed), "denied_by_user")
         assert (workspace / "build" / "a.o").exists()
+
+
+def test_the_first_chat_opened_says_once_that_nothing_confines_its_calls(
+    fresh: Editor, workspace: Path
+) -> None:
+    """r89 audit C7: with no sandbox at work, the warning came at the first bash call only;
+    the issue asked for it when the first chat opens. Said once a session, not again at the
+    next chat nor at a call; with a sandbox at work, nothing is said."""
+    first, second = workspace / "a.chat", workspace / "b.chat"
+    for chat in (first, second):
+        chat.write_text("# a chat\n")
+    fresh.edit(first)
+    time.sleep(0.3)
+    assert not any("UNSANDBOXED" in m for m in fresh.messages()), fresh.messages()
+    fresh.lua("require('corral').setup({ sandbox = { mode = 'off' } })")
+    fresh.lua("vim.cmd('silent! %bwipeout!')")
+    fresh.clear_messages()
+    fresh.edit(first)
+    fresh.wait_for(lambda: any("UNSANDBOXED" in m for m in fresh.messages()), what="the warning")
+    fresh.edit(second)
+    execute(fresh, "bash", command="echo on-the-host")
+    fresh.wait_for(lambda: confirm_window(fresh), what="the window")
+    fresh.nvim.input("n")
+    result(fresh)
+    told = [m for m in fresh.messages() if "UNSANDBOXED" in m and m.startswith("corral: ")]
+    assert len(told) == 1 and "this chat's tool calls run UNSANDBOXED" in told[0], told
