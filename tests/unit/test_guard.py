@@ -255,3 +255,24 @@ def test_what_only_a_change_set_undoes_is_asked_about_with_direct_writes(
     assert decided(False, **{"tools.auto_approve": ["bash"]}).decision == A
     assert guard.decide("bash", {"command": "rm build/a.o"}, resolved.values, pol, True,
                         approval.Chain())[0].decision == A  # (one file: not wholesale)  # fmt: skip
+
+
+def test_a_read_is_unasked_only_where_the_tool_reads_inside_the_workspace(tmp_path: Path) -> None:
+    """r90a TILDEUNASKED: "inside the workspace" was judged on the path joined to the
+    workspace, `~` unexpanded, while the read tool reads `~/x` in your home: read
+    "~/.gitconfig" ran unasked, and so did any path through a directory named `~` made in
+    the workspace. Judged now on the path as the tool resolves it, before and after links."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    (ws / "~" / "x").mkdir(parents=True)
+    home.mkdir()
+    (ws / "out").symlink_to("/etc")
+    resolved = config.resolve([])
+    pol = policy.resolve(resolved, str(ws), {"HOME": str(home), "PATH": "/usr/bin:/bin"})
+
+    def asked(path: str) -> str:
+        call = {"path": path}
+        return guard.decide("read", call, resolved.values, pol, True, approval.Chain())[0].decision
+
+    assert asked("notes.txt") == A and asked(str(ws / "sub" / "x")) == A
+    for outside in ("~/.gitconfig", "~/x/../../etc/hostname", "out/hostname", "sub/../..", "/etc"):
+        assert asked(outside) == R, outside

@@ -209,8 +209,14 @@ def _capabilities(
         return found - {SANDBOXED}
     if tool in ("read", "ls") and not workspace_warning(policy):
         # (not with your home or / as the workspace: the window warns of that, r89 C9)
-        where = os.path.realpath(os.path.join(policy.cwd, str(tool_input.get("path") or ".")))
-        if any(is_within(where, top) for top in (policy.cwd, *policy.rw_roots)):
+        from corral.toolguard.ops.files import OpError, locate
+
+        try:  # (the path as the tool reads it: `~/x` is your home's, r90a TILDEUNASKED)
+            where = locate(policy, str(tool_input.get("path") or "."))
+        except OpError:
+            return found  # (refused before asking: see the service's pre-check)
+        tops = (policy.cwd, *policy.rw_roots)
+        if all(any(is_within(p, top) for top in tops) for p in where):
             return found | {SANDBOXED}
     return found
 
