@@ -209,7 +209,8 @@ def _capabilities(
         return found - {SANDBOXED}
     if tool in ("read", "ls") and not workspace_warning(policy):
         # (not with your home or / as the workspace: the window warns of that, r89 C9)
-        from corral.toolguard.ops.files import OpError, locate
+        from corral.toolguard.ops.files import locate
+        from corral.toolguard.ops.refusal import OpError
 
         try:  # (the path as the tool reads it: `~/x` is your home's, r90a TILDEUNASKED)
             where = locate(policy, str(tool_input.get("path") or "."))
