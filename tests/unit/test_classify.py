@@ -238,7 +238,6 @@ EVASIONS = [
     "if then fi",
     "ls &&",
     "case x in a) ;; esac",
-    "time ls",
     "a=(1 2)",
     "ls $(",
     "echo 'unterminated",
@@ -637,3 +636,40 @@ def test_import_is_light() -> None:
     code = "import sys, corral.toolguard.classify; print('bashlex' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_timed_pipeline_is_the_pipeline() -> None:
+    """r90a TIMEPREFIX: bash's `time` keyword, which bashlex cannot parse, made the whole
+    command dynamic, and `time rm -rf build` was told nothing of what it deletes."""
+    assert classify("time ls").kind == READ_ONLY
+    assert classify("time -p git clean -fdx").destroys
+    assert classify("time").kind == DYNAMIC  # (nothing timed: still unparsed)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf build", "rm -fr x", "rm -R x", "rm --recursive x", "rm -f *", "rm -- *.o",
+        "rm $files", "rm -r$x b", "xargs rm", "xargs rm -rf", "find . -exec rm -f {} +",
+        "find . -delete", "sh -c 'rm -rf x'", "time rm -rf build", "git clean -fdx",
+        "git -c a=b clean -fdx", "git reset --hard", "git checkout -- .", "git checkout .",
+        "git checkout -f main", "git switch --discard-changes main", "git restore .",
+        "git stash drop", "git stash clear", "git rm -r src", "git worktree remove --force w",
+    ],
+)  # fmt: skip
+def test_what_discards_work_wholesale_is_told(command: str) -> None:
+    """r89 audit C8, r90a DISCARDVIACHECKOUT, FINDEXECRM, GITOPTSKIPS, RMGLOBSTAR, RMDYNOPT:
+    with direct writes these are asked about (see the guard)."""
+    assert classify(command).destroys, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm a.o", 'rm "a b"', "git clean -n", "git reset HEAD~1", "git checkout main",
+        "git switch main", "git restore --staged a", "git rm a", "git stash list",
+        "git worktree remove w", "find . -name x", "ls -R",
+    ],
+)  # fmt: skip
+def test_what_removes_named_files_alone_is_not(command: str) -> None:
+    assert not classify(command).destroys, command

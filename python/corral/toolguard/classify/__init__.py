@@ -42,6 +42,7 @@ dynamic. The classifier is advisory: the OS sandbox must hold on its own.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from corral.toolguard.classify.result import (
@@ -72,6 +73,7 @@ __all__ = [
 # Longer input is not parsed: bashlex needs ~2 s for 128 KiB of short commands on a small
 # machine, and its time grows with the length.
 MAX_LENGTH = 128 * 1024
+TIMED = re.compile(r"\s*time(?:\s+-p)?[ \t]+(?=[^\s;&|])")
 
 
 @lru_cache(maxsize=4096)
@@ -86,7 +88,10 @@ def classify(command: str) -> Classification:
                 walk_text,  # bashlex and the rules load on first use
             )
 
-            walk_text(command, found)
+            # bash's `time` keyword before a pipeline, which bashlex cannot parse: the
+            # pipeline is what runs (r90a TIMEPREFIX: `time rm -rf build` was told nothing)
+            timed = TIMED.match(command)
+            walk_text(command[timed.end() :] if timed else command, found)
     except Exception as e:  # the classifier's own bug must fail closed, not open
         found.flag(DYNAMIC, f"classifier error: {type(e).__name__}: {e}")
     return found.result()

@@ -75,7 +75,9 @@ def git(cmd: Command) -> None:
             return
         if text.startswith(("-c", "--config-env", "--exec-path=")):
             cmd.found.flag(DYNAMIC, f"git {text} can make git run any program")
-            return
+            # (read on: what it does is still told, `git -c x=y clean -fdx`, r90a GITOPTSKIPS)
+            i += 2 if text in ("-c", "--config-env") else 1
+            continue
         if text.partition("=")[0] in _ELSEWHERE or text.startswith("-C"):
             cmd.found.flag(
                 DYNAMIC,
@@ -148,13 +150,39 @@ def _write(cmd: Command, sub: str, rest: list[Word]) -> None:
     parsed = parse(rest, "x", ("exec",))
     if sub == "rebase" and (parsed.has("exec", "x") or parsed.opaque):
         found.flag(DYNAMIC, "git rebase --exec runs commands")
-    if sub == "clean" and not parsed.has("dry-run", "n"):
-        found.destroy("git clean deletes the files git does not track")
-    elif sub == "reset" and parsed.has("hard"):
-        found.destroy("git reset --hard discards uncommitted changes")
+    _destroys(cmd, sub, rest)
     if sub == "format-patch":
         for path in parsed.values("output-directory", "o"):
             found.write(path, f"git format-patch writes {path}")
+
+
+def _destroys(cmd: Command, sub: str, rest: list[Word]) -> None:
+    """What of git discards work wholesale (see Findings.destroy): uncommitted changes,
+    untracked files, stashes (r90a DISCARDVIACHECKOUT)."""
+    parsed = parse(rest, "x", ("exec",))
+    words = {w.text for w in rest}
+    forced = parsed.has("force", "f") or parsed.has("discard-changes")
+    why = {
+        "clean": "git clean deletes the files git does not track",
+        "reset": "git reset --hard discards uncommitted changes",
+        "checkout": "git checkout of paths, or forced, discards uncommitted changes",
+        "switch": "git switch, forced, discards uncommitted changes",
+        "restore": "git restore discards uncommitted changes",
+        "rm": "git rm -r removes whole directories",
+        "stash drop": "git stash drop deletes a stash",
+        "stash clear": "git stash clear deletes every stash",
+        "worktree remove": "git worktree remove --force deletes its uncommitted changes",
+    }.get(sub)
+    if why is None or (
+        (sub == "clean" and parsed.has("dry-run", "n"))
+        or (sub == "reset" and not parsed.has("hard"))
+        or (sub == "checkout" and not (forced or "--" in words or "." in words))
+        or (sub in ("switch", "worktree remove") and not forced)
+        or (sub == "restore" and parsed.has("staged", "S") and not parsed.has("worktree", "W"))
+        or (sub == "rm" and not parsed.has(short="r"))
+    ):
+        return
+    cmd.found.destroy(why)
 
 
 def _listing(cmd: Command, sub: str, rest: list[Word]) -> None:
@@ -200,6 +228,8 @@ def _by_first(
             cmd.found.flag(WRITES, f"git {sub} {first.text} changes the repository")
         if first is not None and (sub, first.text) in _RUNS_COMMANDS:
             cmd.found.flag(DYNAMIC, f"git {sub} {first.text} runs commands")
+        if first is not None and first.static:
+            _destroys(cmd, f"{sub} {first.text}", rest)
         if first is None or (first.static and first.text in reads):
             # The read forms hand their options to log or diff (`stash list` is `log -g`,
             # `stash show` takes diff options, `bisect view` runs `git log`): --output writes,

@@ -12,7 +12,7 @@ from itertools import pairwise
 
 from corral.toolguard.classify.envvars import is_risky
 from corral.toolguard.classify.options import parse
-from corral.toolguard.classify.result import DYNAMIC, NETWORK, WRITES
+from corral.toolguard.classify.result import DYNAMIC, NETWORK, REMOVERS, WRITES
 from corral.toolguard.classify.simple_command import names
 
 TYPE_CHECKING = False
@@ -113,6 +113,8 @@ def find(cmd: Command) -> None:
             while end < len(args) and args[end].text not in (";", "+"):
                 end += 1
             cmd.found.flag(DYNAMIC, f"find {text} runs a command for each file")
+            if i < end and args[i].text in REMOVERS:  # (as -delete does, r90a FINDEXECRM)
+                cmd.found.destroy(f"find {text} {args[i].text} removes every file it matches")
             cmd.inner(args[i:end])
             i = end + 1
         elif text == "-delete":

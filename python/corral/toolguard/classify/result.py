@@ -27,6 +27,10 @@ SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/
 MAX_DEPTH = 8
 
 
+# programs whose every operand is removed (see Findings.destroy)
+REMOVERS = frozenset({"rm", "unlink", "shred"})
+
+
 class Classification(Frozen):
     """What a bash command may do: the riskiest `kind` found, and why."""
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from corral.toolguard.classify.envvars import assignments_env, is_risky, split_assignment
 from corral.toolguard.classify.options import parse
-from corral.toolguard.classify.result import DYNAMIC, PRIVILEGED, WRITES
+from corral.toolguard.classify.result import DYNAMIC, PRIVILEGED, REMOVERS, WRITES
 from corral.toolguard.classify.simple_command import Word, names
 
 TYPE_CHECKING = False
@@ -118,6 +118,8 @@ _XARGS_VALUES = (
 def xargs(cmd: Command) -> None:
     parsed = parse(cmd.args, "adEILnPs", _XARGS_VALUES, "eil", stop_at_positional=True)
     cmd.found.flag(DYNAMIC, "xargs runs a command with arguments read from its input")
+    if parsed.rest and parsed.rest[0].text in REMOVERS:  # (r90a FINDEXECRM)
+        cmd.found.destroy(f"xargs {parsed.rest[0].text} removes every file its input names")
     cmd.inner(parsed.rest)
 
 

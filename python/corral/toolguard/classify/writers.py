@@ -99,6 +99,10 @@ def _rm(cmd: Command) -> None:
     parsed = parse(cmd.args)
     if parsed.has("recursive", "r") or parsed.has(short="R"):
         cmd.found.destroy(f"{cmd.name} -r removes whole directories")
+    elif parsed.opaque or not all(w.static for w in parsed.positionals):
+        # (`rm -f *`, `rm $files`: as many files as it expands to, and a file named `-rf`
+        # among them is an option, r90a RMGLOBSTAR, RMDYNOPT)
+        cmd.found.destroy(f"{cmd.name} of a pattern or a variable removes all it expands to")
 
 
 def mktemp(cmd: Command) -> None:
