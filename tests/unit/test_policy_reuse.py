@@ -247,3 +247,26 @@ def test_the_mount_table_read_by_a_resolution_is_the_watchers_to_follow(ws: Path
     for _ in range(2):
         reuse.get({"cwd": str(ws)}, resolve)
     assert reuse.unsure == "" and reuse.hits == 1
+
+
+def test_a_links_target_that_appears_later_is_seen(ws: Path, base: Path) -> None:
+    """r90a: DirEntry.is_dir() follows a link by a stat in C, which is not traced: a listed
+    link whose target did not exist yet was never watched, and its target made later went
+    unseen. Resolution asks a link's target through os.path (paths.entry_is)."""
+    from corral.paths import entry_is
+
+    listed, elsewhere = ws / "homes", base / "elsewhere"
+    listed.mkdir()
+    elsewhere.mkdir()
+    (listed / "bob").symlink_to(elsewhere / "bob")
+    reuse = policy_reuse.PolicyReuse()
+
+    def resolve() -> list[str]:
+        with os.scandir(listed) as it:
+            return [e.name for e in it if entry_is(e, os.path.isdir)]
+
+    for _ in range(2):
+        assert reuse.get({"cwd": str(ws)}, resolve) == []
+    assert reuse.hits == 1
+    (elsewhere / "bob").mkdir()
+    assert reuse.get({"cwd": str(ws)}, resolve) == ["bob"]
