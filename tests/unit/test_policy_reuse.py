@@ -27,26 +27,41 @@ def _hidden(service: Service, ws: Path) -> list[str]:
     return [str(p) for p in answer["deny_read"]]
 
 
+# Other processes write in /var/tmp, a directory on the way to every test workspace and so
+# watched: an answer may be resolved afresh for their sake. Tests ask until one is reused.
+TRIES = 20
+
+
 def _reused(ws: Path) -> Service:
     """A persistent service whose policy for `ws` is resolved and kept."""
     service = Service(persistent=True)
     assert service.reuse is not None
-    for _ in range(3):
+    for _ in range(TRIES):
         _hidden(service, ws)
-    assert service.reuse.hits >= 1, service.reuse.unsure
-    return service
+        if service.reuse.hits:
+            return service
+    raise AssertionError(f"never reused: {service.reuse.unsure}")
+
+
+def _kept(reuse: policy_reuse.PolicyReuse, ws: Path, resolve: Any, expected: Any) -> None:
+    """Ask until `resolve`'s answer for `ws` is reused; each answer is `expected`."""
+    for _ in range(TRIES):
+        hits = reuse.hits
+        assert reuse.get({"cwd": str(ws)}, resolve) == expected
+        if reuse.hits > hits:
+            return
+    raise AssertionError(f"never reused: {reuse.unsure}")
 
 
 def test_the_same_request_is_answered_again_while_nothing_changed(ws: Path) -> None:
     service = _reused(ws)
-    hits = service.reuse.hits
     first = _hidden(service, ws)
     assert _hidden(service, ws) == first
-    assert service.reuse.hits == hits + 2
-    # another request (another cwd) is its own
+    # another request (another cwd) is its own: never answered from this one's
     (ws / "sub").mkdir()
+    hits = service.reuse.hits
     _hidden(service, ws / "sub")
-    assert service.reuse.hits == hits + 2
+    assert service.reuse.hits == hits
 
 
 @pytest.mark.parametrize("where", [".env", "deep/er/.env", "new/.env"])
@@ -185,9 +200,7 @@ def test_what_cannot_be_traced_is_never_kept(ws: Path) -> None:
         assert why in reuse.unsure
         reuse.get(request, resolve)
         assert reuse.hits == 0
-    assert reuse.get(request, lambda: os.path.exists(ws)) is True
-    assert reuse.get(request, lambda: None) is True  # (kept: nothing changed)
-    assert reuse.hits == 1
+    _kept(reuse, ws, lambda: os.path.exists(ws), True)
 
 
 def test_a_filesystem_that_changes_unseen_is_never_kept(
@@ -223,9 +236,7 @@ def test_running_out_of_watches_forgets_every_kept_policy(
     secret, other = ws / "a" / ".env", ws / "b"
     secret.parent.mkdir()
     other.mkdir()
-    for _ in range(2):
-        assert reuse.get({"cwd": str(ws)}, lambda: secret.exists()) is False
-    assert reuse.hits == 1
+    _kept(reuse, ws, lambda: secret.exists(), False)
     # another request needs more watches than are left
     monkeypatch.setattr(fswatch, "MAX_WATCHES", len(reuse.watcher._spellings))
     reuse.get({"cwd": str(other)}, lambda: (other / "x" / "y").exists())
@@ -244,9 +255,8 @@ def test_the_mount_table_read_by_a_resolution_is_the_watchers_to_follow(ws: Path
         with open("/proc/self/mountinfo", "rb") as f:
             return len(f.read()) and 1
 
-    for _ in range(2):
-        reuse.get({"cwd": str(ws)}, resolve)
-    assert reuse.unsure == "" and reuse.hits == 1
+    _kept(reuse, ws, resolve, 1)
+    assert reuse.unsure == ""
 
 
 def test_a_links_target_that_appears_later_is_seen(ws: Path, base: Path) -> None:
@@ -265,8 +275,22 @@ def test_a_links_target_that_appears_later_is_seen(ws: Path, base: Path) -> None
         with os.scandir(listed) as it:
             return [e.name for e in it if entry_is(e, os.path.isdir)]
 
-    for _ in range(2):
-        assert reuse.get({"cwd": str(ws)}, resolve) == []
-    assert reuse.hits == 1
+    _kept(reuse, ws, resolve, [])
     (elsewhere / "bob").mkdir()
     assert reuse.get({"cwd": str(ws)}, resolve) == ["bob"]
+
+
+def test_a_link_on_a_targets_way_pointed_elsewhere_is_seen(ws: Path, base: Path) -> None:
+    """r90a: a link's watch stands on what it led to; a link further along its target's way
+    (`data -> disk1`) re-pointed changed what the first one names, with no event there. The
+    way to every link's target is watched too."""
+    for disk in ("disk1", "disk2"):
+        (base / disk / "proj").mkdir(parents=True)
+    (base / "disk2" / "proj" / ".env").write_text("TOKEN=1\n")
+    (base / "data").symlink_to(base / "disk1")
+    (ws / "proj").symlink_to(base / "data" / "proj")
+    reuse = policy_reuse.PolicyReuse()
+    _kept(reuse, ws, lambda: (ws / "proj" / ".env").exists(), False)
+    (base / "new").symlink_to(base / "disk2")
+    os.rename(base / "new", base / "data")
+    assert reuse.get({"cwd": str(ws)}, lambda: (ws / "proj" / ".env").exists()) is True

@@ -130,6 +130,10 @@ class Watcher:
             self._below.setdefault(parent, set()).add(path)
         return err, kind
 
+    def depends(self, on: str, path: str) -> None:
+        """`path` (a symlink) names what `on` (its target) names: forgotten with it."""
+        self._below.setdefault(on, set()).add(path)
+
     def _forget(self, path: str) -> None:
         """Forget what `path` and every known path below it name."""
         todo = [path]

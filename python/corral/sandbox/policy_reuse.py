@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import sys
 import threading
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 # what a request's policy depends on (besides the file system): see service._layers
 REQUEST_KEYS = ("layers", "sources", "buffer_trusted", "chat_files", "cwd", "buffer_path")
 KEEP = 16  # policies kept (a few chats, a few directories)
+MAX_LINKS = 40  # symlinks followed on one path's way (the kernel's own limit)
 MOUNT_TABLES = frozenset({"/proc/self/mountinfo", "/proc/self/mounts", "/proc/mounts"})
 LOOKUPS = ("stat", "lstat", "readlink", "access")
 _REAL = {name: getattr(os, name) for name in LOOKUPS}
@@ -80,9 +82,10 @@ class Trace:
             name = name.replace("//", "/")  # (the same lookup: one spelling, see fswatch)
         self._watch(name.rstrip("/") or "/")
 
-    def _watch(self, name: str) -> None:
+    def _watch(self, name: str, links: int = 0) -> None:
         """Watch `name` and every directory on its way, outermost first (a change below
-        one that is watched is seen from the moment the watch stands)."""
+        one that is watched is seen from the moment the watch stands); a symlink on the way
+        is followed, its target's way watched too (`links`: how many were followed)."""
         todo = []
         while name not in self.seen:
             todo.append(name)
@@ -91,6 +94,8 @@ class Trace:
                 break
             name = parent
         for name in reversed(todo):
+            if self._follow(name, links):
+                return
             err, kind = self.watcher.watch(name, _REAL["stat"])
             if err in NOTHING_TO_WATCH or kind in KERNEL_TYPES:
                 self.seen.add(name)
@@ -109,6 +114,30 @@ class Trace:
                 self.unsure = f"{name} is on a filesystem that can change unseen ({kind})"
                 return
             self.seen.add(name)
+
+
+    def _follow(self, name: str, links: int) -> bool:
+        """Watch the way to a symlink's target (a watch on the link follows it to where it
+        leads now, but a link on the target's way re-pointed, or a target made later, is
+        seen only there: r90a). True when this resolution is no longer reusable."""
+        try:
+            if not stat.S_ISLNK(_REAL["lstat"](name).st_mode):
+                return False
+            target = _REAL["readlink"](name)
+        except OSError:
+            return False  # (gone: its directory's watch has seen that)
+        if links >= MAX_LINKS:
+            self.unsure = f"{name}: more than {MAX_LINKS} symlinks on its way"
+            return True
+        if not target.startswith("/"):
+            target = f"{name.rsplit('/', 1)[0]}/{target}"
+        while "//" in target:
+            target = target.replace("//", "/")
+        target = target.rstrip("/") or "/"
+        self._watch(target, links + 1)
+        # (what the link names changes when its target's does: forgotten with it)
+        self.watcher.depends(target, name)
+        return bool(self.unsure)
 
 
 def _traced(name: str) -> Callable[..., Any]:
