@@ -72,6 +72,9 @@ local function change_call(method, extra, buffer_name)
   return result
 end
 
+-- the subcommands that take no argument at all
+local NO_ARGUMENTS = { status = true, enable = true, disable = true, reset = true, stop = true, reload = true }
+
 -- the subcommands after which `|` starts another command: all that take no path (a change
 -- set's id never holds a `|`)
 local CHAINS = {
@@ -299,6 +302,12 @@ function M.run(cmd)
     local names = vim.tbl_keys(M.subcommands)
     table.sort(names)
     say(("corral: unknown subcommand %q; one of: %s"):format(name, table.concat(names, ", ")), vim.log.levels.ERROR)
+    return
+  end
+  if NO_ARGUMENTS[name] and #args > 0 then
+    -- (`:Sandbox disable now` did what `:Sandbox disable` does, saying nothing of `now`, r90t
+    -- EXTRAARGSIGNORED: a typo must not pass for an option)
+    say(("corral: :Sandbox %s takes no arguments (got %s)"):format(name, table.concat(args, " ")), vim.log.levels.ERROR)
     return
   end
   sub.impl(args, cmd)

@@ -155,10 +155,13 @@ function M.check()
 
   local reuse = engine.call("reuse", {})
   if reuse and reuse.on and reuse.unsure ~= "" then
-    health.info("each call resolves its policy afresh: " .. reuse.unsure)
+    health.info(
+      "policy reuse: off for now, each call resolves its sandbox policy afresh (:help corral-policy-reuse): "
+        .. reuse.unsure
+    )
   elseif reuse and reuse.on then
     health.ok(
-      ("policy reuse: %d of %d calls answered from a policy nothing has changed since"):format(
+      ("policy reuse: on: a call's sandbox policy is reused while nothing it was resolved from has changed (%d of %d calls so far; :help corral-policy-reuse)"):format(
         reuse.hits,
         reuse.hits + reuse.fresh
       )

@@ -406,14 +406,7 @@ class Service:
         With direct writes (chosen, or no overlay), a sandboxed command may be changing the
         workspace at the same moment: a tool's write must then stay on its opened directory
         (ops/files), not be applied by path, where a swapped directory could redirect it."""
-        if pol.writes == "direct" or not pol.enabled:
-            return False
-        try:
-            backend = self.registry.select(pol).backend
-        except CorralError:
-            return False
-        problem = getattr(backend, "changes_problem", None)
-        return problem is not None and problem(pol) is None
+        return self.registry.staged(pol)
 
     def _sandboxed(self, pol: policy.Policy) -> bool:
         """Enabled, and a backend really available: never the unsandboxed fallback."""

@@ -157,6 +157,9 @@ def _plain(value: object) -> object:
 # With the sandbox off, the settings that only the sandbox reads -> what the table says of them.
 OFF = {
     "sandbox.policy.deny_read": "applied to the file tools only: the sandbox is off",
+    # (the environment is scrubbed for every command, sandboxed or not: r90t STATUSOFFSCRUB)
+    "sandbox.policy.env": "",
+    "sandbox.policy.scrub_env": "",
     "sandbox.policy.": "not applied: the sandbox is off",
     "sandbox.backend": "not applied: the sandbox is off",
 }
@@ -203,6 +206,7 @@ def render(data: dict[str, Any], buffer: str = "") -> str:
     for key, item in data["settings"].items():
         # (not "network false" as if it held: r89 trial STATUSOFFTABLE)
         off = "" if data["enabled"] else next((v for k, v in OFF.items() if key.startswith(k)), "")
+        # (the first key that fits decides: "sandbox.policy.env" before "sandbox.policy.")
         layer = f"{item['layer']}; {off}" if off else item["layer"]
         lines.append(f"    {key.ljust(width)}  {_value(item['value'])}  ({layer})")
     for note in data["notes"]:

@@ -122,3 +122,13 @@ def test_no_argument_is_status_and_unknown_subcommand_is_an_error(ed: Editor) ->
     ed.cmd("Sandbox", "bogus")
     errors = ed.messages(ERROR)
     assert len(errors) == 1 and "bogus" in errors[0], ed.messages()
+
+
+def test_a_subcommand_without_arguments_refuses_extra_words(ed: Editor) -> None:
+    """r90t EXTRAARGSIGNORED: `:Sandbox disable now` disabled the sandbox, `now` unsaid."""
+    for words in (("disable", "now"), ("status", "extra", "words")):
+        ed.clear_messages()
+        ed.cmd("Sandbox", *words)
+        said = f":Sandbox {words[0]} takes no arguments (got {' '.join(words[1:])})"
+        assert any(said in m for m in ed.messages()), ed.messages()
+    assert ed.lua("return require('corral.sandbox').is_enabled(0)") is True

@@ -229,6 +229,9 @@ def test_undo_puts_the_workspace_back(host: Host) -> None:
     assert host.git("status", "--porcelain") == ""
     assert "nothing to undo" in host.corral("undo").stdout
     assert "nothing to undo" in host.corral("undo", "--list").stdout
+    # r90t UNDOUNKNOWNID: an unknown id was "nothing to undo", exit 0, with an empty journal
+    unknown = host.corral("undo", "nosuchid")
+    assert unknown.returncode == 125 and "no applied change set nosuchid" in unknown.stderr, unknown
 
 
 def test_undo_refuses_when_the_file_changed_since(host: Host) -> None:

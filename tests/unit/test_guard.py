@@ -252,6 +252,7 @@ def test_what_only_a_change_set_undoes_is_asked_about_with_direct_writes(
     assert decided(True).decision == A
     asked = decided(False)
     assert asked.decision == R, asked
+    assert asked.reason.endswith("and with direct writes nothing undoes it"), asked  # (r90t)
     assert decided(False, **{"tools.auto_approve": ["bash"]}).decision == A
     assert guard.decide("bash", {"command": "rm build/a.o"}, resolved.values, pol, True,
                         approval.Chain())[0].decision == A  # (one file: not wholesale)  # fmt: skip
@@ -276,3 +277,5 @@ def test_a_read_is_unasked_only_where_the_tool_reads_inside_the_workspace(tmp_pa
     assert asked("notes.txt") == A and asked(str(ws / "sub" / "x")) == A
     for outside in ("~/.gitconfig", "~/x/../../etc/hostname", "out/hostname", "sub/../..", "/etc"):
         assert asked(outside) == R, outside
+    why = guard.decide("ls", {"path": "/etc"}, resolved.values, pol, True, approval.Chain())[0]
+    assert why.reason == "corral asks before an ls where it is outside the workspace", why

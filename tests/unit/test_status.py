@@ -110,6 +110,10 @@ def test_report_off_says_plainly_that_nothing_is_confined(
     assert "available (not used: the sandbox is off)" in text
     (network,) = [x for x in text.splitlines() if x.strip().startswith("sandbox.policy.network ")]
     assert network.endswith("; not applied: the sandbox is off)"), network
+    # r90t STATUSOFFSCRUB: the environment is scrubbed for every command, sandboxed or not
+    for key in ("sandbox.policy.env ", "sandbox.policy.scrub_env "):
+        (row,) = [x for x in text.splitlines() if x.strip().startswith(key)]
+        assert "not applied" not in row, row
 
 
 def test_report_environment_lists_names_only(

@@ -531,6 +531,8 @@ def undo(change_id: str | None = None, cwd: str | None = None) -> Outcome:
     """Undo the change set named, or the newest that changed your workspace (`cwd`)."""
     with finish.Locked():
         names = journals.entries()
+        if not names and change_id:  # (an id is an error when unknown, journal or not: r90t)
+            raise CorralError(f"no applied change set {change_id} in the undo journal")
         if not names:
             return Outcome(["nothing to undo"])
         newest = _pick(names, change_id, cwd)

@@ -27,10 +27,12 @@ def explanation(args: list[str]) -> tuple[dict[str, Any], dict[str, Any]] | None
         raise UsageError("corral explain: no command given (corral explain -- 'COMMAND')")
     command = " ".join(words)
     config, policy = resolve(opts)
-    backend, backend_note, _ = default_registry().outcome(policy)
+    registry = default_registry()
+    backend, backend_note, _ = registry.outcome(policy)
     decision, classification = guard.decide(
-        "bash", {"command": command}, config.values, policy, backend is not None, approval.Chain()
-    )
+        "bash", {"command": command}, config.values, policy, backend is not None,
+        approval.Chain(), undoable=registry.staged(policy),  # (r90t EXPLAINWIPEASKS)
+    )  # fmt: skip
     return opts, {
         "command": command,
         "decision": decision.decision,

@@ -115,7 +115,6 @@ class Trace:
                 return
             self.seen.add(name)
 
-
     def _follow(self, name: str, links: int) -> bool:
         """Watch the way to a symlink's target (a watch on the link follows it to where it
         leads now, but a link on the target's way re-pointed, or a target made later, is

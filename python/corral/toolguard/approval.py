@@ -33,6 +33,7 @@ REQUIRE: Final = "require_approval"
 DENY: Final = "deny"
 ANSWERS: tuple[Answer, ...] = (APPROVE, REQUIRE, DENY)
 URN = "urn:corral:approval:"
+DEFAULT = URN + "default"  # (what answers when no resolver did: you are asked)
 DEFAULT_PRIORITY = 50
 
 
@@ -205,6 +206,6 @@ class Chain:
                 return Decision(REQUIRE, resolver.name, why[:300])
             return Decision(decision, resolver.name, str(reason))
         return Decision(
-            REQUIRE, URN + "default", "corral asks before this kind of call unless "
+            REQUIRE, DEFAULT, "corral asks before this kind of call unless "
             "tools.auto_approve (or tools.shell.allow for commands) lists it",
         )  # fmt: skip

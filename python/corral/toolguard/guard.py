@@ -337,4 +337,30 @@ def decide(
         classification=classification,
         lua_auto_approve=lua_auto_approve,
     )
-    return chain.decide(ctx), classification
+    decision = chain.decide(ctx)
+    if (
+        decision.source == approval.DEFAULT
+        and sandboxed
+        and ctx.config["tools.auto_approve_sandboxed"]
+    ):
+        why = _asked_because(tool, classification, policy, undoable)
+        if why:  # (not the chain's generic words, r90t ASKEDBECAUSEGENERIC)
+            return Decision(decision.decision, decision.source, why), classification
+    return decision, classification
+
+
+def _asked_because(
+    tool: str, classification: Classification | None, policy: Policy, undoable: bool
+) -> str:
+    """Why a call the sandbox's resolver would approve elsewhere is asked about here."""
+    from corral.status_report import workspace_warning
+
+    if tool == "bash" and classification is not None and classification.destroys:
+        if not undoable:
+            return f"{classification.destroys[0]}, and with direct writes nothing undoes it"
+    elif tool in ("read", "ls"):
+        where = "your home or / is the workspace" if workspace_warning(policy) else (
+            "it is outside the workspace"
+        )  # fmt: skip
+        return f"corral asks before {'a read' if tool == 'read' else 'an ls'} where {where}"
+    return ""

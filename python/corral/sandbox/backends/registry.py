@@ -102,6 +102,18 @@ class Registry:
             raise BackendError(f"sandbox.backend {choice!r} is not available: {reason}")
         return Selection(backend, "", [(choice, None)])
 
+    def staged(self, policy: Policy) -> bool:
+        """Whether commands' writes go through change sets here (not direct writes, chosen
+        or the fallback where the chosen backend can mount no overlay)."""
+        if policy.writes == "direct" or not policy.enabled:
+            return False
+        try:
+            backend = self.select(policy).backend
+        except BackendError:
+            return False
+        problem = getattr(backend, "changes_problem", None)
+        return problem is not None and problem(policy) is None
+
     def outcome(self, policy: Policy) -> tuple[str | None, str, bool]:
         """(the chosen backend's name, or None and why not; whether commands are refused
         rather than run unsandboxed). Never raises: for reports and decisions."""
