@@ -260,11 +260,12 @@ def test_a_tools_refused_write_does_not_say_to_apply_it(svc: Service, host: Host
     assert held_ids(host) == []
 
 
-def test_a_write_into_what_git_ignores_is_said_without_nested_parentheses(
+def test_a_write_into_what_git_ignores_is_held_and_said_without_nested_parentheses(
     svc: Service, host: Host
 ) -> None:
-    """r89 IGNOREDMSGPARENS: three "(" before two ")": the model could not tell where the
-    reason ended and the instruction began."""
+    """r90t WRITETOOLIGNORED: the write tool was refused outright ("only the user can make
+    this change") where a command's write of the same file is held for the user to apply:
+    held the same way now. r89 IGNOREDMSGPARENS: three "(" before two ")" in its words."""
     from corral.results import shape
 
     request = {
@@ -272,10 +273,13 @@ def test_a_write_into_what_git_ignores_is_said_without_nested_parentheses(
         "input": {"path": "build/out.txt", "content": "x\n"},
     }  # fmt: skip
     decided = svc.call("guard", request)
-    assert decided["refusal"]["message"].startswith("in what git ignores: "), decided
-    summary = shape("write", {"refusal": decided["refusal"]}, decided, False)["summary"]
+    assert decided["decision"] == "require_approval" and "refusal" not in decided, decided
+    done = svc.call("op", request)
+    assert done.get("held") and not (host.ws / "build" / "out.txt").exists(), done
+    assert len(held_ids(host)) == 1
+    summary = shape("write", done, {"decision": "approve", "source": "user"}, True)["summary"]
     depth = 0
     for c in summary:
         depth += {"(": 1, ")": -1}.get(c, 0)
         assert 0 <= depth <= 1, summary
-    assert depth == 0 and "a build's outputs" in summary, summary
+    assert depth == 0 and "held for the user's review" in summary, summary

@@ -20,6 +20,7 @@ import stat
 from corral.changes import stage as stages
 from corral.changes import words
 from corral.changes.apply import process_umask
+from corral.changes.ignored_rules import IGNORED
 from corral.paths import is_within
 
 TYPE_CHECKING = False
@@ -32,6 +33,13 @@ WHITEOUT = os.makedev(0, 0)  # what overlayfs writes for a deletion; unprivilege
 # what the check holds for your review rather than refuses: a tool's write of it is held,
 # with its change set's id, as a command's would be
 FOR_REVIEW = frozenset({"new-module", "project-config"})
+
+
+def _for_review(held: dict[str, Any]) -> bool:
+    """Whether the check holds this for the user's review (with its id to apply) rather than
+    refuses it: review mode, FOR_REVIEW, and what git ignores, held as a command's write of
+    it is (r90t WRITETOOLIGNORED: the tool's was refused outright)."""
+    return held.get("code") in ("review", *FOR_REVIEW) or held.get("rule") == IGNORED
 
 
 class ToolChanges:
@@ -65,9 +73,10 @@ class ToolChanges:
         finally:
             stages.remove(stage)
         found = next((r.as_dict() for _, r in checked if r is not None), None)
-        if found is not None and found.get("code") in FOR_REVIEW:
+        if found is not None and _for_review(found):
             return None  # (held for your review, not refused: r48c, the tool could not
-            # write a new utils.py at all)
+            # write a new utils.py at all; what git ignores is held as a command's write
+            # of it is, r90t WRITETOOLIGNORED)
         if found is not None:  # (no change set is left to apply it from)
             import re
 
@@ -133,7 +142,7 @@ class ToolChanges:
         if report["status"] != "held":
             return {}
         held = report["held"][0] if report["held"] else {}
-        if held.get("code") in ("review", *FOR_REVIEW):  # (review mode, a config read ahead
+        if _for_review(held):  # (review mode, a config read ahead
             # in part, a new module: held with its id for you to apply, not refused)
             # (the same {path, code, why} as a command's held paths, r51c CONTRACT)
             why = held.get("message", "")
