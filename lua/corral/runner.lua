@@ -195,7 +195,7 @@ function M.run_in_window(command, bufnr)
         local tail = vim.api.nvim_buf_get_lines(out, math.max(1, vim.api.nvim_buf_line_count(out) - 500), -1, false)
         local told = require("corral.engine").call(
           "explain_output",
-          require("corral.engine").request(bufnr, { output = table.concat(tail, "\n") })
+          require("corral.engine").request(bufnr, { output = table.concat(tail, "\n"), command = command })
         )
         if type(told) == "table" and #told > 0 then
           append(told)

@@ -257,16 +257,18 @@ def summary(result: Mapping[str, Any]) -> str:
     refusal = result.get("refusal") or {}
     if status == "refused":
         text = f"not run: {refusal.get('message') or refusal.get('code', 'refused')}"
+        # (after a "; ", never in parentheses: the message and the hint hold parentheses of
+        # their own, and nested ones hid where the reason ended, r90t MODELTEXTREST)
         if refusal.get("code") == "denied-by-glob":
             # (not which pattern to drop: the user keeps such files (a private key, .env)
             # from tools on purpose, r51c MODELTEXT; the hint stays in the refusal for them)
-            text += " (the user keeps files matching it from tools)"
+            text += "; the user keeps files matching it from tools"
         elif refusal.get("hint") and (
             refusal.get("code") in NEVER_ALLOWED or str(refusal["hint"]).startswith(FOR_MODEL)
         ):
-            text += f" ({refusal['hint']})"
+            text += f"; {refusal['hint']}"
         elif refusal.get("hint"):
-            text += f" (the user can allow it: {refusal['hint']})"
+            text += f"; the user can allow it: {refusal['hint']}"
         return text
     if status == "denied_by_user":
         return "not run: the user declined this call"

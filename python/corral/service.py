@@ -678,11 +678,13 @@ class Service:
     def do_explain_output(self, request: Mapping[str, Any]) -> list[str]:
         """What the sandbox visibly refused in a command's output, in corral's words (for
         :Sandbox run, after the output)."""
-        from corral.toolguard.ops.bash_report import explain, report
+        from corral.toolguard.ops.bash_report import discarded, explain, report
 
         resolved, pol = self._policy(request)
         tail = str(request.get("output", ""))[-65536:]
-        return explain(report(tail, pol, _named(resolved.origins, request)))
+        found = report(tail, pol, _named(resolved.origins, request))
+        # (what it wrote where nothing is kept, r89t SILENTDISCARD, also for :Sandbox run)
+        return explain(found + discarded(str(request.get("command") or ""), pol))
 
     def do_result(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """`{result = ...}`: a call's result in the one shape chat plugins get

@@ -273,6 +273,13 @@ def test_sandbox_run_explains_what_the_sandbox_refused(ed: Editor) -> None:
     assert lines.index(told[0]) < len(lines) - 1  # before [exit N]
 
 
+def test_sandbox_run_says_what_it_wrote_where_nothing_is_kept(ed: Editor) -> None:
+    """r89t SILENTDISCARD (r90t: :Sandbox run still said nothing): `echo y > /tmp/out`
+    succeeded and was gone after the run."""
+    lines = finished(ed, run(ed, "echo", "y", ">", "/tmp/corral-run-out"))
+    assert any("/tmp/corral-run-out was written in the sandbox's own /tmp" in x for x in lines)
+
+
 def test_a_held_run_says_so_once_in_the_editors_words(ed: Editor, workspace: Path) -> None:
     """New-user trial (session 19): :Sandbox run showed the held lines twice, and named the
     `corral` CLI (`corral apply ID`), which a Neovim-only install does not have."""

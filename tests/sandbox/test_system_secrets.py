@@ -55,7 +55,7 @@ def test_a_system_file_only_the_user_may_read_is_hidden(host, system_file: Path)
     assert SECRET not in done.stdout, done.stdout
     assert done.returncode != 0, done.stdout
     assert "system file only you may read" in done.stderr, done.stderr
-    assert "read it yourself outside the sandbox" in done.stderr, done.stderr
+    assert "only the user can read it, outside the sandbox" in done.stderr, done.stderr
     # the file tool (on the host) is refused with the same words
     explained = host.corral("explain", "read", str(system_file))
     assert "is hidden by the sandbox" in explained.stdout, explained.stdout + explained.stderr

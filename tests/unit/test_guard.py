@@ -222,9 +222,9 @@ def test_an_input_that_is_no_table_is_the_chat_plugins_to_mend(
     refusal = guard_refusal(d.as_dict(), {})
     assert refusal["code"] == "invalid-input"
     summary = shape("bash", {"refusal": refusal}, d.as_dict(), False)["summary"]
-    assert summary.endswith("(ask the user to report it to the chat plugin's author: the same "
-                            "call sent again fails the same way)"), summary  # fmt: skip
-    assert summary.count("(") == summary.count(")") == 1, summary
+    assert summary.endswith("; ask the user to report it to the chat plugin's author: the same "
+                            "call sent again fails the same way"), summary  # fmt: skip
+    assert summary.count("(") == summary.count(")") == 0, summary
 
 
 @pytest.mark.parametrize(

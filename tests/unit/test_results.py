@@ -172,15 +172,15 @@ def shape(tool: str, **raw: object) -> dict[str, object]:
         ("fetch", {"ok": False, "error": "timed out"}, "failed", False,
          "could not run: timed out"),
         ("read", {"ok": False, "refusal": {"code": "hidden", "message": "m", "hint": "h"}},
-         "refused", False, "not run: m (the user can allow it: h)"),
+         "refused", False, "not run: m; the user can allow it: h"),
         # r51c MODELTEXT: a secret's glob is not spelled out for the model to ask to drop;
         # a hint written to the model is not "the user can allow it"
         ("read", {"ok": False, "refusal": {"code": "denied-by-glob", "message": "m",
                                            "hint": "remove 'id_rsa*' from x"}},
-         "refused", False, "not run: m (the user keeps files matching it from tools)"),
+         "refused", False, "not run: m; the user keeps files matching it from tools"),
         ("write", {"ok": False, "refusal": {"code": "protected", "message": "m",
                                             "hint": "only the user can make this change"}},
-         "refused", False, "not run: m (only the user can make this change)"),
+         "refused", False, "not run: m; only the user can make this change"),
         ("bash", {"status": "cancelled", "output": "abc"}, "cancelled", False,
          "cancelled before it finished; output so far: 3 bytes"),
     ],
@@ -275,4 +275,4 @@ def test_a_protected_files_refusal_nests_no_parentheses(tmp_path) -> None:  # ty
     for c in text:
         depth += {"(": 1, ")": -1}.get(c, 0)
         deepest = max(deepest, depth)
-    assert deepest == 1, text
+    assert deepest <= 1, text

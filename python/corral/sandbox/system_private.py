@@ -79,8 +79,8 @@ Answer = tuple[list[tuple[str, State]], list[tuple[str, bool]], bool]
 
 RULE = "sandbox: system files only you may read"
 HINT = (
-    "read it yourself outside the sandbox: it never shows a system file that others on the "
-    "host may not read (a secret, such as a backup of the password hashes)"
+    "only the user can read it, outside the sandbox: it never shows a system file that others "
+    "on the host may not read, a secret such as a backup of the password hashes"
 )
 
 

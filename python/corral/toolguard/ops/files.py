@@ -41,8 +41,8 @@ _DELETE_DISABLED = Refusal(
     "",
     "tools.delete.allow_sandboxed",
     "builtin",
-    "use rm through the bash tool instead (the user can turn this tool on: "
-    "tools.delete.allow_sandboxed = true)",
+    "use rm through the bash tool instead; the user can turn this tool on with "
+    "tools.delete.allow_sandboxed = true",
     "the delete tool is off while the sandbox is on",
 )
 

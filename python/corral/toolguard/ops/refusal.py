@@ -118,7 +118,7 @@ def check_read(policy: Policy, path: str, real: str, layers: Mapping[str, str]) 
         if not system_private.readable_without_caps(real):
             return Refusal(
                 "denied-read", path, system_private.RULE, BUILTIN,
-                "read it yourself outside the sandbox: the sandbox's root has no "
+                "only the user can read it, outside the sandbox: the sandbox's root has no "
                 "capabilities, and the file tools read no more than it",
                 f"{_via(path, real)}: the sandbox's root could not read it (its mode, or a "
                 "directory on the way, keeps it from a root without capabilities)",
@@ -216,8 +216,8 @@ def _kernel_filesystem(path: str, real: str) -> Refusal | None:
         return None
     return Refusal(
         "hidden", path, "sandbox: kernel filesystems", BUILTIN,
-        "read it yourself outside the sandbox: a chat tool never reads the kernel's files "
-        "outside the sandbox's own /proc and /sys",
+        "only the user can read it, outside the sandbox: a chat tool never reads the kernel's "
+        "files outside the sandbox's own /proc and /sys",
         f"{_via(path, real)} is on a {kind} filesystem mounted outside /proc, /sys and /dev "
         "(a chroot's or a build root's): it shows every process of the host, or the "
         "kernel's settings, and the sandbox masks it",
@@ -240,7 +240,7 @@ def _automounted(policy: Policy, path: str, real: str) -> Refusal | None:
         return None
     return Refusal(
         "hidden", path, "sandbox: automount points", BUILTIN,
-        "read it yourself outside the sandbox: a chat tool never reads what an automount "
+        "only the user can read it, outside the sandbox: a chat tool never reads what an automount "
         "point stands for",
         f"{_via(path, real)} is below the automount point {point}, which the sandbox masks "
         "(a command there would have the host mount what it stands for)",
