@@ -268,6 +268,8 @@ def test_a_write_into_what_git_ignores_is_held_and_said_without_nested_parenthes
     held the same way now. r89 IGNOREDMSGPARENS: three "(" before two ")" in its words."""
     from corral.results import shape
 
+    (host.ws / "build").mkdir()  # (below a new one, refused: the next test)
+
     request = {
         "layers": {}, "cwd": str(host.ws), "tool": "write",
         "input": {"path": "build/out.txt", "content": "x\n"},
@@ -283,3 +285,19 @@ def test_a_write_into_what_git_ignores_is_held_and_said_without_nested_parenthes
         depth += {"(": 1, ")": -1}.get(c, 0)
         assert 0 <= depth <= 1, summary
     assert depth == 0 and "held for the user's review" in summary, summary
+
+
+def test_a_write_below_a_new_ignored_directory_is_refused_for_what_it_is(
+    svc: Service, host: Host
+) -> None:
+    """r91a IGNOREDMASKSREFUSAL: with build/ (ignored) missing, a tool's write of
+    build/.envrc was held as "in what git ignores", its real reason masked by the new
+    directory's, for the user to apply as if it were build output. Refused, as where build/
+    exists."""
+    request = {
+        "layers": {}, "cwd": str(host.ws), "tool": "write",
+        "input": {"path": "build/.envrc", "content": "touch /tmp/x\n"},
+    }  # fmt: skip
+    decided = svc.call("guard", request)
+    assert decided["decision"] == "deny", decided
+    assert not (host.ws / "build").exists() and held_ids(host) == []

@@ -35,11 +35,16 @@ WHITEOUT = os.makedev(0, 0)  # what overlayfs writes for a deletion; unprivilege
 FOR_REVIEW = frozenset({"new-module", "project-config"})
 
 
-def _for_review(held: dict[str, Any]) -> bool:
-    """Whether the check holds this for the user's review (with its id to apply) rather than
-    refuses it: review mode, FOR_REVIEW, and what git ignores, held as a command's write of
-    it is (r90t WRITETOOLIGNORED: the tool's was refused outright)."""
-    return held.get("code") in ("review", *FOR_REVIEW) or held.get("rule") == IGNORED
+def _for_review(held: dict[str, Any], real: str) -> bool:
+    """Whether the check holds this change of `real` for the user's review (with its id to
+    apply) rather than refuses it: review mode, FOR_REVIEW, and a file git ignores, held as
+    a command's write of it is (r90t WRITETOOLIGNORED: the tool's was refused outright). Not
+    below a directory the change itself makes: a directory held for what git ignores passes
+    that reason to all below it, and a new repository's hook or an `.envrc` there would be
+    told as ignored output (r91a IGNOREDMASKSREFUSAL); refused then, as before."""
+    if held.get("code") in ("review", *FOR_REVIEW):
+        return True
+    return held.get("rule") == IGNORED and os.path.isdir(os.path.dirname(real))
 
 
 class ToolChanges:
@@ -73,7 +78,7 @@ class ToolChanges:
         finally:
             stages.remove(stage)
         found = next((r.as_dict() for _, r in checked if r is not None), None)
-        if found is not None and _for_review(found):
+        if found is not None and _for_review(found, real):
             return None  # (held for your review, not refused: r48c, the tool could not
             # write a new utils.py at all; what git ignores is held as a command's write
             # of it is, r90t WRITETOOLIGNORED)
@@ -142,7 +147,7 @@ class ToolChanges:
         if report["status"] != "held":
             return {}
         held = report["held"][0] if report["held"] else {}
-        if _for_review(held):  # (review mode, a config read ahead
+        if _for_review(held, real):  # (review mode, a config read ahead
             # in part, a new module: held with its id for you to apply, not refused)
             # (the same {path, code, why} as a command's held paths, r51c CONTRACT)
             why = held.get("message", "")
