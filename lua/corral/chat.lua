@@ -415,32 +415,41 @@ local function remember_format(bufnr)
   attached[bufnr].read_as = { ff = bo.fileformat, fenc = bo.fileencoding, bomb = bo.bomb }
 end
 
----@param bufnr integer
----@return boolean|nil read as M.refresh's, when it was not attached yet
 ---Say once a session, when the first chat is opened, that nothing confines its commands here
----(the sandbox off, or no backend working under `backend = "auto"`), not only at its first
----bash call (r89 audit C7). The window and :Sandbox status say it each time.
+---(the sandbox off, or no backend working under `backend = "auto"`; under "required" they
+---are refused, and it says that), not only at its first bash call (r89 audit C7). Asked once
+---a session whatever the answer (r91c WARNEVERYATTACH). The window and :Sandbox status say
+---it each time.
 ---@param bufnr integer
 function M.warn_unconfined(bufnr)
-  if state.warned_unsandboxed or not vim.api.nvim_buf_is_valid(bufnr) or not engine.registered() then
+  if state.checked_unconfined or not vim.api.nvim_buf_is_valid(bufnr) or not engine.registered() then
     return
   end
+  state.checked_unconfined = true
   local status = engine.call("status", engine.request(bufnr))
-  if type(status) ~= "table" or status.sandboxed ~= false and status.enabled ~= false then
+  if state.warned_unsandboxed or type(status) ~= "table" then
+    return
+  end
+  local said
+  for _, warning in ipairs(status.warnings or {}) do
+    if warning:find("commands are refused", 1, true) then
+      said = "corral: this chat's commands are refused here: " .. warning:gsub("^commands are refused: ", "")
+    elseif warning:find("UNSANDBOXED", 1, true) or warning:find("NOTHING IS CONFINED", 1, true) then
+      said = "corral: this chat's tool calls run UNSANDBOXED here: " .. warning
+    end
+    if said then
+      break
+    end
+  end
+  if not said then
     return
   end
   state.warned_unsandboxed = true
-  local warnings = vim.tbl_filter(function(w)
-    return w:find("UNSANDBOXED", 1, true) or w:find("NOTHING IS CONFINED", 1, true)
-  end, status.warnings or {})
-  vim.notify(
-    "corral: this chat's tool calls run UNSANDBOXED here: "
-      .. (#warnings > 0 and table.concat(warnings, "; ") or status.why or "no sandbox works")
-      .. " (:Sandbox status, :checkhealth corral)",
-    vim.log.levels.WARN
-  )
+  vim.notify(said .. " (:Sandbox status, :checkhealth corral)", vim.log.levels.WARN)
 end
 
+---@param bufnr integer
+---@return boolean|nil read as M.refresh's, when it was not attached yet
 function M.attach(bufnr)
   if bufnr == 0 then
     bufnr = vim.api.nvim_get_current_buf()

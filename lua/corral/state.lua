@@ -18,5 +18,7 @@ M.backends = {}
 M.auto_approve_fn = nil
 ---@type boolean whether this session was told once that tool calls run unsandboxed
 M.warned_unsandboxed = false
+---@type boolean whether the first chat opened had corral check that a sandbox works
+M.checked_unconfined = false
 
 return M

@@ -15,7 +15,7 @@ import stat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+    from collections.abc import Container, Iterable, Mapping, Sequence
 
 URN_PREFIX = "urn:corral:"
 HOMES_ROOTS = ("/home", "/root")
@@ -169,25 +169,12 @@ def _other_homes(ctx: PathContext) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def entry_is(entry: os.DirEntry[str], kind: Callable[[str], bool]) -> bool:
-    """`entry.is_dir()` / `is_file()` (`kind`: os.path.isdir / isfile), with a symlink's
-    target asked through os.path: the C stat behind DirEntry is not traced by the editor's
-    policy reuse, and a link whose target appears later must be seen (r90a)."""
-    if entry.is_symlink():
-        return kind(entry.path)
-    return (
-        entry.is_dir(follow_symlinks=False)
-        if kind is os.path.isdir
-        else entry.is_file(follow_symlinks=False)
-    )
-
-
 def _children(directory: str) -> list[str]:
     """The directories in `directory`, links to one too (an LDAP user's home linked from
     /home: hidden where it leads, r79c OTHERHOMELINK)."""
     try:
         with os.scandir(directory) as it:
-            return [e.path for e in it if entry_is(e, os.path.isdir)]
+            return [e.path for e in it if e.is_dir()]
     except OSError:
         return []
 

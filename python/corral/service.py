@@ -137,24 +137,30 @@ class Service:
         self.reuse: Any = _policy_reuse() if persistent else None
 
     # -- helpers -------------------------------------------------------------------------
-    def _policy(
-        self, request: Mapping[str, Any], layers: list[config.Layer] | None = None
-    ) -> tuple[config.Config, policy.Policy]:
-        """The configuration and policy of a request (`layers`: its _layers, when the caller
-        has them already: an untrusted chat's are judged afresh each time they are made)."""
+    def _policy(self, request: Mapping[str, Any]) -> tuple[config.Config, policy.Policy]:
+        """The configuration and policy of a request."""
+        return self._layered(request)[1:]
+
+    def _layered(
+        self, request: Mapping[str, Any]
+    ) -> tuple[list[config.Layer], config.Config, policy.Policy]:
+        """(the request's layers, its configuration, its policy): an untrusted chat's
+        layers are judged afresh each time they are made, and all of it is reused while
+        nothing it was read from changed (see policy_reuse; the guard's call too, r91c
+        GUARDNOREUSE: it passed its own layers and was never reused)."""
         from corral.imports import drop_writable
 
-        def resolve() -> tuple[config.Config, policy.Policy]:
-            resolved = config.resolve(_layers(request) if layers is None else layers)
+        def resolve() -> tuple[list[config.Layer], config.Config, policy.Policy]:
+            layers = _layers(request)
+            resolved = config.resolve(layers)
             cwd = request.get("cwd") or os.getcwd()
-            return resolved, policy.resolve(resolved, cwd, self.environ, request.get("buffer_path"))
+            pol = policy.resolve(resolved, cwd, self.environ, request.get("buffer_path"))
+            return layers, resolved, pol
 
-        if layers is None and self.reuse is not None:
-            resolved, pol = self.reuse.get(request, resolve)
-        else:
-            resolved, pol = resolve()
-        drop_writable(pol.rw_roots, pol.read_only)  # before anything after a run is imported
-        return resolved, pol
+        found = self.reuse.get(request, resolve) if self.reuse is not None else resolve()
+        # (before anything after a run is imported)
+        drop_writable(found[2].rw_roots, found[2].read_only)
+        return found
 
     def call(self, method: str, request: Mapping[str, Any]) -> Any:
         """Dispatch `method`; a CorralError becomes {"error": ...}."""
@@ -414,8 +420,7 @@ class Service:
 
     def do_guard(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """May this tool call run? {decision, source, reason, class, reasons, writes, ...}."""
-        layers = _layers(request)
-        resolved, pol = self._policy(request, layers)
+        layers, resolved, pol = self._layered(request)
         tool = str(request.get("tool", ""))
         tool_input = request.get("input") or {}
         # what the chat's frontmatter set, now or before a change on disk (a kept layer

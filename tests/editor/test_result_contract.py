@@ -540,20 +540,31 @@ def test_a_wholesale_delete_asks_only_where_no_change_set_undoes_it(
 
 
 def test_the_first_chat_opened_says_once_that_nothing_confines_its_calls(
-    fresh: Editor, workspace: Path
+    spawn: Any, workspace: Path
 ) -> None:
     """r89 audit C7: with no sandbox at work, the warning came at the first bash call only;
     the issue asked for it when the first chat opens. Said once a session, not again at the
-    next chat nor at a call; with a sandbox at work, nothing is said."""
+    next chat nor at a call; with a sandbox at work, nothing is said; with one required and
+    none working, the chat's commands are said to be refused (r91c)."""
     first, second = workspace / "a.chat", workspace / "b.chat"
     for chat in (first, second):
         chat.write_text("# a chat\n")
-    fresh.edit(first)
+    working = spawn(cwd=workspace)
+    working.edit(first)
     time.sleep(0.3)
-    assert not any("UNSANDBOXED" in m for m in fresh.messages()), fresh.messages()
+    assert not any("UNSANDBOXED" in m for m in working.messages()), working.messages()
+    required = spawn(cwd=workspace)
+    required.lua(
+        "require('corral').setup({ sandbox = { backend = 'required',"
+        " backends = { bwrap = { path = '/nonexistent/bwrap' } } } })"
+    )
+    required.edit(first)
+    required.wait_for(
+        lambda: any("this chat's commands are refused here" in m for m in required.messages()),
+        what="the refusal warning",
+    )
+    fresh = spawn(cwd=workspace)
     fresh.lua("require('corral').setup({ sandbox = { mode = 'off' } })")
-    fresh.lua("vim.cmd('silent! %bwipeout!')")
-    fresh.clear_messages()
     fresh.edit(first)
     fresh.wait_for(lambda: any("UNSANDBOXED" in m for m in fresh.messages()), what="the warning")
     fresh.edit(second)

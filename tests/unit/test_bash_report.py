@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pytest
+
 from corral import config
 from corral.results import summary
 from corral.sandbox.policy import resolve
@@ -98,3 +100,21 @@ def test_writes_where_nothing_is_kept_are_said_and_others_are_not(tmp_path: Path
     text = summary({"status": "ran", "tool": "bash", "exit": 0, "sandbox_refusals": said})
     assert text.startswith("exit 0; /tmp/o.txt was written in the sandbox's own /tmp"), text
     assert "1 more like it" in text and "refused" not in text
+
+
+def test_unsandboxed_no_write_is_said_to_be_gone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """r91c DISCARDUNSANDBOXED: in the unsandboxed fallback /tmp is the host's, and a file
+    written there stays: corral run must not say it is gone."""
+    from corral.cli.run import _explain
+
+    for name in ("home", "ws"):
+        (tmp_path / name).mkdir()
+    layers = [config.Layer("global", {"sandbox.mode": "workspace-write"})]
+    pol = resolve(config.resolve(layers), str(tmp_path / "ws"), {"HOME": str(tmp_path / "home")})
+    words = ["sh", "-c", "echo x > /tmp/out.txt"]
+    for sandboxed in (True, False):
+        _explain(bytearray(), pol, {}, words, 0, sandboxed)
+        said = capsys.readouterr().err
+        assert ("/tmp/out.txt was written in the sandbox's own /tmp" in said) is sandboxed, said

@@ -644,6 +644,8 @@ def test_a_timed_pipeline_is_the_pipeline() -> None:
     assert classify("time ls").kind == READ_ONLY
     assert classify("time -p git clean -fdx").destroys
     assert classify("time").kind == DYNAMIC  # (nothing timed: still unparsed)
+    # (bash's blanks only: U+00A0 makes "\xa0time" a word, not the keyword, r91c)
+    assert classify("\xa0time ls").kind == DYNAMIC
 
 
 @pytest.mark.parametrize(
@@ -655,6 +657,8 @@ def test_a_timed_pipeline_is_the_pipeline() -> None:
         "git -c a=b clean -fdx", "git reset --hard", "git checkout -- .", "git checkout .",
         "git checkout -f main", "git switch --discard-changes main", "git restore .",
         "git stash drop", "git stash clear", "git rm -r src", "git worktree remove --force w",
+        # what cannot be read fails closed (r91c WIPEUNPARSED)
+        "true; time rm -rf build", "sh -c 'time rm -rf build'", 'ls "',
     ],
 )  # fmt: skip
 def test_what_discards_work_wholesale_is_told(command: str) -> None:
@@ -668,6 +672,7 @@ def test_what_discards_work_wholesale_is_told(command: str) -> None:
     [
         "rm a.o", 'rm "a b"', "git clean -n", "git reset HEAD~1", "git checkout main",
         "git switch main", "git restore --staged a", "git rm a", "git stash list",
+        "git clean -xn", "git clean -n -x",
         "git worktree remove w", "find . -name x", "ls -R",
     ],
 )  # fmt: skip

@@ -259,11 +259,13 @@ def test_the_mount_table_read_by_a_resolution_is_the_watchers_to_follow(ws: Path
     assert reuse.unsure == ""
 
 
-def test_a_links_target_that_appears_later_is_seen(ws: Path, base: Path) -> None:
-    """r90a: DirEntry.is_dir() follows a link by a stat in C, which is not traced: a listed
-    link whose target did not exist yet was never watched, and its target made later went
-    unseen. Resolution asks a link's target through os.path (paths.entry_is)."""
-    from corral.paths import entry_is
+@pytest.mark.parametrize("lister", ["scandir", "glob"])
+def test_a_links_target_that_appears_later_is_seen(ws: Path, base: Path, lister: str) -> None:
+    """r90a, r91c POLICYREUSEGLOB: DirEntry.is_dir() follows a link by a stat in C, which is
+    not traced (nor is glob's, which asks it): a listed link whose target did not exist yet
+    was never watched, and its target made later went unseen. While a resolution is traced,
+    os.scandir gives a symlink's entry as one that asks os.stat."""
+    import glob
 
     listed, elsewhere = ws / "homes", base / "elsewhere"
     listed.mkdir()
@@ -272,8 +274,10 @@ def test_a_links_target_that_appears_later_is_seen(ws: Path, base: Path) -> None
     reuse = policy_reuse.PolicyReuse()
 
     def resolve() -> list[str]:
+        if lister == "glob":
+            return [os.path.basename(p[:-1]) for p in glob.glob(f"{listed}/*/")]
         with os.scandir(listed) as it:
-            return [e.name for e in it if entry_is(e, os.path.isdir)]
+            return [e.name for e in it if e.is_dir()]
 
     _kept(reuse, ws, resolve, [])
     (elsewhere / "bob").mkdir()
@@ -294,3 +298,28 @@ def test_a_link_on_a_targets_way_pointed_elsewhere_is_seen(ws: Path, base: Path)
     (base / "new").symlink_to(base / "disk2")
     os.rename(base / "new", base / "data")
     assert reuse.get({"cwd": str(ws)}, lambda: (ws / "proj" / ".env").exists()) is True
+
+
+def test_a_user_looked_up_watches_the_files_users_are_read_from(ws: Path) -> None:
+    """r91c DOCNONETODAY: `~name` is expanded by pwd, whose C code reads /etc/passwd unseen
+    by the trace: a user added later changed what a path names. The files nsswitch.conf
+    names are watched (elsewhere, LDAP or sssd, nothing is kept)."""
+    import pwd
+
+    reuse = policy_reuse.PolicyReuse()
+    _kept(reuse, ws, lambda: pwd.getpwuid(0).pw_dir, pwd.getpwuid(0).pw_dir)
+    assert {"/etc/passwd", "/etc/nsswitch.conf"} & reuse.watcher.settled
+    assert pwd.getpwnam.__module__ == "pwd"  # (put back after the resolution)
+
+
+def test_the_guards_call_is_reused_too(ws: Path) -> None:
+    """r91c GUARDNOREUSE: the guard, asked for every tool call, passed its own layers to the
+    policy and was never reused."""
+    service = _reused(ws)
+    request = {"cwd": str(ws), "tool": "bash", "input": {"command": "ls"}, "dry_run": True}
+    for _ in range(TRIES):
+        hits = service.reuse.hits
+        assert service.call("guard", request)["decision"] == "approve"
+        if service.reuse.hits > hits:
+            return
+    raise AssertionError(f"never reused: {service.reuse.unsure}")

@@ -93,7 +93,7 @@ def run(args: list[str]) -> int:
             _refused(refused)
             for repair in sweep(policy.watch, policy.links):
                 warn(repair)
-            _explain(tail, policy, origins, words, code)
+            _explain(tail, policy, origins, words, code, wrapped.sandboxed)
             _held_earlier(policy.cwd, "")
     from corral.changes import finish, stage
 
@@ -107,7 +107,7 @@ def run(args: list[str]) -> int:
         # Also when launching failed: the change set is held or removed, never left unchecked.
         _plain_terminal(tail, wrapped)
         _refused(refused)
-        _explain(tail, policy, origins, words, code)
+        _explain(tail, policy, origins, words, code, wrapped.sandboxed)
         try:
             report = finish.finish(wrapped.stage, interrupted=stopped)
         except Exception as e:  # as the launcher's finish.main: said, held, never a traceback
@@ -171,6 +171,7 @@ def _explain(
     origins: Mapping[str, str],
     words: list[str],
     code: int | None,
+    sandboxed: bool,
 ) -> None:
     """What the sandbox visibly refused, in corral's words, after the command's own output:
     never leave a user to guess from `Read-only file system` or `Could not resolve host`;
@@ -182,7 +183,8 @@ def _explain(
     text = tail.decode("utf-8", errors="replace")
     found = report(text, policy, origins) if tail else []
     found += quiet_network(words, code, policy, found, text)
-    found += discarded(shlex.join(words), policy)
+    if sandboxed:  # (unsandboxed, /tmp is the host's: nothing is discarded, r91c)
+        found += discarded(shlex.join(words), policy)
     for line in explain(found):
         sys.stderr.write(line + "\n")
 

@@ -44,8 +44,13 @@ UNSURE_EVENTS = frozenset({
     "os.spawn", "os.chdir", "os.fchdir", "os.chroot",
 })  # fmt: skip
 
-_tracing: list[Trace] = []  # (the one running, if any)
+# The trace running, if any: one name read once by every hook, never a list indexed after a
+# test (the host's other threads call os.stat too, and a list emptied between the test and
+# the index raised IndexError in them, r91c AUDITHOOKRACE).
+_current: Trace | None = None
 _hooked = False
+# the databases a user name is looked up in (pwd): followed only where they are files here
+NSS_FILES = frozenset({"files", "compat", "systemd"})
 
 
 class Trace:
@@ -69,8 +74,9 @@ class Trace:
         except TypeError:
             self.unsure = f"a lookup of {path!r}"
             return
-        if name.startswith("/proc/self/fd/"):
-            return  # (a descriptor's name: what it was opened on was looked up then)
+        if name.startswith("/proc/self/fd/") and name[14:].isdigit():
+            return  # (a descriptor's name: what it was opened on was looked up then; not a
+            # lookup below it, which goes through that directory, r91c PROCFDPREFIX)
         if name in MOUNT_TABLES:
             return  # (the watcher reads it too: a mount made or removed since is seen)
         if not name.startswith("/"):
@@ -138,31 +144,122 @@ class Trace:
         self.watcher.depends(target, name)
         return bool(self.unsure)
 
+    def users(self) -> None:
+        """A user's entry was asked (pwd: `~name`, a uid's home): it is read from the files
+        /etc/nsswitch.conf names, by C code the trace does not see; those files are watched
+        where they are files, and elsewhere (LDAP, sssd) nothing is kept (r91c)."""
+        if threading.get_ident() != self.thread or self.unsure:
+            return
+        self._watch("/etc/nsswitch.conf")
+        try:
+            with open("/etc/nsswitch.conf", encoding="utf-8", errors="replace") as f:
+                lines = [line.split("#", 1)[0].split() for line in f]
+        except OSError:
+            lines = []
+        sources = next((w[1:] for w in lines if w and w[0] == "passwd:"), ["files"])
+        if not set(sources) <= NSS_FILES:
+            self.unsure = f"user names are looked up in {' '.join(sources)} (nsswitch.conf)"
+            return
+        self._watch("/etc/passwd")
+
 
 def _traced(name: str) -> Callable[..., Any]:
     real = _REAL[name]
 
     def lookup(path: Any, *args: Any, **kwargs: Any) -> Any:
-        if _tracing:
-            trace = _tracing[0]
-            # (most lookups are of a path looked up before: answered here)
-            if path.__class__ is not str or path not in trace.seen or "dir_fd" in kwargs:
-                trace.path(path, kwargs.get("dir_fd"))
+        trace = _current
+        # (most lookups are of a path looked up before: answered here)
+        if trace is not None and (
+            path.__class__ is not str or path not in trace.seen or "dir_fd" in kwargs
+        ):
+            trace.path(path, kwargs.get("dir_fd"))
         return real(path, *args, **kwargs)
 
     return lookup
 
 
-_TRACED = {name: _traced(name) for name in LOOKUPS}
+class _LinkEntry:
+    """A directory entry that is a symlink, as os.scandir gives it while a resolution is
+    traced: what it leads to is asked through os.stat, which is traced, where DirEntry asks
+    by a stat in C that is not (a link whose target appeared later went unseen, r90a; glob's
+    listing of a pattern's directories asks so, r91c POLICYREUSEGLOB)."""
+
+    __slots__ = ("_entry", "name", "path")
+
+    def __init__(self, entry: os.DirEntry[str]) -> None:
+        self._entry, self.name, self.path = entry, entry.name, entry.path
+
+    def is_symlink(self) -> bool:
+        return True
+
+    def is_dir(self, *, follow_symlinks: bool = True) -> bool:
+        return follow_symlinks and os.path.isdir(self.path)
+
+    def is_file(self, *, follow_symlinks: bool = True) -> bool:
+        return follow_symlinks and os.path.isfile(self.path)
+
+    def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
+        return os.stat(self.path) if follow_symlinks else self._entry.stat(follow_symlinks=False)
+
+    def inode(self) -> int:
+        return self._entry.inode()
+
+    def __fspath__(self) -> str:
+        return self.path
+
+
+class _Listing:
+    """os.scandir's iterator, its symlinks given as _LinkEntry."""
+
+    def __init__(self, listing: Any) -> None:
+        self._listing = listing
+
+    def __iter__(self) -> _Listing:
+        return self
+
+    def __next__(self) -> Any:
+        entry = next(self._listing)
+        return _LinkEntry(entry) if entry.is_symlink() else entry
+
+    def __enter__(self) -> _Listing:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._listing.close()
+
+    def close(self) -> None:
+        self._listing.close()
+
+
+_REAL_SCANDIR = os.scandir
+
+
+def _scandir(path: Any = ".") -> Any:
+    listing = _REAL_SCANDIR(path)  # (its path is traced by the audit hook)
+    return _Listing(listing) if _current is not None else listing
+
+
+def _users(real: Callable[..., Any]) -> Callable[..., Any]:
+    def lookup(*args: Any) -> Any:
+        if _current is not None:
+            _current.users()
+        return real(*args)
+
+    return lookup
+
+
+_TRACED: dict[str, Any] = {name: _traced(name) for name in LOOKUPS}
+_TRACED["scandir"] = _scandir
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
-    if not _tracing:
+    trace = _current
+    if trace is None:
         return
     if event in PATH_EVENTS:
-        _tracing[0].path(args[0] if args and args[0] is not None else ".")
-    elif event in UNSURE_EVENTS and threading.get_ident() == _tracing[0].thread:
-        _tracing[0].unsure = f"it ran {event}"
+        trace.path(args[0] if args and args[0] is not None else ".")
+    elif event in UNSURE_EVENTS and threading.get_ident() == trace.thread:
+        trace.unsure = f"it ran {event}"
 
 
 class PolicyReuse:
@@ -176,8 +273,7 @@ class PolicyReuse:
         if not _hooked:
             sys.addaudithook(_audit)  # (for the process's life: it does nothing untraced)
             _hooked = True
-        self.kept: dict[str, tuple[int, Any]] = {}
-        self.generation = 0
+        self.kept: dict[str, Any] = {}
         self.hits = self.fresh = 0
         self.unsure = ""
 
@@ -188,23 +284,29 @@ class PolicyReuse:
         key = json.dumps([request.get(k) for k in REQUEST_KEYS], sort_keys=True, default=repr)
         key += "\0" + (os.getcwd() if not request.get("cwd") else "")
         if self.watcher.changed():
-            self.generation += 1
-            self.kept.clear()
-        found = self.kept.get(key)
-        if found is not None and found[0] == self.generation:
+            self.kept.clear()  # (a change during a resolution is seen here, at the next call)
+        if key in self.kept:
             self.hits += 1
-            return found[1]
+            return self.kept[key]
         self.fresh += 1
-        trace = Trace(self.watcher)
-        _tracing.append(trace)
-        for name in LOOKUPS:
+        global _current
+        trace = _current = Trace(self.watcher)
+        import pwd
+
+        users = {name: getattr(pwd, name) for name in ("getpwnam", "getpwuid", "getpwall")}
+        for name, real in users.items():
+            setattr(pwd, name, _users(real))
+        for name in (*LOOKUPS, "scandir"):
             setattr(os, name, _TRACED[name])
         try:
             answer = resolve()
         finally:
             for name in LOOKUPS:
                 setattr(os, name, _REAL[name])
-            _tracing.clear()
+            os.scandir = _REAL_SCANDIR
+            for name, real in users.items():
+                setattr(pwd, name, real)
+            _current = None
         self.unsure = trace.unsure
         if trace.unsure:
             if trace.full:
@@ -213,10 +315,9 @@ class PolicyReuse:
                 # the watches froze every other chat's kept policy).
                 self.watcher.restart()
                 self.kept.clear()
-                self.generation += 1
             return answer
         # (a change during the resolution is in the queue: the next get() sees it)
-        self.kept[key] = (self.generation, answer)
+        self.kept[key] = answer
         while len(self.kept) > KEEP:
             del self.kept[next(iter(self.kept))]
         return answer

@@ -14,7 +14,6 @@ from corral.paths import (
     PathContext,
     RealPaths,
     canonical_all,
-    entry_is,
     expand_all,
     expand_lexical,
     file_patterns,
@@ -1377,11 +1376,9 @@ class Resolution:
                 # files only: directories named x.pth (a command can make thousands) are
                 # neither read by Python nor counted here
                 with os.scandir(site) as it:
-                    pths = [
-                        e.name
-                        for e in it
-                        if e.name.endswith(".pth") and entry_is(e, os.path.isfile)
-                    ][:MAX_PTH_FILES]
+                    pths = [e.name for e in it if e.name.endswith(".pth") and e.is_file()][
+                        :MAX_PTH_FILES
+                    ]
             except OSError:
                 continue
             for name in pths:

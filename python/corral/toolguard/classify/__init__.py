@@ -73,7 +73,8 @@ __all__ = [
 # Longer input is not parsed: bashlex needs ~2 s for 128 KiB of short commands on a small
 # machine, and its time grows with the length.
 MAX_LENGTH = 128 * 1024
-TIMED = re.compile(r"\s*time(?:\s+-p)?[ \t]+(?=[^\s;&|])")
+# (bash's blanks only: `\s` took U+00A0, which bash reads as part of a word, r91c)
+TIMED = re.compile(r"[ \t\n]*time(?:[ \t]+-p)?[ \t]+(?=[^ \t\n;&|])")
 
 
 @lru_cache(maxsize=4096)
@@ -83,6 +84,7 @@ def classify(command: str) -> Classification:
     try:
         if len(command) > MAX_LENGTH:
             found.flag(DYNAMIC, f"too long to analyse ({len(command)} characters)")
+            found.destroy("what it does cannot be read, so it may delete anything")
         else:
             from corral.toolguard.classify.walk import (
                 walk_text,  # bashlex and the rules load on first use
@@ -94,4 +96,5 @@ def classify(command: str) -> Classification:
             walk_text(command[timed.end() :] if timed else command, found)
     except Exception as e:  # the classifier's own bug must fail closed, not open
         found.flag(DYNAMIC, f"classifier error: {type(e).__name__}: {e}")
+        found.destroy("what it does cannot be read, so it may delete anything")
     return found.result()

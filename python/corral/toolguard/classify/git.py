@@ -158,8 +158,9 @@ def _write(cmd: Command, sub: str, rest: list[Word]) -> None:
 
 def _destroys(cmd: Command, sub: str, rest: list[Word]) -> None:
     """What of git discards work wholesale (see Findings.destroy): uncommitted changes,
-    untracked files, stashes (r90a DISCARDVIACHECKOUT)."""
-    parsed = parse(rest, "x", ("exec",))
+    untracked files, stashes (r90a DISCARDVIACHECKOUT). Read with each subcommand's own
+    options that take a value (rebase's `-x` made `git clean -xn` a clean, r91c)."""
+    parsed = parse(rest, "e", ("exclude",)) if sub == "clean" else parse(rest)
     words = {w.text for w in rest}
     forced = parsed.has("force", "f") or parsed.has("discard-changes")
     why = {

@@ -60,6 +60,9 @@ def walk_text(text: str, found: Findings) -> None:
         trees = parse(text)
     except Exception as e:  # bashlex raises ParsingError, NotImplementedError, IndexError...
         found.flag(DYNAMIC, f"cannot parse: {_short(e)}")
+        # (fails closed for the ask with direct writes too: `true; time rm -rf build`, r91c
+        # WIPEUNPARSED)
+        found.destroy("what it does cannot be read, so it may delete anything")
         _privileged_words(text, found)
         return
     walker = _Walker(text, found)
