@@ -9,7 +9,7 @@ local M = {}
 ---@return string
 function M.not_registered()
   local python = vim.g.python3_host_prog
-  local fix = "restart Neovim, run :UpdateRemotePlugins, restart again (:checkhealth corral " .. "checks each step)"
+  local fix = "restart Neovim, run :UpdateRemotePlugins, restart again (:checkhealth corral checks each step)"
   if type(python) ~= "string" or python == "" then
     return "corral's remote plugin is not registered, and vim.g.python3_host_prog is not set: "
       .. "set it to the Python you installed corral's dependencies into (:help corral-install), "

@@ -325,9 +325,7 @@ local function ask_guard(tool_call, opts, extra)
   if ok and not vim.api.nvim_buf_is_valid(bufnr) then
     -- A call for a chat whose buffer is gone would be decided without that chat's settings
     -- (its narrowing) and in Neovim's directory: refused, as one that waited in the window.
-    local message = ("the chat this call comes from (buffer %d) is closed; its settings went " .. "with it"):format(
-      bufnr
-    )
+    local message = ("the chat this call comes from (buffer %d) is closed; its settings went with it"):format(bufnr)
     decision, err =
       {
         decision = "deny",
