@@ -303,13 +303,54 @@ def test_a_link_on_a_targets_way_pointed_elsewhere_is_seen(ws: Path, base: Path)
 def test_a_user_looked_up_watches_the_files_users_are_read_from(ws: Path) -> None:
     """r91c DOCNONETODAY: `~name` is expanded by pwd, whose C code reads /etc/passwd unseen
     by the trace: a user added later changed what a path names. The files nsswitch.conf
-    names are watched (elsewhere, LDAP or sssd, nothing is kept)."""
+    names are watched; where users come from elsewhere, nothing is kept."""
     import pwd
 
     reuse = policy_reuse.PolicyReuse()
-    _kept(reuse, ws, lambda: pwd.getpwuid(0).pw_dir, pwd.getpwuid(0).pw_dir)
-    assert {"/etc/passwd", "/etc/nsswitch.conf"} & reuse.watcher.settled
+    with open("/etc/nsswitch.conf", encoding="utf-8") as f:
+        local = set(policy_reuse.passwd_sources(f.read())) <= policy_reuse.NSS_FILES
+    home = pwd.getpwuid(0).pw_dir
+    if local:
+        _kept(reuse, ws, lambda: pwd.getpwuid(0).pw_dir, home)
+        assert "/etc/passwd" in reuse.watcher.settled
+    else:
+        for _ in range(2):
+            assert reuse.get({"cwd": str(ws)}, lambda: pwd.getpwuid(0).pw_dir) == home
+        assert "nsswitch.conf" in reuse.unsure and reuse.hits == 0
     assert pwd.getpwnam.__module__ == "pwd"  # (put back after the resolution)
+
+
+@pytest.mark.parametrize(
+    ("text", "local"),
+    [
+        ("", True), ("passwd: files\n", True), ("passwd:   compat # c\n", True),
+        ("passwd: files systemd\n", False), ("passwd:sss\n", False), ("passwd :sss\n", False),
+        ("passwd: files\npasswd: ldap\n", False), ("passwd: files [NOTFOUND=return]\n", True),
+        ("group: ldap\npasswd: files\n", True),
+    ],
+)  # fmt: skip
+def test_where_user_names_come_from_is_read_as_glibc_does(text: str, local: bool) -> None:
+    """r92a NSSPARSEFAILOPEN: `passwd:sss`, `passwd :sss` and a second passwd line were read
+    as files; nss-systemd reads more than files (userdb, systemd-homed)."""
+    sources = policy_reuse.passwd_sources(text)
+    assert (set(sources) <= policy_reuse.NSS_FILES) is local, sources
+
+
+def test_a_listing_by_descriptor_keeps_its_entries_as_they_are(ws: Path) -> None:
+    """r92a FDSCANDIRLINK: while a resolution ran, os.scandir(fd) gave its symlinks as
+    entries that asked os.stat of their bare names, relative to the process's directory."""
+    (ws / "real").mkdir()
+    (ws / "link").symlink_to(ws / "real")
+
+    def resolve() -> list[str]:
+        fd = os.open(ws, os.O_RDONLY)
+        try:
+            with os.scandir(fd) as it:
+                return sorted(e.name for e in it if e.is_dir())
+        finally:
+            os.close(fd)
+
+    assert policy_reuse.PolicyReuse().get({"cwd": str(ws)}, resolve) == ["link", "real"]
 
 
 def test_the_guards_call_is_reused_too(ws: Path) -> None:

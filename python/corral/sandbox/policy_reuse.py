@@ -50,7 +50,8 @@ UNSURE_EVENTS = frozenset({
 _current: Trace | None = None
 _hooked = False
 # the databases a user name is looked up in (pwd): followed only where they are files here
-NSS_FILES = frozenset({"files", "compat", "systemd"})
+# (not "systemd": nss-systemd also reads userdb records and asks systemd-homed, r92a)
+NSS_FILES = frozenset({"files", "compat"})
 
 
 class Trace:
@@ -153,14 +154,29 @@ class Trace:
         self._watch("/etc/nsswitch.conf")
         try:
             with open("/etc/nsswitch.conf", encoding="utf-8", errors="replace") as f:
-                lines = [line.split("#", 1)[0].split() for line in f]
-        except OSError:
-            lines = []
-        sources = next((w[1:] for w in lines if w and w[0] == "passwd:"), ["files"])
+                text = f.read()
+        except FileNotFoundError:
+            text = ""  # (glibc's default then: files)
+        except OSError as e:
+            self.unsure = f"/etc/nsswitch.conf cannot be read ({e.strerror})"
+            return
+        sources = passwd_sources(text)
         if not set(sources) <= NSS_FILES:
             self.unsure = f"user names are looked up in {' '.join(sources)} (nsswitch.conf)"
             return
         self._watch("/etc/passwd")
+
+
+def passwd_sources(nsswitch: str) -> list[str]:
+    """The sources nsswitch.conf's text names for user names: every `passwd` line, however
+    spaced (`passwd:sss`, `passwd :sss`), each word but the [STATUS=action] ones; glibc's
+    default (files) without one (r92a NSSPARSEFAILOPEN: the first line's words alone)."""
+    sources: list[str] = []
+    for line in nsswitch.splitlines():
+        name, colon, rest = line.split("#", 1)[0].partition(":")
+        if colon and name.strip() == "passwd":
+            sources += [w for w in rest.split() if not w.startswith("[")]
+    return sources or ["files"]
 
 
 def _traced(name: str) -> Callable[..., Any]:
@@ -236,13 +252,18 @@ _REAL_SCANDIR = os.scandir
 
 def _scandir(path: Any = ".") -> Any:
     listing = _REAL_SCANDIR(path)  # (its path is traced by the audit hook)
-    return _Listing(listing) if _current is not None else listing
+    if _current is None or isinstance(path, int):
+        # (a listing by descriptor names its entries relative to it: os.stat of their
+        # names would ask another file, r92a FDSCANDIRLINK; such a trace is unsure anyway)
+        return listing
+    return _Listing(listing)
 
 
 def _users(real: Callable[..., Any]) -> Callable[..., Any]:
     def lookup(*args: Any) -> Any:
-        if _current is not None:
-            _current.users()
+        trace = _current  # (read once: see _current)
+        if trace is not None:
+            trace.users()
         return real(*args)
 
     return lookup
