@@ -8,11 +8,16 @@ runs, and before the lookup every directory on the path's way, and what it names
 inotify watch. The answer is reused for the same request until any watch reports a change
 or any mount comes or goes; then it is resolved afresh. It is not reused where that could
 miss a change: a lookup through a descriptor, a program started, a filesystem whose changes
-may come from elsewhere (network, FUSE), a watch the kernel refuses.
+may come from elsewhere (network, FUSE), a watch the kernel refuses, users looked up
+elsewhere than in files.
 
 Tracing covers the lookups Python's own functions make: `os.stat`, `os.lstat`,
 `os.readlink` and `os.access` (which `os.path` calls) while a resolution runs, and the audit
-events of every open, listing and program start (`sys.addaudithook`)."""
+events of every open, listing and program start (`sys.addaudithook`). Two lookups happen in
+C and are made visible: a listing's symlink entries (os.scandir gives them as entries that
+ask os.stat, for DirEntry.is_dir and glob alike) and user names (pwd: the files
+nsswitch.conf names are watched). A symlink on a path's way is followed, and the way to its
+target watched too."""
 
 from __future__ import annotations
 
