@@ -443,6 +443,9 @@ function M.execute(tool_call, opts, on_done)
       run_bash(request, tool_call, decision, finish, handle)
     else
       handle.in_engine = true
+      -- (a read approved unasked as one inside the workspace is held to that when it runs:
+      -- a symlink re-pointed since must not take it elsewhere, r91a UNASKEDREAD_RACE)
+      request.approved_by = decision.source
       call_async("op", request, function(result)
         finish(result)
       end)

@@ -551,7 +551,12 @@ class Service:
             return changes.refusal(real, data)
 
     def _op(
-        self, resolved: config.Config, pol: policy.Policy, tool: str, args: Mapping[str, Any]
+        self,
+        resolved: config.Config,
+        pol: policy.Policy,
+        tool: str,
+        args: Mapping[str, Any],
+        within: tuple[str, ...] = (),
     ) -> dict[str, Any]:
         from corral.toolguard.ops import files
         from corral.toolguard.ops.globs import Permissions
@@ -570,7 +575,7 @@ class Service:
                 # sparse 512 MiB file took the engine to 6.7 GiB)
                 limit = int(resolved["tools.read.max_bytes"])
                 limit = min(limit, int(args.get("max_bytes") or limit))
-                return files.read(pol, perms, path, limit, int(args.get("offset") or 0))
+                return files.read(pol, perms, path, limit, int(args.get("offset") or 0), within)
             if tool == "write":
                 content = str(args.get("content", ""))
                 create = args.get("create_dirs") is not False  # (made unless refused)
@@ -584,7 +589,7 @@ class Service:
                 allowed = resolved["tools.delete.allow_sandboxed"]
                 return files.delete(pol, perms, path, allowed, changes)
             if tool == "ls":
-                return files.ls(pol, perms, path)
+                return files.ls(pol, perms, path, within=within)
             if tool == "fetch":
                 return self._fetch(resolved, pol, args)
         except OpError as e:
@@ -670,7 +675,9 @@ class Service:
         """Run a file or fetch tool call through the guarded operations."""
         resolved, pol = self._policy(request)
         tool = str(request.get("tool", ""))
-        result = self._op(resolved, pol, tool, request.get("input") or {})
+        # (a read approved unasked as one inside the workspace must still be there: r91a)
+        within = (pol.cwd, *pol.rw_roots) if request.get("approved_by") == approval.SANDBOX else ()
+        result = self._op(resolved, pol, tool, request.get("input") or {}, within)
         if not request.get("audit_at_end"):  # (execute() logs the call once, when it ends)
             self.audit({"tool": tool, "path": (request.get("input") or {}).get("path"),
                         "url": (request.get("input") or {}).get("url"),

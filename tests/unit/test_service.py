@@ -65,3 +65,24 @@ def test_a_quiet_command_that_needed_the_network_is_told_so(tmp_path: Path) -> N
         "cd web && npm install --silent left-pad",
     ):  # fmt: skip  (r48c)
         assert [r["code"] for r in result(command, 1)["sandbox_refusals"]] == ["network"]
+
+
+def test_a_read_approved_unasked_must_still_be_inside_the_workspace(base: Path) -> None:
+    """r91a UNASKEDREAD_RACE: the guard approved a read of `link/notes` unasked as one
+    inside the workspace; re-pointed before it ran, the link took it outside with no window.
+    The read approved so is held to the workspace when it runs; one you approved is not."""
+    ws, outside = base / "ws", base / "outside"
+    for d in (ws / "inside", outside):
+        d.mkdir(parents=True)
+        (d / "notes").write_text(f"{d.name}\n")
+    (ws / "link").symlink_to(ws / "inside")
+    request = {"cwd": str(ws), "tool": "read", "input": {"path": "link/notes"}}
+    unasked = {**request, "approved_by": "urn:corral:approval:sandbox"}
+    assert Service().call("op", unasked)["content"] == "inside\n"
+    (ws / "link").unlink()
+    (ws / "link").symlink_to(outside)
+    refused = Service().call("op", unasked)
+    assert refused["refusal"]["code"] == "outside-envelope", refused
+    listed = Service().call("op", {**unasked, "tool": "ls", "input": {"path": "link"}})
+    assert listed["refusal"]["code"] == "outside-envelope", listed
+    assert Service().call("op", {**request, "approved_by": "user"})["content"] == "outside\n"

@@ -34,6 +34,7 @@ DENY: Final = "deny"
 ANSWERS: tuple[Answer, ...] = (APPROVE, REQUIRE, DENY)
 URN = "urn:corral:approval:"
 DEFAULT = URN + "default"  # (what answers when no resolver did: you are asked)
+SANDBOX = URN + "sandbox"  # (the sandbox's resolver: see _sandbox)
 DEFAULT_PRIORITY = 50
 
 

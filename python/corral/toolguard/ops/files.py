@@ -21,6 +21,7 @@ from corral.toolguard.ops.refusal import OpError, Refusal, check_read, check_wri
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from types import TracebackType
 
     from corral.changes.tools import ToolChanges
@@ -341,14 +342,36 @@ def precheck(
         raise _refuse("not-found", lexical, "check the path", f"{real} does not exist")
 
 
+def _still_within(within: Sequence[str], lexical: str, real: str) -> None:
+    """A read approved unasked because it was inside the workspace (see the guard) must
+    still be there when it runs: a symlink re-pointed since the decision led it elsewhere
+    with no window (r91a UNASKEDREAD_RACE). `within`: the workspace and writable roots, or
+    nothing to check."""
+    if within and not all(any(is_within(p, top) for top in within) for p in (lexical, real)):
+        raise _refuse(
+            "outside-envelope",
+            lexical,
+            "call it again: corral asks for a read elsewhere",
+            f"{lexical} leads outside the workspace now, to {real}; it was approved unasked "
+            "as a read inside it",
+        )
+
+
 def read(
-    policy: Policy, perms: Permissions, path: str, max_bytes: int = MAX_READ, offset: int = 0
+    policy: Policy,
+    perms: Permissions,
+    path: str,
+    max_bytes: int = MAX_READ,
+    offset: int = 0,
+    within: Sequence[str] = (),
 ) -> Result:
     """The file's text (UTF-8, undecodable bytes replaced), at most `max_bytes` of it from
-    byte `offset`; a longer file is cut with a notice saying where to read on."""
+    byte `offset`; a longer file is cut with a notice saying where to read on. `within`: see
+    _still_within."""
     if max_bytes < 1 or offset < 0:
         raise _refuse("invalid-argument", path, "max_bytes >= 1, offset >= 0", "bad limits")
     lexical, real = locate(policy, path)
+    _still_within(within, lexical, real)
     _guard_read(policy, perms, lexical, real, "read")
     with OSErrors(lexical):
         fd, info = _open_file(real, lexical)
@@ -530,11 +553,17 @@ def _kind(mode: int) -> str:
 
 
 def ls(
-    policy: Policy, perms: Permissions, path: str = ".", max_entries: int = MAX_ENTRIES
+    policy: Policy,
+    perms: Permissions,
+    path: str = ".",
+    max_entries: int = MAX_ENTRIES,
+    within: Sequence[str] = (),
 ) -> Result:
     """Names, types and sizes in a directory (or of one file). Metadata only, so only deny
-    patterns and deny_read apply; entries they cover are left out and counted in `hidden`."""
+    patterns and deny_read apply; entries they cover are left out and counted in `hidden`.
+    `within`: see _still_within."""
     lexical, real = locate(policy, path)
+    _still_within(within, lexical, real)
     _guard_read(policy, perms, lexical, real, "list")
     denied = [d for d, _ in policy.deny_read]
     entries: list[dict[str, object]] = []
