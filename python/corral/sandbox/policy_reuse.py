@@ -59,6 +59,14 @@ _hooked = False
 NSS_FILES = frozenset({"files", "compat"})
 
 
+def _spelled(name: str) -> str:
+    """One spelling of an absolute path for the same lookup (`a//b`, `a/b/`: `a/b`): the
+    watcher's memory is keyed by spelling (see fswatch)."""
+    while "//" in name:
+        name = name.replace("//", "/")
+    return name.rstrip("/") or "/"
+
+
 class Trace:
     """The lookups of one resolution, each watched before it is made."""
 
@@ -90,9 +98,7 @@ class Trace:
                 self.unsure = f"a lookup of the relative path {name!r}"
                 return
             name = os.getcwd()
-        while "//" in name:
-            name = name.replace("//", "/")  # (the same lookup: one spelling, see fswatch)
-        self._watch(name.rstrip("/") or "/")
+        self._watch(_spelled(name))
 
     def _watch(self, name: str, links: int = 0) -> None:
         """Watch `name` and every directory on its way, outermost first (a change below
@@ -142,9 +148,7 @@ class Trace:
             return True
         if not target.startswith("/"):
             target = f"{name.rsplit('/', 1)[0]}/{target}"
-        while "//" in target:
-            target = target.replace("//", "/")
-        target = target.rstrip("/") or "/"
+        target = _spelled(target)
         self._watch(target, links + 1)
         # (what the link names changes when its target's does: forgotten with it)
         self.watcher.depends(target, name)
